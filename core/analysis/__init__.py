@@ -1,0 +1,1 @@
+"""Analyses over the IR: shapes, dynamic-variable solving, cost, contractions."""

@@ -1,0 +1,79 @@
+"""One call that the CLI, the GUI and the job layer share: shapes, constraints,
+diagnostics and costs of an operator, symbolic and (with bindings) numeric."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..ir.errors import BindingError
+from ..ir.graph import OperatorGraph
+from .cost import CostReport, operator_cost
+from .shapes import ShapeReport, concrete_shapes, infer_shapes
+
+
+@dataclass
+class Summary:
+    graph: OperatorGraph
+    shapes: ShapeReport
+    cost: CostReport
+    bindings: dict[str, int]
+    numeric_shapes: dict[str, tuple[int, ...]] | None
+    numeric_cost: dict | None
+    binding_error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.shapes.ok and self.binding_error is None
+
+    def messages(self) -> list[str]:
+        lines = [f"{d.severity}: {d.message}" for d in self.shapes.diagnostics]
+        lines += [f"pending: {c.reason} (candidates: {', '.join(map(str, c.candidates))})"
+                  for c in self.shapes.constraints]
+        if self.binding_error:
+            lines.append(f"error: {self.binding_error}")
+        return lines
+
+    def to_json(self) -> dict:
+        g, num = self.graph, self.numeric_shapes or {}
+        nodes = []
+        for n in g.topological_order():
+            entry = {"id": n, "op": g.prim(n).op if n in g.primitive_nodes() else n,
+                     "shape": str(self.shapes.shapes[n]) if n in self.shapes.shapes else None}
+            if n in num:
+                entry["shape_numeric"] = list(num[n])
+            if n in self.cost.nodes:
+                c = self.cost.nodes[n]
+                entry.update(macs=str(c.macs), flops=str(c.flops), params=str(c.params))
+                if self.numeric_cost:
+                    entry.update({f"{k}_value": v for k, v in self.numeric_cost["nodes"][n].items()})
+            entry["diagnostics"] = [d.message for d in self.shapes.for_node(n)]
+            nodes.append(entry)
+        total = {f: str(self.cost.total(f)) for f in ("macs", "flops", "params")}
+        if self.numeric_cost:
+            total.update({f"{f}_value": self.numeric_cost[f] for f in ("macs", "flops", "params")})
+        out = self.shapes.output
+        return {
+            "name": g.name, "valid": self.ok,
+            "input_shape": str(g.input_type()), "output_shape": str(out) if out is not None else None,
+            "output_shape_numeric": list(num["output"]) if "output" in num else None,
+            "bindings": self.bindings, "nodes": nodes, "total": total,
+            "messages": self.messages(),
+        }
+
+
+def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -> Summary:
+    """Bindings default to the graph's own; numbers are computed only when every variable is bound."""
+    bindings = {**graph.bindings, **(bindings or {})}
+    shapes = infer_shapes(graph)
+    cost = operator_cost(graph, shapes)
+    numeric_shapes = numeric_cost = binding_error = None
+    missing = sorted(graph.mentioned_variables() - set(bindings))
+    if shapes.ok and missing and bindings:
+        binding_error = f"no value for {', '.join(missing)} (pass e.g. --bind {missing[0]}=...)"
+    elif shapes.ok and not missing:
+        try:
+            numeric_shapes = concrete_shapes(graph, shapes, bindings)
+            numeric_cost = cost.numeric(bindings)
+        except BindingError as e:
+            binding_error = str(e)
+    return Summary(graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error)

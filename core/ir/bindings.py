@@ -1,0 +1,32 @@
+"""Concrete values for symbolic variables, as typed on a command line or in the GUI."""
+from __future__ import annotations
+
+import re
+
+from .errors import BindingError
+
+_ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(-?\d+)\s*$")
+
+
+def parse_bindings(text: str | None) -> dict[str, int]:
+    """'C_in=64, H=56' -> {'C_in': 64, 'H': 56}; every value a positive integer."""
+    result: dict[str, int] = {}
+    if not text or not text.strip():
+        return result
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        m = _ITEM.match(item)
+        if not m:
+            raise BindingError(f"cannot read binding {item.strip()!r}: expected NAME=INTEGER, e.g. C_in=64")
+        name, value = m.group(1), int(m.group(2))
+        if value <= 0:
+            raise BindingError(f"binding {name}={value}: sizes must be positive integers")
+        if name in result and result[name] != value:
+            raise BindingError(f"variable {name} is bound twice ({result[name]} and {value})")
+        result[name] = value
+    return result
+
+
+def format_bindings(bindings: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in bindings.items())

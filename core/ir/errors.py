@@ -1,0 +1,34 @@
+"""Errors raised by the IR. Each carries a message meant for a person, naming
+the node, dimension, file or element at fault, so callers print it as-is."""
+
+
+class TesseraError(Exception):
+    """Base of every error a user may see; the CLI prints its message without a traceback."""
+
+
+class SizeError(TesseraError):
+    """A symbolic size expression is malformed or cannot be evaluated."""
+
+
+class BindingError(TesseraError):
+    """Concrete values for the variables are missing, malformed or give non-integers."""
+
+
+class ShapeError(TesseraError):
+    """A primitive's shape rule rejects its inputs; `dim` is the offending dimension if known."""
+
+    def __init__(self, message: str, dim: int | None = None):
+        super().__init__(message)
+        self.dim = dim
+
+
+class ParamError(TesseraError):
+    """A primitive parameter has the wrong type or value."""
+
+
+class ConnectionRefused(TesseraError):
+    """An edge that can never be legal (cycle, occupied port, wrong direction)."""
+
+
+class FormatError(TesseraError):
+    """An operator file is not a valid Tessera document."""

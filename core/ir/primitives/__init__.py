@@ -1,0 +1,30 @@
+"""The primitive registry: op name -> class, for both published families."""
+from __future__ import annotations
+
+from ..errors import ParamError
+from .arithmetic import UNARY_OPS, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
+from .base import Param, Primitive
+from .blending import BINARY_OPS, Broadcast
+from .views import Expand, Group, Merge, Shift, Split, Stride, Unfold
+
+REGISTRY: dict[str, type[Primitive]] = {cls.op: cls for cls in (
+    Group, Shift, Unfold, FullyConnected, ElementWise, Fold, Softmax, Broadcast,
+    Split, Merge, Expand, Stride, Reduce, Share,
+)}
+
+
+def make(op: str, params: dict | None = None) -> Primitive:
+    try:
+        cls = REGISTRY[op]
+    except KeyError:
+        raise ParamError(f"unknown primitive {op!r} (known: {', '.join(sorted(REGISTRY))})") from None
+    return cls(params)
+
+
+def family(name: str) -> list[type[Primitive]]:
+    return [cls for cls in REGISTRY.values() if name in cls.families]
+
+
+__all__ = ["REGISTRY", "make", "family", "Primitive", "Param", "UNARY_OPS", "BINARY_OPS",
+           "Group", "Shift", "Unfold", "FullyConnected", "ElementWise", "Fold", "Softmax", "Broadcast",
+           "Split", "Merge", "Expand", "Stride", "Reduce", "Share"]

@@ -1,0 +1,139 @@
+"""The primitive base class and its parameter schema.
+
+A primitive knows its parameters, its shape rule and its cost. Lowering to
+torch and TVM lives in core/codegen, keyed by primitive class, so that the IR
+stays free of heavy imports."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from ..errors import ParamError, ShapeError, SizeError
+from ..symbolic import Size, VarKind, parse_size
+from ..tensor import Dim, TensorType
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: `kind` is dim (an axis index), dims (list of axes), size
+    (symbolic expression such as 'K' or 'C_out/G'), int, or choice."""
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    choices: tuple[str, ...] = field(default=())
+    optional: bool = False
+
+
+class Primitive:
+    op: ClassVar[str]
+    title: ClassVar[str]
+    families: ClassVar[tuple[str, ...]]  # "canvas" (tensor-level) and/or "syno" (coordinate-level)
+    category: ClassVar[str]
+    doc: ClassVar[str]
+    ports: ClassVar[tuple[str, ...]] = ("x",)
+    spec: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, params: Mapping[str, Any] | None = None):
+        params = dict(params or {})
+        known = {p.name for p in self.spec}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ParamError(f"{self.op}: unknown parameter(s) {', '.join(unknown)} "
+                             f"(expected {', '.join(sorted(known)) or 'none'})")
+        self.params: dict[str, Any] = {}
+        for p in self.spec:
+            value = params.get(p.name, p.default)
+            self.params[p.name] = _check_param(self.op, p, value)
+
+    # parameters ---------------------------------------------------------
+    def size(self, name: str) -> Size | None:
+        text = self.params[name]
+        return None if text in (None, "") else parse_size(str(text))
+
+    def with_params(self, **changes) -> "Primitive":
+        return type(self)({**self.params, **changes})
+
+    @property
+    def arity(self) -> int:
+        return len(self.ports)
+
+    # rules --------------------------------------------------------------
+    def infer(self, inputs: list[TensorType], kinds: Mapping[str, VarKind]) -> TensorType:
+        raise NotImplementedError
+
+    def weight_shape(self, inputs: list[TensorType], out: TensorType) -> tuple[Size, ...] | None:
+        """Shape of this primitive's learnable weight, or None when it has none."""
+        return None
+
+    def macs(self, inputs: list[TensorType], out: TensorType) -> Size:
+        return Size(0)
+
+    def flops(self, inputs: list[TensorType], out: TensorType) -> Size:
+        """Floating-point operations; element-wise work counts one per output element."""
+        return out.numel()
+
+    def axis(self, t: TensorType, name: str = "dim") -> int:
+        """Normalise an axis parameter against a tensor, with a clear error."""
+        d = self.params[name]
+        if not -len(t) <= d < len(t):
+            raise ShapeError(f"{name}={d} is out of range for a {len(t)}-d input {t}")
+        return d % len(t)
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.params == other.params
+
+    def __hash__(self) -> int:
+        return hash((self.op, repr(sorted(self.params.items()))))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.params})"
+
+
+def _check_param(op: str, p: Param, value: Any) -> Any:
+    where = f"{op}.{p.name}"
+    if value is None and p.optional:
+        return None
+    if p.kind == "dim":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ParamError(f"{where} must be an integer axis index, got {value!r}")
+    elif p.kind == "dims":
+        if not isinstance(value, list) or not value or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ParamError(f"{where} must be a non-empty list of axis indices, got {value!r}")
+        if len(set(value)) != len(value):
+            raise ParamError(f"{where} repeats an axis: {value!r}")
+    elif p.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ParamError(f"{where} must be an integer, got {value!r}")
+    elif p.kind == "size":
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            value = str(value)
+        if not isinstance(value, str):
+            raise ParamError(f"{where} must be a size expression such as 'K' or 'C_out/G', got {value!r}")
+        try:
+            parse_size(value)
+        except SizeError as e:
+            raise ParamError(f"{where}: {e}") from None
+    elif p.kind == "choice":
+        if value not in p.choices:
+            raise ParamError(f"{where} must be one of {', '.join(p.choices)}, got {value!r}")
+    return value
+
+
+def require_divisible(num: Size, den: Size, kinds: Mapping[str, VarKind], what: str) -> Size:
+    """num / den, refusing primary or dynamic variables in the denominator."""
+    ratio = num / den
+    blockers = ratio.divisor_blockers(kinds)
+    if blockers:
+        raise ShapeError(f"{what}: {num} is not divisible by {den} ({', '.join(blockers)} would be in a denominator)")
+    return ratio
+
+
+def insert_before_spatial(t: TensorType, dim: Dim) -> TensorType:
+    """Insert a channel dimension just before the first spatial one (Canvas keeps channels first)."""
+    spatial = t.spatial_dims
+    at = spatial[0] if spatial else len(t)
+    dims = list(t)
+    dims.insert(at, dim)
+    return TensorType(dims)

@@ -1,0 +1,241 @@
+"""The versioned JSON file format for operators, its validation and canonical form.
+
+Loading only parses JSON and checks it field by field; nothing from a file is
+ever executed. Every error names the file and the offending element."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from .errors import FormatError, TesseraError
+from .graph import INPUT, OUTPUT, OperatorGraph
+from .primitives import REGISTRY, make
+from .symbolic import VarKind, parse_size
+
+FORMAT = "tessera.operator"
+VERSION = 1
+
+
+# -- reading ---------------------------------------------------------------------
+def read_document(path: str | Path) -> dict:
+    """Parse and validate a file; returns the document dict (FormatError otherwise)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise FormatError(f"{path}: cannot read ({e})") from None
+    return parse_document(text, source=str(path))
+
+
+def parse_document(text: str, source: str = "<document>") -> dict:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    graph_from_document(doc, source)  # validates everything
+    return doc
+
+
+def load_operator(path: str | Path) -> OperatorGraph:
+    return graph_from_document(read_document(path), str(path))
+
+
+def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
+    def fail(where: str, what: str) -> FormatError:
+        return FormatError(f"{source}: {where}: {what}")
+
+    if not isinstance(doc, dict):
+        raise fail("top level", "expected a JSON object")
+    if doc.get("format") != FORMAT:
+        raise fail("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
+    if doc.get("version") != VERSION:
+        raise fail("version", f"this Tessera reads version {VERSION}, the file has {doc.get('version')!r}")
+    for key in ("input", "output", "nodes", "edges"):
+        if key not in doc:
+            raise fail(key, "missing field")
+    unknown = sorted(set(doc) - {"format", "version", "name", "description", "variables", "input",
+                                 "output", "bindings", "nodes", "edges"})
+    if unknown:
+        raise fail("top level", f"unknown field(s) {', '.join(unknown)}")
+
+    variables = _obj(doc.get("variables", {}), "variables", fail)
+    for name, kind in variables.items():
+        if kind not in {k.value for k in VarKind}:
+            raise fail(f"variables.{name}", f"kind must be primary, coefficient or dynamic, got {kind!r}")
+    inp, out = _obj(doc["input"], "input", fail), _obj(doc["output"], "output", fail)
+    in_shape = _shape(inp.get("shape"), "input.shape", fail)
+    out_shape = _shape(out.get("shape"), "output.shape", fail)
+    spatial = inp.get("spatial", 2)
+    if not isinstance(spatial, int) or isinstance(spatial, bool) or not 0 <= spatial <= len(in_shape):
+        raise fail("input.spatial", f"must be an integer between 0 and {len(in_shape)}, got {spatial!r}")
+    name = doc.get("name", "")
+    if not isinstance(name, str):
+        raise fail("name", "must be a string")
+    graph = OperatorGraph(in_shape, out_shape, spatial=spatial, variables=variables, name=name,
+                          description=str(doc.get("description", "")))
+    bindings = _obj(doc.get("bindings", {}), "bindings", fail)
+    for k, v in bindings.items():
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise fail(f"bindings.{k}", f"must be a positive integer, got {v!r}")
+    graph.bindings = dict(bindings)
+
+    if not isinstance(doc["nodes"], list):
+        raise fail("nodes", "expected a list")
+    for i, nd in enumerate(doc["nodes"]):
+        where = f"nodes[{i}]"
+        if not isinstance(nd, dict):
+            raise fail(where, "expected an object")
+        node_id, op = nd.get("id"), nd.get("op")
+        if not isinstance(node_id, str) or not node_id:
+            raise fail(where, "missing or empty 'id'")
+        where = f"nodes[{i}] ({node_id!r})"
+        if node_id in (INPUT, OUTPUT) or node_id in graph.g:
+            raise fail(where, "duplicate or reserved node id")
+        if op not in REGISTRY:
+            raise fail(where, f"unknown primitive {op!r} (known: {', '.join(sorted(REGISTRY))})")
+        params = nd.get("params", {})
+        if not isinstance(params, dict):
+            raise fail(where, "'params' must be an object")
+        pos = nd.get("pos", [0, 0])
+        if (not isinstance(pos, list) or len(pos) != 2
+                or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in pos)):
+            raise fail(where, f"'pos' must be [x, y], got {pos!r}")
+        try:
+            prim = make(op, params)
+        except TesseraError as e:
+            raise fail(where, str(e)) from None
+        graph.insert_node(node_id, prim, (float(pos[0]), float(pos[1])))
+
+    if not isinstance(doc["edges"], list):
+        raise fail("edges", "expected a list")
+    for i, ed in enumerate(doc["edges"]):
+        where = f"edges[{i}]"
+        if not isinstance(ed, dict):
+            raise fail(where, "expected an object")
+        src, dst, port = ed.get("from"), ed.get("to"), ed.get("port", 0)
+        if not isinstance(port, int) or isinstance(port, bool):
+            raise fail(where, f"'port' must be an integer, got {port!r}")
+        for end, n in (("from", src), ("to", dst)):
+            if n not in graph.g:
+                raise fail(where, f"'{end}' names no node: {n!r}")
+        try:
+            graph.insert_edge(src, dst, port)
+        except TesseraError as e:
+            raise fail(f"{where} ({src} -> {dst})", str(e)) from None
+    return graph
+
+
+def _obj(value, where, fail) -> dict:
+    if not isinstance(value, dict):
+        raise fail(where, "expected an object")
+    return value
+
+
+def _shape(value, where, fail) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise fail(where, "expected a non-empty list of sizes")
+    out = []
+    for i, s in enumerate(value):
+        if isinstance(s, int) and not isinstance(s, bool) and s > 0:
+            s = str(s)
+        if not isinstance(s, str):
+            raise fail(f"{where}[{i}]", f"expected a size expression, got {s!r}")
+        try:
+            parse_size(s)
+        except TesseraError as e:
+            raise fail(f"{where}[{i}]", str(e)) from None
+        out.append(s)
+    return out
+
+
+# -- writing ---------------------------------------------------------------------
+def to_document(graph: OperatorGraph) -> dict:
+    nodes = [{"id": n, "op": graph.prim(n).op, "params": dict(graph.prim(n).params),
+              "pos": [round(c, 1) for c in graph.pos(n)]} for n in graph.topological_order()
+             if n not in (INPUT, OUTPUT)]
+    edges = [{"from": u, "to": v, "port": p} for u, v, p in sorted(graph.edges())]
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": graph.name}
+    if graph.description:
+        doc["description"] = graph.description
+    doc["variables"] = {k: v.value for k, v in sorted(graph.variables.items())}
+    doc["input"] = {"shape": list(graph.input_shape), "spatial": graph.spatial}
+    doc["output"] = {"shape": list(graph.output_shape)}
+    if graph.bindings:
+        doc["bindings"] = dict(graph.bindings)
+    doc["nodes"], doc["edges"] = nodes, edges
+    return doc
+
+
+def save_operator(graph: OperatorGraph, path: str | Path) -> None:
+    """Write atomically (temp file + rename) so a crash never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(to_document(graph), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+# -- identity --------------------------------------------------------------------
+def canonical_document(doc: dict) -> dict:
+    """The document without names, positions and bindings, nodes renamed n0, n1, ...
+    in a deterministic topological order: equal operators give equal documents."""
+    graph = graph_from_document(doc)
+    g = graph.g
+    key: dict[str, str] = {INPUT: "input"}
+
+    def sort_key(n: str) -> str:
+        prim = graph.prim(n)
+        srcs = [key.get(s, "?") for s in graph.inputs_of(n)]
+        return json.dumps([prim.op, prim.params, srcs], sort_keys=True)
+
+    order: list[str] = []
+    indeg = {n: g.in_degree(n) for n in g}
+    ready = [n for n in g if indeg[n] == 0 and n != INPUT]
+    frontier = [INPUT]
+    while frontier:
+        for n in frontier:
+            for s in g.successors(n):
+                indeg[s] -= 1
+                if indeg[s] == 0 and s != OUTPUT:
+                    ready.append(s)
+        ready.sort(key=sort_key)
+        frontier = ready[:1]
+        ready = ready[1:]
+        for n in frontier:
+            key[n] = f"n{len(order)}"
+            order.append(n)
+    key[OUTPUT] = "output"
+    for n in g:  # nodes unreachable from the input keep a stable name too
+        key.setdefault(n, f"n{len(key)}")
+    nodes = [{"id": key[n], "op": graph.prim(n).op, "params": graph.prim(n).params}
+             for n in sorted(graph.primitive_nodes(), key=lambda n: int(key[n][1:]))]
+    edges = sorted(({"from": key[u], "to": key[v], "port": p} for u, v, p in graph.edges()),
+                   key=lambda e: (e["to"], e["port"]))
+    return {"format": FORMAT, "version": VERSION,
+            "variables": {k: v.value for k, v in sorted(graph.variables.items())},
+            "input": {"shape": graph.input_shape, "spatial": graph.spatial},
+            "output": {"shape": graph.output_shape}, "nodes": nodes, "edges": edges}
+
+
+def canonical_json(doc: dict) -> str:
+    return json.dumps(canonical_document(doc), sort_keys=True, separators=(",", ":"))
+
+
+def content_hash(doc: dict) -> str:
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()
+
+
+def wl_hash(graph: OperatorGraph) -> str:
+    """Weisfeiler-Lehman hash (networkx) over op+params labels, for fast de-duplication."""
+    h = nx.DiGraph()
+    for n in graph.g:
+        prim = graph.g.nodes[n]["prim"]
+        h.add_node(n, label=n if prim is None else json.dumps([prim.op, prim.params], sort_keys=True))
+    for u, v, p in graph.edges():
+        h.add_edge(u, v, port=str(p))
+    return nx.weisfeiler_lehman_graph_hash(h, node_attr="label", edge_attr="port")

@@ -1,0 +1,58 @@
+"""Small facts about OS processes that the isolation helper, workers and supervisor share:
+how a process ended, whether a recorded pid is still that process, how to kill it with
+everything it started (TVM's builders and RPC servers run in child processes)."""
+from __future__ import annotations
+
+import os
+import signal
+
+import psutil
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """Exit code of multiprocessing.Process -> 'killed by signal SIGKILL' / 'exited with code 3'."""
+    if exitcode is None:
+        return "is still running"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"was killed by signal {name}"
+    if exitcode == 0:
+        return "exited without an answer"
+    return f"exited with code {exitcode}"
+
+
+def enter_own_group() -> None:
+    """Make the calling (child) process lead a new process group, so kill_group reaches its children."""
+    os.setpgid(0, 0)
+
+
+def kill_tree(process) -> None:
+    """SIGKILL a child multiprocessing.Process with its whole process group, then reap it.
+
+    The group goes first (it outlives a dead leader while members remain);
+    the pid itself is signalled only while unreaped, so it cannot be a reused one.
+    """
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if process.exitcode is None:
+        process.kill()
+    process.join()
+
+
+def pid_alive(pid: int, started_before: float | None = None) -> bool:
+    """True if `pid` runs and is not a zombie; with `started_before` (epoch seconds), a process
+    created later is a different one that reused the pid, so it counts as dead."""
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started_before is None or proc.create_time() <= started_before + 1.0
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True

@@ -1,0 +1,96 @@
+"""The store's tables and the ordered migrations that build them.
+
+MIGRATIONS[i] takes a database from version i to i + 1 (version 0 is an empty
+file), so a new file and an old one reach the current schema the same way.
+The version lives in PRAGMA user_version and is set in the same transaction.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlite_utils
+
+from .errors import StoreError
+
+RESULTS_VIEW = """
+SELECT m.id AS measurement_id, m.job_id, m.operator_id,
+       o.name AS operator_name, o.origin, o.hash AS operator_hash,
+       m.device_id, d.name AS device_name, m.bindings,
+       m.latency_ms, m.latency_std_ms, m.gflops, m.flops, m.params,
+       m.tuned, m.trial_count, m.torch_latency_ms, m.speedup,
+       s.dataset, s.backbone, s.fisher_potential, s.accuracy,
+       m.created
+FROM measurements AS m
+JOIN operators AS o ON o.id = m.operator_id
+LEFT JOIN devices AS d ON d.id = m.device_id
+LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = m.operator_id)
+"""
+
+
+def _create_v1(db: sqlite_utils.Database) -> None:
+    """Version 1: operators, sequences, devices, jobs (no retries), measurements, scores."""
+    for name in ("operators", "sequences"):
+        db[name].create({"id": int, "hash": str, "document": str, "name": str, "origin": str,
+                         "created": float}, pk="id", not_null={"hash", "document"})
+        db[name].create_index(["hash"], unique=True)
+    db["devices"].create({"id": int, "name": str, "kind": str, "config": str},
+                         pk="id", not_null={"name", "kind"})
+    db["devices"].create_index(["name"], unique=True)
+    db["jobs"].create({
+        "id": int, "kind": str, "payload": str, "operator_id": int, "device_id": int,
+        "state": str, "error": str, "result": str,
+        "worker_host": str, "worker_pid": int, "heartbeat": float,
+        "created": float, "started": float, "finished": float,
+        "progress": float, "message": str, "input_key": str, "input_version": str,
+    }, pk="id", not_null={"kind", "payload", "state"},
+        foreign_keys=[("operator_id", "operators"), ("device_id", "devices")])
+    db["jobs"].create_index(["state"])
+    db["jobs"].create_index(["input_key"])
+    db["measurements"].create({
+        "id": int, "job_id": int, "operator_id": int, "device_id": int, "bindings": str,
+        "latency_ms": float, "latency_std_ms": float, "gflops": float, "flops": float,
+        "params": float, "tuned": int, "trial_count": int, "torch_latency_ms": float,
+        "speedup": float, "created": float,
+    }, pk="id", not_null={"operator_id", "latency_ms"},
+        foreign_keys=[("job_id", "jobs"), ("operator_id", "operators"), ("device_id", "devices")])
+    db["measurements"].create_index(["operator_id"])
+    db["scores"].create({
+        "id": int, "job_id": int, "operator_id": int, "dataset": str, "backbone": str,
+        "fisher_potential": float, "epochs": int, "accuracy": float,
+        "accuracy_per_epoch": str, "created": float,
+    }, pk="id", not_null={"operator_id", "dataset"},
+        foreign_keys=[("job_id", "jobs"), ("operator_id", "operators")])
+    db["scores"].create_index(["operator_id"])
+
+
+def _add_retries_and_trials(db: sqlite_utils.Database) -> None:
+    """Version 2: jobs retry after a crash (attempts, max_attempts, a lease per claim),
+    every tuning trial is kept, and the results view joins measurements with scores."""
+    db["jobs"].add_column("attempts", int, not_null_default=0)
+    db["jobs"].add_column("max_attempts", int, not_null_default=3)
+    db["jobs"].add_column("lease", str)
+    db["trials"].create({"id": int, "measurement_id": int, "job_id": int, "trial_index": int,
+                         "latency_ms": float}, pk="id", not_null={"measurement_id", "latency_ms"},
+                        foreign_keys=[("measurement_id", "measurements"), ("job_id", "jobs")])
+    db["trials"].create_index(["measurement_id"])
+    db.create_view("results", RESULTS_VIEW)
+
+
+MIGRATIONS = [_create_v1, _add_retries_and_trials]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    return db.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(db: sqlite_utils.Database, path: Path) -> None:
+    """Apply the missing migrations; the caller holds the write transaction, so the version
+    read here is final even when several processes open a new file at once."""
+    version = schema_version(db)
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"the results store {path} has schema version {version}, newer than this "
+                         f"program's {SCHEMA_VERSION}; update Tessera or use another store")
+    for step in MIGRATIONS[version:]:
+        step(db)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
