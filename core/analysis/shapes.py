@@ -77,15 +77,17 @@ def infer_shapes(graph: OperatorGraph) -> ShapeReport:
     except TesseraError as e:
         report.diagnostics.append(Diagnostic(INPUT, f"input: {e}"))
         return report
+    feeding = nx.ancestors(graph.g, OUTPUT) | {OUTPUT}
     for node in graph.topological_order():
         if node == INPUT:
             continue
         srcs = graph.inputs_of(node)
         names = graph.ports(node)
         missing = [names[i] for i, s in enumerate(srcs) if s is None]
-        if missing:
+        if missing:  # an unfinished side branch is only a warning
             what = "is not connected" if node == OUTPUT else f"has no input on port {', '.join(missing)}"
-            report.diagnostics.append(Diagnostic(node, f"{label(graph, node)} {what}"))
+            report.diagnostics.append(Diagnostic(node, f"{label(graph, node)} {what}",
+                                                 "error" if node in feeding else "warning"))
             continue
         if any(s not in report.shapes for s in srcs):
             continue  # an upstream node already carries the diagnostic
@@ -107,7 +109,9 @@ def infer_shapes(graph: OperatorGraph) -> ShapeReport:
         report.shapes[node] = out
         if isinstance(prim, Broadcast):
             _broadcast_constraints(graph, node, prim, inputs, kinds, report)
-    _unused_nodes(graph, report)
+    for n in graph.primitive_nodes():
+        if n not in feeding and not report.for_node(n):
+            report.diagnostics.append(Diagnostic(n, f"{label(graph, n)} does not reach the output", "warning"))
     return report
 
 
@@ -150,25 +154,25 @@ def _check_output(graph: OperatorGraph, got: TensorType, kinds, report: ShapeRep
             OUTPUT, f"output: dim {i} is {g} but the template expects {w} (got {got}, want {shown})", dim=i))
 
 
-def _unused_nodes(graph: OperatorGraph, report: ShapeReport) -> None:
-    feeding = nx.ancestors(graph.g, OUTPUT)
-    for n in graph.primitive_nodes():
-        if n not in feeding:
-            report.diagnostics.append(Diagnostic(n, f"{label(graph, n)} does not reach the output", "warning"))
-
-
 def concrete_shapes(graph: OperatorGraph, report: ShapeReport, bindings: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
-    """Numeric shapes for given bindings; a BindingError names the node and dimension."""
+    """Numeric shapes for given bindings; a BindingError names the node and dimension.
+
+    Also checks the sizes each primitive needs whole (weights, channels per group)."""
     result = {}
     for node, t in report.shapes.items():
-        dims = []
-        for i, d in enumerate(t):
-            try:
-                value = d.size.to_int(bindings)
-            except BindingError as e:
-                raise BindingError(f"{label(graph, node)} dim {i}: {e}") from None
-            if value <= 0:
-                raise BindingError(f"{label(graph, node)} dim {i}: {d.size} = {value} is not positive")
-            dims.append(value)
-        result[node] = tuple(dims)
+        result[node] = tuple(_whole(graph, node, f"dim {i}", d.size, bindings) for i, d in enumerate(t))
+        if node in graph.primitive_nodes():
+            inputs = [report.shapes[s] for s in graph.inputs_of(node)]
+            for what, size in graph.prim(node).integral(inputs, t):
+                _whole(graph, node, what, size, bindings)
     return result
+
+
+def _whole(graph: OperatorGraph, node: str, what: str, size, bindings: Mapping[str, int]) -> int:
+    try:
+        value = size.to_int(bindings)
+    except BindingError as e:
+        raise BindingError(f"{label(graph, node)} {what}: {e}") from None
+    if value <= 0:
+        raise BindingError(f"{label(graph, node)} {what}: {size} = {value} is not positive")
+    return value

@@ -185,6 +185,10 @@ class UndoStack:
             self._done.append(cmd)
             self._changed()
 
+    def __len__(self) -> int:
+        """Number of steps that can be undone."""
+        return len(self._done)
+
     @property
     def can_undo(self) -> bool:
         return bool(self._done)

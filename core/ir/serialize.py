@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -238,4 +239,6 @@ def wl_hash(graph: OperatorGraph) -> str:
         h.add_node(n, label=n if prim is None else json.dumps([prim.op, prim.params], sort_keys=True))
     for u, v, p in graph.edges():
         h.add_edge(u, v, port=str(p))
-    return nx.weisfeiler_lehman_graph_hash(h, node_attr="label", edge_attr="port")
+    with warnings.catch_warnings():  # networkx notes that directed hashes changed in 3.5
+        warnings.simplefilter("ignore", UserWarning)
+        return nx.weisfeiler_lehman_graph_hash(h, node_attr="label", edge_attr="port")

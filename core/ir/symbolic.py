@@ -9,6 +9,7 @@ denominator), coefficient (K, G, s, ...: small, may divide) and dynamic
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from enum import Enum
 from fractions import Fraction
 from typing import Iterable, Mapping
@@ -41,8 +42,8 @@ class Size:
     __slots__ = ("coef", "powers", "_hash")
 
     def __init__(self, coef: Fraction | int = 1, powers: Mapping[str, int] | Iterable = ()):
-        items = powers.items() if isinstance(powers, Mapping) else powers
-        self.coef = Fraction(coef)
+        items = powers.items() if isinstance(powers, dict) else powers
+        self.coef = coef if type(coef) is Fraction else Fraction(coef)
         self.powers: tuple[tuple[str, int], ...] = tuple(sorted((v, e) for v, e in items if e))
         self._hash = hash((self.coef, self.powers))
 
@@ -101,21 +102,28 @@ class Size:
         """Variables that may not sit in a denominator but do (primary or dynamic)."""
         return [v for v, e in self.powers if e < 0 and kind_of(v, kinds) is not VarKind.COEFFICIENT]
 
-    def evaluate(self, bindings: Mapping[str, int]) -> Fraction:
-        missing = sorted(v for v in self.variables if v not in bindings)
+    def _ratio(self, bindings: Mapping[str, int]) -> tuple[int, int]:
+        """(numerator, denominator) as plain integers: much faster than Fraction arithmetic."""
+        missing = sorted(v for v, _ in self.powers if v not in bindings)
         if missing:
             raise BindingError(f"no value for {', '.join(missing)} in {self}")
-        value = self.coef
+        num, den = self.coef.numerator, self.coef.denominator
         for v, e in self.powers:
-            value *= Fraction(bindings[v]) ** e
-        return value
+            if e > 0:
+                num *= bindings[v] ** e
+            else:
+                den *= bindings[v] ** -e
+        return num, den
+
+    def evaluate(self, bindings: Mapping[str, int]) -> Fraction:
+        return Fraction(*self._ratio(bindings))
 
     def to_int(self, bindings: Mapping[str, int]) -> int:
-        value = self.evaluate(bindings)
-        if value.denominator != 1:
+        num, den = self._ratio(bindings)
+        if num % den:
             shown = ", ".join(f"{v}={bindings[v]}" for v in sorted(self.variables))
-            raise BindingError(f"{self} = {value} is not an integer (with {shown})")
-        return int(value)
+            raise BindingError(f"{self} = {Fraction(num, den)} is not an integer (with {shown})")
+        return num // den
 
     def subs(self, values: Mapping[str, "Size"]) -> "Size":
         """Replace variables by sizes (used when solved dynamic variables are applied)."""
@@ -161,6 +169,11 @@ def parse_size(text: str) -> Size:
     """Parse 'C_in*K^2/G', '2*C', '1'. Only names, integers, *, / and ^ are accepted."""
     if not isinstance(text, str) or not text.strip():
         raise SizeError(f"empty or non-text size expression: {text!r}")
+    return _parse(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Size:  # sizes are immutable, so parses are shared
     result, pos, op = Size(1), 0, "*"
     while True:
         m = _TERM.match(text, pos)

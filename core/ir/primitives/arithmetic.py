@@ -97,6 +97,9 @@ class FullyConnected(Primitive):
     def weight_shape(self, inputs, out):
         return (self.size("out"), self._channels(inputs[0]) / self.size("groups"))
 
+    def integral(self, inputs, out):
+        return [*super().integral(inputs, out), ("output channels per group", self.size("out") / self.size("groups"))]
+
     def macs(self, inputs, out):
         w = self.weight_shape(inputs, out)
         return w[0] * w[1] * _spatial_numel(out)

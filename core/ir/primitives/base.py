@@ -66,6 +66,11 @@ class Primitive:
         """Shape of this primitive's learnable weight, or None when it has none."""
         return None
 
+    def integral(self, inputs: list[TensorType], out: TensorType) -> list[tuple[str, Size]]:
+        """Sizes that must be whole numbers once bound, beyond the output shape (named for errors)."""
+        weight = self.weight_shape(inputs, out) or ()
+        return [(f"weight dim {i}", s) for i, s in enumerate(weight)]
+
     def macs(self, inputs: list[TensorType], out: TensorType) -> Size:
         return Size(0)
 

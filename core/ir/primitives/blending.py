@@ -69,6 +69,9 @@ class Broadcast(Primitive):
                              f"(middle {m.lhs_mid} vs {m.rhs_mid}, ratio {ratio})")
         return rhs
 
+    def integral(self, inputs, out):
+        return [("RHS middle / LHS middle", match(*inputs).ratio)]
+
     def pending(self, inputs, kinds: Mapping[str, VarKind]) -> tuple[Match, list[str]]:
         """Dynamic variables that must still be chosen so that LHS divides RHS."""
         m = match(*inputs)

@@ -1,0 +1,129 @@
+"""The JSON format: round trips, canonical identity, and malformed files rejected clearly."""
+import copy
+import json
+
+import pytest
+
+from core.ir.errors import FormatError
+from core.ir.serialize import (canonical_json, content_hash, graph_from_document, load_operator,
+                               read_document, save_operator, to_document, wl_hash)
+from tests.conftest import EXAMPLES
+
+
+def _doc(name="conv2d"):
+    return json.loads((EXAMPLES / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
+def test_examples_round_trip(path, tmp_path):
+    g = load_operator(path)
+    save_operator(g, tmp_path / "copy.json")
+    assert to_document(load_operator(tmp_path / "copy.json")) == to_document(g)
+    assert read_document(path) == json.loads(path.read_text())
+
+
+def test_canonical_form_ignores_names_positions_and_order():
+    doc = _doc("involution")
+    other = copy.deepcopy(doc)
+    rename = {n["id"]: f"node_{i}" for i, n in enumerate(reversed(other["nodes"]))}
+    for n in other["nodes"]:
+        n["id"] = rename[n["id"]]
+        n["pos"] = [1, 2]
+    for e in other["edges"]:
+        e["from"], e["to"] = rename.get(e["from"], e["from"]), rename.get(e["to"], e["to"])
+    other["nodes"].reverse()
+    other["edges"].reverse()
+    other["name"], other["description"], other["bindings"] = "renamed", "", {"C_in": 8}
+    assert canonical_json(other) == canonical_json(doc)
+    assert content_hash(other) == content_hash(doc)
+    assert wl_hash(graph_from_document(other)) == wl_hash(graph_from_document(doc))
+    changed = copy.deepcopy(doc)
+    changed["nodes"][0]["params"]["groups"] = "2"
+    assert content_hash(changed) != content_hash(doc)
+
+
+def _mutations():
+    """(label, mutate(doc) or raw text, expected message fragment): at least 20 distinct faults."""
+    def drop(key):
+        return lambda d: d.pop(key)
+
+    def set_(path, value):
+        def f(d):
+            target = d
+            for k in path[:-1]:
+                target = target[k]
+            target[path[-1]] = value
+        return f
+
+    return [
+        ("not json", "{ nodes: [", "not valid JSON (line 1, column 3"),
+        ("truncated", '{"format": "tessera.operator", "version": 1', "not valid JSON"),
+        ("top-level list", "[1, 2]", "top level: expected a JSON object"),
+        ("wrong format tag", set_(["format"], "onnx"), "format: expected 'tessera.operator'"),
+        ("future version", set_(["version"], 99), "version: this Tessera reads version 1, the file has 99"),
+        ("missing nodes", drop("nodes"), "nodes: missing field"),
+        ("missing edges", drop("edges"), "edges: missing field"),
+        ("missing input", drop("input"), "input: missing field"),
+        ("unknown top-level field", set_(["script"], "rm -rf /"), "unknown field(s) script"),
+        ("unknown primitive", set_(["nodes", 0, "op"], "unfld"), "nodes[0] ('unfold_h'): unknown primitive 'unfld'"),
+        ("node without id", set_(["nodes", 1, "id"], ""), "nodes[1]: missing or empty 'id'"),
+        ("duplicate id", set_(["nodes", 1, "id"], "unfold_h"), "nodes[1] ('unfold_h'): duplicate or reserved"),
+        ("reserved id", set_(["nodes", 0, "id"], "output"), "duplicate or reserved node id"),
+        ("dangling edge", set_(["edges", 0, "to"], "ghost"), "edges[0]: 'to' names no node: 'ghost'"),
+        ("dangling source", set_(["edges", 0, "from"], None), "edges[0]: 'from' names no node: None"),
+        ("cycle", lambda d: [e.update({"from": "sum_kw"}) for e in d["edges"] if e["to"] == "unfold_h"],
+         "would create a cycle"),
+        ("bad port", set_(["edges", 0, "port"], 3), "has no input port 3"),
+        ("port not int", set_(["edges", 0, "port"], "0"), "'port' must be an integer"),
+        ("bad size expression", set_(["input", "shape", 0], "C_in+1"), "input.shape[0]: unexpected '+' in size expression 'C_in+1'"),
+        ("empty shape", set_(["output", "shape"], []), "output.shape: expected a non-empty list"),
+        ("bad param type", set_(["nodes", 0, "params", "dim"], "H"), "unfold.dim must be an integer axis index"),
+        ("unknown param", set_(["nodes", 0, "params", "stride"], 2), "unknown parameter(s) stride"),
+        ("bad choice", lambda d: d["nodes"].append({"id": "e", "op": "elementwise", "params": {"fn": "eval"}}),
+         "elementwise.fn must be one of"),
+        ("bad variable kind", set_(["variables", "K"], "secret"), "variables.K: kind must be primary"),
+        ("bad binding", set_(["bindings", "K"], -3), "bindings.K: must be a positive integer"),
+        ("bad spatial count", set_(["input", "spatial"], 7), "input.spatial: must be an integer between 0 and 3"),
+        ("bad position", set_(["nodes", 0, "pos"], [1]), "'pos' must be [x, y]"),
+        ("params not object", set_(["nodes", 0, "params"], [1]), "'params' must be an object"),
+        ("node not object", lambda d: d["nodes"].append("unfold"), "expected an object"),
+        ("edges not list", set_(["edges"], {}), "edges: expected a list"),
+        ("same source twice", lambda d: d["edges"].append({"from": "unfold_w", "to": "share", "port": 0}),
+         "already fed by unfold_w"),
+    ]
+
+
+@pytest.mark.parametrize("label,mutation,fragment", _mutations(), ids=[m[0] for m in _mutations()])
+def test_malformed_files_are_rejected_with_file_and_element(label, mutation, fragment, tmp_path):
+    path = tmp_path / "broken.json"
+    if isinstance(mutation, str):
+        path.write_text(mutation)
+    else:
+        doc = _doc()
+        mutation(doc)
+        path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError) as info:
+        load_operator(path)
+    message = str(info.value)
+    assert message.startswith(str(path) + ": ")
+    assert fragment in message
+
+
+def test_enough_distinct_malformed_cases():
+    assert len({m[2] for m in _mutations()}) >= 20
+
+
+def test_missing_and_unreadable_files(tmp_path):
+    with pytest.raises(FormatError, match="no such file"):
+        load_operator(tmp_path / "absent.json")
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(FormatError, match="cannot read"):
+        load_operator(tmp_path / "bin.json")
+
+
+def test_save_is_atomic(tmp_path):
+    g = load_operator(EXAMPLES / "conv2d.json")
+    target = tmp_path / "op.json"
+    save_operator(g, target)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert load_operator(target).name == "conv2d"

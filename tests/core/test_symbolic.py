@@ -1,0 +1,61 @@
+from fractions import Fraction
+
+import pytest
+
+from core.ir.errors import BindingError, SizeError
+from core.ir.symbolic import Poly, Size, VarKind, default_kind, divisor_monomials, parse_size
+
+
+def test_parse_and_print_round_trip():
+    for text in ["C_in*K^2/G", "2*C", "C/2", "1", "H*W", "x1/G", "C_out*C_in*K^2"]:
+        s = parse_size(text)
+        assert parse_size(str(s)) == s
+
+
+def test_arithmetic_is_exact():
+    c, g, k = parse_size("C"), parse_size("G"), parse_size("K")
+    assert (c / g) * g == c
+    assert c * k / k == c
+    assert (c / g) * (g / c) == Size(1)
+    assert (k ** 2) == parse_size("K^2")
+    assert str(parse_size("2*C") / 4) == "C/2"
+    assert parse_size("6") / 4 == Size(Fraction(3, 2))
+
+
+@pytest.mark.parametrize("bad", ["", "C +", "C**2", "3C", "C/0", "a.b", "__import__('os')", "C^x"])
+def test_parse_rejects_garbage(bad):
+    with pytest.raises(SizeError):
+        parse_size(bad)
+
+
+def test_substitution_gives_integers_or_clear_error():
+    s = parse_size("C_in/G")
+    assert s.to_int({"C_in": 64, "G": 4}) == 16
+    with pytest.raises(BindingError, match=r"C_in/G = 64/3 is not an integer"):
+        s.to_int({"C_in": 64, "G": 3})
+    with pytest.raises(BindingError, match="no value for G"):
+        s.to_int({"C_in": 64})
+
+
+def test_variable_kinds_and_denominators():
+    assert default_kind("C_in") is VarKind.PRIMARY
+    assert default_kind("H") is VarKind.PRIMARY
+    assert default_kind("K") is VarKind.COEFFICIENT
+    assert default_kind("x3") is VarKind.DYNAMIC
+    assert parse_size("C/G").divisor_blockers({}) == []
+    assert parse_size("G/C").divisor_blockers({}) == ["C"]
+    assert parse_size("K/x1").divisor_blockers({}) == ["x1"]
+    # a declared kind overrides the naming convention
+    assert parse_size("K/Cx").divisor_blockers({"Cx": VarKind.COEFFICIENT}) == []
+
+
+def test_divisor_monomials():
+    assert [str(s) for s in divisor_monomials(parse_size("x2*K_W"))] == ["1", "K_W", "x2", "K_W*x2"]
+    assert len(divisor_monomials(parse_size("C*K^2"))) == 6
+
+
+def test_poly_sums_like_terms():
+    p = Poly([parse_size("2*C*H"), parse_size("C*H"), parse_size("K")])
+    assert str(p) == "3*C*H + K"
+    assert p.to_int({"C": 2, "H": 3, "K": 5}) == 23
+    assert Poly([parse_size("C"), parse_size("C") * -1]) == Poly()
