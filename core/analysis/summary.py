@@ -62,15 +62,15 @@ class Summary:
 
 
 def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -> Summary:
-    """Bindings default to the graph's own; numbers are computed only when every variable is bound."""
+    """Bindings default to the graph's own; numbers are computed when every variable is bound."""
     bindings = {**graph.bindings, **(bindings or {})}
     shapes = infer_shapes(graph)
     cost = operator_cost(graph, shapes)
     numeric_shapes = numeric_cost = binding_error = None
     missing = sorted(graph.mentioned_variables() - set(bindings))
-    if shapes.ok and missing and bindings:
+    if missing and bindings:
         binding_error = f"no value for {', '.join(missing)} (pass e.g. --bind {missing[0]}=...)"
-    elif shapes.ok and not missing:
+    elif not missing:  # numbers for every node that has a shape, even while the graph is unfinished
         try:
             numeric_shapes = concrete_shapes(graph, shapes, bindings)
             numeric_cost = cost.numeric(bindings)

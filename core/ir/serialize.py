@@ -85,6 +85,9 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise fail(f"bindings.{k}", f"must be a positive integer, got {v!r}")
     graph.bindings = dict(bindings)
+    for key, node, obj in (("input", INPUT, inp), ("output", OUTPUT, out)):
+        if "pos" in obj:
+            graph.g.nodes[node]["pos"] = _pos(obj["pos"], f"{key}.pos", fail)
 
     if not isinstance(doc["nodes"], list):
         raise fail("nodes", "expected a list")
@@ -103,15 +106,12 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         params = nd.get("params", {})
         if not isinstance(params, dict):
             raise fail(where, "'params' must be an object")
-        pos = nd.get("pos", [0, 0])
-        if (not isinstance(pos, list) or len(pos) != 2
-                or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in pos)):
-            raise fail(where, f"'pos' must be [x, y], got {pos!r}")
+        pos = _pos(nd.get("pos", [0, 0]), f"{where}.pos", fail)
         try:
             prim = make(op, params)
         except TesseraError as e:
             raise fail(where, str(e)) from None
-        graph.insert_node(node_id, prim, (float(pos[0]), float(pos[1])))
+        graph.insert_node(node_id, prim, pos)
 
     if not isinstance(doc["edges"], list):
         raise fail("edges", "expected a list")
@@ -130,6 +130,13 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         except TesseraError as e:
             raise fail(f"{where} ({src} -> {dst})", str(e)) from None
     return graph
+
+
+def _pos(value, where, fail) -> tuple[float, float]:
+    if (not isinstance(value, list) or len(value) != 2
+            or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in value)):
+        raise fail(where, f"must be [x, y], got {value!r}")
+    return float(value[0]), float(value[1])
 
 
 def _obj(value, where, fail) -> dict:
@@ -165,8 +172,9 @@ def to_document(graph: OperatorGraph) -> dict:
     if graph.description:
         doc["description"] = graph.description
     doc["variables"] = {k: v.value for k, v in sorted(graph.variables.items())}
-    doc["input"] = {"shape": list(graph.input_shape), "spatial": graph.spatial}
-    doc["output"] = {"shape": list(graph.output_shape)}
+    doc["input"] = {"shape": list(graph.input_shape), "spatial": graph.spatial,
+                    "pos": [round(c, 1) for c in graph.pos(INPUT)]}
+    doc["output"] = {"shape": list(graph.output_shape), "pos": [round(c, 1) for c in graph.pos(OUTPUT)]}
     if graph.bindings:
         doc["bindings"] = dict(graph.bindings)
     doc["nodes"], doc["edges"] = nodes, edges

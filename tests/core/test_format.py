@@ -84,7 +84,7 @@ def _mutations():
         ("bad variable kind", set_(["variables", "K"], "secret"), "variables.K: kind must be primary"),
         ("bad binding", set_(["bindings", "K"], -3), "bindings.K: must be a positive integer"),
         ("bad spatial count", set_(["input", "spatial"], 7), "input.spatial: must be an integer between 0 and 3"),
-        ("bad position", set_(["nodes", 0, "pos"], [1]), "'pos' must be [x, y]"),
+        ("bad position", set_(["nodes", 0, "pos"], [1]), "pos: must be [x, y]"),
         ("params not object", set_(["nodes", 0, "params"], [1]), "'params' must be an object"),
         ("node not object", lambda d: d["nodes"].append("unfold"), "expected an object"),
         ("edges not list", set_(["edges"], {}), "edges: expected a list"),

@@ -1,0 +1,7 @@
+"""Errors of the code generators."""
+from ..ir.errors import TesseraError
+
+
+class CodegenError(TesseraError):
+    """The graph cannot be turned into code: a shape error, an unsolved dynamic variable,
+    an unusable class name; the message names the node or the variable at fault."""

@@ -1,0 +1,162 @@
+"""Per-primitive torch templates: a planned step -> one Python expression.
+
+The expressions follow README.md's semantics table; the batch axis is axis 0,
+so IR axis d is torch axis d + 1. Templates only format integers from the plan,
+names the plan made, and fixed text chosen by parameter values."""
+from __future__ import annotations
+
+import string
+from math import prod
+from typing import Callable, Sequence
+
+from ..ir.primitives import (Broadcast, ElementWise, Expand, Fold, FullyConnected, Group, Merge, Reduce,
+                             Share, Shift, Softmax, Split, Stride, Unfold)
+from ..ir.primitives.blending import match
+from .errors import CodegenError
+from .torch_plan import BATCH_NAME, Step
+
+UNARY = {
+    "relu": "torch.relu({})", "gelu": "nn.functional.gelu({})", "sigmoid": "torch.sigmoid({})",
+    "tanh": "torch.tanh({})", "abs": "torch.abs({})", "exp": "torch.exp({})", "neg": "torch.neg({})",
+    "sin": "torch.sin({})", "sqrt": "torch.sqrt(torch.abs({}))", "sqr": "torch.square({})",
+}
+BINARY = {
+    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}",
+    "min": "torch.minimum({}, {})", "max": "torch.maximum({}, {})",
+}
+_OPERATORS = ("add", "sub", "mul")  # infix results need parentheses before a method call
+_LETTERS = [c for c in string.ascii_lowercase + string.ascii_uppercase if c not in "nog"]
+
+
+def expression(step: Step) -> str:
+    try:
+        template = TEMPLATES[type(step.prim)]
+    except KeyError:
+        raise CodegenError(f"{step.prim.op} {step.node}: no torch lowering for this primitive") from None
+    return template(step)
+
+
+def ints(values: Sequence[int]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def _view(name: str, shape: Sequence[int], target: Sequence[int]) -> str:
+    """`name` reshaped to [batch, *target], or `name` itself when it already has that shape."""
+    if tuple(shape) == tuple(target):
+        return name
+    return f"{name}.reshape({ints([BATCH_NAME, *target])})"
+
+
+def _letters(count: int, node: str) -> list[str]:
+    if count > len(_LETTERS):
+        raise CodegenError(f"{node}: {count} axes are more than einsum can name")
+    return _LETTERS[:count]
+
+
+def _axis(step: Step, name: str = "dim") -> int:
+    return step.prim.axis(step.ins[0], name)
+
+
+def _reshape(step: Step) -> str:
+    return _view(step.args[0], step.in_shapes[0], step.out_shape)
+
+
+def _shift(step: Step) -> str:
+    return f"torch.roll({step.args[0]}, {step.prim.params['amount']}, {_axis(step) + 1})"
+
+
+def _expand(step: Step) -> str:
+    d = step.prim.params["dim"] % (len(step.ins[0]) + 1)
+    return f"{step.args[0]}.unsqueeze({d + 1}).expand({ints([BATCH_NAME, *step.out_shape])})"
+
+
+def _unfold(step: Step) -> str:
+    """Window k of position i reads x[i + k - K//2], zeros outside; the window axis goes before the first spatial axis."""
+    d, first = _axis(step), step.ins[0].spatial_dims[0]
+    k = step.out_shape[first]
+    pad = [0, 0] * (len(step.ins[0]) - 1 - d) + [k // 2, k - 1 - k // 2]
+    return (f"nn.functional.pad({step.args[0]}, ({ints(pad)})).unfold({d + 1}, {k}, 1)"
+            f".movedim(-1, {first + 1})")
+
+
+def _stride(step: Step) -> str:
+    d = _axis(step)
+    s = step.in_shapes[0][d] // step.out_shape[d]
+    return f"{step.args[0]}[{', '.join([':'] * (d + 1) + [f'::{s}'])}]"
+
+
+def _elementwise(step: Step) -> str:
+    return UNARY[step.prim.params["fn"]].format(step.args[0])
+
+
+def _fold(step: Step) -> str:
+    method = "mean" if step.prim.params["fn"] == "avg" else "amax"
+    return f"{step.args[0]}.{method}({_axis(step) + 1})"
+
+
+def _reduce(step: Step) -> str:
+    return f"{step.args[0]}.sum({_axis(step) + 1})"
+
+
+def _softmax(step: Step) -> str:
+    return f"torch.softmax({step.args[0]}, {_axis(step) + 1})"
+
+
+def _broadcast(step: Step) -> str:
+    """RHS's middle read as [L, M]: LHS's middle is viewed as RHS's leading middle axes (product L)
+    followed by ones, so torch repeats each LHS element over M consecutive RHS elements."""
+    m = match(*step.ins)
+    (lhs, rhs), (a, b) = step.in_shapes, step.args
+    pre, lhs_suf, rhs_mid = rhs[:m.prefix], lhs[m.lhs_suffix_start:], rhs[m.prefix:m.rhs_suffix_start]
+    l_size = prod(lhs[m.prefix:m.lhs_suffix_start])
+    lead = next((j for j in range(len(rhs_mid) + 1) if prod(rhs_mid[:j]) == l_size), None)
+    if lead is None:  # no run of RHS's axes has LHS's size: read RHS's middle as [L, M] explicitly
+        rhs_mid, lead = (l_size, prod(rhs_mid) // l_size), 1
+    rhs_view = (*pre, *rhs_mid, *rhs[m.rhs_suffix_start:])
+    lhs_view = (*pre, *rhs_mid[:lead], *[1] * (len(rhs_mid) - lead), *lhs_suf)
+    fn = step.prim.params["fn"]
+    expr = BINARY[fn].format(_view(a, lhs, lhs_view), _view(b, rhs, rhs_view))
+    if rhs_view == tuple(rhs):
+        return expr
+    return _view(f"({expr})" if fn in _OPERATORS else expr, rhs_view, rhs)
+
+
+def _fc(step: Step) -> str:
+    """Channel axes flattened in order to P; output o reads input block o // (out / groups)."""
+    x, shape = step.ins[0], step.in_shapes[0]
+    channels, spatial = x.channel_dims, x.spatial_dims
+    src = step.args[0]
+    if channels + spatial != list(range(len(x))):
+        src = f"{src}.permute({ints([0, *[i + 1 for i in channels + spatial]])})"
+        shape = tuple(shape[i] for i in channels + spatial)
+    out, p_size = step.out_shape[0], prod(shape[i] for i in range(len(channels)))
+    space = shape[len(channels):]
+    groups = p_size // step.weight.shape[1]
+    s = "".join(_letters(len(space), step.node))
+    w = f"self.{step.weight.name}"
+    if groups == 1:
+        return f'torch.einsum("np{s},op->no{s}", {_view(src, shape, (p_size, *space))}, {w})'
+    grouped = _view(src, shape, (groups, p_size // groups, *space))
+    einsum = (f'torch.einsum("ngp{s},gop->ngo{s}", {grouped}, '
+              f'{w}.reshape({ints([groups, out // groups, p_size // groups])}))')
+    return _view(einsum, (groups, out // groups, *space), step.out_shape)
+
+
+def _share(step: Step) -> str:
+    """y[o, idx] = x[idx] * w[o, idx[dims]], then the absorbed reduces: one einsum, no product tensor."""
+    x = step.ins[0]
+    axes = _letters(len(x), step.node)
+    lead = ["o"] if step.prim.size("out") is not None else []
+    weight = lead + [axes[d] for d in step.prim.shared_axes(x)]
+    result = lead + axes
+    for d in step.reduced:
+        del result[d]
+    return (f'torch.einsum("n{"".join(axes)},{"".join(weight)}->n{"".join(result)}", '
+            f'{step.args[0]}, self.{step.weight.name})')
+
+
+TEMPLATES: dict[type, Callable[[Step], str]] = {
+    Group: _reshape, Split: _reshape, Merge: _reshape, Shift: _shift, Expand: _expand, Unfold: _unfold,
+    Stride: _stride, ElementWise: _elementwise, Fold: _fold, Reduce: _reduce, Softmax: _softmax,
+    Broadcast: _broadcast, FullyConnected: _fc, Share: _share,
+}

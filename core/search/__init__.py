@@ -1,0 +1,1 @@
+"""Search strategies that propose operators, behind one ask/tell interface."""

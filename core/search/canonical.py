@@ -1,0 +1,111 @@
+"""Canonicalization rules (Syno): drop redundant chains as they are built.
+
+Each rule is a small named function over a pair of neighbouring steps, read
+top-down: `upper` runs first, then `lower`. A rule returns a reason string when
+the pair is redundant (some other chain computes the same thing more simply),
+else None. Add rules by appending to RULES; each is tested on its own."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from .chain import Step
+
+Rule = Callable[[Step, Step], Optional[str]]
+
+
+def expand_then_reduce(upper: Step, lower: Step) -> str | None:
+    """Summing copies of a tensor is a scaling: EXPAND followed by REDUCE of that axis."""
+    if upper.op == "expand" and lower.op == "reduce" and upper.get("dim") == lower.get("dim"):
+        return "expand then reduce of the same axis only scales"
+    return None
+
+
+def merge_above_split(upper: Step, lower: Step) -> str | None:
+    """A MERGE may not sit above a SPLIT of the merged axis (term rewriting simplifies it)."""
+    if upper.op == "merge" and lower.op == "split" and upper.get("dim") == lower.get("dim"):
+        return "merge then split of the same axis is a simpler reshape"
+    return None
+
+
+def split_then_merge(upper: Step, lower: Step) -> str | None:
+    """SPLIT then MERGE of the same axis is the identity."""
+    if upper.op == "split" and lower.op == "merge" and upper.get("dim") == lower.get("dim"):
+        return "split then merge of the same axis is the identity"
+    return None
+
+
+def shift_twice(upper: Step, lower: Step) -> str | None:
+    """Two rolls of one axis are one roll (or none)."""
+    if upper.op == "shift" and lower.op == "shift" and upper.get("dim") == lower.get("dim"):
+        return "two shifts of the same axis are one shift"
+    return None
+
+
+def view_above_reduce(upper: Step, lower: Step) -> str | None:
+    """1-to-1 views are pushed below contractions: a roll of a spatial axis commutes
+    with summing a channel axis, so the canonical chain sums first."""
+    if upper.op == "shift" and lower.op == "reduce" and upper.get("dim") != lower.get("dim"):
+        return "shift commutes with the reduce below it; canonical order reduces first"
+    return None
+
+
+def reduce_order(upper: Step, lower: Step) -> str | None:
+    """Reduces commute: reduce(a) then reduce(b) with a > b equals reduce(b) then reduce(a-1)."""
+    if upper.op == "reduce" and lower.op == "reduce" and upper.get("dim") > lower.get("dim"):
+        return "consecutive reduces must sum axes in increasing order"
+    return None
+
+
+def unfold_reduced_spatially(steps_top_down: list[Step], spatial: list[bool]) -> str | None:
+    """An UNFOLD output is reduced at most once: summing the spatial axis of windows
+    just re-sums the input. Axes move along the chain, so they are tracked by identity
+    from the input's axes (`spatial` flags)."""
+    axes = [(f"in{i}", sp) for i, sp in enumerate(spatial)]
+    unfolded: set[str] = set()
+    for k, s in enumerate(steps_top_down):
+        op = s.op
+        d = s.get("dim") if op not in ("share",) else None
+        if op == "unfold":
+            unfolded.add(axes[d][0])
+            first = next((i for i, (_, sp) in enumerate(axes) if sp), len(axes))
+            axes.insert(first, (f"window{k}", False))
+        elif op == "reduce":
+            if axes[d][0] in unfolded:
+                return "the spatial axis of an unfold is reduced"
+            del axes[d]
+        elif op == "share" and s.get("out") not in (None, ""):
+            axes.insert(0, (f"weight{k}", False))
+        elif op in ("split", "merge", "expand"):
+            tag, sp = axes[d] if d < len(axes) else (f"new{k}", False)
+            if op == "split":
+                axes[d:d + 1] = [(f"{tag}.o", sp), (f"{tag}.i", sp)]
+            elif op == "merge":
+                axes[d:d + 2] = [(f"merge{k}", sp or axes[d + 1][1])]
+            else:
+                axes.insert(d, (f"new{k}", False))
+    return None
+
+
+PAIR_RULES: list[Rule] = [expand_then_reduce, merge_above_split, split_then_merge, shift_twice,
+                          view_above_reduce, reduce_order]
+
+
+def violation(upper: Step, lower: Step | None) -> str | None:
+    """The first rule the pair breaks, or None; `lower` is None at the output end."""
+    if lower is None:
+        return None
+    for rule in PAIR_RULES:
+        reason = rule(upper, lower)
+        if reason:
+            return f"{rule.__name__}: {reason}"
+    return None
+
+
+def chain_violation(steps_top_down: list[Step], spatial: list[bool]) -> str | None:
+    """Every rule over a whole chain starting from an input with these spatial flags."""
+    for upper, lower in zip(steps_top_down, steps_top_down[1:]):
+        reason = violation(upper, lower)
+        if reason:
+            return reason
+    reason = unfold_reduced_spatially(steps_top_down, spatial)
+    return f"unfold_reduced_spatially: {reason}" if reason else None

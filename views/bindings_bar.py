@@ -1,0 +1,58 @@
+"""The bindings bar: concrete values for the size variables (C_in=64, ...), so the
+canvas can show numbers, FLOPs and parameters next to the symbolic shapes."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
+
+from core.analysis.summary import Summary
+from core.ir.bindings import parse_bindings
+from core.ir.errors import BindingError
+
+from .canvas_labels import totals
+
+
+class BindingsBar(QWidget):
+    bindingsChanged = Signal(dict)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("bindingsBar")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(8)
+        label = QLabel("Bindings")
+        label.setObjectName("barLabel")
+        self.edit = QLineEdit()
+        self.edit.setPlaceholderText("C_in=64, C_out=64, H=56, W=56, K=3")
+        self.edit.setToolTip("Values for the size variables; shapes, FLOPs and parameters become numbers.")
+        self.edit.setMinimumWidth(260)
+        self.totals = QLabel()
+        self.totals.setObjectName("totals")
+        layout.addWidget(label)
+        layout.addWidget(self.edit, 2)
+        layout.addWidget(self.totals, 3)
+        self.edit.editingFinished.connect(self._apply)
+
+    def set_bindings(self, bindings: dict[str, int]) -> None:
+        self.edit.setText(", ".join(f"{k}={v}" for k, v in bindings.items()))
+        self._mark(None)
+
+    def show_summary(self, summary: Summary) -> None:
+        self.totals.setText(totals(summary))
+        self.totals.setProperty("state", "error" if not summary.ok else "ok")
+        self.totals.style().polish(self.totals)
+
+    def _apply(self) -> None:
+        try:
+            bindings = parse_bindings(self.edit.text())
+        except BindingError as e:
+            self._mark(str(e))
+            return
+        self._mark(None)
+        self.bindingsChanged.emit(bindings)
+
+    def _mark(self, error: str | None) -> None:
+        self.edit.setProperty("invalid", error is not None)
+        self.edit.setToolTip(error or "Values for the size variables; shapes, FLOPs and parameters become numbers.")
+        self.edit.style().polish(self.edit)
