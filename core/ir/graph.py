@@ -41,6 +41,7 @@ class OperatorGraph:
         self.g.add_node(INPUT, prim=None, pos=(0.0, 0.0))
         self.g.add_node(OUTPUT, prim=None, pos=(600.0, 0.0))
         self._listeners: list[Callable[[GraphEvent], None]] = []
+        self._order: list[str] | None = None
 
     # events ---------------------------------------------------------------
     def subscribe(self, fn: Callable[[GraphEvent], None]) -> None:
@@ -106,7 +107,10 @@ class OperatorGraph:
         return [(u, v, d["port"]) for u, v, d in self.g.edges(data=True)]
 
     def topological_order(self) -> list[str]:
-        return list(nx.lexicographical_topological_sort(self.g))
+        """Deterministic (lexicographic) order, cached until the structure changes."""
+        if self._order is None:
+            self._order = list(nx.lexicographical_topological_sort(self.g))
+        return list(self._order)
 
     def new_id(self, op: str) -> str:
         k = 1
@@ -149,22 +153,26 @@ class OperatorGraph:
         if node in self.g:
             raise ParamError(f"a node named {node!r} already exists")
         self.g.add_node(node, prim=prim, pos=tuple(pos))
+        self._order = None
         self._emit(GraphEvent("node_added", node))
 
     def delete_node(self, node: str) -> None:
         for u, v, port in [e for e in self.edges() if node in e[:2]]:
             self.delete_edge(u, v)
         self.g.remove_node(node)
+        self._order = None
         self._emit(GraphEvent("node_removed", node))
 
     def insert_edge(self, src: str, dst: str, port: int) -> None:
         self.check_connect(src, dst, port)
         self.g.add_edge(src, dst, port=port)
+        self._order = None
         self._emit(GraphEvent("edge_added", edge=(src, dst, port)))
 
     def delete_edge(self, src: str, dst: str) -> None:
         port = self.g.edges[src, dst]["port"]
         self.g.remove_edge(src, dst)
+        self._order = None
         self._emit(GraphEvent("edge_removed", edge=(src, dst, port)))
 
     def replace_prim(self, node: str, prim: Primitive) -> None:

@@ -19,14 +19,20 @@ from .errors import StoreError
 
 
 def open_database(path: Path, busy_timeout: float) -> sqlite_utils.Database:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """A connection in WAL mode with a busy timeout (seconds) and foreign keys on."""
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=busy_timeout)
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"cannot open the results store {path}: {exc}") from None
+    try:
         db = sqlite_utils.Database(conn, execute_plugins=False)
         db.execute("PRAGMA foreign_keys = ON")
+        db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode: safe against crashes, not against power loss
         if db.journal_mode != "wal":
             db.enable_wal()
     except sqlite3.DatabaseError as exc:
+        conn.close()
         raise StoreError(f"cannot open the results store {path}: {exc}") from None
     return db
 

@@ -76,7 +76,41 @@ def _add_retries_and_trials(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW)
 
 
-MIGRATIONS = [_create_v1, _add_retries_and_trials]
+RESULTS_VIEW_V3 = """
+SELECT 'm' || m.id AS result_key, m.id AS measurement_id, m.job_id, m.operator_id,
+       o.name AS operator_name, o.origin, o.hash AS operator_hash,
+       m.device_id, d.name AS device_name, m.bindings,
+       m.latency_ms, m.latency_std_ms, m.gflops,
+       m.flops, m.params,
+       m.tuned, m.trial_count, m.torch_latency_ms, m.speedup,
+       s.dataset, s.backbone, s.fisher_potential, s.accuracy,
+       m.created
+FROM measurements AS m
+JOIN operators AS o ON o.id = m.operator_id
+LEFT JOIN devices AS d ON d.id = m.device_id
+LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = m.operator_id)
+UNION ALL
+SELECT 'o' || o.id, NULL, NULL, o.id, o.name, o.origin, o.hash, NULL, NULL, NULL,
+       NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL,
+       s.dataset, s.backbone, s.fisher_potential, s.accuracy, o.created
+FROM operators AS o
+LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = o.id)
+WHERE NOT EXISTS (SELECT 1 FROM measurements WHERE operator_id = o.id)
+"""
+
+
+def _operator_costs(db: sqlite_utils.Database) -> None:
+    """Version 3: operators carry FLOPs, MACs and parameters at their own bindings, and the
+    results view also lists operators not yet measured (found by a search, scored only),
+    each row keyed by `result_key` ('m<measurement id>' or 'o<operator id>'). A measured
+    row keeps the measurement's own figures, which belong to its bindings."""
+    for column in ("flops", "macs", "params"):
+        db["operators"].add_column(column, float)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V3)
+
+
+MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,155 @@
+"""`tessera submit`, `worker`, `jobs` and `results`: the job queue and the results store
+on the command line. The store is --store PATH, else $TESSERA_STORE, else the default."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.ir.bindings import format_bindings, parse_bindings
+from core.ir.errors import TesseraError
+from core.ir.serialize import content_hash, read_document
+from core.jobs.queue import JobQueue
+from core.jobs.supervisor import Supervisor, default_worker_count
+from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
+
+LOCAL_DEVICE = "local"
+RESULT_COLUMNS = ("measurement_id", "operator_name", "device_name", "bindings", "latency_ms",
+                  "gflops", "tuned", "speedup", "accuracy")
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("submit", help="queue a measurement of an operator file on this machine")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--bind", default="", help="values such as C_in=64,H=56 (default: the file's own)")
+    p.add_argument("--tune-trials", type=int, default=0, metavar="N",
+                   help="MetaSchedule tuning trials (0: measure the default schedule)")
+    _store_option(p)
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("worker", help="run queued jobs in worker processes")
+    p.add_argument("--n", type=int, default=default_worker_count(), metavar="N",
+                   help="number of worker processes (default: CPU count - 1)")
+    p.add_argument("--forever", action="store_true", help="keep waiting for new jobs (default: stop when none are left)")
+    _store_option(p)
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("jobs", help="list jobs, or cancel or retry one")
+    p.add_argument("action", nargs="?", default="list", choices=("list", "cancel", "retry"))
+    p.add_argument("job_id", nargs="?", type=int, metavar="ID")
+    _store_option(p)
+    p.set_defaults(func=cmd_jobs)
+
+    p = sub.add_parser("results", help="measurements, or their Pareto front")
+    p.add_argument("--pareto", metavar="COLUMNS",
+                   help=f"two or three of {', '.join(RESULT_OBJECTIVES)}, comma-separated; "
+                        "add :min or :max to override the direction, e.g. latency_ms,accuracy:max")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _store_option(p)
+    p.set_defaults(func=cmd_results)
+
+
+def _store_option(p) -> None:
+    p.add_argument("--store", metavar="PATH", help="results store file (default: $TESSERA_STORE or "
+                                                   "~/.local/share/tessera/results.db)")
+
+
+def cmd_submit(args) -> int:
+    if args.tune_trials < 0:
+        raise TesseraError(f"--tune-trials must be 0 or more, got {args.tune_trials}")
+    doc = read_document(args.file)
+    bindings = {**doc.get("bindings", {}), **parse_bindings(args.bind)}
+    name = doc.get("name") or Path(args.file).stem
+    with Store(args.store) as store:
+        operator_id = store.add_operator(doc, name, "hand-made")
+        device_id = store.add_device(LOCAL_DEVICE, "local")
+        payload = {"operator": doc, "bindings": bindings, "tune_trials": args.tune_trials,
+                   "device": LOCAL_DEVICE}
+        job_id = JobQueue(store).submit("measure", payload, operator_id=operator_id, device_id=device_id,
+                                        input_key=str(Path(args.file).resolve()),
+                                        input_version=content_hash(doc))
+        print(f"queued job {job_id}: measure {name} with {format_bindings(bindings) or 'no bindings'}"
+              f" in {store.path}; run `tessera worker` to process it")
+    return 0
+
+
+def cmd_worker(args) -> int:
+    if args.n < 1:
+        raise TesseraError(f"--n must be at least 1, got {args.n}")
+    supervisor = Supervisor(args.store, workers=args.n)
+    print(f"{args.n} worker(s) on {supervisor.store.path}"
+          + ("; Ctrl-C to stop" if args.forever else "; stopping when no jobs are left"), flush=True)
+    supervisor.run(forever=args.forever, report=lambda line: print(line, flush=True))
+    return 0
+
+
+def cmd_jobs(args) -> int:
+    with Store(args.store) as store:
+        queue = JobQueue(store)
+        if args.action == "list":
+            rows = [("id", "kind", "state", "tries", "progress", "operator", "note")]
+            for job in queue.jobs():
+                rows.append((str(job.id), job.kind, job.state, f"{job.attempts}/{job.max_attempts}",
+                             f"{100 * (job.progress or 0):.0f}%", job.operator_name or "-",
+                             job.error or job.message or ""))
+            _print_table(rows)
+            return 0
+        if args.job_id is None:
+            raise TesseraError(f"`tessera jobs {args.action}` needs a job id, e.g. `tessera jobs {args.action} 7`")
+        if args.action == "cancel":
+            if queue.cancel(args.job_id):
+                print(f"cancelled {queue.get(args.job_id).describe()}")
+                return 0
+            job = queue.get(args.job_id)
+            print(f"{job.describe()} has already ended ({job.state})")
+            return 1
+        queue.retry(args.job_id)
+        print(f"queued {queue.get(args.job_id).describe()} again")
+        return 0
+
+
+def cmd_results(args) -> int:
+    with Store(args.store) as store:
+        if args.pareto:
+            columns, directions = _parse_objectives(args.pareto)
+            rows = store.pareto(columns, directions)
+            shown = ("measurement_id", "operator_name", "device_name", "bindings", *columns)
+        else:
+            rows, shown = list(store.results()), RESULT_COLUMNS
+    if args.json:
+        print(json.dumps([{**row, "bindings": json.loads(row["bindings"] or "{}")} for row in rows], indent=2))
+        return 0
+    if not rows:
+        print("no results yet")
+        return 0
+    table = [tuple("id" if c == "measurement_id" else c.removesuffix("_name") for c in shown)]
+    table += [tuple(_cell(row[c]) for c in shown) for row in rows]
+    _print_table(table)
+    return 0
+
+
+def _parse_objectives(text: str) -> tuple[list[str], list[str]]:
+    """'latency_ms,accuracy:max' -> (['latency_ms', 'accuracy'], ['min', 'max'])."""
+    columns, directions = [], []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        column, _, direction = item.partition(":")
+        if direction not in ("", MINIMIZE, MAXIMIZE):
+            raise TesseraError(f"--pareto {item!r}: the direction after ':' must be min or max")
+        columns.append(column)
+        directions.append(direction or RESULT_OBJECTIVES.get(column, MINIMIZE))
+    return columns, directions
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, str) and value.startswith("{"):
+        return format_bindings(json.loads(value))
+    return str(value)
+
+
+def _print_table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

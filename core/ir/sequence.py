@@ -1,0 +1,427 @@
+"""Transformation sequences: steps on a loop nest, their versioned JSON format, and applying them.
+
+A sequence names a starting nest (conv2d, grouped_conv2d, dense), default sizes
+and the steps. Files are `{"format": "tessera.sequence", "version": 1, ...}`,
+read like operator files: parsed, checked field by field, never executed; every
+error names the file and the step. Loop names must be identifiers and factors
+positive integers or size expressions ('2', 'G', 'C_out/2'), evaluated with the
+bindings when the sequence is applied."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import BindingError, FormatError, SizeError
+from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
+from .symbolic import parse_size
+
+FORMAT = "tessera.sequence"
+VERSION = 1
+
+#: op -> its parameters, each "loop" (a loop name), "loops" (two or more), "pair" (exactly two),
+#: "size" (a factor) or "sizes" (two factors)
+STEP_PARAMS: dict[str, dict[str, str]] = {
+    "reorder": {"loops": "loops"},
+    "interchange": {"loops": "pair"},
+    "split": {"loop": "loop", "factor": "size"},
+    "tile": {"loops": "pair", "factors": "sizes"},
+    "fuse": {"loops": "pair"},
+    "unroll": {"loop": "loop"},
+    "vectorize": {"loop": "loop"},
+    "parallel": {"loop": "loop"},
+    "peel": {"loop": "loop", "at": "size"},
+    "bottleneck": {"loop": "loop", "B": "size"},
+    "group": {"loops": "pair", "G": "size"},
+}
+ARCHITECTURE_OPS = ("bottleneck", "group")
+MEANING_PRESERVING_OPS = tuple(op for op in STEP_PARAMS if op not in ARCHITECTURE_OPS)
+STEP_DOCS = {
+    "reorder": "put the named loops in this order, in the positions they occupy together",
+    "interchange": "swap two loops",
+    "split": "strip-mine a loop into outer and inner loops (factor = inner iterations)",
+    "tile": "split two loops and put both outer loops before both inner ones",
+    "fuse": "merge two adjacent loops into one",
+    "unroll": "unroll a loop",
+    "vectorize": "run the innermost loop as vector instructions",
+    "parallel": "run a loop's iterations on several cores",
+    "peel": "split the output channels at `at` into two parts with nests of their own",
+    "bottleneck": "visit one index in B of the loop's iterator (changes the architecture)",
+    "group": "keep only the diagonal blocks of two loops tiled by G (changes the architecture)",
+}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str
+    params: Mapping[str, Any]
+    part: int | None = None  # None: every part
+
+    @property
+    def changes_architecture(self) -> bool:
+        return self.op in ARCHITECTURE_OPS
+
+    def text(self) -> str:
+        """'split(co, 8)', 'group(co, ci, 2)', 'reorder(kw, co) @part 1'."""
+        args: list[str] = []
+        for name, kind in STEP_PARAMS[self.op].items():
+            value = self.params[name]
+            args += [str(v) for v in value] if kind in ("loops", "pair", "sizes") else [str(value)]
+        where = f" @part {self.part}" if self.part is not None else ""
+        return f"{self.op}({', '.join(args)}){where}"
+
+    def to_json(self) -> dict:
+        doc = {"op": self.op, **{k: (list(v) if isinstance(v, (list, tuple)) else v)
+                                 for k, v in self.params.items()}}
+        if self.part is not None:
+            doc["part"] = self.part
+        return doc
+
+
+@dataclass(frozen=True)
+class Sequence:
+    nest: str = "conv2d"
+    steps: tuple[Step, ...] = ()
+    bindings: Mapping[str, int] = field(default_factory=dict)
+    name: str = ""
+    description: str = ""
+    reassociate: bool = False  # True: sums may be reordered (accumulation order is not a dependence)
+
+    @property
+    def base(self):
+        return BASES[self.nest]
+
+    def with_steps(self, steps) -> "Sequence":
+        return replace(self, steps=tuple(steps))
+
+
+# -- building and checking steps -----------------------------------------------------------
+def make_step(op: str, params: Mapping[str, Any] | None = None, part: int | None = None) -> Step:
+    """A checked step (FormatError naming the parameter otherwise)."""
+    return _step({"op": op, **(params or {}), **({} if part is None else {"part": part})}, "step")
+
+
+def _step(doc: Any, where: str) -> Step:
+    if not isinstance(doc, dict):
+        raise FormatError(f"{where}: expected an object")
+    op = doc.get("op")
+    if op not in STEP_PARAMS:
+        raise FormatError(f"{where}: unknown op {op!r} (known: {', '.join(STEP_PARAMS)})")
+    spec = STEP_PARAMS[op]
+    unknown = sorted(set(doc) - set(spec) - {"op", "part"})
+    if unknown:
+        raise FormatError(f"{where} ({op}): unknown field(s) {', '.join(unknown)} (expected {', '.join(spec)})")
+    params: dict[str, Any] = {}
+    for name, kind in spec.items():
+        if name not in doc:
+            raise FormatError(f"{where} ({op}): missing {name!r}")
+        params[name] = _param(doc[name], kind, f"{where} ({op}).{name}")
+    part = doc.get("part")
+    if part is not None and (not isinstance(part, int) or isinstance(part, bool) or part < 0):
+        raise FormatError(f"{where} ({op}).part: must be a part number 0, 1, ..., got {part!r}")
+    return Step(op, params, part)
+
+
+def _param(value: Any, kind: str, where: str):
+    if kind == "loop":
+        if not isinstance(value, str) or not _NAME.match(value):
+            raise FormatError(f"{where}: expected a loop name such as 'co', got {value!r}")
+        return value
+    if kind in ("loops", "pair"):
+        count = "two" if kind == "pair" else "two or more"
+        if not isinstance(value, list) or len(value) < 2 or (kind == "pair" and len(value) != 2):
+            raise FormatError(f"{where}: expected a list of {count} loop names, got {value!r}")
+        return tuple(_param(v, "loop", f"{where}[{i}]") for i, v in enumerate(value))
+    if kind == "sizes":
+        if not isinstance(value, list) or len(value) != 2:
+            raise FormatError(f"{where}: expected a list of two factors, got {value!r}")
+        return tuple(_param(v, "size", f"{where}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str):
+        try:
+            parse_size(value)
+        except SizeError as e:
+            raise FormatError(f"{where}: {e}") from None
+        return value
+    raise FormatError(f"{where}: expected a positive integer or a size expression such as 'G', got {value!r}")
+
+
+# -- the document ----------------------------------------------------------------------------
+def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
+    def fail(where: str, what: str) -> FormatError:
+        return FormatError(f"{source}: {where}: {what}")
+
+    if not isinstance(doc, dict):
+        raise fail("top level", "expected a JSON object")
+    if doc.get("format") != FORMAT:
+        raise fail("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
+    if doc.get("version") != VERSION:
+        raise fail("version", f"this Tessera reads version {VERSION}, the file has {doc.get('version')!r}")
+    unknown = sorted(set(doc) - {"format", "version", "name", "description", "nest", "bindings",
+                                 "reassociate", "steps"})
+    if unknown:
+        raise fail("top level", f"unknown field(s) {', '.join(unknown)}")
+    nest = doc.get("nest", "conv2d")
+    if nest not in BASES:
+        raise fail("nest", f"unknown nest {nest!r} (known: {', '.join(BASES)})")
+    for key in ("name", "description"):
+        if not isinstance(doc.get(key, ""), str):
+            raise fail(key, "must be a string")
+    reassociate = doc.get("reassociate", False)
+    if not isinstance(reassociate, bool):
+        raise fail("reassociate", f"must be true or false, got {reassociate!r}")
+    bindings = doc.get("bindings", {})
+    if not isinstance(bindings, dict):
+        raise fail("bindings", "expected an object")
+    for k, v in bindings.items():
+        if not _NAME.match(str(k)):
+            raise fail(f"bindings.{k}", "not a variable name")
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise fail(f"bindings.{k}", f"must be a positive integer, got {v!r}")
+    steps = doc.get("steps")
+    if not isinstance(steps, list):
+        raise fail("steps", "missing, or not a list")
+    parsed = []
+    for i, s in enumerate(steps):
+        try:
+            parsed.append(_step(s, f"steps[{i}]"))
+        except FormatError as e:
+            raise FormatError(f"{source}: {e}") from None
+    return Sequence(nest, tuple(parsed), dict(bindings), doc.get("name", ""), doc.get("description", ""),
+                    reassociate)
+
+
+def parse_sequence(text: str, source: str = "<document>") -> Sequence:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    return sequence_from_document(doc, source)
+
+
+def load_sequence(path: str | Path) -> Sequence:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise FormatError(f"{path}: cannot read ({e})") from None
+    return parse_sequence(text, str(path))
+
+
+def sequence_document(seq: Sequence) -> dict:
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": seq.name}
+    if seq.description:
+        doc["description"] = seq.description
+    doc["nest"] = seq.nest
+    doc["bindings"] = dict(seq.bindings)
+    if seq.reassociate:
+        doc["reassociate"] = True
+    doc["steps"] = [s.to_json() for s in seq.steps]
+    return doc
+
+
+def save_sequence(seq: Sequence, path: str | Path) -> None:
+    """Write atomically (temp file + rename) so a crash never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(sequence_document(seq), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+# -- applying ---------------------------------------------------------------------------------
+def start(seq: Sequence, bindings: Mapping[str, int] | None = None) -> tuple[Program, list[Event]]:
+    """The untransformed nest at the sequence's sizes (overridden by `bindings`), prelude applied."""
+    values = {**seq.bindings, **(bindings or {})}
+    base = seq.base
+    program = Program(base.name, tuple(sorted(values.items())), (initial_nest(base, values),))
+    events: list[Event] = []
+    for op, params in base.prelude:
+        program, more = apply_step(program, make_step(op, params), f"{base.name} ({op})")
+        events += more
+    return program, events
+
+
+def apply_step(program: Program, step: Step, what: str | None = None) -> tuple[Program, list[Event]]:
+    """The program after one step and the structural events for schedule replay.
+    LoopNestError (DivisibilityError for sizes that do not divide) if it cannot be applied."""
+    what = what or step.text()
+    if step.part is not None and step.part >= len(program.parts):
+        raise LoopNestError(f"{what}: there is no part {step.part} (the nest has {len(program.parts)} "
+                            f"part{'s' if len(program.parts) > 1 else ''}, numbered from 0)")
+    bindings = dict(program.bindings)
+    parts: list[Nest] = []
+    events: list[Event] = []
+    for k, nest in enumerate(program.parts):
+        if step.part is not None and k != step.part:
+            parts.append(nest)
+            continue
+        where = f"{what} on part {k}" if len(program.parts) > 1 else what
+        new, more = _apply(nest, step, bindings, where)
+        parts += new
+        events += more
+    return Program(program.base, program.bindings, tuple(parts)), events
+
+
+def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tuple[list[Nest], list[Event]]:
+    p, op = step.params, step.op
+    if op == "peel":
+        return nest.peel(p["loop"], factor(p["at"], bindings, what).value, what)
+    if op == "reorder":
+        result = nest.reorder(list(p["loops"]), what)
+    elif op == "interchange":
+        result = nest.interchange(*p["loops"], what)
+    elif op == "split":
+        result = nest.split(p["loop"], factor(p["factor"], bindings, what).value, what)
+    elif op == "tile":
+        (a, b), (fa, fb) = p["loops"], p["factors"]
+        first, e1 = nest.split(a, factor(fa, bindings, what).value, what)
+        second, e2 = first.split(b, factor(fb, bindings, what).value, what)
+        (_, ao, ai, _), (_, bo, bi, _) = e1[0].args, e2[0].args
+        tiled, e3 = second.reorder([ao, bo, ai, bi], what)
+        result = tiled, e1 + e2 + e3
+    elif op == "fuse":
+        result = nest.fuse(*p["loops"], what)
+    elif op in ("unroll", "vectorize", "parallel"):
+        result = nest.annotate(p["loop"], op, what)
+    elif op == "bottleneck":
+        result = nest.bottleneck(p["loop"], factor(p["B"], bindings, what), what)
+    else:  # group
+        result = nest.group(*p["loops"], factor(p["G"], bindings, what), what)
+    return [result[0]], result[1]
+
+
+def factor(value: int | str, bindings: Mapping[str, int], what: str) -> Factor:
+    """A step's factor at the given sizes: a positive whole number."""
+    expr = parse_size(str(value))
+    try:
+        number = expr.to_int(bindings)
+    except BindingError as e:
+        raise LoopNestError(f"{what}: {e}") from None
+    if number < 1:
+        raise LoopNestError(f"{what}: {expr} = {number} is not a positive size")
+    return Factor(expr, number)
+
+
+def apply_sequence(seq: Sequence, bindings: Mapping[str, int] | None = None) -> Program:
+    """The final program; raises on the first step that cannot be applied."""
+    program, _ = start(seq, bindings)
+    for i, step in enumerate(seq.steps):
+        program, _ = apply_step(program, step, f"step {i + 1} {step.text()}")
+    return program
+
+
+# -- editing -----------------------------------------------------------------------------------
+def suggest_step(op: str, nest: Nest) -> Step:
+    """A step of kind `op` with parameters that fit `nest`, for an editor's "add step"."""
+    loops = nest.loops
+    whole = [l for l in loops if len(l.pieces) == 1]
+    pairs = [(a, b) for a, b in zip(loops, loops[1:]) if a.reduction == b.reduction]
+
+    def over(*iterators):
+        return next((l.name for l in whole if l.pieces[0].iterator in iterators), loops[0].name)
+
+    def half(loop_name: str) -> int:
+        return max(1, nest.loop(loop_name, op).extent // 2)
+
+    if op in ("interchange", "reorder"):
+        return make_step(op, {"loops": [loops[0].name, loops[1].name]})
+    if op == "fuse":
+        a, b = pairs[0] if pairs else loops[:2]
+        return make_step(op, {"loops": [a.name, b.name]})
+    if op == "tile":
+        a, b = next(((a, b) for a, b in pairs if not a.reduction), pairs[0] if pairs else loops[:2])
+        return make_step(op, {"loops": [a.name, b.name], "factors": [2, 2]})
+    if op == "group":
+        return make_step(op, {"loops": [over("co"), over("ci")], "G": 2})
+    if op == "peel":
+        name = over("co")
+        return make_step(op, {"loop": name, "at": half(name) * nest.loop(name, op).pieces[0].stride})
+    if op == "split":
+        name = next((l.name for l in reversed(loops) if l.extent % 2 == 0 and l.extent > 2), loops[-1].name)
+        return make_step(op, {"loop": name, "factor": 2})
+    if op in ("unroll", "vectorize"):
+        return make_step(op, {"loop": loops[-1].name})
+    if op == "parallel":
+        return make_step(op, {"loop": loops[0].name})
+    return make_step(op, {"loop": over("co", "ci", "oh", "ow"), "B": 2})  # bottleneck
+
+
+class SequenceHistory:
+    """Undoable edits of a sequence, shared by the GUI editor and scripts. Sequences are small
+    and immutable, so each undo step keeps the sequence before and after it."""
+
+    def __init__(self, seq: Sequence, on_change: Callable[[], None] | None = None):
+        self.current = seq
+        self._done: list[tuple[str, Sequence, Sequence]] = []
+        self._undone: list[tuple[str, Sequence, Sequence]] = []
+        self.on_change = on_change
+
+    def apply(self, new: Sequence, text: str) -> None:
+        if new == self.current:
+            return
+        self._done.append((text, self.current, new))
+        self._undone.clear()
+        self._set(new)
+
+    def undo(self) -> None:
+        if self._done:
+            entry = self._done.pop()
+            self._undone.append(entry)
+            self._set(entry[1])
+
+    def redo(self) -> None:
+        if self._undone:
+            entry = self._undone.pop()
+            self._done.append(entry)
+            self._set(entry[2])
+
+    @property
+    def undo_text(self) -> str:
+        return self._done[-1][0] if self._done else ""
+
+    @property
+    def redo_text(self) -> str:
+        return self._undone[-1][0] if self._undone else ""
+
+    def _set(self, seq: Sequence) -> None:
+        self.current = seq
+        if self.on_change:
+            self.on_change()
+
+    # edits, one undo step each
+    def insert(self, index: int, step: Step) -> None:
+        steps = list(self.current.steps)
+        steps.insert(index, step)
+        self.apply(self.current.with_steps(steps), f"Add {step.text()}")
+
+    def remove(self, index: int) -> None:
+        steps = list(self.current.steps)
+        removed = steps.pop(index)
+        self.apply(self.current.with_steps(steps), f"Remove {removed.text()}")
+
+    def move(self, source: int, target: int) -> None:
+        steps = list(self.current.steps)
+        step = steps.pop(source)
+        steps.insert(target, step)
+        self.apply(self.current.with_steps(steps), f"Move {step.text()}")
+
+    def replace(self, index: int, step: Step) -> None:
+        steps = list(self.current.steps)
+        steps[index] = step
+        self.apply(self.current.with_steps(steps), f"Edit {step.text()}")
+
+    def declare(self, **fields) -> None:
+        """Change the starting nest, the sizes or `reassociate`."""
+        self.apply(replace(self.current, **fields), "Change " + ", ".join(fields))
+
+
+__all__ = ["ARCHITECTURE_OPS", "FORMAT", "MEANING_PRESERVING_OPS", "STEP_DOCS", "STEP_PARAMS", "Sequence",
+           "SequenceHistory", "Step", "VERSION", "apply_sequence", "apply_step", "factor", "load_sequence",
+           "make_step", "parse_sequence", "save_sequence", "sequence_document", "sequence_from_document", "start",
+           "suggest_step"]

@@ -1,0 +1,215 @@
+"""The job queue, persisted in the store's jobs table.
+
+A job is queued -> running -> done | failed | cancelled. A worker claims a job
+with one UPDATE ... RETURNING under BEGIN IMMEDIATE and gets a fresh lease;
+every later write by that worker (progress, partial, result) checks the lease
+and the state, so a job that was cancelled, superseded or handed to another
+worker meanwhile is never overwritten by the old one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Collection, Sequence
+
+from core.store import Store, StoreError
+
+from .results import record_result
+
+QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
+HOST = socket.gethostname()
+
+_SELECT = "SELECT jobs.*, operators.name AS operator_name FROM jobs " \
+          "LEFT JOIN operators ON operators.id = jobs.operator_id"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A jobs row as read at one moment (payload and result parsed from JSON)."""
+    id: int
+    kind: str
+    payload: dict
+    state: str
+    attempts: int
+    max_attempts: int
+    operator_id: int | None
+    operator_name: str | None
+    device_id: int | None
+    progress: float | None
+    message: str | None
+    error: str | None
+    result: dict | None
+    lease: str | None
+    worker_host: str | None
+    worker_pid: int | None
+    heartbeat: float | None
+    created: float | None
+    started: float | None
+    finished: float | None
+    input_key: str | None
+    input_version: str | None
+
+    @classmethod
+    def from_row(cls, row: dict) -> "Job":
+        fields = {name: row[name] for name in cls.__dataclass_fields__}
+        fields["payload"] = json.loads(row["payload"])
+        fields["result"] = json.loads(row["result"]) if row["result"] else None
+        return cls(**fields)
+
+    def describe(self) -> str:
+        """'job 7 (measure conv2d)', for messages."""
+        what = " ".join(filter(None, (self.kind, self.operator_name)))
+        return f"job {self.id} ({what})"
+
+
+class JobQueue:
+    """Queue operations on a Store; one per process (or thread), like the Store itself."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.db = store.db
+
+    # -- the people's side: submit, look, cancel, retry ----------------------------
+    def submit(self, kind: str, payload: dict, *, operator_id: int | None = None,
+               device_id: int | None = None, input_key: str | None = None,
+               input_version: str | None = None, max_attempts: int = 3) -> int:
+        """Queue a job; `input_key`/`input_version` name what it was computed from (e.g. an
+        edited operator and its content hash) so cancel_stale can drop superseded jobs."""
+        if max_attempts < 1:
+            raise StoreError(f"max_attempts must be at least 1, got {max_attempts}")
+        with self.store.write():
+            return self.db["jobs"].insert({
+                "kind": kind, "payload": json.dumps(payload), "state": QUEUED,
+                "operator_id": operator_id, "device_id": device_id,
+                "input_key": input_key, "input_version": input_version,
+                "attempts": 0, "max_attempts": max_attempts, "progress": 0.0,
+                "created": time.time()}).last_pk
+
+    def get(self, job_id: int) -> Job:
+        for row in self.db.query(f"{_SELECT} WHERE jobs.id = ?", [job_id]):
+            return Job.from_row(row)
+        raise StoreError(f"there is no job {job_id} in {self.store.path}")
+
+    def jobs(self, states: Sequence[str] = ()) -> list[Job]:
+        """Jobs in these states (all if none given), oldest first."""
+        where = f" WHERE jobs.state IN ({', '.join('?' * len(states))})" if states else ""
+        return [Job.from_row(row) for row in self.db.query(f"{_SELECT}{where} ORDER BY jobs.id", list(states))]
+
+    def cancel(self, job_id: int, reason: str = "cancelled by the user") -> bool:
+        """Cancel a queued or running job (a running one stops at its next progress/cancel
+        check; its result is never written). False if it had already finished."""
+        with self.store.write():
+            self.get(job_id)
+            return self._update({"state": CANCELLED, "error": reason, "finished": time.time()},
+                                "id = ? AND state IN (?, ?)", [job_id, QUEUED, RUNNING]) == 1
+
+    def cancel_stale(self, input_key: str, current_version: str) -> list[int]:
+        """Cancel the queued and running jobs computed from an older version of `input_key`."""
+        with self.store.write():
+            rows = self.db.execute(
+                "UPDATE jobs SET state = ?, error = ?, finished = ? WHERE input_key = ? "
+                "AND input_version IS NOT ? AND state IN (?, ?) RETURNING id",
+                [CANCELLED, f"superseded: {input_key} changed after this job was queued",
+                 time.time(), input_key, current_version, QUEUED, RUNNING]).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def retry(self, job_id: int) -> None:
+        """Queue a failed or cancelled job again, with a fresh budget of attempts."""
+        with self.store.write():
+            job = self.get(job_id)
+            if job.state not in (FAILED, CANCELLED):
+                raise StoreError(f"{job.describe()} is {job.state}; only failed or cancelled jobs can be retried")
+            self._update({"state": QUEUED, "attempts": 0, "error": None, "lease": None,
+                          "finished": None, "progress": 0.0, "message": None}, "id = ?", [job_id])
+
+    # -- the workers' side: claim, report, finish -----------------------------------
+    def claim(self, kinds: Collection[str]) -> Job | None:
+        """Take the oldest queued job of one of `kinds` for this process, or None."""
+        kinds = list(kinds)
+        marks = ", ".join("?" * len(kinds))
+        waiting = f"SELECT id FROM jobs WHERE state = ? AND kind IN ({marks}) ORDER BY id LIMIT 1"
+        if self.db.execute(waiting, [QUEUED, *kinds]).fetchone() is None:
+            return None  # a read costs nothing; the write lock is taken only when there is work
+        now = time.time()
+        with self.store.write():
+            claimed = self.db.execute(
+                "UPDATE jobs SET state = ?, attempts = attempts + 1, lease = ?, worker_host = ?, "
+                "worker_pid = ?, started = ?, heartbeat = ?, finished = NULL, progress = 0, "
+                f"message = 'started' WHERE id = ({waiting}) RETURNING id",
+                [RUNNING, uuid.uuid4().hex, HOST, os.getpid(), now, now, QUEUED, *kinds]).fetchall()
+            return self.get(claimed[0][0]) if claimed else None
+
+    def owns(self, job: Job) -> bool:
+        """True while `job` (as claimed) is still running under its lease."""
+        return self.db.execute("SELECT 1 FROM jobs WHERE id = ? AND lease = ? AND state = ?",
+                               [job.id, job.lease, RUNNING]).fetchone() is not None
+
+    def heartbeat(self, job: Job) -> bool:
+        return self._update_owned(job, {"heartbeat": time.time()})
+
+    def report_progress(self, job: Job, fraction: float, message: str) -> bool:
+        return self._update_owned(job, {"progress": fraction, "message": message, "heartbeat": time.time()})
+
+    def save_partial(self, job: Job, result: dict) -> bool:
+        """Keep a partial result on the job row; a later attempt finds it in JobContext.previous_partial."""
+        return self._update_owned(job, {"result": json.dumps(result), "heartbeat": time.time()})
+
+    def complete(self, job: Job, result: dict) -> bool:
+        """Write the result rows and mark the job done, in one transaction; False (nothing
+        written) if the job was cancelled or taken away meanwhile. InvalidResult if malformed."""
+        text = json.dumps(result)
+        with self.store.write():
+            if not self.owns(job):
+                return False
+            record_result(self.store, job, result)
+            return self._update_owned(job, {"state": DONE, "result": text, "progress": 1.0,
+                                            "message": "done", "error": None, "finished": time.time()})
+
+    def finish(self, job: Job, state: str, error: str) -> bool:
+        """End a job this worker owns as FAILED or CANCELLED, with a reason."""
+        return self._update_owned(job, {"state": state, "error": error, "finished": time.time()})
+
+    # -- the supervisor's side ------------------------------------------------------------
+    def abandon(self, job: Job, reason: str, count_attempt: bool = True) -> str:
+        """The worker running `job` is gone: queue it again if attempts remain, else fail it.
+        Returns the new state, or the current one if the job had already moved on."""
+        with self.store.write():
+            now = self.get(job.id)
+            if now.state != RUNNING or now.lease != job.lease:
+                return now.state
+            attempts = now.attempts if count_attempt else now.attempts - 1
+            if attempts < now.max_attempts:
+                fields = {"state": QUEUED, "error": reason, "message": "waiting for a retry"}
+            else:
+                fields = {"state": FAILED, "finished": time.time(),
+                          "error": f"{reason}; gave up after {attempts} attempt(s)"}
+            self._update({**fields, "attempts": attempts, "lease": None}, "id = ?", [job.id])
+            return fields["state"]
+
+    def ended_since(self, since: float) -> list[Job]:
+        """Jobs that reached done, failed or cancelled after time `since`, in that order."""
+        return [Job.from_row(row) for row in self.db.query(
+            f"{_SELECT} WHERE jobs.finished > ? ORDER BY jobs.finished", [since])]
+
+    def has_work(self, kinds: Collection[str], worker_pids: Collection[int]) -> bool:
+        """Queued jobs of `kinds`, or jobs running in one of `worker_pids` on this host."""
+        kinds, pids = list(kinds), list(worker_pids)
+        return self.db.execute(
+            f"SELECT 1 FROM jobs WHERE (state = ? AND kind IN ({', '.join('?' * len(kinds))})) "
+            f"OR (state = ? AND worker_host = ? AND worker_pid IN ({', '.join('?' * len(pids))})) LIMIT 1",
+            [QUEUED, *kinds, RUNNING, HOST, *pids]).fetchone() is not None
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _update(self, fields: dict, where: str, args: Sequence) -> int:
+        assignments = ", ".join(f"{name} = ?" for name in fields)
+        with self.store.write():
+            return self.db.execute(f"UPDATE jobs SET {assignments} WHERE {where}",
+                                   [*fields.values(), *args]).rowcount
+
+    def _update_owned(self, job: Job, fields: dict) -> bool:
+        return self._update(fields, "id = ? AND lease = ? AND state = ?", [job.id, job.lease, RUNNING]) == 1

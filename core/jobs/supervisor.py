@@ -1,0 +1,207 @@
+"""Start worker processes, watch them, and keep the queue honest.
+
+A job whose worker died (a SIGKILL, a segfault inside TVM; here or in another
+process) is queued again with the reason, until its attempts run out; a job
+cancelled while its handler ignores cancellation gets its worker killed. The
+GUI calls start(), poll() from a timer and stop(); the CLI calls run().
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from core.store import Store
+
+from .errors import WorkerCrashed
+from .kinds import HANDLERS
+from .processes import describe_exit, kill_tree, pid_alive
+from .queue import CANCELLED, DONE, HOST, QUEUED, RUNNING, Job, JobQueue
+from .worker import worker_main
+
+MAX_IDLE_DEATHS = 3  # workers dying this many times in a row without a job are not restarted
+
+
+def default_worker_count() -> int:
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.Process
+    current: object  # multiprocessing.Value("q"): id of the job being run, 0 when idle
+
+
+class Supervisor:
+    """Runs `workers` worker processes on the store at `store_path` (default store if None).
+
+    `handlers` maps job kinds to 'module:function' paths (default kinds.HANDLERS).
+    Heartbeats are written every `heartbeat_interval` s; a running job of another
+    process's worker is taken back after `stale_after` s without one (or at once if
+    its pid on this host is gone); a cancelled job's worker is killed `cancel_grace` s
+    after the cancel if still on it. A Supervisor is used once: start ... stop.
+    """
+
+    def __init__(self, store_path: str | Path | None = None, workers: int | None = None,
+                 handlers: dict[str, str] | None = None, *, heartbeat_interval: float = 2.0,
+                 stale_after: float = 120.0, cancel_grace: float = 5.0):
+        self.store = Store(store_path)
+        self.queue = JobQueue(self.store)
+        self.handlers = dict(HANDLERS if handlers is None else handlers)
+        self.count = workers or default_worker_count()
+        self.heartbeat_interval = heartbeat_interval
+        self.stale_after = stale_after
+        self.cancel_grace = cancel_grace
+        self._mp = multiprocessing.get_context("spawn")
+        self._stop = self._mp.Event()
+        self._workers: list[_Worker] = []
+        self._idle_deaths = 0
+        self._last_exit = ""
+        self._reported_until = time.time()
+
+    # -- life cycle ----------------------------------------------------------------
+    def start(self) -> list[str]:
+        """Take back jobs left running by dead workers, then start the workers."""
+        events = self._take_back_orphans()
+        for _ in range(self.count):
+            self._spawn()
+        return events
+
+    def poll(self) -> list[str]:
+        """One look at workers and jobs; returns what happened, as sentences. Never blocks."""
+        return (self._reap_dead_workers() + self._take_back_orphans() + self._stop_cancelled()
+                + self._report_ended())
+
+    def busy(self) -> bool:
+        """Jobs are queued for our kinds, or our workers are running some."""
+        return self.queue.has_work(self.handlers, [w.process.pid for w in self._workers])
+
+    def run(self, forever: bool = False, interval: float = 0.25,
+            report: Callable[[str], None] = print) -> None:
+        """start(), then poll until no work is left (or forever), then stop(). Raises
+        WorkerCrashed if every worker died before taking a job (a broken installation)."""
+        for line in self.start():
+            report(line)
+        try:
+            while True:
+                busy = forever or self.busy()  # asked before polling, so the last job's end is reported
+                for line in self.poll():
+                    report(line)
+                if not busy:
+                    break
+                if not self._workers:
+                    raise WorkerCrashed(f"no worker is left: they kept stopping before taking a job "
+                                        f"(the last {self._last_exit}); see their error output above")
+                time.sleep(interval)
+        finally:
+            for line in self.stop():
+                report(line)
+
+    def stop(self, grace: float = 3.0) -> list[str]:
+        """Ask workers to finish, kill those still running after `grace` s (their jobs are
+        queued again without using up an attempt), and close the store."""
+        self._stop.set()
+        deadline = time.monotonic() + grace
+        for worker in self._workers:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+        events = []
+        for worker in self._workers:
+            kill_tree(worker.process)
+            for job in self._running_in(worker.process.pid):
+                state = self.queue.abandon(job, f"interrupted: worker {worker.process.pid} was stopped",
+                                           count_attempt=False)
+                events.append(f"{job.describe()} was interrupted and is {state} again")
+        self._workers = []
+        self.store.close()
+        return events
+
+    def __enter__(self) -> "Supervisor":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def worker_pids(self) -> list[int]:
+        return [w.process.pid for w in self._workers]
+
+    # -- the watching ------------------------------------------------------------------
+    def _spawn(self) -> None:
+        current = self._mp.Value("q", 0, lock=False)
+        process = self._mp.Process(
+            target=worker_main, name="tessera worker",
+            args=(str(self.store.path), self.handlers, self._stop, current, self.heartbeat_interval))
+        process.start()
+        self._workers.append(_Worker(process, current))
+
+    def _running_in(self, pid: int) -> list[Job]:
+        return [j for j in self.queue.jobs([RUNNING]) if j.worker_host == HOST and j.worker_pid == pid]
+
+    def _reap_dead_workers(self) -> list[str]:
+        events = []
+        for worker in [w for w in self._workers if not w.process.is_alive()]:
+            self._workers.remove(worker)
+            pid, how = worker.process.pid, describe_exit(worker.process.exitcode)
+            jobs = self._running_in(pid)
+            for job in jobs:
+                events += self._abandon(job, f"worker {pid} {how} while running {job.describe()}")
+            self._idle_deaths = 0 if jobs or worker.current.value else self._idle_deaths + 1
+            self._last_exit = how
+            if self._stop.is_set():
+                continue
+            if self._idle_deaths >= MAX_IDLE_DEATHS:
+                events.append(f"workers keep stopping before taking a job (the last {how}); "
+                              "not starting another")
+                continue
+            self._spawn()
+        return events
+
+    def _take_back_orphans(self) -> list[str]:
+        """Running jobs of workers we do not own whose process is gone or silent."""
+        ours = set(self.worker_pids)
+        events = []
+        for job in self.queue.jobs([RUNNING]):
+            here = job.worker_host == HOST
+            if here and job.worker_pid in ours:
+                continue
+            who = f"worker {job.worker_pid}" if here else f"worker {job.worker_host}:{job.worker_pid}"
+            silent = time.time() - (job.heartbeat or 0.0)
+            if here and not pid_alive(job.worker_pid, job.started):
+                events += self._abandon(job, f"{who} is gone (not started by this session) "
+                                             f"while running {job.describe()}")
+            elif silent > self.stale_after:
+                events += self._abandon(job, f"{who} sent no heartbeat for {silent:.0f} s "
+                                             f"while running {job.describe()}")
+        return events
+
+    def _stop_cancelled(self) -> list[str]:
+        """Kill workers still running a job more than cancel_grace s after it was cancelled."""
+        events = []
+        for worker in self._workers:
+            job_id = worker.current.value
+            if not job_id:
+                continue
+            job = self.queue.get(job_id)
+            if job.state == CANCELLED and time.time() - (job.finished or 0.0) > self.cancel_grace:
+                kill_tree(worker.process)
+                events.append(f"{job.describe()} was cancelled but its handler kept running; "
+                              f"stopped worker {worker.process.pid}")
+        return events
+
+    def _report_ended(self) -> list[str]:
+        """'job 7 (measure conv2d) done' / '... failed: reason' for jobs ended since the last look."""
+        events = []
+        for job in self.queue.ended_since(self._reported_until):
+            self._reported_until = max(self._reported_until, job.finished)
+            events.append(f"{job.describe()} {job.state}" + (f": {job.error}" if job.state != DONE else ""))
+        return events
+
+    def _abandon(self, job: Job, reason: str) -> list[str]:
+        """Queue the job again or fail it (then _report_ended tells); say which."""
+        if self.queue.abandon(job, reason) == QUEUED:
+            return [f"{reason}; queued again (attempt {job.attempts + 1} of {job.max_attempts} next)"]
+        return []

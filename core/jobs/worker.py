@@ -1,0 +1,88 @@
+"""A worker process: claim a job, run its handler with a JobContext while a thread keeps
+the job's heartbeat, write the outcome; repeat until told to stop or orphaned."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+from core.store import InvalidResult, Store
+
+from .context import JobContext
+from .errors import JobCancelled
+from .processes import enter_own_group
+from .queue import CANCELLED, FAILED, Job, JobQueue
+from .targets import resolve
+
+log = logging.getLogger(__name__)
+IDLE_WAIT = (0.05, 0.5)  # first and longest pause between looks at an empty queue, s
+
+
+def worker_main(store_path: str, handlers: dict[str, str], stop, current,
+                heartbeat_interval: float) -> None:
+    """Entry point of a spawned worker process. `stop` is a multiprocessing Event; `current`
+    a shared integer set to the id of the job being run (0 when idle). The worker also
+    stops, after its current job, when the process that started it is gone."""
+    enter_own_group()
+    parent = os.getppid()
+    with Store(store_path) as store:
+        queue = JobQueue(store)
+        pause = IDLE_WAIT[0]
+        while not stop.is_set() and os.getppid() == parent:
+            job = queue.claim(handlers)
+            if job is None:
+                stop.wait(pause)
+                pause = min(pause * 2, IDLE_WAIT[1])
+                continue
+            pause = IDLE_WAIT[0]
+            current.value = job.id
+            try:
+                run_job(queue, job, handlers[job.kind], heartbeat_interval)
+            finally:
+                current.value = 0
+
+
+def run_job(queue: JobQueue, job: Job, target: str, heartbeat_interval: float) -> None:
+    """Run one claimed job to its end state (done / failed / cancelled)."""
+    with _Heartbeat(queue.store.path, job, heartbeat_interval):
+        try:
+            result = resolve(target)(job.payload, JobContext(queue, job))
+        except JobCancelled as exc:
+            queue.finish(job, CANCELLED, str(exc))  # a no-op unless the handler gave up by itself
+            return
+        except Exception as exc:
+            log.debug("%s failed", job.describe(), exc_info=True)
+            queue.finish(job, FAILED, f"{type(exc).__name__}: {exc}")
+            return
+    if not isinstance(result, dict):
+        queue.finish(job, FAILED, f"its handler {target} returned {type(result).__name__}, not a dict")
+        return
+    try:
+        queue.complete(job, result)
+    except (InvalidResult, TypeError, ValueError) as exc:
+        queue.finish(job, FAILED, f"its handler {target} returned an invalid result: {exc}")
+
+
+class _Heartbeat(threading.Thread):
+    """A thread with its own connection that stamps the job's heartbeat every `interval` s,
+    so other processes can tell a live worker from a vanished one."""
+
+    def __init__(self, store_path: Path, job: Job, interval: float):
+        super().__init__(name=f"heartbeat {job.id}", daemon=True)
+        self.store_path, self.job, self.interval = store_path, job, interval
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        with Store(self.store_path) as store:
+            queue = JobQueue(store)
+            while not self.stopped.wait(self.interval) and queue.heartbeat(self.job):
+                pass
+
+    def __enter__(self) -> "_Heartbeat":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.join()

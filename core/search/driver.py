@@ -1,0 +1,135 @@
+"""Running a search: ask the strategy, save every candidate in the store with its
+origin, evaluate it (nothing, Fisher Potential or proxy training, in this process),
+tell the score back, and queue measurement jobs when tuning is asked for.
+
+The same function serves `tessera search` (in a spawned process) and the GUI
+(as a "search" job run by a worker), so both write the same rows."""
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..ir.serialize import graph_from_document
+from ..jobs.queue import JobQueue
+from ..store import Store
+from .base import Budget, SearchError, Strategy
+
+STRATEGIES = {
+    "random": "core.search.canvas:CanvasSampler",
+    "mcts": "core.search.mcts:SynoMCTS",
+    "sequences": "core.search.sequences:SequenceSearch",
+}
+EVALUATIONS = ("none", "fisher", "train")
+EVALUATORS = {"fisher": "core.train.jobs:fisher_job", "train": "core.train.jobs:train_job"}
+SCORE_OF = {"fisher": "fisher_potential", "train": "accuracy"}
+
+
+@dataclass
+class SearchConfig:
+    template: dict
+    strategy: str = "random"
+    budget_flops: float | None = 1.0
+    budget_params: float | None = None
+    max_primitives: int = 8
+    seed: int = 0
+    samples: int | None = 20
+    minutes: float | None = None
+    evaluate: str = "none"
+    tune_trials: int | None = None       # queue a measure job per candidate when set (0: untuned)
+    measure_bindings: dict = field(default_factory=dict)
+    evaluation: dict = field(default_factory=dict)  # EvalSettings / TrainConfig fields
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "SearchConfig":
+        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise SearchError(f"unknown search setting(s): {', '.join(unknown)}")
+        cfg = cls(**values)
+        if cfg.strategy not in STRATEGIES:
+            raise SearchError(f"strategy must be one of {', '.join(STRATEGIES)}, got {cfg.strategy!r}")
+        if cfg.evaluate not in EVALUATIONS:
+            raise SearchError(f"evaluate must be one of {', '.join(EVALUATIONS)}, got {cfg.evaluate!r}")
+        if cfg.samples is None and cfg.minutes is None:
+            raise SearchError("give a number of samples or a time limit in minutes")
+        for name in ("samples", "max_primitives", "tune_trials"):
+            value = getattr(cfg, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise SearchError(f"{name} must be a whole number >= 0, got {value!r}")
+        for name in ("budget_flops", "budget_params", "minutes"):
+            value = getattr(cfg, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise SearchError(f"{name} must be a positive number, got {value!r}")
+        return cfg
+
+
+def make_strategy(cfg: SearchConfig) -> Strategy:
+    template = graph_from_document(cfg.template, source="the search template")
+    module, name = STRATEGIES[cfg.strategy].split(":")
+    cls = getattr(importlib.import_module(module), name)
+    return cls(template, Budget(cfg.budget_flops, cfg.budget_params, cfg.max_primitives), seed=cfg.seed)
+
+
+class _Inner:
+    """The context an in-process evaluation sees: the search's cancel flag, no progress rows."""
+
+    def __init__(self, cancelled: Callable[[], bool]):
+        self.cancelled = cancelled
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        pass
+
+
+def run_search(config: dict, store_path: str, progress: Callable[[float, str], None] | None = None,
+               cancelled: Callable[[], bool] | None = None) -> dict:
+    """Run until `samples` candidates were found, `minutes` passed, the strategy is
+    exhausted or the caller cancels; returns counts and the strategy's statistics."""
+    cfg = SearchConfig.from_dict(config)
+    strategy = make_strategy(cfg)
+    progress = progress or (lambda f, m: None)
+    cancelled = cancelled or (lambda: False)
+    evaluate = None
+    if cfg.evaluate != "none":
+        module, name = EVALUATORS[cfg.evaluate].split(":")
+        evaluate = getattr(importlib.import_module(module), name)
+    start, found, scored, queued, failures = time.monotonic(), 0, 0, 0, []
+    with Store(store_path) as store:
+        queue = JobQueue(store)
+        while not cancelled():
+            elapsed = time.monotonic() - start
+            if cfg.samples is not None and found >= cfg.samples:
+                break
+            if cfg.minutes is not None and elapsed >= cfg.minutes * 60:
+                break
+            batch = strategy.ask(1)
+            if not batch:
+                break  # the space (within budget) is exhausted
+            for c in batch:
+                found += 1
+                doc = c.document
+                operator_id = store.add_operator(doc, f"{strategy.name}-{c.key[:8]}", c.origin)
+                if evaluate is not None:
+                    try:
+                        result = evaluate({"operator": doc, **cfg.evaluation}, _Inner(cancelled))
+                    except Exception as e:  # a candidate that cannot be evaluated scores nothing
+                        failures.append(f"{c.key[:8]}: {e}")
+                    else:
+                        store.add_score(operator_id, result["score"])
+                        strategy.tell(c.key, float(result["score"][SCORE_OF[cfg.evaluate]]))
+                        scored += 1
+                if cfg.tune_trials is not None:
+                    bindings = {**c.graph.bindings, **cfg.measure_bindings}
+                    queue.submit("measure", {"operator": doc, "bindings": bindings,
+                                             "tune_trials": cfg.tune_trials, "device": "local"},
+                                 operator_id=operator_id)
+                    queued += 1
+                fraction = (found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60))
+                progress(min(fraction, 1.0), f"{found} candidates, {scored} scored, {queued} queued")
+    return {"found": found, "scored": scored, "queued": queued, "failures": failures[:20],
+            "seconds": round(time.monotonic() - start, 2), "stats": strategy.stats}
+
+
+def search_job(payload: dict, ctx) -> dict:
+    """Job handler for kind "search" (the GUI's Search panel)."""
+    return run_search(payload["config"], str(ctx.store.path), ctx.progress, ctx.cancelled)

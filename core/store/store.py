@@ -1,0 +1,163 @@
+"""The results store: one SQLite file shared by the GUI, the CLI and worker processes.
+
+Every write is one short BEGIN IMMEDIATE transaction (see connection.py); rows
+hold JSON text only, so reading a store never executes anything.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import sqlite_utils
+
+from core.ir.serialize import canonical_json
+
+from .connection import open_database, write_transaction
+from .errors import StoreError
+from .location import default_store_path
+from .pareto import MAXIMIZE, MINIMIZE, pareto_front
+from .records import measurement_row, operator_cost, score_row
+from .schema import SCHEMA_VERSION, migrate, schema_version
+
+#: numeric columns of the results view and the direction in which each is better
+RESULT_OBJECTIVES = {
+    "latency_ms": MINIMIZE, "latency_std_ms": MINIMIZE, "flops": MINIMIZE, "params": MINIMIZE,
+    "gflops": MAXIMIZE, "trial_count": MINIMIZE, "torch_latency_ms": MINIMIZE,
+    "speedup": MAXIMIZE, "fisher_potential": MAXIMIZE, "accuracy": MAXIMIZE,
+}
+
+
+class Store:
+    """Open (creating or migrating) the store at `path`, default default_store_path()."""
+
+    def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 10.0,
+                 patience: float = 60.0):
+        self.path = Path(path).expanduser() if path else default_store_path()
+        self.patience = patience
+        self.db: sqlite_utils.Database = open_database(self.path, busy_timeout)
+        try:
+            if schema_version(self.db) != SCHEMA_VERSION:
+                with self.write():
+                    migrate(self.db, self.path)
+        except BaseException:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def write(self):
+        """Context manager: one write transaction, waiting for other writers (joins an open one)."""
+        return write_transaction(self.db, self.path, self.patience)
+
+    @property
+    def schema_version(self) -> int:
+        return schema_version(self.db)
+
+    # -- things that are measured ----------------------------------------------
+    def add_operator(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
+        """Save an operator document in canonical form with its cost at the document's own
+        bindings; the same operator saved again (same content hash,
+        core.ir.serialize.content_hash) returns the existing row's id."""
+        return self._add_unique("operators", canonical_json(doc), name, origin, operator_cost(doc))
+
+    def add_sequence(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
+        """Save a transformation-sequence document; equal documents (as sorted JSON) are one row."""
+        return self._add_unique("sequences", json.dumps(doc, sort_keys=True, separators=(",", ":")), name, origin)
+
+    def _add_unique(self, table: str, text: str, name: str, origin: str, extra: dict | None = None) -> int:
+        """Insert unless a row with the same hash (sha256 of `text`) exists; return the row's id."""
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        with self.write():
+            self.db[table].insert({"hash": digest, "document": text, "name": name, "origin": origin,
+                                   "created": time.time(), **(extra or {})}, ignore=True)
+            return self.db.execute(f"SELECT id FROM {table} WHERE hash = ?", [digest]).fetchone()[0]
+
+    def operator(self, operator_id: int) -> dict:
+        """The operators row with `document` parsed back into a dict."""
+        row = self._get("operators", operator_id)
+        return {**row, "document": json.loads(row["document"])}
+
+    def add_device(self, name: str, kind: str = "local", config: dict | None = None) -> int:
+        """Create or update the device called `name` (kind 'local' or 'rpc'); returns its id."""
+        if kind not in ("local", "rpc"):
+            raise StoreError(f"device {name!r}: kind must be 'local' or 'rpc', got {kind!r}")
+        with self.write():
+            self.db["devices"].upsert({"name": name, "kind": kind, "config": config or {}}, pk="name")
+            return self.db.execute("SELECT id FROM devices WHERE name = ?", [name]).fetchone()[0]
+
+    def devices(self) -> list[dict]:
+        return [{**row, "config": json.loads(row["config"])}
+                for row in self.db["devices"].rows_where(order_by="id")]
+
+    def _get(self, table: str, row_id: int) -> dict:
+        try:
+            return self.db[table].get(row_id)
+        except sqlite_utils.db.NotFoundError:
+            raise StoreError(f"no row {row_id} in {table} of {self.path}") from None
+
+    # -- results ----------------------------------------------------------------
+    def add_measurement(self, operator_id: int, device_id: int | None, result: dict,
+                        job_id: int | None = None) -> int:
+        """Record one measurement result dict (fields: records.MEASUREMENT_FIELDS) and its trials."""
+        row, trials = measurement_row(result)
+        with self.write():
+            measurement_id = self.db["measurements"].insert(
+                {**row, "job_id": job_id, "operator_id": operator_id, "device_id": device_id,
+                 "created": time.time()}).last_pk
+            self.db["trials"].insert_all(
+                {"measurement_id": measurement_id, "job_id": job_id, "trial_index": i, "latency_ms": t}
+                for i, t in trials)
+        return measurement_id
+
+    def add_score(self, operator_id: int, result: dict, job_id: int | None = None) -> int:
+        """Record one score result dict (fields: records.SCORE_FIELDS)."""
+        row = score_row(result)
+        with self.write():
+            return self.db["scores"].insert({**row, "job_id": job_id, "operator_id": operator_id,
+                                             "created": time.time()}).last_pk
+
+    def trials(self, measurement_id: int) -> list[tuple[int, float]]:
+        """(trial index, latency ms) of the measurement's tuning trials, in trial order."""
+        return [(r["trial_index"], r["latency_ms"]) for r in self.db["trials"].rows_where(
+            "measurement_id = ?", [measurement_id], order_by="trial_index")]
+
+    def results(self, where: str | None = None, where_args: Sequence = (),
+                order_by: str = "created, result_key") -> Iterator[dict]:
+        """Rows of the results view: measurements joined with operators, devices and the
+        operator's latest score, plus operators not measured yet (measurement_id NULL);
+        each row has a `result_key`; `bindings` stays JSON text."""
+        return self.db["results"].rows_where(where, where_args, order_by=order_by)
+
+    def pareto(self, columns: Sequence[str], directions: Sequence[str] | None = None) -> list[dict]:
+        """Results rows on the Pareto front of two or three numeric columns of the results view
+        (rows missing one of them are left out), sorted by the first column. Directions default
+        to RESULT_OBJECTIVES ('min' for latency, 'max' for accuracy, ...)."""
+        unknown = [c for c in columns if c not in RESULT_OBJECTIVES]
+        if unknown or not 2 <= len(columns) <= 3:
+            raise StoreError(f"a Pareto front needs 2 or 3 of {', '.join(RESULT_OBJECTIVES)}; "
+                             f"got {', '.join(columns) or 'none'}")
+        directions = list(directions or [RESULT_OBJECTIVES[c] for c in columns])
+        selected = ", ".join(columns)
+        present = " AND ".join(f"{c} IS NOT NULL" for c in columns)
+        rows = self.db.execute(f"SELECT result_key, {selected} FROM results WHERE {present}").fetchall()
+        if not rows:
+            return []
+        keys = [r[0] for r in rows]
+        table = np.array([r[1:] for r in rows], dtype=float)
+        front = pareto_front(table, directions)
+        front = front[np.argsort(table[front, 0], kind="stable")]
+        chosen = [keys[i] for i in front]
+        found = {r["result_key"]: r for r in self.results(
+            "result_key IN (SELECT value FROM json_each(?))", [json.dumps(chosen)])}
+        return [found[k] for k in chosen]

@@ -1,0 +1,119 @@
+"""Job handlers and isolated functions for the job-system tests.
+
+Real functions that spawned worker processes import by 'module:function' path,
+as they import the real handlers (core.compile.jobs:measure_job).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+import numpy as np
+
+HERE = "tests.core.job_kinds"
+#: kinds the tests register with workers, on top of (or instead of) core.jobs.kinds.HANDLERS
+TEST_HANDLERS = {
+    "sleep": f"{HERE}:sleep_job",
+    "busy": f"{HERE}:busy_job",
+    "abort": f"{HERE}:abort_job",
+    "fail": f"{HERE}:fail_job",
+    "listing": f"{HERE}:list_job",
+    "resume": f"{HERE}:resume_job",
+    "steps": f"{HERE}:resumable_steps_job",
+    "measure": f"{HERE}:matmul_measure_job",
+    "score": f"{HERE}:score_job",
+}
+
+
+def sleep_job(payload: dict, ctx) -> dict:
+    """Sleep in small steps, reporting progress (so a cancel stops it at the next step)."""
+    steps = payload.get("steps", 10)
+    for i in range(steps):
+        time.sleep(payload.get("seconds", 1.0) / steps)
+        ctx.progress((i + 1) / steps, f"step {i + 1} of {steps}")
+    return {"slept": payload.get("seconds", 1.0)}
+
+
+def busy_job(payload: dict, ctx) -> dict:
+    """Busy-loop without ever looking at cancellation, like a long TVM build; the result is
+    the loop's measured time in the store's measurement format."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < payload.get("seconds", 1.0):
+        pass
+    return {"latency_ms": (time.perf_counter() - start) * 1e3}
+
+
+def abort_job(payload: dict, ctx) -> dict:
+    os.abort()
+
+
+def fail_job(payload: dict, ctx) -> dict:
+    raise ValueError(f"size {payload.get('size')} is not divisible by the group count")
+
+
+def list_job(payload: dict, ctx) -> list:
+    return [1, 2, 3]
+
+
+def resume_job(payload: dict, ctx) -> dict:
+    """Save a partial result, then die on the first attempt; a later attempt resumes from it."""
+    if ctx.previous_partial is None:
+        ctx.partial({"done_steps": 3})
+        os.abort()
+    return {"resumed_from": ctx.previous_partial["done_steps"], "total_steps": 6}
+
+
+def resumable_steps_job(payload: dict, ctx) -> dict:
+    """`steps` steps of `step_seconds`, saving how far it got after each, resuming from there."""
+    first = (ctx.previous_partial or {}).get("done", 0)
+    for i in range(first, payload["steps"]):
+        time.sleep(payload["step_seconds"])
+        ctx.partial({"done": i + 1})
+        ctx.progress((i + 1) / payload["steps"], f"step {i + 1}")
+    return {"resumed_from": first, "steps": payload["steps"]}
+
+
+def matmul_measure_job(payload: dict, ctx) -> dict:
+    """A real measurement (numpy matmul timed with perf_counter) in the store's measurement format."""
+    n = payload["bindings"]["N"]
+    a, b = np.ones((n, n), np.float32), np.ones((n, n), np.float32)
+    times = []
+    for i in range(payload.get("repeats", 5)):
+        start = time.perf_counter()
+        a @ b
+        times.append((time.perf_counter() - start) * 1e3)
+        ctx.progress((i + 1) / payload.get("repeats", 5), "timing")
+    return {"latency_ms": float(np.median(times)), "latency_std_ms": float(np.std(times)),
+            "flops": 2.0 * n ** 3, "trials": list(enumerate(times)), "tuned": False}
+
+
+def score_job(payload: dict, ctx) -> dict:
+    return {"dataset": "digits", "backbone": "none", "epochs": 0, "fisher_potential": payload["fp"]}
+
+
+# -- functions for core.jobs.isolate.call_in_subprocess ----------------------------------
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def count_with_progress(n: int, progress) -> str:
+    for i in range(n):
+        progress((i + 1) / n, f"item {i + 1}")
+    return "counted"
+
+
+def raise_value_error(message: str) -> None:
+    raise ValueError(message)
+
+
+def segfault() -> None:
+    ctypes.string_at(0)
+
+
+def sleep_forever() -> None:
+    time.sleep(3600)
+
+
+def return_set() -> set:
+    return {1, 2}

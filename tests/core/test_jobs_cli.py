@@ -1,0 +1,94 @@
+"""`tessera submit / worker / jobs / results` (app/cli_jobs.py) on a real store file."""
+import argparse
+import json
+
+import pytest
+
+from app import cli_jobs
+from core.ir.errors import TesseraError
+from core.ir.serialize import read_document
+from core.jobs.kinds import HANDLERS
+from core.jobs.queue import QUEUED, JobQueue
+from core.store import Store
+
+from .jobs_checks import check_worker_killed_mid_job
+
+
+def tessera(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="tessera")
+    cli_jobs.add_parsers(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys):
+    db = str(tmp_path / "cli.db")
+    conv = str(examples_dir / "conv2d.json")
+    assert tessera("submit", conv, "--bind", "H=28,W=28", "--tune-trials", "8", "--store", db) == 0
+    assert "queued job 1: measure conv2d with C_in=64,C_out=64,H=28,W=28,K=3" in capsys.readouterr().out
+    with Store(db) as store:
+        job = JobQueue(store).get(1)
+        assert (job.state, job.payload["bindings"]["H"], job.payload["tune_trials"], job.payload["device"]) == (
+            QUEUED, 28, 8, "local")
+        assert job.payload["operator"] == read_document(conv) and job.operator_name == "conv2d"
+
+    assert tessera("jobs", "--store", db) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["id", "kind", "state", "tries", "progress", "operator", "note"]
+    assert lines[1].split() == ["1", "measure", "queued", "0/3", "0%", "conv2d"]
+    assert tessera("jobs", "cancel", "1", "--store", db) == 0
+    assert "cancelled job 1 (measure conv2d)" in capsys.readouterr().out
+    assert tessera("jobs", "cancel", "1", "--store", db) == 1
+    assert "job 1 (measure conv2d) has already ended (cancelled)" in capsys.readouterr().out
+    assert tessera("jobs", "retry", "1", "--store", db) == 0
+    with Store(db) as store:
+        assert JobQueue(store).get(1).state == QUEUED
+    with pytest.raises(TesseraError, match="`tessera jobs cancel` needs a job id"):
+        tessera("jobs", "cancel", "--store", db)
+    with pytest.raises(TesseraError, match="there is no job 9"):
+        tessera("jobs", "retry", "9", "--store", db)
+
+
+def test_results_table_json_and_pareto(tmp_path, examples_dir, capsys):
+    db = tmp_path / "cli.db"
+    with Store(db) as store:
+        for name, latency, flops in [("conv2d", 3.0, 9e9), ("grouped_conv", 1.0, 5e9), ("shift_conv", 2.0, 6e9)]:
+            op = store.add_operator(read_document(examples_dir / f"{name}.json"), name)
+            store.add_measurement(op, None, {"latency_ms": latency, "flops": flops, "bindings": {"C_in": 64}})
+    assert tessera("results", "--store", str(db)) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:5] == ["id", "operator", "device", "bindings", "latency_ms"]
+    assert out[1].split()[:5] == ["1", "conv2d", "-", "C_in=64", "3"]
+    assert tessera("results", "--pareto", "latency_ms,flops", "--json", "--store", str(db)) == 0
+    front = json.loads(capsys.readouterr().out)
+    assert [(r["operator_name"], r["bindings"]) for r in front] == [("grouped_conv", {"C_in": 64})]
+    assert tessera("results", "--pareto", "latency_ms,flops:max", "--store", str(db)) == 0
+    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["grouped_conv", "shift_conv", "conv2d"]
+    with pytest.raises(TesseraError, match="direction after ':' must be min or max"):
+        tessera("results", "--pareto", "latency_ms:fast,flops", "--store", str(db))
+
+
+def test_empty_store(tmp_path, capsys):
+    assert tessera("results", "--store", str(tmp_path / "empty.db")) == 0
+    assert capsys.readouterr().out == "no results yet\n"
+    assert tessera("worker", "--n", "1", "--store", str(tmp_path / "empty.db")) == 0
+    assert "1 worker(s) on" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.tvm
+def test_submitted_measurement_survives_a_killed_worker_and_lands_in_results(tmp_path, examples_dir, capsys):
+    """The real measure handler (TVM build, torch reference) on a job made by `tessera submit`;
+    its first worker is SIGKILLed mid-job, the retry's measurement reaches `tessera results`."""
+    db = str(tmp_path / "tvm.db")
+    assert tessera("submit", str(examples_dir / "conv2d.json"), "--bind", "C_in=8,C_out=8,H=8,W=8", "--store", db) == 0
+    job, _ = check_worker_killed_mid_job(db, 1, HANDLERS, started=lambda job: (job.progress or 0) > 0)
+    with Store(db) as store:
+        [row] = store.results()
+    assert row["job_id"] == 1 and row["latency_ms"] == job.result["latency_ms"] > 0 and row["flops"] > 0
+    assert row["speedup"] == pytest.approx(row["torch_latency_ms"] / row["latency_ms"])
+    assert json.loads(row["bindings"])["C_in"] == 8 and row["device_name"] == "local"
+    capsys.readouterr()
+    assert tessera("results", "--store", db) == 0
+    row_id, name, device, bindings = capsys.readouterr().out.splitlines()[1].split()[:4]
+    assert (row_id, name, device) == ("1", "conv2d", "local") and "C_in=8" in bindings.split(",")

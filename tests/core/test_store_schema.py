@@ -1,0 +1,126 @@
+"""Schema versions: a new file is created at the current version, an older one is
+migrated in place keeping its rows, a newer or foreign file is refused clearly."""
+import sqlite3
+
+import pytest
+
+from core.store import Store, StoreError
+from core.store.schema import SCHEMA_VERSION
+
+# What Tessera with schema version 1 wrote: no attempts/max_attempts/lease on jobs,
+# no trials table, no results view.
+VERSION_1_SQL = """
+CREATE TABLE operators (id INTEGER PRIMARY KEY, hash TEXT NOT NULL, document TEXT NOT NULL,
+                        name TEXT, origin TEXT, created REAL);
+CREATE UNIQUE INDEX idx_operators_hash ON operators (hash);
+CREATE TABLE sequences (id INTEGER PRIMARY KEY, hash TEXT NOT NULL, document TEXT NOT NULL,
+                        name TEXT, origin TEXT, created REAL);
+CREATE UNIQUE INDEX idx_sequences_hash ON sequences (hash);
+CREATE TABLE devices (id INTEGER PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, config TEXT);
+CREATE UNIQUE INDEX idx_devices_name ON devices (name);
+CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, payload TEXT NOT NULL,
+                   operator_id INTEGER REFERENCES operators(id), device_id INTEGER REFERENCES devices(id),
+                   state TEXT NOT NULL, error TEXT, result TEXT, worker_host TEXT, worker_pid INTEGER,
+                   heartbeat REAL, created REAL, started REAL, finished REAL, progress REAL,
+                   message TEXT, input_key TEXT, input_version TEXT);
+CREATE INDEX idx_jobs_state ON jobs (state);
+CREATE INDEX idx_jobs_input_key ON jobs (input_key);
+CREATE TABLE measurements (id INTEGER PRIMARY KEY, job_id INTEGER REFERENCES jobs(id),
+                           operator_id INTEGER NOT NULL REFERENCES operators(id),
+                           device_id INTEGER REFERENCES devices(id), bindings TEXT,
+                           latency_ms REAL NOT NULL, latency_std_ms REAL, gflops REAL, flops REAL,
+                           params REAL, tuned INTEGER, trial_count INTEGER, torch_latency_ms REAL,
+                           speedup REAL, created REAL);
+CREATE INDEX idx_measurements_operator_id ON measurements (operator_id);
+CREATE TABLE scores (id INTEGER PRIMARY KEY, job_id INTEGER REFERENCES jobs(id),
+                     operator_id INTEGER NOT NULL REFERENCES operators(id), dataset TEXT NOT NULL,
+                     backbone TEXT, fisher_potential REAL, epochs INTEGER, accuracy REAL,
+                     accuracy_per_epoch TEXT, created REAL);
+CREATE INDEX idx_scores_operator_id ON scores (operator_id);
+INSERT INTO operators VALUES (1, 'f00d', '{"format": "tessera.operator"}', 'old conv', 'hand-made', 1700000000.0);
+INSERT INTO devices VALUES (1, 'laptop', 'local', '{}');
+INSERT INTO jobs (id, kind, payload, operator_id, device_id, state, created, finished, progress)
+    VALUES (1, 'measure', '{"bindings": {"C_in": 64}}', 1, 1, 'done', 1700000000.0, 1700000010.0, 1.0),
+           (2, 'measure', '{"bindings": {"C_in": 32}}', 1, 1, 'queued', 1700000020.0, NULL, 0.0);
+INSERT INTO measurements (id, job_id, operator_id, device_id, bindings, latency_ms, gflops, tuned, trial_count)
+    VALUES (1, 1, 1, 1, '{"C_in": 64}', 3.25, 120.5, 0, 0);
+INSERT INTO scores (id, operator_id, dataset, backbone, accuracy) VALUES (1, 1, 'cifar10', 'resnet18', 0.91);
+PRAGMA user_version = 1;
+"""
+
+
+@pytest.fixture
+def version_1_file(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(VERSION_1_SQL)
+    conn.close()
+    return path
+
+
+def test_new_store_is_current_and_in_wal_mode(tmp_path):
+    with Store(tmp_path / "sub" / "results.db") as store:
+        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.db.journal_mode == "wal"
+        assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
+            store.db.table_names())
+        assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+
+
+def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
+    from core.jobs.queue import JobQueue
+    with Store(version_1_file) as store:
+        assert store.schema_version == 3
+        assert store.db.journal_mode == "wal"
+        assert store.operator(1)["name"] == "old conv"
+        jobs = JobQueue(store).jobs()
+        assert [(j.id, j.state, j.attempts, j.max_attempts) for j in jobs] == [
+            (1, "done", 0, 3), (2, "queued", 0, 3)]
+        [row] = store.results()
+        assert (row["latency_ms"], row["gflops"], row["operator_name"], row["device_name"],
+                row["accuracy"]) == (3.25, 120.5, "old conv", "laptop", 0.91)
+        # the new parts work on the old rows: the queued job runs with retries, trials are kept
+        job = JobQueue(store).claim(["measure"])
+        assert (job.id, job.attempts) == (2, 1)
+        measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
+        assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
+    with Store(version_1_file) as again:  # opening a migrated file changes nothing
+        assert again.schema_version == 3
+        assert again.db["measurements"].count == 2
+
+
+def test_newer_store_is_refused_without_touching_it(tmp_path):
+    path = tmp_path / "future.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE things (x)")
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(StoreError, match="schema version 99, newer than this program's 3"):
+        Store(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
+    conn.close()
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 100)
+    with pytest.raises(StoreError, match="cannot open the results store .*notes.db: file is not a database"):
+        Store(path)
+
+
+def test_version_3_lists_unmeasured_operators_with_their_cost(tmp_path):
+    import json
+    from tests.conftest import EXAMPLES
+    doc = json.loads((EXAMPLES / "conv2d.json").read_text())
+    with Store(tmp_path / "r.db") as store:
+        op = store.add_operator(doc, "conv", "search:random")
+        [row] = store.results()
+        assert (row["result_key"], row["measurement_id"], row["flops"], row["params"]) == (
+            f"o{op}", None, 2 * 64 * 64 * 9 * 56 * 56, 64 * 64 * 9)
+        store.add_score(op, {"dataset": "digits", "backbone": "resnet18", "fisher_potential": 2.5})
+        assert [r["fisher_potential"] for r in store.results()] == [2.5]
+        assert [r["result_key"] for r in store.pareto(["flops", "fisher_potential"])] == [f"o{op}"]
+        m = store.add_measurement(op, None, {"latency_ms": 3.0, "flops": 1e6})
+        [row] = store.results()  # measured now: the measurement row replaces the bare operator
+        assert (row["result_key"], row["flops"], row["fisher_potential"]) == (f"m{m}", 1e6, 2.5)
