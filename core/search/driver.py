@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..analysis.summary import summarize
+from ..ir.bindings import format_bindings
 from ..ir.serialize import graph_from_document
 from ..jobs.queue import JobQueue
 from ..store import Store
@@ -120,10 +122,15 @@ def run_search(config: dict, store_path: str, progress: Callable[[float, str], N
                         scored += 1
                 if cfg.tune_trials is not None:
                     bindings = {**c.graph.bindings, **cfg.measure_bindings}
-                    queue.submit("measure", {"operator": doc, "bindings": bindings,
-                                             "tune_trials": cfg.tune_trials, "device": "local"},
-                                 operator_id=operator_id)
-                    queued += 1
+                    check = summarize(c.graph, bindings)
+                    if not check.ok:  # valid at the template's sizes, not at these
+                        failures.append(f"{c.key[:8]}: not measurable at {format_bindings(bindings)}: "
+                                        + "; ".join(check.messages()))
+                    else:
+                        queue.submit("measure", {"operator": doc, "bindings": bindings,
+                                                 "tune_trials": cfg.tune_trials, "device": "local"},
+                                     operator_id=operator_id)
+                        queued += 1
                 fraction = (found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60))
                 progress(min(fraction, 1.0), f"{found} candidates, {scored} scored, {queued} queued")
     return {"found": found, "scored": scored, "queued": queued, "failures": failures[:20],
