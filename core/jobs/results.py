@@ -25,14 +25,15 @@ def _score(store: Store, job, result: dict) -> None:
 
 
 def _nested_score(store: Store, job, result: dict) -> None:
-    """fisher and train jobs (core.train.jobs) keep their score fields under 'score',
+    """fisher, train and e2e jobs (core.train.jobs) keep their score fields under 'score',
     beside details that stay on the job row (original network's score, replaced layers)."""
     if not isinstance(result.get("score"), dict):
         raise InvalidResult("the result has no 'score' object with the score fields")
     _score(store, job, result["score"])
 
 
-RECORDERS = {"measure": _measurement, "score": _score, "fisher": _nested_score, "train": _nested_score}
+RECORDERS = {"measure": _measurement, "score": _score, "fisher": _nested_score, "train": _nested_score,
+             "e2e": _nested_score}
 
 
 def record_result(store: Store, job, result: dict) -> None:

@@ -30,6 +30,9 @@ SCORE_FIELDS = {
     "accuracy": "final accuracy",
     "accuracy_per_epoch": "accuracy after every epoch, in order",
     "fisher_potential": "Fisher Potential at initialisation",
+    "e2e_latency_ms": "whole-network latency with the operator, TVM-compiled, ms",
+    "e2e_baseline_ms": "whole-network latency of the original network, same run, ms",
+    "e2e_speedup": "e2e_baseline_ms / e2e_latency_ms (derived when absent)",
 }
 
 
@@ -138,7 +141,17 @@ def score_row(result: dict) -> dict:
         "accuracy": _number(result, "accuracy", what),
         "accuracy_per_epoch": _numbers(result, "accuracy_per_epoch", what),
         "fisher_potential": _number(result, "fisher_potential", what),
+        **_e2e(result, what),
     }
+
+
+def _e2e(result: dict, what: str) -> dict:
+    latency = _number(result, "e2e_latency_ms", what, positive="e2e_latency_ms" in result)
+    baseline = _number(result, "e2e_baseline_ms", what, positive="e2e_baseline_ms" in result)
+    speedup = _number(result, "e2e_speedup", what)
+    if speedup is None and latency and baseline:
+        speedup = baseline / latency
+    return {"e2e_latency_ms": latency, "e2e_baseline_ms": baseline, "e2e_speedup": speedup}
 
 
 def operator_cost(doc: dict) -> dict:

@@ -84,17 +84,24 @@ SELECT 'm' || m.id AS result_key, m.id AS measurement_id, m.job_id, m.operator_i
        m.flops, m.params,
        m.tuned, m.trial_count, m.torch_latency_ms, m.speedup,
        s.dataset, s.backbone, s.fisher_potential, s.accuracy,
+       e.e2e_latency_ms, e.e2e_speedup,
        m.created
 FROM measurements AS m
 JOIN operators AS o ON o.id = m.operator_id
 LEFT JOIN devices AS d ON d.id = m.device_id
-LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = m.operator_id)
+LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores
+                                 WHERE operator_id = m.operator_id AND e2e_latency_ms IS NULL)
+LEFT JOIN scores AS e ON e.id = (SELECT MAX(id) FROM scores
+                                 WHERE operator_id = m.operator_id AND e2e_latency_ms IS NOT NULL)
 UNION ALL
 SELECT 'o' || o.id, NULL, NULL, o.id, o.name, o.origin, o.hash, NULL, NULL, NULL,
        NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL,
-       s.dataset, s.backbone, s.fisher_potential, s.accuracy, o.created
+       s.dataset, s.backbone, s.fisher_potential, s.accuracy,
+       e.e2e_latency_ms, e.e2e_speedup, o.created
 FROM operators AS o
-LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = o.id)
+LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = o.id AND e2e_latency_ms IS NULL)
+LEFT JOIN scores AS e ON e.id = (SELECT MAX(id) FROM scores
+                                 WHERE operator_id = o.id AND e2e_latency_ms IS NOT NULL)
 WHERE NOT EXISTS (SELECT 1 FROM measurements WHERE operator_id = o.id)
 """
 
@@ -103,9 +110,12 @@ def _operator_costs(db: sqlite_utils.Database) -> None:
     """Version 3: operators carry FLOPs, MACs and parameters at their own bindings, and the
     results view also lists operators not yet measured (found by a search, scored only),
     each row keyed by `result_key` ('m<measurement id>' or 'o<operator id>'). A measured
-    row keeps the measurement's own figures, which belong to its bindings."""
+    row keeps the measurement's own figures, which belong to its bindings. Scores can hold
+    whole-network (end-to-end) latency; the view shows the latest of each kind of score."""
     for column in ("flops", "macs", "params"):
         db["operators"].add_column(column, float)
+    for column in ("e2e_latency_ms", "e2e_baseline_ms", "e2e_speedup"):
+        db["scores"].add_column(column, float)
     db["results"].drop()
     db.create_view("results", RESULTS_VIEW_V3)
 

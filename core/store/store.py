@@ -28,6 +28,7 @@ RESULT_OBJECTIVES = {
     "latency_ms": MINIMIZE, "latency_std_ms": MINIMIZE, "flops": MINIMIZE, "params": MINIMIZE,
     "gflops": MAXIMIZE, "trial_count": MINIMIZE, "torch_latency_ms": MINIMIZE,
     "speedup": MAXIMIZE, "fisher_potential": MAXIMIZE, "accuracy": MAXIMIZE,
+    "e2e_latency_ms": MINIMIZE, "e2e_speedup": MAXIMIZE,
 }
 
 

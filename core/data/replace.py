@@ -1,0 +1,194 @@
+"""Swap a backbone's standard convolutions for an IR operator, and say what happened to each.
+
+A conv is *standard* when groups=1, stride 1, dilation 1, zero "same" padding and a
+square odd kernel: it maps [C_in, H, W] -> [C_out, H, W] like the operator template.
+For each one the operator's size variables are bound from the layer (the input
+template's variables from [C_in, H, W], the output's channel variable from C_out,
+K from the kernel; other coefficients such as G keep the operator's defaults).
+When the operator's output channel count c differs from C_out, Canvas's template
+composition applies: C_out = m*c runs m independent copies side by side and
+concatenates them; c = m*C_out sums the output's m consecutive groups of C_out
+channels. Anything else leaves the layer alone, with the reason in the report.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+from core.codegen.to_torch import build_module
+from core.ir.errors import TesseraError
+from core.ir.graph import OperatorGraph
+
+
+@dataclass(frozen=True)
+class LayerOutcome:
+    """One nn.Conv2d of the backbone: its shape, whether it was replaced, and how or why not."""
+    name: str
+    c_in: int
+    c_out: int
+    height: int
+    width: int
+    kernel: int
+    replaced: bool
+    detail: str  # how it was composed when replaced, why not otherwise
+
+    def line(self) -> str:
+        shape = f"{self.c_in}->{self.c_out} @{self.height}x{self.width} k{self.kernel}"
+        return f"{'replaced' if self.replaced else 'kept':8} {self.name:28} {shape:24} {self.detail}"
+
+
+@dataclass(frozen=True)
+class ReplacementReport:
+    operator: str
+    layers: tuple[LayerOutcome, ...]
+
+    @property
+    def replaced(self) -> list[str]:
+        return [o.name for o in self.layers if o.replaced]
+
+    def lines(self) -> list[str]:
+        head = f"{self.operator}: replaced {len(self.replaced)} of {len(self.layers)} convolutions"
+        return [head, *(o.line() for o in self.layers)]
+
+    def to_json(self) -> dict:
+        return {"operator": self.operator, "replaced": len(self.replaced),
+                "layers": [asdict(o) for o in self.layers]}
+
+
+class ReplacedConv(nn.Module):
+    """The operator standing in for one conv: `parts` holds one instance ("direct" or "sum")
+    or m instances whose outputs are concatenated ("concat")."""
+
+    def __init__(self, parts: list[nn.Module], mode: str, c_out: int, bias: bool):
+        super().__init__()
+        self.parts, self.mode, self.c_out = nn.ModuleList(parts), mode, c_out
+        self.bias = nn.Parameter(torch.zeros(c_out)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.mode == "concat":
+            y = torch.cat([p(x) for p in self.parts], dim=1)
+        else:
+            y = self.parts[0](x)
+            if self.mode == "sum":
+                y = y.reshape(y.shape[0], -1, self.c_out, *y.shape[2:]).sum(dim=1)
+        if self.bias is not None:
+            y = y + self.bias.view(1, -1, 1, 1)
+        # an einsum's result may come out channels-last; as a conv would, hand on NCHW memory.
+        # (Also keeps torch's oneDNN off its channels-last 1x1 stride-2 backward-weights path,
+        # which writes past its workspace when C_in < 8: oneDNN issue 6035, heap corruption.)
+        return y.contiguous()
+
+
+class LayerMismatch(TesseraError):
+    """Why the operator cannot stand in for one layer; replace_convs keeps it in the report."""
+
+
+def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) -> dict[str, tuple[int, int]]:
+    """(H, W) of the input of every nn.Conv2d, from one forward pass at `resolution`."""
+    sizes: dict[str, tuple[int, int]] = {}
+
+    def record(name: str):
+        def hook(module, args) -> None:
+            sizes.setdefault(name, tuple(args[0].shape[-2:]))
+        return hook
+
+    hooks = [m.register_forward_pre_hook(record(name))
+             for name, m in model.named_modules() if isinstance(m, nn.Conv2d)]
+    was_training = model.training
+    try:
+        model.eval()
+        with torch.no_grad():
+            model(torch.zeros(1, in_channels, resolution, resolution))
+    finally:
+        model.train(was_training)
+        for h in hooks:
+            h.remove()
+    return sizes
+
+
+def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int,
+                  in_channels: int = 3) -> ReplacementReport:
+    """Replace, in place, every standard conv the operator fits; the report lists all convs.
+    The model takes [N, in_channels, resolution, resolution]."""
+    sizes = conv_input_sizes(model, resolution, in_channels)
+    outcomes = []
+    for name, conv in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]:
+        h, w = sizes.get(name, (0, 0))
+        outcome = dict(name=name, c_in=conv.in_channels, c_out=conv.out_channels, height=h, width=w,
+                       kernel=conv.kernel_size[0])
+        why_not = _not_standard(conv) or ("" if name in sizes else "not used in the forward pass")
+        if why_not:
+            outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not))
+            continue
+        try:
+            module, how = _operator_for(graph, conv, h, w)
+        except LayerMismatch as e:
+            outcomes.append(LayerOutcome(**outcome, replaced=False, detail=str(e)))
+            continue
+        model.set_submodule(name, module)
+        outcomes.append(LayerOutcome(**outcome, replaced=True, detail=how))
+    return ReplacementReport(graph.name or "operator", tuple(outcomes))
+
+
+def _not_standard(conv: nn.Conv2d) -> str:
+    kh, kw = conv.kernel_size
+    if conv.groups != 1:
+        return "depthwise conv" if conv.groups == conv.in_channels else f"grouped conv (groups={conv.groups})"
+    if conv.stride != (1, 1):
+        return f"stride {conv.stride[0] if conv.stride[0] == conv.stride[1] else conv.stride}"
+    if conv.dilation != (1, 1):
+        return f"dilation {conv.dilation}"
+    if kh != kw or kh % 2 == 0:
+        return f"kernel {kh}x{kw} is not square and odd"
+    if conv.padding != (kh // 2, kw // 2) or conv.padding_mode != "zeros":
+        return f"padding {conv.padding} ({conv.padding_mode}) is not zero 'same' padding"
+    return ""
+
+
+def layer_bindings(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, k: int) -> dict[str, int]:
+    """The operator's defaults, overridden by the sizes of one [C_in, H, W] -> [C_out, H, W] layer."""
+    bindings = dict(graph.bindings)
+    if len(graph.input_shape) != 3 or len(graph.output_shape) != 3 or graph.spatial != 2:
+        raise LayerMismatch(f"operator maps {graph.input_shape} -> {graph.output_shape}, not "
+                            "[C, H, W] -> [C, H, W]")
+    for expr, value in zip(graph.input_shape, (c_in, h, w)):
+        if expr.isidentifier():
+            bindings[expr] = value
+    if graph.output_shape[0].isidentifier() and graph.output_shape[0] not in graph.input_shape:
+        bindings[graph.output_shape[0]] = c_out
+    if "K" in graph.mentioned_variables():
+        bindings["K"] = k
+    return bindings
+
+
+def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, h: int, w: int) -> tuple[nn.Module, str]:
+    c_in, c_out, k = conv.in_channels, conv.out_channels, conv.kernel_size[0]
+    bindings = layer_bindings(graph, c_in, c_out, h, w, k)
+
+    def instance() -> nn.Module:
+        try:
+            return build_module(graph, bindings)
+        except TesseraError as e:
+            raise LayerMismatch(f"binding error: {e}") from None
+
+    first = instance()
+    try:
+        with torch.no_grad():
+            shape = tuple(first(torch.zeros(1, c_in, h, w)).shape[1:])
+    except RuntimeError as e:
+        raise LayerMismatch(f"operator does not run on [{c_in}, {h}, {w}]: {e}") from None
+    if len(shape) != 3 or shape[1:] != (h, w):
+        raise LayerMismatch(f"operator output {list(shape)} does not keep the {h}x{w} spatial size")
+    c = shape[0]
+    if c == c_out:
+        return ReplacedConv([first], "direct", c_out, conv.bias is not None), "direct"
+    if c_out % c == 0:
+        m = c_out // c
+        parts = [first, *(instance() for _ in range(m - 1))]
+        return ReplacedConv(parts, "concat", c_out, conv.bias is not None), f"{m} copies concatenated"
+    if c % c_out == 0:
+        return (ReplacedConv([first], "sum", c_out, conv.bias is not None),
+                f"sum of {c // c_out} channel groups")
+    raise LayerMismatch(f"operator gives {c} channels, the layer needs {c_out} (neither divides the other)")

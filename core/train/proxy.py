@@ -1,0 +1,132 @@
+"""Proxy training: a few epochs of SGD on the training split, accuracy on the validation
+split after each, stopped early by Canvas's rule when a best curve is known."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from core.data.datasets import ImageDataset, Split
+
+from .early_stop import check_theta, keep_training, required_accuracy
+from .errors import EvaluationError
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 5
+    batch_size: int = 64
+    lr: float = 0.05
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    schedule: str = "cosine"  # cosine: per step to zero; step: x0.1 at 50% and 75% of the epochs
+    theta: float = 0.5
+    seed: int = 0
+    max_batches: int | None = None  # per epoch, for quick runs and tests
+
+    def __post_init__(self):
+        for name, low in (("epochs", 1), ("batch_size", 1)):
+            _whole(name, getattr(self, name), low)
+        if self.max_batches is not None:
+            _whole("max_batches", self.max_batches, 1)
+        for name in ("lr", "momentum", "weight_decay"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise EvaluationError(f"training setting {name} must be a number >= 0, got {value!r}")
+        if self.schedule not in ("cosine", "step"):
+            raise EvaluationError(f"training schedule must be 'cosine' or 'step', got {self.schedule!r}")
+        check_theta(self.theta)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "TrainConfig":
+        """Known keys of a job payload (others are the job's, not training's)."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+
+
+def _whole(name: str, value, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise EvaluationError(f"training setting {name} must be a whole number >= {low}, got {value!r}")
+
+
+@dataclass
+class TrainResult:
+    accuracy_per_epoch: list[float]
+    seconds_per_epoch: list[float]
+    stopped_early: bool = False
+    reason: str = ""
+
+    @property
+    def accuracy(self) -> float:
+        return self.accuracy_per_epoch[-1]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def accuracy(model: nn.Module, data: ImageDataset, batch_size: int = 256) -> float:
+    """Top-1 accuracy of `model` (in eval mode) on `data`."""
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(data), batch_size):
+            x = torch.from_numpy(data.images[start:start + batch_size])
+            y = torch.from_numpy(data.labels[start:start + batch_size])
+            correct += int((model(x).argmax(dim=1) == y).sum())
+    return correct / len(data)
+
+
+def train_proxy(model: nn.Module, split: Split, config: TrainConfig,
+                best: Sequence[float] | None = None, progress: Progress | None = None) -> TrainResult:
+    """Train `model` in place; `progress(fraction, message)` is called after every batch
+    (a job's ctx.progress, which raises to stop a cancelled job)."""
+    train = split.train
+    steps_per_epoch = math.ceil(len(train) / config.batch_size)
+    if config.max_batches is not None:
+        steps_per_epoch = min(steps_per_epoch, config.max_batches)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=config.momentum,
+                                weight_decay=config.weight_decay, nesterov=config.momentum > 0)
+    if config.schedule == "cosine":
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, config.epochs * steps_per_epoch)
+    else:
+        milestones = [int(config.epochs * f) * steps_per_epoch for f in (0.5, 0.75)]
+        scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones, gamma=0.1)
+    order = np.random.default_rng(config.seed)
+    result = TrainResult([], [])
+    for epoch in range(1, config.epochs + 1):
+        start = time.perf_counter()
+        model.train()
+        permutation = order.permutation(len(train))
+        for step in range(steps_per_epoch):
+            index = permutation[step * config.batch_size:(step + 1) * config.batch_size]
+            loss = F.cross_entropy(model(torch.from_numpy(train.images[index])),
+                                   torch.from_numpy(train.labels[index]))
+            if not torch.isfinite(loss):
+                raise EvaluationError(f"training diverged at epoch {epoch}, step {step + 1}: loss is "
+                                      f"{loss.item()} (try a smaller learning rate than {config.lr})")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            if progress is not None:
+                done = (epoch - 1 + (step + 1) / steps_per_epoch) / config.epochs
+                progress(done, f"epoch {epoch}/{config.epochs}, loss {loss.item():.3f}")
+        acc = accuracy(model, split.val)
+        result.accuracy_per_epoch.append(acc)
+        result.seconds_per_epoch.append(time.perf_counter() - start)
+        if progress is not None:
+            progress(epoch / config.epochs, f"epoch {epoch}/{config.epochs}: accuracy {acc:.3f}")
+        if epoch < config.epochs and not keep_training(acc, epoch, config.epochs, best, config.theta):
+            need = required_accuracy(epoch, config.epochs, best, config.theta)
+            result.stopped_early = True
+            result.reason = (f"stopped after epoch {epoch}: accuracy {acc:.3f} is below "
+                             f"{need:.3f} (lambda x best {best[epoch - 1]:.3f}, theta {config.theta})")
+            break
+    return result

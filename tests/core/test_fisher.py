@@ -1,0 +1,97 @@
+"""Fisher Potential against the formula computed by hand, and the legality rule."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from core.analysis.fisher import channel_scores, fisher_potential, passes_fisher
+
+torch.set_num_threads(1)
+
+
+def tiny_network() -> nn.Sequential:
+    torch.manual_seed(3)
+    return nn.Sequential(nn.Conv2d(2, 3, 3, padding=1, bias=False), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(3, 4)).double()
+
+
+def hand_fisher(net: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> float:
+    """Delta = sum_c 1/(2N) sum_n (-sum_ij A g)^2 with A the conv's output and g = dLoss/dA for
+    the mean cross-entropy, all by explicit loops (the gradient derived by hand)."""
+    w, lin_w, lin_b = net[0].weight.tolist(), net[4].weight.tolist(), net[4].bias.tolist()
+    n_ex, c_in, height, width = x.shape
+    c_out, k = len(w), len(w[0][0])
+    xs = x.tolist()
+    A = [[[[0.0] * width for _ in range(height)] for _ in range(c_out)] for _ in range(n_ex)]
+    for n in range(n_ex):
+        for c in range(c_out):
+            for i in range(height):
+                for j in range(width):
+                    total = 0.0
+                    for ci in range(c_in):
+                        for di in range(k):
+                            for dj in range(k):
+                                ii, jj = i + di - k // 2, j + dj - k // 2
+                                if 0 <= ii < height and 0 <= jj < width:
+                                    total += w[c][ci][di][dj] * xs[n][ci][ii][jj]
+                    A[n][c][i][j] = total
+    fisher = 0.0
+    deltas = [[0.0] * c_out for _ in range(n_ex)]
+    for n in range(n_ex):
+        pooled = [sum(max(A[n][c][i][j], 0.0) for i in range(height) for j in range(width)) / (height * width)
+                  for c in range(c_out)]
+        logits = [lin_b[q] + sum(lin_w[q][c] * pooled[c] for c in range(c_out)) for q in range(len(lin_b))]
+        top = max(logits)
+        exp = [math.exp(v - top) for v in logits]
+        soft = [e / sum(exp) for e in exp]
+        dlogits = [(soft[q] - (1.0 if q == int(y[n]) else 0.0)) / n_ex for q in range(len(soft))]
+        for c in range(c_out):
+            dpooled = sum(dlogits[q] * lin_w[q][c] for q in range(len(dlogits)))
+            s = 0.0
+            for i in range(height):
+                for j in range(width):
+                    g = dpooled / (height * width) if A[n][c][i][j] > 0 else 0.0
+                    s += A[n][c][i][j] * g
+            deltas[n][c] = -s
+    for c in range(c_out):
+        fisher += sum(deltas[n][c] ** 2 for n in range(n_ex)) / (2 * n_ex)
+    return fisher
+
+
+def test_fisher_potential_matches_the_formula_by_hand():
+    net = tiny_network()
+    torch.manual_seed(4)
+    x = torch.randn(3, 2, 4, 4, dtype=torch.float64)
+    y = torch.tensor([0, 3, 1])
+    score = fisher_potential(net, ["0"], x, y)
+    expected = hand_fisher(net, x, y)
+    assert expected > 0
+    assert score.total == pytest.approx(expected, rel=1e-9)
+    assert score.layers == {"0": pytest.approx(expected, rel=1e-9)}
+
+
+def test_network_score_is_the_sum_over_layers_and_leaves_the_model_as_it_was():
+    net = tiny_network()
+    net.eval()
+    x, y = torch.randn(5, 2, 4, 4, dtype=torch.float64), torch.tensor([0, 1, 2, 3, 0])
+    both = fisher_potential(net, ["0", "1"], x, y)
+    assert both.total == pytest.approx(both.layers["0"] + both.layers["1"])
+    assert both.layers["0"] == pytest.approx(fisher_potential(net, ["0"], x, y).total)
+    assert not net.training and all(p.grad is None for p in net.parameters())
+    with pytest.raises(KeyError, match="no layer"):
+        fisher_potential(net, ["nope"], x, y)
+
+
+def test_channel_scores_per_channel():
+    a = torch.tensor([[[[1.0, 2.0]], [[0.0, 1.0]]], [[[3.0, 0.0]], [[1.0, 1.0]]]])  # [N=2, C=2, 1, 2]
+    g = torch.tensor([[[[1.0, 1.0]], [[2.0, 2.0]]], [[[0.5, 4.0]], [[-1.0, 1.0]]]])
+    # channel 0: n0: -(1+2) = -3, n1: -(1.5+0) = -1.5 -> (9 + 2.25) / 4; channel 1: n0: -2, n1: 0 -> 4 / 4
+    assert channel_scores(a, g).tolist() == pytest.approx([11.25 / 4, 1.0])
+
+
+def test_legality_rule_rejects_below_the_original():
+    assert passes_fisher(2.0, 1.0) and passes_fisher(1.0, 1.0)
+    assert not passes_fisher(0.99, 1.0)
