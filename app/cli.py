@@ -1,7 +1,9 @@
 """The `tessera` command line. Every GUI action has a subcommand here.
 
 Subcommand groups live in app/cli_*.py modules, each with add_parsers(subparsers);
-errors meant for users (TesseraError) print as one clear message, never a traceback."""
+errors meant for users (TesseraError) print as one clear message, never a traceback.
+Only the module of the command being run is imported (the window starts faster);
+`tessera --help` imports them all. tests/core/test_cli_commands.py keeps COMMANDS true."""
 from __future__ import annotations
 
 import argparse
@@ -10,22 +12,32 @@ import sys
 
 from core.ir.errors import TesseraError
 
-COMMAND_MODULES = ("app.cli_ir",)
+#: subcommand -> the module that defines it
+COMMANDS = {
+    "gui": "app.cli_gui", "demo": "app.cli_demo",
+    "validate": "app.cli_ir", "info": "app.cli_ir",
+    "codegen": "app.cli_compile", "measure": "app.cli_compile", "bench": "app.cli_compile",
+    "submit": "app.cli_jobs", "worker": "app.cli_jobs", "jobs": "app.cli_jobs", "results": "app.cli_jobs",
+    "evaluate": "app.cli_accuracy", "search": "app.cli_search", "sequence": "app.cli_sequences",
+    "export": "app.cli_export",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or only `command`'s module when it is known."""
     parser = argparse.ArgumentParser(prog="tessera", description="Design-space explorer for neural operators.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    modules = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
+    for name in modules:
         importlib.import_module(name).add_parsers(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv) or ["gui"]  # plain `tessera` opens the window
+    args = build_parser(argv[0]).parse_args(argv)
     if args.command is None:
-        parser.print_help()
+        build_parser().print_help()
         return 0
     try:
         return int(args.func(args) or 0)

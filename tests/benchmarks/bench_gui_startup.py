@@ -26,7 +26,7 @@ import json, sys, time
 import psutil
 started = psutil.Process().create_time()
 import app.cli
-app.cli.build_parser()                      # what `tessera` does before dispatching to the window
+app.cli.build_parser("gui")                 # what `tessera` does before dispatching to the window
 from app.gui import application
 from app.window import MainWindow
 qapp = application()
