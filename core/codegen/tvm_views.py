@@ -1,0 +1,107 @@
+"""View primitives lowered to index remappings (README.md's semantics table, read bottom-up).
+
+Each lowering maps a planned step and the lazy tensor it reads to a new lazy
+tensor; no stage is created except where unfold's zero padding cannot be pushed
+down to the root (then the view below it is materialised first). TE axis 0 is
+the batch, so IR axis d is TE axis d + 1."""
+from __future__ import annotations
+
+from typing import Callable
+
+from tvm import tirx
+
+from ..ir.primitives import Expand, Group, Merge, Shift, Split, Stride, Unfold
+from .torch_plan import Step
+from .tvm_lazy import Lazy, Stages, uses
+
+
+def _te_shape(lazy: Lazy, step: Step) -> tuple[int, ...]:
+    return (lazy.shape[0], *step.out_shape)
+
+
+def _reshape_split(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
+    """[..X..] -> [..X/B, B..]: element (i, j) is x[i * B + j] (group and split)."""
+    d = step.prim.axis(step.ins[0]) + 1
+    inner = step.out_shape[d]
+
+    def remap(idx):
+        return [*idx[:d], idx[d] * inner + idx[d + 1], *idx[d + 2:]]
+    return x.view(_te_shape(x, step), remap)
+
+
+def _merge(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
+    """[..A, B..] -> [..A*B..]: element i is x[i // B, i % B]."""
+    d = step.prim.axis(step.ins[0]) + 1
+    b = step.in_shapes[0][d]
+
+    def remap(idx):
+        return [*idx[:d], tirx.floordiv(idx[d], b), tirx.floormod(idx[d], b), *idx[d + 1:]]
+    return x.view(_te_shape(x, step), remap)
+
+
+def _shift(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
+    """torch.roll: element i is x[(i - amount) mod X]."""
+    d = step.prim.axis(step.ins[0]) + 1
+    size = step.in_shapes[0][d - 1]
+    offset = -step.prim.params["amount"] % size
+    if offset == 0:
+        return x
+
+    def remap(idx):
+        return [*idx[:d], tirx.floormod(idx[d] + offset, size), *idx[d + 1:]]
+    return x.view(_te_shape(x, step), remap)
+
+
+def _expand(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
+    """A new axis whose every position repeats x."""
+    d = step.prim.params["dim"] % (len(step.ins[0]) + 1) + 1
+    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], *idx[d + 1:]])
+
+
+def _stride(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
+    """Element i is x[S * i]."""
+    d = step.prim.axis(step.ins[0]) + 1
+    s = step.in_shapes[0][d - 1] // step.out_shape[d - 1]
+    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], idx[d] * s, *idx[d + 1:]])
+
+
+def _unfold(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
+    """Window k at position i reads x[i + k - K//2], zero outside; the window axis is placed
+    before the first spatial axis. The zeros become padding of the root axis that the unfolded
+    axis passes through to; when it passes through to none, x is materialised first."""
+    d = step.prim.axis(step.ins[0]) + 1
+    k_axis = step.ins[0].spatial_dims[0] + 1
+    k = step.out_shape[k_axis - 1]
+    root_axis = _pass_through(x, d)
+    if root_axis is None:
+        x = Lazy.of(stages.materialise(x, f"{name}_src", f"{step.prim.op} {step.node}"))
+        root_axis = d
+    pads = list(x.pads)
+    pads[root_axis] = (k // 2, k - 1 - k // 2)
+
+    def remap(idx):
+        window, rest = idx[k_axis], [*idx[:k_axis], *idx[k_axis + 1:]]
+        rest[d] = rest[d] + window - k // 2
+        return rest
+    return Lazy(x.root, tuple(pads), x.shape, x.index).view(_te_shape(x, step), remap)
+
+
+def _pass_through(x: Lazy, axis: int) -> int | None:
+    """The root axis that `axis` of x reads one-to-one (same extent, not yet padded, its
+    coordinate is exactly this axis's index and no other coordinate uses it), else None."""
+    axes, coords = x.coordinates()
+    var = axes[axis]
+    hits = [a for a, c in enumerate(coords) if c.same_as(var)]
+    if len(hits) != 1:
+        return None
+    a = hits[0]
+    if (int(x.root.shape[a]) != x.shape[axis] or x.pads[a] != (0, 0)
+            or any(var.name in uses(c) for b, c in enumerate(coords) if b != a)):
+        return None
+    return a
+
+
+VIEWS: dict[type, Callable[[Stages, Step, Lazy, str], Lazy]] = {
+    Group: _reshape_split, Split: _reshape_split, Merge: _merge, Shift: _shift,
+    Expand: _expand, Stride: _stride, Unfold: _unfold,
+}

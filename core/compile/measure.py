@@ -1,0 +1,167 @@
+"""Compile an operator for the local CPU, check it against its torch module, time both.
+
+One run does everything on the same random input and weights: the torch module
+(core.codegen.build_module, kaiming-initialised) gives the reference output and
+the weights TVM is fed; TVM's output must match it before any timing counts.
+Both are timed the same way: warm-up, then `repeat` timed repeats of at least
+`min_repeat_ms` each (TVM through `time_evaluator`), reported as median and
+standard deviation, with the same thread count."""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+import torch
+import tvm
+
+from ..analysis.summary import summarize
+from ..codegen import build_module
+from ..codegen.to_tvm import Lowered, lower
+from ..ir.graph import OperatorGraph
+from .errors import CompileError, NumericalMismatch
+from .target import local_target, use_threads
+from .tune import tune
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    std_ms: float
+    runs_ms: tuple[float, ...]  # mean time of one call, per repeat
+
+    @classmethod
+    def of(cls, runs_s) -> "Timing":
+        runs = tuple(float(r) * 1e3 for r in runs_s)
+        return cls(statistics.median(runs), statistics.stdev(runs) if len(runs) > 1 else 0.0, runs)
+
+
+@dataclass(frozen=True)
+class Settings:
+    batch: int = 1
+    tune_trials: int = 0
+    cost_model: str = "xgb"
+    work_dir: Path | None = None   # tuning database; required when tune_trials > 0
+    threads: int = 1
+    repeat: int = 10
+    min_repeat_ms: float = 100.0
+    seed: int = 0
+
+
+def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, settings: Settings,
+                     progress: Progress = lambda fraction, message: None,
+                     check_cancelled: Callable[[], None] = lambda: None) -> dict:
+    """Tune (optionally), build, check and time the operator and its torch module: a JSON-able dict."""
+    use_threads(settings.threads)
+    target = local_target(settings.threads)
+    name = graph.name or "operator"
+    progress(0.01, "generating TVM and torch code")
+    lowered = lower(graph, bindings, settings.batch)
+    torch.manual_seed(settings.seed)
+    module = build_module(graph, bindings).eval()
+    x = torch.randn(lowered.input_shape)
+    with torch.inference_mode():
+        reference = module(x).numpy()
+    check_cancelled()
+
+    tuning = None
+    if settings.tune_trials > 0:
+        progress(0.05, f"tuning with up to {settings.tune_trials} trials")
+        tuning = tune(lowered.module(), target, settings.work_dir, settings.tune_trials,
+                      cost_model=settings.cost_model, seed=settings.seed, check_cancelled=check_cancelled,
+                      on_progress=lambda done, total: progress(
+                          0.05 + 0.75 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"))
+    check_cancelled()
+    tuned = tuning is not None and tuning.schedule is not None
+    progress(0.82, "building the tuned kernel" if tuned else "building the kernel (untuned)")
+    executable = _compile(tuning.schedule if tuned else lowered.module(), target, name)
+    args = _arguments(lowered, x, module)
+    executable["main"](*args)  # also the warm-up
+    error = check_close(args[-1].numpy(), reference, name)
+    check_cancelled()
+    progress(0.88, "timing TVM")
+    tvm_time = _time_tvm(executable, args, settings)
+    progress(0.94, "timing torch")
+    torch_time = time_torch(module, x, settings.repeat, settings.min_repeat_ms)
+    progress(1.0, "done")
+
+    flops = summarize(graph, bindings).numeric_cost["flops"] * settings.batch
+    trials = tuning.trials if tuning is not None else []
+    return {
+        "operator": name,
+        "bindings": dict(lowered.plan.bindings),
+        "batch": settings.batch,
+        "flops": flops,
+        "latency_ms": tvm_time.median_ms,
+        "latency_std_ms": tvm_time.std_ms,
+        "latency_runs_ms": list(tvm_time.runs_ms),
+        "gflops": flops / tvm_time.median_ms / 1e6,
+        "torch_latency_ms": torch_time.median_ms,
+        "torch_latency_std_ms": torch_time.std_ms,
+        "torch_gflops": flops / torch_time.median_ms / 1e6,
+        "speedup_vs_torch": torch_time.median_ms / tvm_time.median_ms,
+        "max_abs_error": error,
+        "tuned": tuned,
+        "trial_count": len(trials),
+        "new_trials": tuning.new_trials if tuning is not None else 0,
+        "trials": [[i, ms] for i, ms in trials if ms is not None],
+        "best_trial_ms": tuning.best_ms if tuning is not None else None,
+        "cost_model": settings.cost_model if tuning is not None else None,
+        "tuning_dir": str(tuning.work_dir) if tuning is not None else None,
+        "target": str(target),
+        "threads": settings.threads,
+    }
+
+
+def _compile(mod: tvm.IRModule, target: tvm.target.Target, name: str):
+    try:
+        return tvm.compile(mod, target=target)
+    except (RuntimeError, ValueError) as e:
+        raise CompileError(f"{name}: TVM could not build the kernel: {e}") from None
+
+
+def _arguments(lowered: Lowered, x: torch.Tensor, module: torch.nn.Module) -> list:
+    """Input, the module's own weights (argument order of the PrimFunc), an output buffer."""
+    dev = tvm.cpu()
+    params = dict(module.named_parameters())
+    return [tvm.runtime.tensor(x.numpy(), dev),
+            *(tvm.runtime.tensor(params[w.name].detach().numpy(), dev) for w in lowered.weights),
+            tvm.runtime.empty(lowered.output_shape, "float32", dev)]
+
+
+def check_close(got: np.ndarray, reference: np.ndarray, name: str) -> float:
+    """Largest absolute difference from torch's output; NumericalMismatch beyond float32 noise
+    (1e-3 of the output's magnitude)."""
+    error = float(np.abs(got - reference).max()) if got.size else 0.0
+    tolerance = 1e-3 * max(1.0, float(np.abs(reference).max()) if reference.size else 0.0)
+    if not error <= tolerance:  # also catches NaN
+        raise NumericalMismatch(f"{name}: TVM's output differs from the torch module's by up to {error:.3g} "
+                                f"(tolerance {tolerance:.3g})", error)
+    return error
+
+
+def _time_tvm(executable, args: list, settings: Settings) -> Timing:
+    evaluator = executable.mod.time_evaluator("main", tvm.cpu(), number=1, repeat=settings.repeat,
+                                              min_repeat_ms=int(settings.min_repeat_ms))
+    return Timing.of(evaluator(*args).results)
+
+
+def time_torch(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, repeat: int,
+               min_repeat_ms: float) -> Timing:
+    """Like time_evaluator: calls per repeat doubled until a repeat lasts min_repeat_ms."""
+    def run(number: int) -> float:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(x)
+        return time.perf_counter() - start
+
+    with torch.inference_mode():
+        number = 1
+        while run(number) * 1e3 < min_repeat_ms:  # doubles as the warm-up
+            number *= 2
+        return Timing.of([run(number) / number for _ in range(repeat)])

@@ -1,0 +1,155 @@
+"""MetaSchedule tuning of one operator, its database kept per operator, sizes and device.
+
+The database directory is named by the operator's content hash and its
+bindings, so a later run (in any process) finds the trials already measured:
+it only tunes the part of the trial budget not yet spent, and with nothing
+left it takes the best recorded schedule straight away. Trials are read back in
+the order they were measured (database_tuning_record.json, one line each) for
+convergence plots."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping
+
+import tvm
+from tvm.ir.utils import derived_object
+from tvm.s_tir import meta_schedule as ms
+
+from .errors import TuningError
+from .warm import warm_tensor_intrin
+
+COST_MODELS = ("xgb", "random")
+_FAILED = 1e9  # MetaSchedule records a failed build or run as 1e10 seconds
+_LOGGER = "tvm.s_tir.meta_schedule"
+
+
+def tuning_root() -> Path:
+    """~/.cache/tessera/tuning (honouring XDG_CACHE_HOME)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "tessera" / "tuning"
+
+
+def tuning_dir(content_hash: str, bindings: Mapping[str, int], device: str, root: Path | None = None) -> Path:
+    """<root>/<device>/<hash>-<bindings>, e.g. .../local/3f2a9c...-C_in=64,C_out=64,H=56,K=3,N=1,W=56."""
+    sizes = ",".join(f"{k}={v}" for k, v in sorted(bindings.items()))
+    return (root or tuning_root()) / device / f"{content_hash[:20]}-{sizes}"
+
+
+@dataclass(frozen=True)
+class Tuning:
+    work_dir: Path
+    schedule: tvm.IRModule | None          # the best recorded schedule; None if no trial succeeded
+    trials: list[tuple[int, float | None]]  # (index, latency ms) in measured order; None = failed
+    new_trials: int                         # measured by this call (0: everything came from the database)
+
+    @property
+    def best_ms(self) -> float | None:
+        done = [latency for _, latency in self.trials if latency is not None]
+        return min(done) if done else None
+
+
+def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: int, *,
+         cost_model: str = "xgb", seed: int = 0,
+         on_progress: Callable[[int, int], None] | None = None,
+         check_cancelled: Callable[[], None] | None = None) -> Tuning:
+    """Spend what is left of a `trials` budget on `mod` (its own earlier trials count), then
+    return the best schedule. `on_progress(done, trials)` follows each measured batch;
+    `check_cancelled()` may raise there to stop tuning (trials measured so far are kept)."""
+    if cost_model not in COST_MODELS:
+        raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
+    spent = len(recorded_trials(work_dir, mod))
+    remaining = trials - spent
+    if remaining > 0:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        warm_tensor_intrin()
+        logging.getLogger(_LOGGER).setLevel(logging.WARNING)  # the console; full logs go to work_dir/logs
+        progress = _Progress(spent, trials, on_progress, check_cancelled)
+        callbacks = [*ms.measure_callback.MeasureCallback.create("default"), progress]
+        try:
+            ms.tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
+                        num_trials_per_iter=min(32, remaining), cost_model=_cost_model(cost_model),
+                        strategy=_search(remaining), seed=seed, measure_callbacks=callbacks,
+                        builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
+                        runner=ms.runner.LocalRunner(timeout_sec=60, evaluator_config=ms.runner.EvaluatorConfig(
+                            number=3, repeat=1, min_repeat_ms=50)))
+        except RuntimeError as e:
+            if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
+                raise progress.stopped from None
+            raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
+    records = recorded_trials(work_dir, mod)
+    schedule = None
+    if any(latency is not None for latency in records):
+        try:
+            best = ms.tir_integration.compile_tir(ms.database.JSONDatabase(work_dir=str(work_dir)), mod, target)
+        except (RuntimeError, ValueError) as e:
+            raise TuningError(f"the best schedule in {work_dir} does not apply to this kernel ({e}); "
+                              f"delete that folder to tune again") from None
+        schedule = best.mod if best is not None else None
+    return Tuning(work_dir, schedule, list(enumerate(records)), max(remaining, 0))
+
+
+def recorded_trials(work_dir: Path, mod: tvm.IRModule) -> list[float | None]:
+    """Latency (ms, mean of the runs) of every trial of `mod` in `work_dir`, in measured order."""
+    workloads, records = work_dir / "database_workload.json", work_dir / "database_tuning_record.json"
+    if not workloads.exists() or not records.exists():
+        return []
+    key = ms.database.Workload(mod).as_json()[0]
+    try:
+        ids = [i for i, line in enumerate(_lines(workloads)) if json.loads(line)[0] == key]
+        result = []
+        for line in _lines(records):
+            workload, (_, run_secs, *_rest) = json.loads(line)
+            if workload in ids:
+                ok = run_secs and all(0 < s < _FAILED for s in run_secs)
+                result.append(sum(run_secs) / len(run_secs) * 1e3 if ok else None)
+    except (ValueError, TypeError, IndexError) as e:
+        raise TuningError(f"tuning database {work_dir} is damaged ({e}); delete that folder to start over") from None
+    return result
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _cost_model(name: str) -> str:
+    """xgb needs xgboost; without it, the random model still tunes (with a weaker search)."""
+    if name == "xgb":
+        try:
+            import xgboost  # noqa: F401
+        except ImportError:
+            logging.getLogger(__name__).warning("xgboost is not installed; tuning with the random cost model")
+            return "random"
+    return name
+
+
+def _search(trials: int) -> ms.search_strategy.EvolutionarySearch:
+    """Evolutionary search with a population sized to the budget: MetaSchedule's 512 from
+    64 trials up, smaller for small budgets, where searching would dwarf measuring."""
+    population = max(32, min(512, 8 * trials))
+    return ms.search_strategy.EvolutionarySearch(population_size=population,
+                                                 init_min_unmeasured=min(50, population))
+
+
+@derived_object
+class _Progress(ms.measure_callback.PyMeasureCallback):
+    """Reports each measured batch and lets the caller stop tuning between batches."""
+
+    def __init__(self, done: int, total: int, on_progress, check_cancelled):
+        self.done, self.total = done, total
+        self.on_progress, self.check_cancelled = on_progress, check_cancelled
+        self.stopped: BaseException | None = None
+
+    def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
+        self.done += len(measure_candidates)
+        try:
+            if self.on_progress is not None:
+                self.on_progress(self.done, self.total)
+            if self.check_cancelled is not None:
+                self.check_cancelled()
+        except BaseException as e:
+            self.stopped = e
+            raise

@@ -1,0 +1,62 @@
+"""`tessera measure` and `tessera codegen` as a user runs them (real subprocesses that
+spawn the TVM worker), and a measuring process killed with SIGKILL coming back as a clean error."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from core.jobs.errors import WorkerCrashed
+from core.jobs.isolate import call_in_subprocess
+from tests.conftest import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.tvm
+
+CONV = EXAMPLES / "conv2d.json"
+TINY = {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}
+QUICK = {"repeat": 3, "min_repeat_ms": 5}
+
+
+def tessera(*args: str) -> subprocess.CompletedProcess:
+    """The installed `tessera` script (as a user runs it), else the module."""
+    script = Path(sys.executable).with_name("tessera")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
+    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_a_measuring_process_killed_with_sigkill_is_a_clean_error():
+    payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, "device": "local", **QUICK}
+
+    def kill_worker(fraction: float, message: str) -> None:
+        for child in psutil.Process().children():
+            if "spawn_main" in " ".join(child.cmdline()):
+                child.send_signal(signal.SIGKILL)
+
+    with pytest.raises(WorkerCrashed, match="core.compile.jobs:measure_call was killed by signal SIGKILL"):
+        call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=kill_worker)
+
+
+def test_cli_measure_prints_latencies_speedup_and_errors_cleanly():
+    out = tessera("measure", str(EXAMPLES / "depthwise_separable.json"), "--bind", "C_in=4,C_out=4,H=8,W=8",
+                  "--repeat", "3", "--min-repeat-ms", "5")
+    assert out.returncode == 0, out.stderr
+    assert "TVM kernel: untuned" in out.stdout and "TVM / PyTorch speed-up:" in out.stdout
+    assert out.stdout.splitlines()[3].split()[0] == "TVM" and "PyTorch" in out.stdout
+    assert "[100%] done" in out.stderr
+
+    bad = tessera("measure", str(EXAMPLES / "grouped_conv.json"), "--bind", "G=3")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "fc grouped_fc" in bad.stderr and "is not an integer" in bad.stderr
+
+
+def test_cli_codegen_prints_tvmscript_and_torch_source():
+    out = tessera("codegen", str(CONV), "--target", "tvmscript", "--bind", "C_in=4,C_out=4,H=8,W=8")
+    assert out.returncode == 0, out.stderr
+    assert 'T.sblock("share")' in out.stdout and "x: T.Buffer((1, 4, 8, 8)" in out.stdout
+    out = tessera("codegen", str(CONV), "--bind", "C_in=4,C_out=4,H=8,W=8")
+    assert out.returncode == 0 and "class Conv2d(nn.Module):" in out.stdout and "torch.einsum" in out.stdout

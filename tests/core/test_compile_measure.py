@@ -1,0 +1,99 @@
+"""measure_job without tuning: a real TVM build on the local CPU checked against the torch
+module and timed next to it; progress, cancellation and the errors of a bad request."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tvm")
+
+from core.analysis.summary import summarize  # noqa: E402
+from core.compile.errors import CompileError, NumericalMismatch  # noqa: E402
+from core.compile.jobs import measure_job  # noqa: E402
+from core.compile.measure import check_close  # noqa: E402
+from core.ir.errors import TesseraError  # noqa: E402
+from core.ir.serialize import load_operator  # noqa: E402
+from core.jobs.errors import JobCancelled  # noqa: E402
+from tests.conftest import EXAMPLES  # noqa: E402
+
+pytestmark = pytest.mark.tvm
+
+TINY = {"C_in": 4, "C_out": 6, "H": 8, "W": 8, "K": 3, "G": 2}
+QUICK = {"repeat": 3, "min_repeat_ms": 5}
+
+
+class Ctx:
+    def __init__(self, cancel: bool = False):
+        self.seen: list[tuple[float, str]] = []
+        self.cancel = cancel
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        self.seen.append((fraction, message))
+
+    def cancelled(self) -> bool:
+        return self.cancel
+
+
+@pytest.fixture(autouse=True)
+def _restore_threads(monkeypatch):
+    """measure_job sets TVM_NUM_THREADS and torch's thread count; give both back."""
+    import torch
+    monkeypatch.setenv("TVM_NUM_THREADS", "1")
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def _payload(name: str, **extra) -> dict:
+    document = json.loads((EXAMPLES / f"{name}.json").read_text())
+    return {"operator": document, "bindings": TINY, "tune_trials": 0, "device": "local", **QUICK, **extra}
+
+
+def test_untuned_measurement_is_checked_timed_and_compared_with_torch():
+    ctx = Ctx()
+    result = measure_job(_payload("grouped_conv", batch=2), ctx)
+    json.dumps(result)  # the job system stores it as JSON
+    flops = summarize(load_operator(EXAMPLES / "grouped_conv.json"), TINY).numeric_cost["flops"] * 2
+    assert result["flops"] == flops
+    assert result["latency_ms"] > 0 and result["torch_latency_ms"] > 0 and result["latency_std_ms"] >= 0
+    assert len(result["latency_runs_ms"]) == 3
+    assert result["gflops"] == pytest.approx(flops / result["latency_ms"] / 1e6)
+    assert result["speedup_vs_torch"] == pytest.approx(result["torch_latency_ms"] / result["latency_ms"])
+    assert result["max_abs_error"] < 1e-4
+    assert result["tuned"] is False and result["trial_count"] == 0 and result["trials"] == []
+    assert '"kind":"llvm"' in result["target"] and '"num-cores"' in result["target"]
+    assert result["bindings"] == {"C_in": 4, "C_out": 6, "G": 2, "H": 8, "K": 3, "W": 8}
+    fractions = [f for f, _ in ctx.seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+
+
+def test_mismatch_names_the_operator_and_the_error():
+    with pytest.raises(NumericalMismatch, match=r"conv2d: TVM's output differs .* by up to 0\.5") as info:
+        check_close(np.full((2, 3), 1.5, "float32"), np.ones((2, 3), "float32"), "conv2d")
+    assert info.value.max_abs_error == 0.5
+    assert check_close(np.ones(3, "float32"), np.ones(3, "float32") + 1e-6, "conv2d") < 1e-5
+    with pytest.raises(NumericalMismatch):
+        check_close(np.array([np.nan], "float32"), np.zeros(1, "float32"), "conv2d")
+
+
+def test_a_cancelled_job_stops_before_building():
+    ctx = Ctx(cancel=True)
+    with pytest.raises(JobCancelled, match="measuring conv2d was cancelled"):
+        measure_job(_payload("conv2d"), ctx)
+    assert all(f < 0.5 for f, _ in ctx.seen)
+
+
+@pytest.mark.parametrize("change, error, message", [
+    ({"device": "phone"}, CompileError, "unknown device 'phone'"),
+    ({"tune_trials": -1}, CompileError, "tune_trials must be a non-negative integer"),
+    ({"batch": 0}, CompileError, "batch must be a positive integer"),
+    ({"min_repeat_ms": "long"}, CompileError, "min_repeat_ms must be a non-negative number"),
+    ({"bindings": {"C_in": 0}}, TesseraError, "C_in=0"),
+    ({"bindings": {"G": 3}}, TesseraError, "fc grouped_fc .* C_out/G = 64/3 is not an integer"),
+    ({"operator": {"format": "tessera.operator"}}, TesseraError, "version"),
+])
+def test_bad_requests_are_clear_errors(change, error, message):
+    with pytest.raises(error, match=message):
+        measure_job({**_payload("grouped_conv"), **change}, Ctx())

@@ -1,0 +1,47 @@
+"""MetaSchedule tuning with a tiny budget: the first run measures real trials into the
+operator's database; a second process (`tessera measure` from the command line) finds the
+best record there without tuning again."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.jobs.isolate import call_in_subprocess
+from tests.conftest import EXAMPLES
+from tests.core.test_compile_cli import QUICK, TINY, tessera
+
+pytestmark = pytest.mark.tvm
+
+CONV = EXAMPLES / "conv2d.json"
+
+
+@pytest.mark.slow
+def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
+    payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, "tune_trials": 4,
+               "cost_model": "random", "device": "local", "tuning_root": str(tmp_path), **QUICK}
+    progress = []
+    first = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload},
+                               on_progress=lambda f, m: progress.append(m))
+    assert first["tuned"] is True and first["new_trials"] == 4 and first["trial_count"] == 4
+    assert [i for i, _ in first["trials"]] == sorted(i for i, _ in first["trials"])
+    assert all(0 <= i < 4 and ms > 0 for i, ms in first["trials"]) and first["trials"]
+    assert first["best_trial_ms"] == min(ms for _, ms in first["trials"])
+    assert first["max_abs_error"] < 1e-4
+    assert "tuning: 4 of 4 trials measured" in progress
+    work_dir = Path(first["tuning_dir"])
+    assert work_dir.parent == tmp_path / "local" and work_dir.name.endswith("-C_in=4,C_out=4,H=8,K=3,N=1,W=8")
+    records = (work_dir / "database_tuning_record.json").read_text().splitlines()
+    assert len(records) == 4
+
+    out = tessera("measure", str(CONV), "--bind", "C_in=4,C_out=4,H=8,W=8", "--tune-trials", "4",
+                  "--cost-model", "random", "--tuning-dir", str(tmp_path), "--repeat", "3",
+                  "--min-repeat-ms", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    second = json.loads(out.stdout)
+    assert second["tuned"] is True and second["new_trials"] == 0  # nothing left to tune: the database had it all
+    assert second["trials"] == first["trials"] and second["best_trial_ms"] == first["best_trial_ms"]
+    assert second["tuning_dir"] == first["tuning_dir"]
+    assert (work_dir / "database_tuning_record.json").read_text().splitlines() == records
+    assert second["latency_ms"] > 0 and second["torch_latency_ms"] > 0 and second["max_abs_error"] < 1e-4
