@@ -3,8 +3,12 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PACKAGING := $(VENV)/.packaging-tools
+PYINSTALLER := pyinstaller==6.22.3
+APP_ID := io.github.tessera.Tessera
+DIST := dist/tessera
 
-.PHONY: run test bench venv clean
+.PHONY: run test bench package venv clean
 
 venv: $(STAMP)
 
@@ -19,11 +23,38 @@ $(STAMP): requirements.txt pyproject.toml
 run: $(STAMP)
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then $(BIN)/tessera; else $(BIN)/tessera demo; fi
 
-test: $(STAMP)
+# Packaging tools: PyInstaller in the venv, and Debian's validators of the desktop files
+# where this machine can install them (as root with apt-get); elsewhere the packaging
+# tests check those files themselves and skip the validators.
+$(PACKAGING): $(STAMP)
+	$(BIN)/python -m pip install --quiet $(PYINSTALLER)
+	@if command -v desktop-file-validate >/dev/null && command -v appstreamcli >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    desktop-file-utils appstream >/dev/null; \
+	else echo "note: install desktop-file-utils and appstream to validate packaging/ in the tests"; fi
+	touch $(PACKAGING)
+
+test: $(STAMP) $(PACKAGING)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "== $$f"; QT_QPA_PLATFORM=offscreen $(BIN)/python $$f || exit 1; done
 
+# The one-folder application in dist/tessera, with its desktop files under share/, then a
+# smoke test offscreen: it starts, opens a bundled example, saves a screenshot and quits,
+# and builds a TVM library in a worker process of the frozen program.
+package: $(PACKAGING)
+	$(BIN)/pyinstaller packaging/tessera.spec --noconfirm --distpath dist --workpath build/pyinstaller --log-level WARN
+	install -D -m 644 packaging/$(APP_ID).desktop $(DIST)/share/applications/$(APP_ID).desktop
+	install -D -m 644 packaging/$(APP_ID).metainfo.xml $(DIST)/share/metainfo/$(APP_ID).metainfo.xml
+	install -D -m 644 resources/icons/tessera.svg $(DIST)/share/icons/hicolor/scalable/apps/$(APP_ID).svg
+	rm -rf build/smoke && mkdir -p build/smoke
+	QT_QPA_PLATFORM=offscreen $(DIST)/tessera gui $(DIST)/_internal/resources/examples/conv2d.json \
+	  --screenshot build/smoke/window.png
+	$(DIST)/tessera export $(DIST)/_internal/resources/examples/conv2d.json --format library \
+	  --bind C_in=4,C_out=4,H=8,W=8 --out build/smoke/
+	@du -sh $(DIST)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

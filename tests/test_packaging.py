@@ -1,0 +1,118 @@
+"""Desktop integration and the PyInstaller build recipe: the .desktop file and AppStream
+metainfo agree with each other and pass their freedesktop validators (installed by the
+Makefile set-up where it can), the icon is a real SVG, the spec file loads (PyInstaller's
+real hooks for our packages) and bundles what worker processes import by name, and the frozen
+program's launcher runs `-m module` as TVM's pool workers need. The build itself runs in
+`make package` (minutes, gigabytes), not here."""
+from __future__ import annotations
+
+import configparser
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGING = ROOT / "packaging"
+APP_ID = "io.github.tessera.Tessera"
+DESKTOP = PACKAGING / f"{APP_ID}.desktop"
+METAINFO = PACKAGING / f"{APP_ID}.metainfo.xml"
+ICON = ROOT / "resources" / "icons" / "tessera.svg"
+
+
+def _desktop_entry() -> configparser.SectionProxy:
+    parser = configparser.ConfigParser(interpolation=None, strict=True)
+    parser.optionxform = str  # keys are case-sensitive
+    parser.read_string(DESKTOP.read_text(encoding="utf-8"))
+    assert parser.sections() == ["Desktop Entry"]
+    return parser["Desktop Entry"]
+
+
+def test_desktop_file_launches_tessera_with_its_icon():
+    entry = _desktop_entry()
+    assert entry["Type"] == "Application" and entry["Name"] == "Tessera"
+    assert entry["Exec"] == "tessera gui %f" and entry["Terminal"] == "false"
+    assert entry["Icon"] == APP_ID
+    assert entry["Categories"].endswith(";") and "Science" in entry["Categories"].split(";")
+    assert entry["StartupWMClass"] == "tessera"
+
+
+def test_metainfo_describes_the_same_application():
+    root = ET.parse(METAINFO).getroot()
+    assert root.tag == "component" and root.get("type") == "desktop-application"
+    assert root.findtext("id") == APP_ID
+    assert root.find("launchable").get("type") == "desktop-id" and root.findtext("launchable") == DESKTOP.name
+    assert root.findtext("provides/binary") == "tessera"
+    assert root.findtext("metadata_license") == "CC0-1.0" and root.findtext("project_license")
+    assert root.findtext("name") == _desktop_entry()["Name"]
+    assert len(root.findtext("summary")) < 80 and root.find("description/p") is not None
+    version = root.find("releases/release").get("version")
+    assert f'version = "{version}"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_icon_is_a_square_svg():
+    root = ET.parse(ICON).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert root.get("width") == root.get("height") and root.get("viewBox") == "0 0 64 64"
+
+
+@pytest.mark.skipif(shutil.which("desktop-file-validate") is None,
+                    reason="desktop-file-validate is not installed (Debian: desktop-file-utils)")
+def test_desktop_file_validator_accepts_it():
+    run = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True)
+    assert run.returncode == 0 and not run.stdout.strip(), run.stdout + run.stderr  # no errors, warnings or hints
+
+
+@pytest.mark.skipif(shutil.which("appstreamcli") is None, reason="appstreamcli is not installed (Debian: appstream)")
+def test_appstream_validator_accepts_the_metainfo():
+    run = subprocess.run(["appstreamcli", "validate", "--no-net", str(METAINFO)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "W:" not in run.stdout and "E:" not in run.stdout
+
+
+class _Recorded:
+    """Stands in for PyInstaller's build steps: keeps what the spec passes to them."""
+    made: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+        _Recorded.made[type(self).__name__] = self
+        self.pure, self.scripts, self.binaries, self.datas = [], [], [], []
+
+
+def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch):
+    hooks = pytest.importorskip("PyInstaller.utils.hooks", reason="`make` installs PyInstaller with the packaging tools")
+    real = hooks.collect_submodules
+    # our packages through the real hook; all of TVM's takes minutes and the `make package` smoke test runs it
+    monkeypatch.setattr(hooks, "collect_submodules", lambda package, **kw: real(package, **kw)
+                        if package in ("app", "core", "views") else [f"{package} (all submodules)"])
+    steps = {name: type(name, (_Recorded,), {}) for name in ("Analysis", "PYZ", "EXE", "COLLECT")}
+    spec = PACKAGING / "tessera.spec"
+    exec(compile(spec.read_text(), str(spec), "exec"), {"SPECPATH": str(PACKAGING), **steps})
+    analysis = _Recorded.made["Analysis"]
+    (script,) = analysis.args[0]
+    assert Path(script) == PACKAGING / "launcher.py" and Path(script).is_file()
+    hidden = set(analysis.kwargs["hiddenimports"])
+    assert {"app.cli_export", "app.code_worker", "core.compile.jobs", "core.export.tvm_export",
+            "views.pictures", "tvm (all submodules)", "tvm_ffi (all submodules)"} <= hidden
+    datas = {Path(dest) / Path(src).name for src, dest in analysis.kwargs["datas"]}
+    assert {Path("resources/examples/conv2d.json"), Path("resources/icons/tessera.svg"),
+            Path("resources/style.qss")} <= datas
+    assert any(Path(src).name.startswith("libtvm") for src, _ in analysis.kwargs["binaries"])
+    assert analysis.kwargs["module_collection_mode"]["tvm"] == "pyz+py"  # TVMScript reads its own source
+    assert _Recorded.made["COLLECT"].kwargs["name"] == "tessera" and _Recorded.made["EXE"].kwargs["name"] == "tessera"
+
+
+def test_the_launcher_runs_the_cli_and_python_dash_m(tmp_path):
+    launcher = PACKAGING / "launcher.py"
+    run = subprocess.run([sys.executable, str(launcher), "validate", str(ROOT / "resources/examples/conv2d.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.startswith("ok "), run.stderr
+    (tmp_path / "m.json").write_text('{"b": 1, "a": [2]}')
+    run = subprocess.run([sys.executable, str(launcher), "-m", "json.tool", "--sort-keys", str(tmp_path / "m.json")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.splitlines()[:2] == ["{", '    "a": ['], run.stderr

@@ -1,0 +1,184 @@
+"""The export dialog: pick a format and a file, confirm before replacing files, and export
+in a spawned worker process (app.cli_export.export_call through core.jobs.isolate), so
+torch, TVM and picture drawing never run in the GUI process and the window never waits.
+
+Open it for a stored operator (`target="12"` plus `store`), an operator file, or the
+editor's current document (`document=`); `formats=RESULTS_FORMATS` exports the store."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+
+from core.export import FORMATS, OPERATOR_FORMATS, ExportError, Format, file_stem, output_paths
+from core.ir.errors import TesseraError
+from core.jobs.isolate import call_in_subprocess
+
+from . import theme
+
+WORKER = "app.cli_export:export_call"
+TIMEOUT_S = 1200
+
+
+class _Signals(QObject):
+    ended = Signal(object, str)  # files written (list) or None, error message or ""
+
+
+class _ExportJob(QRunnable):
+    def __init__(self, request: dict, signals: _Signals):
+        super().__init__()
+        self.request, self.signals = request, signals
+
+    def run(self) -> None:
+        try:
+            files = call_in_subprocess(WORKER, {"request": self.request}, timeout=TIMEOUT_S)
+        except TesseraError as e:
+            self.signals.ended.emit(None, str(e))
+            return
+        self.signals.ended.emit(files, "")
+
+
+class ExportDialog(QDialog):
+    exported = Signal(list)  # the files written
+    failed = Signal(str)     # why not (the dialog stays open)
+
+    def __init__(self, *, target: str | None = None, document: dict | None = None, name: str = "operator",
+                 store: str | Path | None = None, bindings: dict[str, int] | None = None,
+                 formats: Sequence[Format] = OPERATOR_FORMATS, columns: Sequence[str] = (),
+                 directory: str | Path | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(f"Export {name}")
+        self.name = name
+        self._request = {"target": target, "document": document, "bindings": dict(bindings or {}),
+                         "store": str(store) if store else None}
+        if columns:  # the two objectives of a Pareto export
+            self._request["columns"] = ",".join(columns)
+        self._directory = Path(directory) if directory else Path.home()
+        self._path_edited = False
+        self._running = False
+
+        self.format_box = QComboBox()
+        for f in formats:
+            self.format_box.addItem(f"{f.name}: {f.description}", f.name)
+        self.path_edit = QLineEdit()
+        self.path_edit.textEdited.connect(self._path_typed)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path_edit, 1)
+        path_row.addWidget(browse)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.accepted.connect(self.start_export)
+        self.buttons.rejected.connect(self.reject)
+
+        form = QFormLayout()
+        form.addRow("Format", self.format_box)
+        form.addRow("File", path_row)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+        self.resize(560, self.sizeHint().height())
+
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._signals = _Signals(self)
+        self._signals.ended.connect(self._ended)
+        self.format_box.currentIndexChanged.connect(self._suggest_path)
+        self._suggest_path()
+
+    @property
+    def format(self) -> str:
+        return self.format_box.currentData()
+
+    def set_format(self, name: str) -> None:
+        index = self.format_box.findData(name)
+        if index < 0:
+            raise ValueError(f"format {name!r} is not offered here")
+        self.format_box.setCurrentIndex(index)
+
+    def set_path(self, path: str | Path) -> None:
+        self.path_edit.setText(str(path))
+        self._path_edited = True
+
+    def is_running(self) -> bool:
+        return self._running
+
+    # exporting ----------------------------------------------------------------------
+    def start_export(self) -> None:
+        """Check the target files, ask before replacing any, then export in a worker."""
+        if self._running:
+            return
+        out = self.path_edit.text().strip()
+        if not out:
+            self._show_status("Choose a file to write.", "error")
+            return
+        try:
+            paths = output_paths(self.format, out, self.name)
+        except ExportError as e:
+            self._show_status(str(e), "error")
+            return
+        existing = [p for p in paths if p.exists()]
+        if existing:
+            names = "\n".join(str(p) for p in existing)
+            answer = QMessageBox.question(
+                self, "Replace files?", f"These files already exist:\n{names}\n\nReplace them?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+            if answer != QMessageBox.StandardButton.Yes:
+                self._show_status("Nothing exported: the existing files were kept.", "info")
+                return
+        self._set_running(True)
+        self._show_status(f"Exporting {self.format} in a worker process…", "info")
+        self._pool.start(_ExportJob({**self._request, "fmt": self.format, "out": out, "force": True},
+                                    self._signals))
+
+    def _ended(self, files: list | None, error: str) -> None:
+        self._set_running(False)
+        if files is None:
+            self._show_status(f"Export failed: {error}", "error")
+            self.failed.emit(error)
+            return
+        self._show_status("Wrote " + ", ".join(files), "info")
+        self.exported.emit(list(files))
+        self.accept()
+
+    def reject(self) -> None:
+        if not self._running:  # an export in progress finishes first (it cannot be half-written)
+            super().reject()
+
+    def done(self, result: int) -> None:
+        self._pool.waitForDone()
+        super().done(result)
+
+    # helpers ------------------------------------------------------------------------
+    def _set_running(self, running: bool) -> None:
+        self._running = running
+        for widget in (self.format_box, self.path_edit, self.export_button,
+                       self.buttons.button(QDialogButtonBox.StandardButton.Cancel)):
+            widget.setEnabled(not running)
+
+    def _show_status(self, text: str, severity: str) -> None:
+        self.status.setStyleSheet(f"color: {theme.SEVERITY_COLORS[severity]}")
+        self.status.setText(text)
+
+    def _path_typed(self) -> None:
+        self._path_edited = True
+
+    def _suggest_path(self) -> None:
+        """Follow the format with a file named after the operator, until the user types a path."""
+        fmt = self.format
+        if self._path_edited or fmt is None:
+            return
+        self.path_edit.setText(str(self._directory / f"{file_stem(self.name)}{FORMATS[fmt].suffix}"))
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path_edit.text(),
+                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        if path:
+            self.set_path(path)

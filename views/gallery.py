@@ -1,0 +1,238 @@
+"""The operator gallery: the best operators of one Pareto front (two objectives of the
+results store), as cards with a thumbnail of each graph, filtered by origin, each one a
+double-click away from the editor or an export.
+
+The front is computed among the results of the chosen origin (core.store.pareto_front),
+so "search:mcts" shows the best that search found. Thumbnails are drawn offscreen by
+the editor's own canvas (views.pictures) and cached per operator and sizes."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListView, QListWidget, QListWidgetItem,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from core.export import from_document
+from core.ir.errors import TesseraError
+from core.store import RESULT_OBJECTIVES, Store, pareto_front
+
+from . import theme
+from .explorer.columns import BY_KEY
+from .pictures import graph_image
+
+FRONTS = (("latency_ms", "accuracy"), ("latency_ms", "flops"), ("latency_ms", "params"),
+          ("flops", "accuracy"), ("params", "accuracy"), ("latency_ms", "fisher_potential"))
+THUMBNAIL = QSize(260, 110)
+MAX_CARDS = 48
+ALL_ORIGINS = "All origins"
+
+
+@dataclass(frozen=True)
+class Card:
+    """One operator on the front: its best result row there (by the first objective)."""
+    operator_id: int
+    name: str
+    origin: str
+    operator_hash: str
+    bindings: str     # JSON text, as in the results view
+    x: float
+    y: float
+
+
+def front_cards(store: Store, x: str, y: str, origin: str | None = None) -> list[Card]:
+    """Operators on the Pareto front of (x, y) among the results of `origin` (all when None),
+    best x first, each operator once."""
+    where = f"{x} IS NOT NULL AND {y} IS NOT NULL" + (" AND origin = ?" if origin is not None else "")
+    rows = list(store.results(where, [origin] if origin is not None else [], order_by="result_key"))
+    if not rows:
+        return []
+    values = np.array([[r[x], r[y]] for r in rows], dtype=float)
+    front = pareto_front(values, [RESULT_OBJECTIVES[x], RESULT_OBJECTIVES[y]])
+    front = front[np.argsort(values[front, 0] * (1 if RESULT_OBJECTIVES[x] == "min" else -1), kind="stable")]
+    cards, seen = [], set()
+    for i in front:
+        r = rows[i]
+        if r["operator_id"] not in seen:
+            seen.add(r["operator_id"])
+            cards.append(Card(r["operator_id"], r["operator_name"] or f"operator {r['operator_id']}",
+                              r["origin"] or "", r["operator_hash"], r["bindings"] or "", r[x], r[y]))
+    return cards
+
+
+class OperatorGallery(QWidget):
+    openRequested = Signal(int)    # operator id: show it in the editor
+    exportRequested = Signal(int)  # operator id: open the export dialog for it
+
+    def __init__(self, store_path: str | Path | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store_path = Path(store_path) if store_path else None
+        self._thumbnails: dict[tuple[str, str], QPixmap] = {}
+        self._cards: list[Card] = []
+
+        self.front_box = QComboBox()
+        for x, y in FRONTS:
+            self.front_box.addItem(f"{_title(y)} vs {_title(x)}", (x, y))
+        self.origin_box = QComboBox()
+        self.origin_box.addItem(ALL_ORIGINS, None)
+        refresh = QPushButton("Refresh")
+        refresh.clicked.connect(self.refresh)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Front"))
+        bar.addWidget(self.front_box, 1)
+        bar.addWidget(QLabel("Origin"))
+        bar.addWidget(self.origin_box, 1)
+        bar.addWidget(refresh)
+
+        self.list = QListWidget()
+        self.list.setViewMode(QListView.ViewMode.IconMode)
+        self.list.setIconSize(THUMBNAIL)
+        self.list.setGridSize(QSize(THUMBNAIL.width() + 16, THUMBNAIL.height() + 74))
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setMovement(QListView.Movement.Static)
+        self.list.setWordWrap(True)
+        self.list.setUniformItemSizes(True)
+        self.list.itemDoubleClicked.connect(lambda item: self.openRequested.emit(item.data(Qt.ItemDataRole.UserRole)))
+        self.list.itemSelectionChanged.connect(self._selection_changed)
+        self.status = QLabel()
+        self.status.setObjectName("hint")
+        self.open_button = QPushButton("Open in editor")
+        self.export_button = QPushButton("Export…")
+        self.open_button.clicked.connect(lambda: self._emit_selected(self.openRequested))
+        self.export_button.clicked.connect(lambda: self._emit_selected(self.exportRequested))
+        actions = QHBoxLayout()
+        actions.addWidget(self.status, 1)
+        actions.addWidget(self.open_button)
+        actions.addWidget(self.export_button)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(actions)
+        self.front_box.currentIndexChanged.connect(self._show_cards)
+        self.origin_box.currentIndexChanged.connect(self._show_cards)
+        self._selection_changed()
+        self.refresh()
+
+    # public -----------------------------------------------------------------------
+    def set_store(self, path: str | Path | None) -> None:
+        self.store_path = Path(path) if path else None
+        self.refresh()
+
+    def set_front(self, x: str, y: str) -> None:
+        index = self.front_box.findData((x, y))
+        if index < 0:
+            self.front_box.addItem(f"{_title(y)} vs {_title(x)}", (x, y))
+            index = self.front_box.count() - 1
+        self.front_box.setCurrentIndex(index)
+
+    def set_origin(self, origin: str | None) -> None:
+        index = self.origin_box.findData(origin)
+        if index >= 0:
+            self.origin_box.setCurrentIndex(index)
+
+    @property
+    def cards(self) -> list[Card]:
+        return list(self._cards)
+
+    def refresh(self) -> None:
+        """Re-read the origins and the front from the store (new results may have arrived)."""
+        origins = self._read(lambda store: [r[0] for r in store.db.execute(
+            "SELECT DISTINCT origin FROM results WHERE origin IS NOT NULL ORDER BY origin")]) or []
+        current = self.origin_box.currentData()
+        self.origin_box.blockSignals(True)
+        self.origin_box.clear()
+        self.origin_box.addItem(ALL_ORIGINS, None)
+        for origin in origins:
+            self.origin_box.addItem(origin, origin)
+        self.origin_box.setCurrentIndex(max(0, self.origin_box.findData(current)))
+        self.origin_box.blockSignals(False)
+        self._show_cards()
+
+    # drawing ----------------------------------------------------------------------
+    def _show_cards(self) -> None:
+        x, y = self.front_box.currentData()
+        origin = self.origin_box.currentData()
+        cards = self._read(lambda store: front_cards(store, x, y, origin))
+        self.list.clear()
+        self._cards = (cards or [])[:MAX_CARDS]
+        if cards is None:
+            return
+        if not cards:
+            which = f" from {origin}" if origin else ""
+            self.status.setText(f"No results{which} have both {_title(x)} and {_title(y)} yet.")
+            return
+        for card in self._cards:
+            item = QListWidgetItem(QIcon(self._thumbnail(card)), _caption(card, x, y))
+            item.setData(Qt.ItemDataRole.UserRole, card.operator_id)
+            item.setToolTip(f"{card.name} (operator {card.operator_id}, {card.origin})\n"
+                            f"sizes: {_sizes(card.bindings) or 'its own'}\n"
+                            "Double-click to open it in the editor.")
+            self.list.addItem(item)
+        more = f"; showing the first {MAX_CARDS}" if len(cards) > MAX_CARDS else ""
+        self.status.setText(f"{len(cards)} operator{'s' * (len(cards) != 1)} on the front{more}.")
+
+    def _thumbnail(self, card: Card) -> QPixmap:
+        key = (card.operator_hash, card.bindings)
+        if key not in self._thumbnails:
+            row = self._read(lambda store: store.operator(card.operator_id))
+            pixmap = QPixmap(THUMBNAIL)
+            pixmap.fill(QColor(theme.CANVAS_BG))
+            if row is not None:
+                try:
+                    sizes = json.loads(card.bindings) if card.bindings else {}
+                    item = from_document(row["document"], card.origin, sizes, name=card.name)
+                    pixmap = QPixmap.fromImage(graph_image(item.graph, THUMBNAIL))
+                except TesseraError as e:
+                    self.status.setText(f"Cannot draw {card.name}: {e}")
+            self._thumbnails[key] = pixmap
+        return self._thumbnails[key]
+
+    def _read(self, query):
+        """query(store) on a short-lived connection; None (and a message) if there is no store."""
+        if self.store_path is None or not self.store_path.is_file():
+            self.status.setText("No results store yet: evaluate or search to fill one.")
+            return None
+        try:
+            with Store(self.store_path) as store:
+                return query(store)
+        except TesseraError as e:
+            self.status.setText(str(e))
+            return None
+
+    # selection --------------------------------------------------------------------
+    def _selected_id(self) -> int | None:
+        items = self.list.selectedItems()
+        return items[0].data(Qt.ItemDataRole.UserRole) if items else None
+
+    def _selection_changed(self) -> None:
+        chosen = self._selected_id() is not None
+        self.open_button.setEnabled(chosen)
+        self.export_button.setEnabled(chosen)
+
+    def _emit_selected(self, signal) -> None:
+        operator_id = self._selected_id()
+        if operator_id is not None:
+            signal.emit(operator_id)
+
+
+def _title(key: str) -> str:
+    column = BY_KEY.get(key)
+    return column.title if column is not None else key
+
+
+def _caption(card: Card, x: str, y: str) -> str:
+    values = "  ·  ".join(f"{_title(k)} {BY_KEY[k].text(v) if k in BY_KEY else v}"
+                          for k, v in ((x, card.x), (y, card.y)))
+    return f"{card.name}\n{card.origin}\n{values}"
+
+
+def _sizes(bindings: str) -> str:
+    try:
+        return ", ".join(f"{k}={v}" for k, v in json.loads(bindings).items()) if bindings else ""
+    except json.JSONDecodeError:
+        return bindings

@@ -1,0 +1,214 @@
+"""Pictures drawn offscreen by Qt: an operator graph as the editor's canvas shows it
+(PNG, SVG, gallery thumbnails) and a Pareto plot of the results store (PNG, SVG).
+
+The graph is drawn by the editor's own scene (views.canvas), so a picture matches what
+the editor shows and needs no Graphviz. A QApplication must exist; the CLI creates one
+on the offscreen platform. Nothing here waits on workers: drawing tens of cards takes
+milliseconds."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QApplication, QGraphicsItem
+
+from core.export import ExportError, write_with
+from core.ir.graph import OperatorGraph
+from core.store import RESULT_OBJECTIVES, Store
+
+from . import theme
+from .canvas import OperatorScene
+from .document import OperatorDocument
+from .explorer.columns import BY_KEY, origin_color
+from .explorer.front import staircase
+
+MARGIN = 24.0
+MAX_SIDE = 4096      # pixels: a picture of a huge graph is scaled down to this
+PARETO_SIZE = (900, 600)
+
+
+def graph_image(graph: OperatorGraph, size: QSize | None = None, scale: float = 1.5) -> QImage:
+    """The graph drawn on the canvas background: at `scale` pixels per scene unit, or fitted
+    (aspect kept, centred) into `size`. Sizes shown on the cards use the graph's bindings."""
+    with _drawn(graph) as (scene, rect):
+        if size is None:
+            factor = min(scale, MAX_SIDE / max(rect.width(), rect.height()))
+            size = QSize(max(1, round(rect.width() * factor)), max(1, round(rect.height() * factor)))
+        image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+        _paint(image, lambda painter: _paint_scene(painter, scene, rect, QRectF(image.rect())))
+    return image
+
+
+def save_graph_picture(graph: OperatorGraph, path: Path) -> Path:
+    """PNG or SVG by the suffix of `path` (written via a temporary file)."""
+    _check_suffix(path)
+    if path.suffix.lower() == ".png":
+        image = graph_image(graph)
+        return write_with(path, lambda tmp: _save_image(image, tmp, path))
+    with _drawn(graph) as (scene, rect):
+        target = QRectF(QPointF(), rect.size())
+        return write_with(path, lambda tmp: _save_svg(tmp, target.size().toSize(), graph.name or "operator",
+                                                      lambda painter: _paint_scene(painter, scene, rect, target)))
+
+
+def save_pareto_picture(store: Store, columns: Sequence[str], path: Path) -> Path:
+    """Every result with both values as a dot coloured by origin, the front ringed and
+    joined by its staircase; PNG or SVG by the suffix of `path`."""
+    _check_suffix(path)
+    plot = _pareto_plot(store, *columns)
+    try:
+        size = plot.size()
+        if path.suffix.lower() == ".png":
+            image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+            _paint(image, lambda painter: _paint_plot(painter, plot))
+            return write_with(path, lambda tmp: _save_image(image, tmp, path))
+        return write_with(path, lambda tmp: _save_svg(tmp, size, "Pareto front",
+                                                      lambda painter: _paint_plot(painter, plot)))
+    finally:
+        plot.close()
+        plot.deleteLater()
+
+
+# -- painting ----------------------------------------------------------------------------
+def _check_suffix(path: Path) -> None:
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise ExportError(f"{path}: pictures are .png or .svg")
+
+
+def _paint(device, paint: Callable[[QPainter], None]) -> None:
+    painter = QPainter(device)
+    try:
+        painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        paint(painter)
+    finally:
+        painter.end()
+
+
+def _paint_scene(painter: QPainter, scene: OperatorScene, source: QRectF, target: QRectF) -> None:
+    """The background over all of `target`; the graph scaled into it, aspect kept, centred."""
+    painter.fillRect(target, QColor(theme.CANVAS_BG))
+    fitted = source.size().scaled(target.size(), Qt.AspectRatioMode.KeepAspectRatio)
+    placed = QRectF(target.topLeft(), fitted)
+    placed.moveCenter(target.center())
+    scene.render(painter, placed, source, Qt.AspectRatioMode.IgnoreAspectRatio)
+
+
+def _save_image(image: QImage, tmp: Path, path: Path) -> None:
+    if not image.save(str(tmp), "PNG"):
+        raise ExportError(f"cannot write the picture {path}")
+
+
+def _save_svg(tmp: Path, size: QSize, title: str, paint: Callable[[QPainter], None]) -> None:
+    generator = QSvgGenerator()
+    generator.setFileName(str(tmp))
+    generator.setSize(size)
+    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
+    generator.setTitle(title)
+    generator.setDescription("Exported by Tessera")
+    _paint(generator, paint)
+
+
+# -- the graph -------------------------------------------------------------------------
+class _drawn:
+    """Context: the graph in a scene of its own, and the rectangle its items cover."""
+
+    def __init__(self, graph: OperatorGraph):
+        self.document = OperatorDocument(graph)
+        self.scene = OperatorScene()
+
+    def __enter__(self) -> tuple[OperatorScene, QRectF]:
+        self.scene.set_document(self.document)
+        rect = QRectF()
+        for item in self.scene.items():
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)  # vectors, not cached bitmaps, in an SVG
+            if item.isVisible():
+                rect = rect.united(item.sceneBoundingRect())
+        return self.scene, rect.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
+
+    def __exit__(self, *exc) -> None:
+        self.scene.detach()
+        self.scene.deleteLater()
+        self.document.deleteLater()
+
+
+# -- the Pareto plot ---------------------------------------------------------------------
+def _pareto_plot(store: Store, x_key: str, y_key: str) -> pg.PlotWidget:
+    """A laid-out plot widget, never shown."""
+    for key in (x_key, y_key):
+        if key not in RESULT_OBJECTIVES:
+            raise ExportError(f"unknown plot axis {key!r}; axes: {', '.join(RESULT_OBJECTIVES)}")
+    rows = store.db.execute(f"SELECT origin, {x_key}, {y_key} FROM results "
+                            f"WHERE {x_key} IS NOT NULL AND {y_key} IS NOT NULL").fetchall()
+    if not rows:
+        raise ExportError(f"no result in {store.path} has both {x_key} and {y_key}; nothing to plot")
+    front = store.pareto([x_key, y_key])
+    origins = sorted({r[0] or "" for r in rows})
+    plot = pg.PlotWidget(background="w")
+    plot.resize(*PARETO_SIZE)
+    item = plot.getPlotItem()
+    item.showGrid(x=True, y=True, alpha=0.25)
+    for side, key in (("bottom", x_key), ("left", y_key)):
+        item.setLabel(side, _axis_title(key))
+        item.getAxis(side).enableAutoSIPrefix(False)  # "Accuracy (x0.001)" helps nobody
+    item.setTitle(f"Pareto front: {_axis_title(y_key)} vs {_axis_title(x_key)} "
+                  f"({len(front)} of {len(rows)} results)", color=theme.TEXT)
+    values = np.array([r[1:] for r in rows], dtype=float)
+    of_row = np.array([r[0] or "" for r in rows], dtype=object)
+    legend = item.addLegend(offset=_emptiest_corner(values), brush=pg.mkBrush(255, 255, 255, 210),
+                            pen=pg.mkPen(theme.CARD_BORDER), labelTextColor=theme.TEXT)
+    for origin in origins:
+        points = values[of_row == origin]
+        color = QColor(origin_color(origin, origins))
+        color.setAlpha(170)
+        item.addItem(pg.ScatterPlotItem(points[:, 0], points[:, 1], size=7, pen=None, brush=pg.mkBrush(color),
+                                        name=origin or "unknown origin"))
+    xs = np.array([r[x_key] for r in front], dtype=float)
+    ys = np.array([r[y_key] for r in front], dtype=float)
+    sx, sy = staircase(xs, ys, RESULT_OBJECTIVES[x_key])
+    item.addItem(pg.PlotCurveItem(sx, sy, pen=pg.mkPen(theme.TEXT, width=1.5)))
+    ring = pg.ScatterPlotItem(xs, ys, size=12, pen=pg.mkPen(theme.TEXT, width=1.5), brush=None)
+    item.addItem(ring)
+    legend.addItem(ring, "Pareto front")
+    _lay_out(plot)
+    return plot
+
+
+def _paint_plot(painter: QPainter, plot: pg.PlotWidget) -> None:
+    """The plot in export mode, as pyqtgraph's exporters do: dots drawn as shapes, not bitmaps."""
+    items = [i for i in plot.scene().items() if hasattr(i, "setExportMode")]
+    for item in items:
+        item.setExportMode(True, {"antialias": True, "background": QColor("white"), "painter": painter,
+                                  "resolutionScale": 1.0})
+    try:
+        plot.render(painter)
+    finally:
+        for item in items:
+            item.setExportMode(False)
+
+
+def _lay_out(widget) -> None:
+    """Let Qt lay the widget out as if shown, without putting it on any screen; the axes
+    size themselves to their tick labels during the first paint, hence a second round."""
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+    widget.show()
+    for _ in range(2):
+        widget.grab()
+        QApplication.processEvents()
+
+
+def _emptiest_corner(values: np.ndarray) -> tuple[int, int]:
+    """pyqtgraph legend offset of the plot corner farthest from every point (the legend hides none)."""
+    span = np.ptp(values, axis=0)
+    scaled = (values - values.min(axis=0)) / np.where(span > 0, span, 1)
+    corners = {(10, 10): (0, 1), (-10, 10): (1, 1), (10, -10): (0, 0), (-10, -10): (1, 0)}  # offset: (x, y)
+    return max(corners, key=lambda c: np.min(np.hypot(*(scaled - corners[c]).T)))
+
+
+def _axis_title(key: str) -> str:
+    column = BY_KEY.get(key)
+    return column.axis or column.title if column is not None else key
