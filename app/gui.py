@@ -25,13 +25,15 @@ def application() -> QApplication:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("Tessera")
         app.setOrganizationName("Tessera")
-        app.setDesktopFileName("tessera")
+        app.setDesktopFileName("io.github.tessera.Tessera")
         from views.theme import apply_theme
         apply_theme(app)
     return app
 
 
-def run(file: str | None = None, store: str | None = None, screenshot: str | None = None) -> int:
+def run(file: str | None = None, store: str | None = None, screenshot: str | None = None,
+        view: str = "editor") -> int:
+    """`view` is 'editor' or 'explorer' (the Pareto plot and results browser over `store`)."""
     app = application()
     from app.settings import open_settings
     from app.window import MainWindow
@@ -40,10 +42,12 @@ def run(file: str | None = None, store: str | None = None, screenshot: str | Non
     if screenshot:
         if file:
             window.load(file)  # a bad file raises TesseraError: the CLI prints it and exits 1
+        window.set_mode(view)
         return _screenshot(app, window, Path(screenshot))
     window.show()
     if file:
         window.open_file(file)
+    window.set_mode(view)
     return app.exec()
 
 
@@ -63,6 +67,7 @@ def _screenshot(app: QApplication, window, out: Path) -> int:
     wait_until_idle(app, window)
     window.view.fit_all()
     app.processEvents()
+    wait_until_idle(app, window)
     picture = window.grab()
     out.parent.mkdir(parents=True, exist_ok=True)
     saved = picture.save(str(out))
