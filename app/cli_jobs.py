@@ -8,6 +8,7 @@ from pathlib import Path
 from core.ir.bindings import format_bindings, parse_bindings
 from core.ir.errors import TesseraError
 from core.ir.serialize import content_hash, read_document
+from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor, default_worker_count
 from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
@@ -26,9 +27,15 @@ def add_parsers(sub) -> None:
     _store_option(p)
     p.set_defaults(func=cmd_submit)
 
-    p = sub.add_parser("worker", help="run queued jobs in worker processes")
+    p = sub.add_parser("worker", help="run queued jobs in worker processes, or on a Ray cluster")
     p.add_argument("--n", type=int, default=default_worker_count(), metavar="N",
-                   help="number of worker processes (default: CPU count - 1)")
+                   help="number of local worker processes (default: CPU count - 1)")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: worker processes run every job (default); ray: fisher and train jobs run as "
+                        "Ray tasks, the others in local workers")
+    p.add_argument("--address", metavar="HOST:PORT",
+                   help="with --executor ray: the head of a running Ray cluster (default: start a local "
+                        "Ray instance for this session)")
     p.add_argument("--forever", action="store_true", help="keep waiting for new jobs (default: stop when none are left)")
     _store_option(p)
     p.set_defaults(func=cmd_worker)
@@ -75,9 +82,11 @@ def cmd_submit(args) -> int:
 def cmd_worker(args) -> int:
     if args.n < 1:
         raise TesseraError(f"--n must be at least 1, got {args.n}")
-    supervisor = Supervisor(args.store, workers=args.n)
+    supervisor = Supervisor(args.store, workers=args.n, ray=choose_executor(args.executor, args.address))
     print(f"{args.n} worker(s) on {supervisor.store.path}"
           + ("; Ctrl-C to stop" if args.forever else "; stopping when no jobs are left"), flush=True)
+    if args.executor != "local":
+        print(f"runners: {supervisor.describe()}", flush=True)
     supervisor.run(forever=args.forever, report=lambda line: print(line, flush=True))
     return 0
 
@@ -86,11 +95,11 @@ def cmd_jobs(args) -> int:
     with Store(args.store) as store:
         queue = JobQueue(store)
         if args.action == "list":
-            rows = [("id", "kind", "state", "tries", "progress", "operator", "note")]
+            rows = [("id", "kind", "state", "tries", "progress", "operator", "where", "note")]
             for job in queue.jobs():
                 rows.append((str(job.id), job.kind, job.state, f"{job.attempts}/{job.max_attempts}",
                              f"{100 * (job.progress or 0):.0f}%", job.operator_name or "-",
-                             job.error or job.message or ""))
+                             job.runs_on or "-", job.error or job.message or ""))
             _print_table(rows)
             return 0
         if args.job_id is None:

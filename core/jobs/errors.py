@@ -31,3 +31,7 @@ class WorkerCrashed(TesseraError):
     def __init__(self, message: str, exitcode: int | None = None):
         super().__init__(message)
         self.exitcode = exitcode
+
+
+class ExecutorError(TesseraError):
+    """An executor cannot run: a bad setting, or its cluster cannot be reached."""

@@ -53,6 +53,7 @@ class Job:
     finished: float | None
     input_key: str | None
     input_version: str | None
+    runs_on: str | None  # where it runs (ran): "worker 812 on laptop", "Ray node 3f2a9c1b (10.0.0.5), worker 4121"
 
     @classmethod
     def from_row(cls, row: dict) -> "Job":
@@ -128,8 +129,9 @@ class JobQueue:
                           "finished": None, "progress": 0.0, "message": None}, "id = ?", [job_id])
 
     # -- the workers' side: claim, report, finish -----------------------------------
-    def claim(self, kinds: Collection[str]) -> Job | None:
-        """Take the oldest queued job of one of `kinds` for this process, or None."""
+    def claim(self, kinds: Collection[str], runs_on: str | None = None) -> Job | None:
+        """Take the oldest queued job of one of `kinds` for this process, or None. `runs_on`
+        says where it will run (default: this process, "worker <pid> on <host>")."""
         kinds = list(kinds)
         marks = ", ".join("?" * len(kinds))
         waiting = f"SELECT id FROM jobs WHERE state = ? AND kind IN ({marks}) ORDER BY id LIMIT 1"
@@ -139,15 +141,20 @@ class JobQueue:
         with self.store.write():
             claimed = self.db.execute(
                 "UPDATE jobs SET state = ?, attempts = attempts + 1, lease = ?, worker_host = ?, "
-                "worker_pid = ?, started = ?, heartbeat = ?, finished = NULL, progress = 0, "
+                "worker_pid = ?, runs_on = ?, started = ?, heartbeat = ?, finished = NULL, progress = 0, "
                 f"message = 'started' WHERE id = ({waiting}) RETURNING id",
-                [RUNNING, uuid.uuid4().hex, HOST, os.getpid(), now, now, QUEUED, *kinds]).fetchall()
+                [RUNNING, uuid.uuid4().hex, HOST, os.getpid(), runs_on or f"worker {os.getpid()} on {HOST}",
+                 now, now, QUEUED, *kinds]).fetchall()
             return self.get(claimed[0][0]) if claimed else None
 
     def owns(self, job: Job) -> bool:
         """True while `job` (as claimed) is still running under its lease."""
         return self.db.execute("SELECT 1 FROM jobs WHERE id = ? AND lease = ? AND state = ?",
                                [job.id, job.lease, RUNNING]).fetchone() is not None
+
+    def place(self, job: Job, runs_on: str) -> bool:
+        """Say where a claimed job runs, once known (a Ray task reports its node when it starts)."""
+        return self._update_owned(job, {"runs_on": runs_on})
 
     def heartbeat(self, job: Job) -> bool:
         return self._update_owned(job, {"heartbeat": time.time()})

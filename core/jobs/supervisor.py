@@ -1,6 +1,8 @@
-"""Start worker processes, watch them, and keep the queue honest.
+"""Start runner processes, watch them, and keep the queue honest.
 
-A job whose worker died (a SIGKILL, a segfault inside TVM; here or in another
+The runners are those of the executors (executors.py): local worker processes by
+default, and with a RayExecutor also one process sending the cluster kinds to Ray.
+A job whose runner died (a SIGKILL, a segfault inside TVM; here or in another
 process) is queued again with the reason, until its attempts run out; a job
 cancelled while its handler ignores cancellation gets its worker killed. The
 GUI calls start(), poll() from a timer and stop(); the CLI calls run().
@@ -17,10 +19,11 @@ from typing import Callable
 from core.store import Store
 
 from .errors import WorkerCrashed
+from .executors import Executor, LocalPool, RayExecutor, Runner
 from .kinds import HANDLERS
+from .outcomes import requeue
 from .processes import describe_exit, kill_tree, pid_alive
-from .queue import CANCELLED, DONE, HOST, QUEUED, RUNNING, Job, JobQueue
-from .worker import worker_main
+from .queue import CANCELLED, DONE, HOST, RUNNING, Job, JobQueue
 
 MAX_IDLE_DEATHS = 3  # workers dying this many times in a row without a job are not restarted
 
@@ -30,50 +33,79 @@ def default_worker_count() -> int:
 
 
 @dataclass
+class _Group:
+    """The runners of one executor, for the kinds it takes."""
+    executor: Executor
+    handlers: dict[str, str]
+    idle_deaths: int = 0  # runners that died in a row without a job
+    last_exit: str = ""
+
+    @property
+    def label(self) -> str:
+        return "Ray runner" if isinstance(self.executor, RayExecutor) else "worker"
+
+
+@dataclass
 class _Worker:
     process: multiprocessing.Process
-    current: object  # multiprocessing.Value("q"): id of the job being run, 0 when idle
+    current: object  # multiprocessing.Value("q"): id of the job a local worker runs, 0 when idle
+    group: _Group
+    notes: object    # receiving end of the runner's notes pipe, None once it closed
 
 
 class Supervisor:
     """Runs `workers` worker processes on the store at `store_path` (default store if None).
 
     `handlers` maps job kinds to 'module:function' paths (default kinds.HANDLERS).
-    Heartbeats are written every `heartbeat_interval` s; a running job of another
-    process's worker is taken back after `stale_after` s without one (or at once if
-    its pid on this host is gone); a cancelled job's worker is killed `cancel_grace` s
-    after the cancel if still on it. A Supervisor is used once: start ... stop.
+    With `ray`, the kinds it takes run as Ray tasks and the workers run the others
+    (none are started if no other kind is left). Heartbeats are written every
+    `heartbeat_interval` s; a running job of another process's runner is taken back
+    after `stale_after` s without one (or at once if its pid on this host is gone); a
+    cancelled job's worker (or Ray task) is killed `cancel_grace` s after the cancel if
+    still on it. A Supervisor is used once: start ... stop.
     """
 
     def __init__(self, store_path: str | Path | None = None, workers: int | None = None,
-                 handlers: dict[str, str] | None = None, *, heartbeat_interval: float = 2.0,
-                 stale_after: float = 120.0, cancel_grace: float = 5.0):
+                 handlers: dict[str, str] | None = None, *, ray: RayExecutor | None = None,
+                 heartbeat_interval: float = 2.0, stale_after: float = 120.0, cancel_grace: float = 5.0):
         self.store = Store(store_path)
         self.queue = JobQueue(self.store)
         self.handlers = dict(HANDLERS if handlers is None else handlers)
-        self.count = workers or default_worker_count()
         self.heartbeat_interval = heartbeat_interval
         self.stale_after = stale_after
         self.cancel_grace = cancel_grace
+        self._groups: list[_Group] = []
+        local = dict(self.handlers)
+        if ray is not None:
+            remote = ray.kinds(self.handlers)
+            self._groups.append(_Group(ray, remote))
+            local = {kind: target for kind, target in local.items() if kind not in remote}
+        if local or ray is None:
+            self._groups.append(_Group(LocalPool(workers or default_worker_count()), local))
+        #: runner processes kept running: local workers, and one for Ray
+        self.count = sum(group.executor.processes for group in self._groups)
         self._mp = multiprocessing.get_context("spawn")
         self._stop = self._mp.Event()
         self._workers: list[_Worker] = []
-        self._idle_deaths = 0
-        self._last_exit = ""
         self._reported_until = time.time()
+
+    def describe(self) -> str:
+        """'2 local worker processes; a local Ray instance (2 CPUs) for fisher, train'."""
+        return "; ".join(group.executor.describe(group.handlers) for group in self._groups)
 
     # -- life cycle ----------------------------------------------------------------
     def start(self) -> list[str]:
         """Take back jobs left running by dead workers, then start the workers."""
         events = self._take_back_orphans()
-        for _ in range(self.count):
-            self._spawn()
+        for group in self._groups:
+            for _ in range(group.executor.processes):
+                self._spawn(group)
         return events
 
     def poll(self) -> list[str]:
         """One look at workers and jobs; returns what happened, as sentences. Never blocks."""
-        return (self._reap_dead_workers() + self._take_back_orphans() + self._stop_cancelled()
-                + self._report_ended())
+        return (self._read_notes() + self._reap_dead_workers() + self._take_back_orphans()
+                + self._stop_cancelled() + self._report_ended())
 
     def busy(self) -> bool:
         """Jobs are queued for our kinds, or our workers are running some."""
@@ -90,11 +122,12 @@ class Supervisor:
                 busy = forever or self.busy()  # asked before polling, so the last job's end is reported
                 for line in self.poll():
                     report(line)
-                if not busy:
+                if not busy and not self.busy():  # and after: the poll may have taken back a dead one's job
                     break
-                if not self._workers:
-                    raise WorkerCrashed(f"no worker is left: they kept stopping before taking a job "
-                                        f"(the last {self._last_exit}); see their error output above")
+                for group in self._groups:
+                    if not any(w.group is group for w in self._workers):
+                        raise WorkerCrashed(f"no {group.label} is left: they kept stopping before taking a job "
+                                            f"(the last {group.last_exit}); see their error output above")
                 time.sleep(interval)
         finally:
             for line in self.stop():
@@ -107,12 +140,12 @@ class Supervisor:
         deadline = time.monotonic() + grace
         for worker in self._workers:
             worker.process.join(max(0.0, deadline - time.monotonic()))
-        events = []
+        events = self._read_notes()
         for worker in self._workers:
             kill_tree(worker.process)
             for job in self._running_in(worker.process.pid):
-                state = self.queue.abandon(job, f"interrupted: worker {worker.process.pid} was stopped",
-                                           count_attempt=False)
+                state = self.queue.abandon(job, f"interrupted: {worker.group.label} {worker.process.pid} "
+                                                f"was stopped", count_attempt=False)
                 events.append(f"{job.describe()} was interrupted and is {state} again")
         self._workers = []
         self.store.close()
@@ -130,13 +163,31 @@ class Supervisor:
         return [w.process.pid for w in self._workers]
 
     # -- the watching ------------------------------------------------------------------
-    def _spawn(self) -> None:
+    def _spawn(self, group: _Group) -> None:
         current = self._mp.Value("q", 0, lock=False)
-        process = self._mp.Process(
-            target=worker_main, name="tessera worker",
-            args=(str(self.store.path), self.handlers, self._stop, current, self.heartbeat_interval))
+        notes, sender = self._mp.Pipe(duplex=False)
+        target, args = group.executor.runner(Runner(
+            str(self.store.path), group.handlers, self._stop, current, self.heartbeat_interval,
+            self.cancel_grace, sender))
+        process = self._mp.Process(target=target, args=args, name=f"tessera {group.label}")
         process.start()
-        self._workers.append(_Worker(process, current))
+        sender.close()  # the runner holds the only sending end: its exit reads as EOF here
+        self._workers.append(_Worker(process, current, group, notes))
+
+    def _read_notes(self) -> list[str]:
+        return [line for worker in self._workers for line in self._notes_of(worker)]
+
+    @staticmethod
+    def _notes_of(worker: _Worker) -> list[str]:
+        """What a runner had to say (a Ray runner: its cluster, a connection refused, a job requeued)."""
+        lines = []
+        try:
+            while worker.notes is not None and worker.notes.poll():
+                lines.append(worker.notes.recv())
+        except (EOFError, OSError):
+            worker.notes.close()
+            worker.notes = None
+        return lines
 
     def _running_in(self, pid: int) -> list[Job]:
         return [j for j in self.queue.jobs([RUNNING]) if j.worker_host == HOST and j.worker_pid == pid]
@@ -145,19 +196,20 @@ class Supervisor:
         events = []
         for worker in [w for w in self._workers if not w.process.is_alive()]:
             self._workers.remove(worker)
-            pid, how = worker.process.pid, describe_exit(worker.process.exitcode)
+            events += self._notes_of(worker)
+            group, pid, how = worker.group, worker.process.pid, describe_exit(worker.process.exitcode)
             jobs = self._running_in(pid)
             for job in jobs:
-                events += self._abandon(job, f"worker {pid} {how} while running {job.describe()}")
-            self._idle_deaths = 0 if jobs or worker.current.value else self._idle_deaths + 1
-            self._last_exit = how
+                events += requeue(self.queue, job, f"{group.label} {pid} {how} while running {job.describe()}")
+            group.idle_deaths = 0 if jobs or worker.current.value else group.idle_deaths + 1
+            group.last_exit = how
             if self._stop.is_set():
                 continue
-            if self._idle_deaths >= MAX_IDLE_DEATHS:
-                events.append(f"workers keep stopping before taking a job (the last {how}); "
+            if group.idle_deaths >= MAX_IDLE_DEATHS:
+                events.append(f"{group.label}s keep stopping before taking a job (the last {how}); "
                               "not starting another")
                 continue
-            self._spawn()
+            self._spawn(group)
         return events
 
     def _take_back_orphans(self) -> list[str]:
@@ -171,11 +223,11 @@ class Supervisor:
             who = f"worker {job.worker_pid}" if here else f"worker {job.worker_host}:{job.worker_pid}"
             silent = time.time() - (job.heartbeat or 0.0)
             if here and not pid_alive(job.worker_pid, job.started):
-                events += self._abandon(job, f"{who} is gone (not started by this session) "
-                                             f"while running {job.describe()}")
+                events += requeue(self.queue, job, f"{who} is gone (not started by this session) "
+                                                   f"while running {job.describe()}")
             elif silent > self.stale_after:
-                events += self._abandon(job, f"{who} sent no heartbeat for {silent:.0f} s "
-                                             f"while running {job.describe()}")
+                events += requeue(self.queue, job, f"{who} sent no heartbeat for {silent:.0f} s "
+                                                   f"while running {job.describe()}")
         return events
 
     def _stop_cancelled(self) -> list[str]:
@@ -199,9 +251,3 @@ class Supervisor:
             self._reported_until = max(self._reported_until, job.finished)
             events.append(f"{job.describe()} {job.state}" + (f": {job.error}" if job.state != DONE else ""))
         return events
-
-    def _abandon(self, job: Job, reason: str) -> list[str]:
-        """Queue the job again or fail it (then _report_ended tells); say which."""
-        if self.queue.abandon(job, reason) == QUEUED:
-            return [f"{reason}; queued again (attempt {job.attempts + 1} of {job.max_attempts} next)"]
-        return []

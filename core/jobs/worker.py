@@ -2,20 +2,17 @@
 the job's heartbeat, write the outcome; repeat until told to stop or orphaned."""
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from pathlib import Path
 
-from core.store import InvalidResult, Store
+from core.store import Store
 
 from .context import JobContext
-from .errors import JobCancelled
+from .outcomes import run_handler, settle
 from .processes import enter_own_group
-from .queue import CANCELLED, FAILED, Job, JobQueue
-from .targets import resolve
+from .queue import Job, JobQueue
 
-log = logging.getLogger(__name__)
 IDLE_WAIT = (0.05, 0.5)  # first and longest pause between looks at an empty queue, s
 
 
@@ -46,22 +43,8 @@ def worker_main(store_path: str, handlers: dict[str, str], stop, current,
 def run_job(queue: JobQueue, job: Job, target: str, heartbeat_interval: float) -> None:
     """Run one claimed job to its end state (done / failed / cancelled)."""
     with _Heartbeat(queue.store.path, job, heartbeat_interval):
-        try:
-            result = resolve(target)(job.payload, JobContext(queue, job))
-        except JobCancelled as exc:
-            queue.finish(job, CANCELLED, str(exc))  # a no-op unless the handler gave up by itself
-            return
-        except Exception as exc:
-            log.debug("%s failed", job.describe(), exc_info=True)
-            queue.finish(job, FAILED, f"{type(exc).__name__}: {exc}")
-            return
-    if not isinstance(result, dict):
-        queue.finish(job, FAILED, f"its handler {target} returned {type(result).__name__}, not a dict")
-        return
-    try:
-        queue.complete(job, result)
-    except (InvalidResult, TypeError, ValueError) as exc:
-        queue.finish(job, FAILED, f"its handler {target} returned an invalid result: {exc}")
+        outcome = run_handler(target, job, JobContext(queue, job))
+    settle(queue, job, target, outcome)
 
 
 class _Heartbeat(threading.Thread):

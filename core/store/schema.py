@@ -120,7 +120,12 @@ def _operator_costs(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V3)
 
 
-MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs]
+def _job_placement(db: sqlite_utils.Database) -> None:
+    """Version 4: a job says where it runs (a local worker process, a node of a Ray cluster)."""
+    db["jobs"].add_column("runs_on", str)
+
+
+MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs, _job_placement]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

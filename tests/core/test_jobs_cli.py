@@ -34,8 +34,8 @@ def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys):
 
     assert tessera("jobs", "--store", db) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["id", "kind", "state", "tries", "progress", "operator", "note"]
-    assert lines[1].split() == ["1", "measure", "queued", "0/3", "0%", "conv2d"]
+    assert lines[0].split() == ["id", "kind", "state", "tries", "progress", "operator", "where", "note"]
+    assert lines[1].split() == ["1", "measure", "queued", "0/3", "0%", "conv2d", "-"]
     assert tessera("jobs", "cancel", "1", "--store", db) == 0
     assert "cancelled job 1 (measure conv2d)" in capsys.readouterr().out
     assert tessera("jobs", "cancel", "1", "--store", db) == 1

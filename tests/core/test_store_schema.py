@@ -3,9 +3,10 @@ migrated in place keeping its rows, a newer or foreign file is refused clearly."
 import sqlite3
 
 import pytest
+import sqlite_utils
 
 from core.store import Store, StoreError
-from core.store.schema import SCHEMA_VERSION
+from core.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 # What Tessera with schema version 1 wrote: no attempts/max_attempts/lease on jobs,
 # no trials table, no results view.
@@ -60,7 +61,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names())
@@ -70,7 +71,7 @@ def test_new_store_is_current_and_in_wal_mode(tmp_path):
 def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
     with Store(version_1_file) as store:
-        assert store.schema_version == 3
+        assert store.schema_version == 4
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
@@ -85,7 +86,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
         measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
         assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
     with Store(version_1_file) as again:  # opening a migrated file changes nothing
-        assert again.schema_version == 3
+        assert again.schema_version == 4
         assert again.db["measurements"].count == 2
 
 
@@ -95,7 +96,7 @@ def test_newer_store_is_refused_without_touching_it(tmp_path):
     conn.execute("CREATE TABLE things (x)")
     conn.execute("PRAGMA user_version = 99")
     conn.close()
-    with pytest.raises(StoreError, match="schema version 99, newer than this program's 3"):
+    with pytest.raises(StoreError, match="schema version 99, newer than this program's 4"):
         Store(path)
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
@@ -124,3 +125,28 @@ def test_version_3_lists_unmeasured_operators_with_their_cost(tmp_path):
         m = store.add_measurement(op, None, {"latency_ms": 3.0, "flops": 1e6})
         [row] = store.results()  # measured now: the measurement row replaces the bare operator
         assert (row["result_key"], row["flops"], row["fisher_potential"]) == (f"m{m}", 1e6, 2.5)
+
+
+def test_version_3_store_gains_where_jobs_run(tmp_path):
+    """Version 4 adds jobs.runs_on: old jobs keep None, a new claim says where it runs."""
+    path = tmp_path / "v3.db"
+    db = sqlite_utils.Database(path)
+    for step in MIGRATIONS[:3]:  # exactly what Tessera with schema version 3 created
+        step(db)
+    db.execute("PRAGMA user_version = 3")
+    db["jobs"].insert_all([
+        {"id": 1, "kind": "fisher", "payload": "{}", "state": "done", "attempts": 1, "max_attempts": 3,
+         "worker_host": "laptop", "worker_pid": 812},
+        {"id": 2, "kind": "fisher", "payload": "{}", "state": "queued", "attempts": 0, "max_attempts": 3}])
+    db.conn.commit()
+    db.close()
+    from core.jobs.queue import HOST, JobQueue
+    with Store(path) as store:
+        assert store.schema_version == 4
+        queue = JobQueue(store)
+        assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
+            (1, "done", 812, None), (2, "queued", None, None)]
+        job = queue.claim(["fisher"])
+        assert (job.id, job.runs_on) == (2, f"worker {job.worker_pid} on {HOST}")
+        assert queue.place(job, "Ray node 3f2a9c1b (10.0.0.5), worker 4121")
+        assert queue.get(2).runs_on == "Ray node 3f2a9c1b (10.0.0.5), worker 4121"

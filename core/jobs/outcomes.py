@@ -1,0 +1,56 @@
+"""Running a handler and writing what came of it, apart, so that the process computing a
+job (a local worker, a Ray task) need not be the one writing it to the store; and what
+happens to a job whose process died.
+
+An outcome is a JSON-able dict: {"state": "done", "result": {...}} or
+{"state": "failed" | "cancelled", "error": "..."}.
+"""
+from __future__ import annotations
+
+import logging
+
+from core.store import InvalidResult
+
+from .errors import JobCancelled
+from .queue import CANCELLED, DONE, FAILED, QUEUED, Job, JobQueue
+from .targets import resolve
+
+log = logging.getLogger(__name__)
+
+
+def run_handler(target: str, job: Job, ctx) -> dict:
+    """Call the handler `target` on the job's payload; every failure becomes an outcome."""
+    try:
+        result = resolve(target)(job.payload, ctx)
+    except JobCancelled as exc:
+        return {"state": CANCELLED, "error": str(exc)}
+    except Exception as exc:
+        log.debug("%s failed", job.describe(), exc_info=True)
+        return {"state": FAILED, "error": f"{type(exc).__name__}: {exc}"}
+    if not isinstance(result, dict):
+        return {"state": FAILED, "error": f"its handler {target} returned {type(result).__name__}, not a dict"}
+    return {"state": DONE, "result": result}
+
+
+def invalid_result(target: str, exc: Exception) -> dict:
+    return {"state": FAILED, "error": f"its handler {target} returned an invalid result: {exc}"}
+
+
+def settle(queue: JobQueue, job: Job, target: str, outcome: dict) -> None:
+    """Write the outcome of a job this process owns: its result rows and state together, or
+    the failure. Nothing is written if the job was cancelled or taken over meanwhile."""
+    if outcome["state"] == DONE:
+        try:
+            queue.complete(job, outcome["result"])
+            return
+        except (InvalidResult, TypeError, ValueError) as exc:
+            outcome = invalid_result(target, exc)
+    queue.finish(job, outcome["state"], outcome["error"])  # a no-op unless the job is still ours
+
+
+def requeue(queue: JobQueue, job: Job, reason: str) -> list[str]:
+    """The process running `job` died (`reason` says which and how): queue the job again, or
+    fail it once its attempts are used up (the supervisor then reports it as ended)."""
+    if queue.abandon(job, reason) == QUEUED:
+        return [f"{reason}; queued again (attempt {job.attempts + 1} of {job.max_attempts} next)"]
+    return []
