@@ -1,13 +1,15 @@
 """The main window: palette, canvas, inspector, diagnostics and code around one
-operator document, with the file and edit commands. It wires views together
-and owns nothing of the model; the dock layout persists through QSettings."""
+operator document, with the file and edit commands, and the Explorer page (Pareto
+plot, results, jobs; wired by app/explore.py). It wires views together and owns
+nothing of the model; the dock layout persists through QSettings."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QMainWindow, QMessageBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QMainWindow, QMessageBox, QSizePolicy, QStackedWidget,
+                               QVBoxLayout, QWidget)
 
 from core.ir.errors import TesseraError
 from core.ir.serialize import to_document
@@ -17,9 +19,11 @@ from views.canvas import OperatorScene, OperatorView, canvas_actions
 from views.code_panel import CodePanel
 from views.diagnostics import DiagnosticsPanel
 from views.document import OperatorDocument
+from views.explorer.style import CHECKABLE_BUTTONS
 from views.inspector import Inspector
 from views.palette import PrimitivePalette
 
+from .explore import STATUS_TIPS, Explore
 from .settings import forget_recent_files, recent_files, remember_file
 
 STATE_VERSION = 1
@@ -29,7 +33,8 @@ FILE_FILTER = "Tessera operators (*.json);;All files (*)"
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None, store: str | None = None):
         """`settings` None: nothing is restored or remembered (screenshots, throw-away windows).
-        `store` is the results store path, kept for the explorer views."""
+        `store` is the results store path for the Explorer (None: the default store, opened
+        only when an Explore action needs it; a path is opened at once)."""
         super().__init__()
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.settings = settings
@@ -45,7 +50,9 @@ class MainWindow(QMainWindow):
         layout.setSpacing(0)
         layout.addWidget(self.bindings_bar)
         layout.addWidget(self.view, 1)
-        self.setCentralWidget(central)
+        self.pages = QStackedWidget()  # the editor, then the Explorer once it is first shown
+        self.pages.addWidget(central)
+        self.setCentralWidget(self.pages)
 
         self.primitive_palette = PrimitivePalette()
         self.inspector = Inspector()
@@ -63,10 +70,10 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["diagnostics"]], [150], Qt.Orientation.Vertical)
 
         self.commands = self._make_actions()
+        self.explore = Explore(self, store)
         self._make_menus()
         self._make_toolbar()
-        self.statusBar().showMessage("Drag a primitive from the palette onto the canvas; "
-                                     "drag from an output port to an input port to connect.")
+        self.statusBar().showMessage(STATUS_TIPS["editor"])
 
         self.scene.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.scene.selectionChanged.connect(self._selection_changed)
@@ -80,6 +87,8 @@ class MainWindow(QMainWindow):
             self._restore_state()
         self.set_document(OperatorDocument(parent=self))
         self.view.setFocus()
+        if store is not None:
+            self.explore.ensure_session()
 
     # layout -------------------------------------------------------------------------
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -131,13 +140,20 @@ class MainWindow(QMainWindow):
         edit.addActions([a["undo"], a["redo"]])
         edit.addSeparator()
         edit.addActions([a["delete"], a["select_all"]])
-        view = self.menuBar().addMenu("&View")
+        view = self.view_menu = self.menuBar().addMenu("&View")
+        view.addActions([self.explore.actions["editor"], self.explore.actions["explorer"]])
+        view.addSeparator()
         view.addActions([a["zoom_in"], a["zoom_out"], a["zoom_fit"]])
         view.addSeparator()
         view.addAction(a["layout"])
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        run = self.menuBar().addMenu("&Run")
+        e = self.explore.actions
+        run.addActions([e["evaluate"], e["tune"]])
+        run.addSeparator()
+        run.addActions([e["jobs"], e["workers"], e["autostart"]])
 
     def _make_toolbar(self) -> None:
         bar = self.addToolBar("Main")
@@ -150,6 +166,13 @@ class MainWindow(QMainWindow):
                 bar.addSeparator()
             for key in group:
                 bar.addAction(self.commands[key])
+        bar.addSeparator()
+        bar.addActions([self.explore.actions["evaluate"], self.explore.actions["tune"]])
+        spacer = QWidget()
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+        bar.addActions([self.explore.actions["editor"], self.explore.actions["explorer"]])
+        bar.setStyleSheet(CHECKABLE_BUTTONS)
 
     # the document ----------------------------------------------------------------
     def set_document(self, document: OperatorDocument) -> None:
@@ -165,6 +188,7 @@ class MainWindow(QMainWindow):
         document.historyChanged.connect(self._history_changed)
         if old is not None:
             old.deleteLater()
+        self.explore.document_replaced()
         self._summary_changed()
         self._history_changed()
         self.view.request_fit()
@@ -278,6 +302,7 @@ class MainWindow(QMainWindow):
         self.commands["redo"].setText(f"&Redo {stack.redo_text}".strip())
         self.setWindowTitle(f"{self.document.display_name}[*] — Tessera")
         self.setWindowModified(self.document.modified)
+        self.explore.operator_edited()
 
     def _selection_changed(self) -> None:
         nodes = self.scene.selected_nodes()
@@ -296,7 +321,11 @@ class MainWindow(QMainWindow):
 
     def is_idle(self) -> bool:
         """No background work pending (used before screenshots and by tests)."""
-        return self.code.is_idle()
+        return self.code.is_idle() and self.explore.is_idle()
+
+    def set_mode(self, mode: str) -> None:
+        """'editor' or 'explorer' (the Pareto plot and results browser)."""
+        self.explore.set_mode(mode)
 
     # persistence ------------------------------------------------------------------
     def _restore_state(self) -> None:
@@ -316,6 +345,7 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        self.explore.shutdown()
         if self.settings is not None:
             self._save_state()
         self.code.shutdown()

@@ -1,0 +1,308 @@
+"""The Explore side of the main window: the Editor/Explorer modes, Evaluate and Tune,
+the job monitor dock and the status-bar job summary, opening results in the editor,
+and the stale-job rule (editing the operator after Tune cancels its jobs).
+
+Nothing here runs until it is needed: the results store opens on the first Explore
+action (at once when the window was given --store), the views are built on the first
+switch to Explorer, and worker processes start when the first job is queued."""
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMessageBox
+
+from core.analysis.summary import summarize
+from core.ir.errors import TesseraError
+from core.ir.graph import OperatorGraph
+from core.ir.serialize import content_hash, graph_from_document, to_document
+from views.document import OperatorDocument
+
+EDITOR, EXPLORER = "editor", "explorer"
+EDITOR_DOCKS = ("palette", "inspector", "diagnostics", "code")
+EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
+AUTOSTART_KEY = "explore/autostartWorkers"
+STATUS_TIPS = {
+    "editor": "Drag a primitive from the palette onto the canvas; drag from an output port to an input port to connect.",
+    "explorer": "Hover a point for its numbers; click selects, double-click opens it in the editor; "
+                "Shift+drag selects a rectangle; wheel zooms.",
+}
+
+
+def binding_problem(graph: OperatorGraph, bindings: dict[str, int]) -> str | None:
+    """Why `graph` cannot be measured at `bindings`, or None."""
+    summary = summarize(graph, bindings)
+    if not summary.ok:
+        return "; ".join(summary.messages())
+    if summary.numeric_cost is None:
+        missing = sorted(graph.mentioned_variables() - set(summary.bindings))
+        return f"no value for {', '.join(missing)}"
+    return None
+
+
+class Explore(QObject):
+    def __init__(self, window, store_path: str | None):
+        super().__init__(window)
+        self.window = window
+        self.store_path = store_path
+        self.mode = EDITOR
+        self.session = None     # views.explorer.session.ExplorerSession
+        self.view = None        # views.explorer.explorer_view.ExplorerView
+        self.dock: QDockWidget | None = None
+        self.monitor = None     # the job monitor in the Jobs dock
+        self.indicator = None   # the status bar's job summary
+        self.dialog = None      # the Evaluate/Tune dialog while it is open
+        self._hidden_docks: list[str] = []
+        self._unsaved_key = uuid.uuid4().hex
+        self._submitted: dict[str, str] = {}  # input key -> content hash the current operator's jobs used
+        self.actions = self._make_actions()
+
+    def _make_actions(self) -> dict[str, QAction]:
+        def action(text, slot, shortcut=None, tip="", checkable=False):
+            a = QAction(text, self.window)
+            if shortcut:
+                a.setShortcut(QKeySequence(shortcut))
+            a.setToolTip(tip or text.replace("&", "").rstrip("…"))
+            a.setStatusTip(tip)
+            a.setCheckable(checkable)
+            if slot is not None:
+                a.triggered.connect(slot)
+            return a
+
+        actions = {
+            "editor": action("&Editor", lambda: self.set_mode(EDITOR), "Ctrl+1", "Draw and edit the operator",
+                             checkable=True),
+            "explorer": action("E&xplorer", lambda: self.set_mode(EXPLORER), "Ctrl+2",
+                               "The Pareto plot and every result in the store", checkable=True),
+            "evaluate": action("E&valuate…", lambda: self.measure_current(tune=False), "Ctrl+E",
+                               "Compile and time the current operator with TVM's default schedule"),
+            "tune": action("&Tune…", lambda: self.measure_current(tune=True), "Ctrl+T",
+                           "Tune the current operator with MetaSchedule, then time it"),
+            "jobs": action("&Jobs", self.show_jobs, "Ctrl+J", "Show the job monitor"),
+            "workers": action("Start &Workers", self.toggle_workers, tip="Start or stop the worker processes"),
+            "autostart": action("Start Workers &Automatically", None, checkable=True,
+                                tip="Start worker processes as soon as jobs are queued"),
+        }
+        settings = self.window.settings
+        actions["autostart"].setChecked(settings is None or settings.value(AUTOSTART_KEY, True, type=bool))
+        actions["autostart"].toggled.connect(self._autostart_toggled)
+        group = QActionGroup(self)
+        for key in (EDITOR, EXPLORER):
+            group.addAction(actions[key])
+        actions[EDITOR].setChecked(True)
+        return actions
+
+    # -- the store, on first need --------------------------------------------------------
+    def ensure_session(self):
+        """The session over the results store, opened now if needed; None (after telling the
+        user why) if the store cannot be opened."""
+        if self.session is not None:
+            return self.session
+        from views.explorer.job_monitor import JobMonitor, JobsIndicator
+        from views.explorer.session import ExplorerSession
+        try:
+            self.session = ExplorerSession(self.store_path, self)
+        except TesseraError as e:
+            QMessageBox.critical(self.window, "Cannot open the results store", str(e))
+            return None
+        self.session.autostart_workers = self.actions["autostart"].isChecked()
+        self.session.message.connect(lambda text: self.window.statusBar().showMessage(text, 8000))
+        self.session.workersChanged.connect(self._workers_changed)
+        self.monitor = JobMonitor(self.session)
+        self.dock = QDockWidget("Jobs", self.window)
+        self.dock.setObjectName("dock_jobs")
+        self.dock.setWidget(self.monitor)
+        self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+        self.window.restoreDockWidget(self.dock)  # where the user last put it; shown on demand
+        self.dock.hide()
+        self.window.view_menu.addAction(self.dock.toggleViewAction())
+        indicator = JobsIndicator(self.session)
+        indicator.activated.connect(self.show_jobs)
+        self.window.statusBar().addPermanentWidget(indicator)
+        self.indicator = indicator
+        return self.session
+
+    # -- modes ----------------------------------------------------------------------------
+    def set_mode(self, mode: str) -> None:
+        """Show the editor (canvas and its docks) or the explorer (plot and results)."""
+        if mode == self.mode or (mode == EXPLORER and self._build_view() is None):
+            self.actions[self.mode].setChecked(True)
+            return
+        window = self.window
+        if mode == EXPLORER:
+            self._hidden_docks = [k for k in EDITOR_DOCKS if not window.docks[k].isHidden()]
+            for key in self._hidden_docks:
+                window.docks[key].hide()
+            window.pages.setCurrentWidget(self.view)
+        else:
+            for key in self._hidden_docks:
+                window.docks[key].show()
+            window.pages.setCurrentIndex(0)
+        for key in EDITOR_ACTIONS:
+            window.commands[key].setEnabled(mode == EDITOR)
+        self.mode = mode
+        self.actions[mode].setChecked(True)
+        window.statusBar().showMessage(STATUS_TIPS[mode])
+
+    def _build_view(self):
+        if self.view is None and self.ensure_session() is not None:
+            from views.explorer.explorer_view import ExplorerView
+            self.view = ExplorerView(self.session)
+            self.view.openRequested.connect(self.open_result)
+            self.view.measureRequested.connect(self.measure_results)
+            self.window.pages.addWidget(self.view)
+        return self.view
+
+    def show_jobs(self) -> None:
+        if self.ensure_session() is not None:
+            self.dock.show()
+            self.dock.raise_()
+
+    def toggle_workers(self) -> None:
+        if self.ensure_session() is None:
+            return
+        if self.session.workers_running:
+            self.session.stop_workers()
+        else:
+            self.session.start_workers()
+
+    def _autostart_toggled(self, on: bool) -> None:
+        if self.window.settings is not None:
+            self.window.settings.setValue(AUTOSTART_KEY, on)
+        if self.session is not None:
+            self.session.autostart_workers = on
+
+    def _workers_changed(self, running: bool) -> None:
+        self.actions["workers"].setText("Stop &Workers" if running else "Start &Workers")
+
+    # -- Evaluate / Tune ------------------------------------------------------------------------
+    def measure_current(self, tune: bool) -> None:
+        """Ask how to measure the operator in the editor, then queue its jobs."""
+        document = self.window.document
+        if not document.summary.shapes.ok:
+            QMessageBox.warning(self.window, "The operator has errors",
+                                "Fix the problems listed under Diagnostics before measuring it.")
+            return
+        if self.ensure_session() is None:
+            return
+        graph = document.graph
+        name = graph.name or (document.path.stem if document.path else "untitled")
+        self._open_dialog(tune, name, [document.bindings], False, lambda b: binding_problem(graph, b),
+                          lambda request: self._submit_current(request, name))
+
+    def _submit_current(self, request, name: str) -> None:
+        from views.explorer.submit import Target
+        graph = self.window.document.graph
+        document = to_document(graph)  # sets without some sizes take them from the operator's own bindings
+        request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
+        key = self._input_key()
+        self._submit([Target(document, name, "hand-made", None, key)], request, name)
+        self._submitted[key] = content_hash(document)
+
+    def measure_results(self, ids, tune: bool) -> None:
+        """Measure the operators of selected results again (their own bindings, or new ones)."""
+        from views.explorer.submit import Target
+        rows = [r for r in self.session.rows(ids).values()]
+        if not rows:
+            return
+        targets, graphs = {}, {}
+        for row in rows:
+            bindings = json.loads(row["bindings"] or "{}")
+            key = (row["operator_id"], json.dumps(bindings, sort_keys=True))
+            if key not in targets:
+                operator = self.session.store.operator(row["operator_id"])
+                targets[key] = Target(operator["document"], operator["name"] or f"operator {row['operator_id']}",
+                                      operator["origin"] or "hand-made", bindings)
+                graphs.setdefault(row["operator_id"], (targets[key].name, graph_from_document(operator["document"])))
+
+        def check(bindings):
+            for name, graph in graphs.values():
+                problem = binding_problem(graph, bindings)
+                if problem:
+                    return f"{name}: {problem}"
+            return None
+
+        subject = targets[next(iter(targets))].name if len(targets) == 1 else f"{len(targets)} selected results"
+        measured = all(t.bindings for t in targets.values())  # operators never measured have no sizes yet
+        first = next((t.bindings for t in targets.values() if t.bindings), {})
+        self._open_dialog(tune, subject, [first] if first else [], measured, check,
+                          lambda request: self._submit(list(targets.values()), request, subject))
+
+    def _open_dialog(self, tune, subject, bindings, own, check, on_submit) -> None:
+        from views.explorer.measure_dialog import MeasureDialog
+        self.dialog = MeasureDialog(self.window, tune=tune, subject=subject, bindings=bindings,
+                                    own_bindings=own, check=check)
+        self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.dialog.submitted.connect(on_submit)
+        self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
+        self.dialog.open()
+
+    def _submit(self, targets, request, subject: str) -> list[int]:
+        try:
+            ids = self.session.submit(targets, request)
+        except TesseraError as e:
+            QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
+            return []
+        what = f"tune ({request.trials} trials)" if request.tune else "evaluate"
+        self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {what} {subject}", 8000)
+        self.show_jobs()
+        return ids
+
+    # -- the stale-job rule ------------------------------------------------------------------------
+    def _input_key(self) -> str:
+        """What jobs of the editor's operator are computed from: its file, or this unsaved document."""
+        path = self.window.document.path
+        return str(Path(path).resolve()) if path else f"unsaved:{self._unsaved_key}"
+
+    def document_replaced(self) -> None:
+        """A new document in the editor: jobs of the old one are not stale, just not ours to watch."""
+        self._submitted.clear()
+        self._unsaved_key = uuid.uuid4().hex
+
+    def operator_edited(self) -> None:
+        """After an edit, undo or redo: cancel the queued and running jobs of older versions."""
+        if not self._submitted or self.session is None:
+            return
+        try:
+            version = content_hash(to_document(self.window.document.graph))
+        except TesseraError:
+            version = ""
+        for key, submitted in list(self._submitted.items()):
+            if submitted == version:
+                continue
+            del self._submitted[key]
+            cancelled = self.session.cancel_stale(key, version)
+            if cancelled:
+                self.window.statusBar().showMessage(
+                    f"Cancelled {len(cancelled)} job(s) of the previous version: the operator changed "
+                    "after it was queued", 8000)
+
+    # -- results into the editor --------------------------------------------------------------------
+    def open_result(self, result_id: int) -> None:
+        if not self.window.maybe_save():
+            return
+        try:
+            graph = self.session.result_graph(result_id)
+        except TesseraError as e:
+            QMessageBox.critical(self.window, "Cannot open the result", str(e))
+            return
+        self.window.set_document(OperatorDocument(graph, parent=self.window))
+        self.set_mode(EDITOR)
+        self.window.statusBar().showMessage(f"Opened {graph.name} (result {result_id}) from "
+                                            f"{self.session.path.name}", 8000)
+
+    # -- life cycle ----------------------------------------------------------------------------------
+    def is_idle(self) -> bool:
+        if self.session is None:
+            return True
+        return self.session.is_idle() and (self.view is None or self.view.is_idle())
+
+    def shutdown(self) -> None:
+        if self.mode == EXPLORER:
+            self.set_mode(EDITOR)  # the editor's docks are saved as the user left them
+        if self.session is not None:
+            self.session.shutdown()

@@ -1,0 +1,200 @@
+"""The explorer at 10^5 results, offscreen: how long the plot takes to show a new batch,
+and the GUI thread's longest stall while a real tuning job runs in a worker process.
+
+The store holds 100,000 results made up for this timing only (latency and FLOPs drawn
+at random, four origins, a third with an accuracy score); the tuning job is real
+(conv2d at tiny sizes, MetaSchedule, measured with TVM in a spawned worker).
+
+Figures:
+  1. new batch in the store -> plot repainted (from the moment the reader thread hands
+     the batch over, through the GUI thread's queue, the frame, the front, the markers and
+     a synchronous repaint), with the user's zoom kept and with the view following the data;
+  2. a full redraw after a zoom or pan (markers chosen again for the new view);
+  3. the longest gap between ticks of a 5 ms QTimer heartbeat in the GUI thread while the
+     tuning job runs and batches keep arriving every 2 s.
+Targets: 1 and 2 under 100 ms, 3 under 100 ms."""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
+
+from core.ir.serialize import read_document  # noqa: E402
+from core.store import Store  # noqa: E402
+
+EXAMPLES = ROOT / "resources" / "examples"
+RESULTS = 100_000
+BATCH = 20
+TARGET_MS = 100.0
+ORIGINS = {"hand-made": "conv2d.json", "search:random": "depthwise_separable.json",
+           "search:mcts": "grouped_conv.json", "baseline": "shift_conv.json"}
+
+
+def fill_store(path: Path) -> None:
+    """RESULTS synthetic measurements in one transaction, and accuracy for some operators."""
+    rng = np.random.default_rng(0)
+    start = time.perf_counter()
+    with Store(path) as store, store.write():
+        device = store.add_device("local", "local")
+        operators = [store.add_operator(read_document(EXAMPLES / f), f[:-5], o) for o, f in ORIGINS.items()]
+        for op in operators[::2]:
+            store.add_score(op, {"dataset": "synthetic", "backbone": "none", "accuracy": float(rng.uniform(0.5, 0.9))})
+        latency, flops = rng.lognormal(0.0, 0.8, RESULTS), rng.lognormal(18.0, 0.8, RESULTS)
+        store.db["measurements"].insert_all(
+            {"operator_id": operators[i % len(operators)], "device_id": device, "bindings": '{"C_in": 8}',
+             "latency_ms": float(latency[i]), "flops": float(flops[i]), "gflops": float(flops[i] / latency[i] / 1e6),
+             "tuned": 0, "trial_count": 0, "created": time.time()} for i in range(RESULTS))
+    print(f"store: {RESULTS:,} synthetic results written in {time.perf_counter() - start:.1f} s")
+
+
+def add_batch(path: Path, rng) -> None:
+    """A batch as workers write it: one measurement per transaction, from another connection."""
+    with Store(path) as store:
+        operator = store.add_operator(read_document(EXAMPLES / "conv2d.json"), "conv2d", "hand-made")
+        for latency, flops in zip(rng.lognormal(0.0, 0.8, BATCH), rng.lognormal(18.0, 0.8, BATCH)):
+            store.add_measurement(operator, None, {"latency_ms": float(latency), "flops": float(flops)})
+
+
+class BatchTimer:
+    """Times 'batch handed over by the reader thread' -> 'plot repainted'."""
+
+    def __init__(self, window):
+        self.window = window
+        self.session = window.explore.session
+        self.plot = window.explore.view.plot
+        self.handed_over: float | None = None
+        self.times: list[float] = []
+        # runs in the reader thread when it emits, before the GUI thread sees the batch
+        self.session.reader.polled.connect(self._polled, Qt.ConnectionType.DirectConnection)
+        self.session.resultsAdded.connect(self._added)  # after the plot's own slot
+
+    def _polled(self, snapshot) -> None:
+        if snapshot.results is not None and len(snapshot.results):
+            self.handed_over = time.perf_counter()
+
+    def _added(self, _slice) -> None:
+        self.plot.plot.viewport().repaint()
+        if self.handed_over is not None:
+            self.times.append((time.perf_counter() - self.handed_over) * 1e3)
+            self.handed_over = None
+
+
+def run_batches(app, window, timer: BatchTimer, path: Path, count: int, rng) -> list[float]:
+    timer.times.clear()
+    for _ in range(count):
+        expected = window.explore.session.frame.count + BATCH
+        add_batch(path, rng)
+        while window.explore.session.frame.count < expected or not window.is_idle():
+            app.processEvents()
+            time.sleep(0.005)
+    return list(timer.times)
+
+
+def summary(times: list[float]) -> str:
+    return (f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms over {len(times)} batches "
+            f"(max / target {max(times) / TARGET_MS:.2f})")
+
+
+def stall_during_tuning(app, window, path: Path) -> None:
+    from views.explorer.submit import MeasureRequest, Target
+    session = window.explore.session
+    last = [time.perf_counter()]
+    gaps: list[float] = []
+
+    def beat() -> None:
+        now = time.perf_counter()
+        gaps.append((now - last[0]) * 1e3)
+        last[0] = now
+
+    heartbeat = QTimer()
+    heartbeat.setInterval(5)
+    heartbeat.timeout.connect(beat)
+    # other workers' results keep arriving while the job runs, from a process of their own
+    feeder = subprocess.Popen([sys.executable, __file__, "--feed", str(path)], cwd=ROOT)
+    doc = read_document(EXAMPLES / "conv2d.json")
+    bindings = {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
+    started = time.perf_counter()
+    [job_id] = session.submit([Target(doc, "conv2d")], MeasureRequest("local", (bindings,), trials=16))
+    heartbeat.start()
+    while session.jobs.get(job_id) is None or session.jobs[job_id].state not in ("done", "failed", "cancelled"):
+        app.processEvents()
+        time.sleep(0.001)
+    heartbeat.stop()
+    feeder.terminate()
+    feeder.wait()
+    job = session.jobs[job_id]
+    steady = gaps[5:]  # the first ticks include submitting and spawning the worker
+    print(f"tuning job {job_id} ({job.state}{': ' + job.error if job.error else ''}) took "
+          f"{time.perf_counter() - started:.0f} s with {session.supervisor.count} worker(s); "
+          f"{len(steady):,} heartbeats of 5 ms")
+    print(f"GUI thread stall while it ran: longest {max(steady):.1f} ms, 99th percentile "
+          f"{np.percentile(steady, 99):.1f} ms, {sum(g > TARGET_MS for g in steady)} over {TARGET_MS:.0f} ms "
+          f"(longest / target {max(steady) / TARGET_MS:.2f})")
+
+
+def feed(path: Path) -> None:
+    """The other workers: a batch every 2 s until terminated."""
+    rng = np.random.default_rng(2)
+    while True:
+        time.sleep(2.0)
+        add_batch(path, rng)
+
+
+def main() -> int:
+    from app.gui import application, wait_until_idle
+    from app.window import MainWindow
+
+    app = application()
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "results.db"
+        fill_store(path)
+        os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")  # the worker tunes into a fresh database
+        window = MainWindow(settings=None, store=str(path))
+        try:
+            window.resize(1600, 1000)
+            window.show()
+            start = time.perf_counter()
+            window.set_mode("explorer")
+            wait_until_idle(app, window)
+            plot = window.explore.view.plot
+            print(f"explorer shown over {RESULTS:,} results in {time.perf_counter() - start:.2f} s "
+                  f"({plot.summary.text()})")
+            timer = BatchTimer(window)
+            print(f"batch of {BATCH} -> plot repainted, view following the data: "
+                  + summary(run_batches(app, window, timer, path, 10, rng)))
+            plot.viewbox.scaleBy((0.5, 0.5))  # the user zooms in: the view must stay put
+            app.processEvents()
+            zoomed = plot.viewbox.viewRange()
+            print(f"batch of {BATCH} -> plot repainted, user's zoom kept: "
+                  + summary(run_batches(app, window, timer, path, 10, rng)))
+            assert plot.viewbox.viewRange() == zoomed, "a batch moved the user's view"
+            redraws = []
+            for _ in range(5):
+                begin = time.perf_counter()
+                plot.redraw()
+                plot.plot.viewport().repaint()
+                redraws.append((time.perf_counter() - begin) * 1e3)
+            print(f"full redraw after a zoom or pan: median {statistics.median(redraws):.1f} ms, "
+                  f"max {max(redraws):.1f} ms (max / target {max(redraws) / TARGET_MS:.2f})")
+            stall_during_tuning(app, window, path)
+        finally:
+            window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--feed"]:
+        feed(Path(sys.argv[2]))
+    sys.exit(main())

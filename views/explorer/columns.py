@@ -1,0 +1,92 @@
+"""The columns of the results view as the explorer shows them: titles, number formats,
+which ones can be plot axes, and one colour per origin (hand-made, each search, baseline).
+
+Qt-free, so the table, the plot, the filter parser and the comparison agree on one list."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from core.store import RESULT_OBJECTIVES
+
+from ..formatting import human
+
+
+def _number(value: float) -> str:
+    if abs(value) >= 1e4 or (value and abs(value) < 1e-3):
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
+def _bindings(text: str) -> str:
+    try:
+        bindings = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return text
+    return ", ".join(f"{k}={v}" for k, v in bindings.items())
+
+
+def _time(value: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str                   # column of the store's results view
+    title: str                 # table header
+    numeric: bool = True
+    fmt: Callable = _number    # value (never None) -> text
+    axis: str | None = None    # axis label when the column can be a plot axis
+    aliases: tuple[str, ...] = ()  # other names accepted by the filter box
+
+    @property
+    def direction(self) -> str | None:
+        """'min' or 'max' for a Pareto objective, None otherwise."""
+        return RESULT_OBJECTIVES.get(self.key)
+
+    def text(self, value) -> str:
+        return "" if value is None else self.fmt(value)
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("measurement_id", "#", fmt=lambda v: str(int(v)), aliases=("id",)),
+    Column("operator_name", "Operator", numeric=False, fmt=str, aliases=("name", "operator")),
+    Column("origin", "Origin", numeric=False, fmt=str),
+    Column("device_name", "Device", numeric=False, fmt=str, aliases=("device",)),
+    Column("bindings", "Bindings", numeric=False, fmt=_bindings),
+    Column("latency_ms", "Latency (ms)", axis="Latency (ms)", aliases=("latency",)),
+    Column("latency_std_ms", "± (ms)", aliases=("std",)),
+    Column("gflops", "GFLOP/s", axis="GFLOP/s"),
+    Column("flops", "FLOPs", fmt=lambda v: human(round(v)), axis="FLOPs"),
+    Column("params", "Params", fmt=lambda v: human(round(v)), axis="Parameters"),
+    Column("tuned", "Tuned", fmt=lambda v: "yes" if v else "no"),
+    Column("trial_count", "Trials", fmt=lambda v: str(int(v)), aliases=("trials",)),
+    Column("torch_latency_ms", "PyTorch (ms)", aliases=("torch",)),
+    Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch"),
+    Column("accuracy", "Accuracy", axis="Accuracy", aliases=("acc",)),
+    Column("fisher_potential", "Fisher Potential", axis="Fisher Potential", aliases=("fisher",)),
+    Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)", aliases=("e2e", "network")),
+    Column("e2e_speedup", "Network speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs baseline network",
+           aliases=("e2e_speedup",)),
+    Column("created", "Measured", fmt=_time, aliases=("date",)),
+)
+BY_KEY = {c.key: c for c in COLUMNS}
+AXES = tuple(c for c in COLUMNS if c.axis)
+#: numeric columns every plotted point carries (loaded for all results, not paged)
+FRAME_COLUMNS = tuple(c.key for c in AXES)
+
+ORIGIN_COLORS = {"hand-made": "#2563eb", "baseline": "#111827", "search:random": "#d97706",
+                 "search:mcts": "#7c3aed", "search:sequence": "#0d9488"}
+EXTRA_COLORS = ("#db2777", "#16a34a", "#0891b2", "#b45309", "#4f46e5", "#be123c")
+
+
+def origin_color(origin: str, known: list[str]) -> str:
+    """A stable colour per origin; origins without a fixed one take the next spare colour
+    in order of appearance (`known` is the frame's list of origins)."""
+    if origin in ORIGIN_COLORS:
+        return ORIGIN_COLORS[origin]
+    spare = [o for o in known if o not in ORIGIN_COLORS]
+    index = spare.index(origin) if origin in spare else len(spare)
+    return EXTRA_COLORS[index % len(EXTRA_COLORS)]

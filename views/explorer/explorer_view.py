@@ -1,0 +1,65 @@
+"""The Explorer page of the window: the Pareto plot and the current result's panel
+above, the results browser below, all sharing one selection."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QMessageBox, QSplitter, QVBoxLayout, QWidget
+
+from core.ir.errors import TesseraError
+
+from .compare import CompareDialog
+from .pareto_plot import ParetoPlot
+from .result_panel import ResultPanel
+from .results_table import ResultsBrowser
+from .selection import ResultSelection
+from .session import ExplorerSession
+
+
+class ExplorerView(QWidget):
+    openRequested = Signal(int)              # result id to open in the editor
+    measureRequested = Signal(object, bool)  # result ids, tune?
+
+    def __init__(self, session: ExplorerSession, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.selection = ResultSelection(self)
+        self.panel = ResultPanel(session, self.selection)
+        self.plot = ParetoPlot(session, self.selection)
+        self.plot.frontChanged.connect(self.panel.show_front)
+        self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
+        self.browser = ResultsBrowser(session, self.selection)
+        self.compare_dialog: CompareDialog | None = None
+
+        self.top = QSplitter(Qt.Orientation.Horizontal)
+        self.top.addWidget(self.plot)
+        self.top.addWidget(self.panel)
+        self.top.setStretchFactor(0, 1)
+        self.top.setSizes([1120, 380])
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.top)
+        self.splitter.addWidget(self.browser)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([560, 340])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+
+        self.plot.pointActivated.connect(self.openRequested)
+        self.panel.openRequested.connect(self.openRequested)
+        self.browser.openRequested.connect(self.openRequested)
+        self.browser.measureRequested.connect(self.measureRequested)
+        self.browser.compareRequested.connect(self.compare)
+
+    def compare(self, first: int, second: int) -> None:
+        try:
+            dialog = CompareDialog(self.session, (first, second), self)
+        except TesseraError as e:
+            QMessageBox.warning(self, "Cannot compare", str(e))
+            return
+        self.compare_dialog = dialog
+        dialog.destroyed.connect(lambda: setattr(self, "compare_dialog", None))
+        dialog.show()
+
+    def is_idle(self) -> bool:
+        return self.session.is_idle() and not self.browser.model.pending and not self.plot.redraw_pending

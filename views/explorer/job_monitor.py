@@ -1,0 +1,284 @@
+"""The job monitor: every job with its kind, operator, device, state, progress, elapsed
+time and error, with Cancel and Retry; and the status-bar summary ("3 running, 12 queued").
+
+It only displays the session's job list, which the reader thread keeps current; the
+buttons go through the session to core.jobs.JobQueue."""
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPainterPath
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QStyledItemDelegate, QTableView, QToolButton, QVBoxLayout, QWidget)
+
+from core.ir.errors import TesseraError
+from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job
+
+from .. import theme
+from .session import ExplorerSession
+
+STATE_COLORS = {QUEUED: "#64748b", RUNNING: theme.SELECTION, DONE: theme.ACCEPT, FAILED: "#dc2626",
+                CANCELLED: "#d97706"}
+HEADERS = ("#", "Kind", "Operator", "Device", "State", "Progress", "Elapsed", "Tries", "Message")
+PROGRESS, ELAPSED = HEADERS.index("Progress"), HEADERS.index("Elapsed")
+JOB_ROLE = Qt.ItemDataRole.UserRole
+
+
+def elapsed_text(job: Job, now: float) -> str:
+    """'1:05' running or finished; 'waiting 12 s' while queued."""
+    if job.state == QUEUED:
+        return f"waiting {_duration(now - (job.created or now))}"
+    if job.started is None:
+        return "—"
+    end = now if job.state == RUNNING else (job.finished or now)
+    return _duration(end - job.started)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+class JobsModel(QAbstractTableModel):
+    """Jobs newest first; finished ones can be hidden."""
+
+    def __init__(self, session: ExplorerSession, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.ids: list[int] = []
+        self.hide_finished = False
+        session.jobsChanged.connect(self.refresh)
+        session.ticked.connect(self._tick)
+        self.refresh()
+
+    def refresh(self) -> None:
+        jobs = self.session.jobs
+        ids = sorted((i for i, j in jobs.items() if not (self.hide_finished and j.state in (DONE, CANCELLED))),
+                     reverse=True)
+        new = len(ids) - len(self.ids)
+        if new >= 0 and ids[new:] == self.ids:
+            if new:
+                self.beginInsertRows(QModelIndex(), 0, new - 1)
+                self.ids = ids
+                self.endInsertRows()
+            if self.ids:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self.ids) - 1, len(HEADERS) - 1))
+            return
+        self.beginResetModel()
+        self.ids = ids
+        self.endResetModel()
+
+    def _tick(self) -> None:
+        running = [row for row, i in enumerate(self.ids) if self.session.jobs[i].state in (RUNNING, QUEUED)]
+        if running:
+            self.dataChanged.emit(self.index(running[0], ELAPSED), self.index(running[-1], ELAPSED))
+
+    def job(self, row: int) -> Job:
+        return self.session.jobs[self.ids[row]]
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.ids)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        job = self.job(index.row())
+        column = index.column()
+        if role == JOB_ROLE:
+            return job
+        if role == Qt.ItemDataRole.DecorationRole and column == HEADERS.index("State"):
+            return theme.dot_icon(STATE_COLORS[job.state])
+        if role == Qt.ItemDataRole.ForegroundRole and column == HEADERS.index("Message") and job.state == FAILED:
+            return QColor(STATE_COLORS[FAILED])
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, ELAPSED, HEADERS.index("Tries")):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return None
+        payload = job.payload
+        trials = payload.get("tune_trials") or 0
+        values = (
+            str(job.id),
+            f"{job.kind} · tune {trials}" if job.kind == "measure" and trials else job.kind,
+            job.operator_name or "—",
+            self.session.devices.get(job.device_id, payload.get("device") or "—"),
+            job.state,
+            f"{round(100 * (job.progress or 0))}%",
+            elapsed_text(job, time.time()),
+            f"{job.attempts}/{job.max_attempts}",
+            job.error if job.state in (FAILED, CANCELLED) and job.error else (job.message or ""),
+        )
+        if role == Qt.ItemDataRole.ToolTipRole:
+            bindings = ", ".join(f"{k}={v}" for k, v in (payload.get("bindings") or {}).items())
+            return f"{job.describe()}\nbindings: {bindings or '—'}\n{values[-1]}".strip()
+        return values[column]
+
+
+class ProgressDelegate(QStyledItemDelegate):
+    """A thin rounded bar in the state's colour with the percentage beside it."""
+
+    def paint(self, painter: QPainter, option, index: QModelIndex) -> None:
+        job: Job = index.data(JOB_ROLE)
+        self.initStyleOption(option, index)
+        option.text = ""
+        option.widget.style().drawControl(option.widget.style().ControlElement.CE_ItemViewItem, option, painter,
+                                          option.widget)
+        rect = QRectF(option.rect).adjusted(6, 0, -44, 0)
+        bar = QRectF(rect.left(), rect.center().y() - 3, max(rect.width(), 0), 6)
+        fraction = 1.0 if job.state == DONE else min(max(job.progress or 0.0, 0.0), 1.0)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        track = QPainterPath()
+        track.addRoundedRect(bar, 3, 3)
+        painter.fillPath(track, QColor("#e5e7eb"))
+        if fraction > 0:
+            filled = QPainterPath()
+            filled.addRoundedRect(QRectF(bar.left(), bar.top(), bar.width() * fraction, bar.height()), 3, 3)
+            painter.fillPath(filled, QColor(STATE_COLORS[job.state]))
+        painter.setPen(QColor(theme.TEXT_MUTED))
+        painter.drawText(QRectF(rect.right() + 4, option.rect.top(), 40, option.rect.height()),
+                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{round(100 * fraction)}%")
+        painter.restore()
+
+
+class JobMonitor(QWidget):
+    def __init__(self, session: ExplorerSession, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.model = JobsModel(session, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setItemDelegateForColumn(PROGRESS, ProgressDelegate(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in zip(range(len(HEADERS)), (48, 110, 170, 70, 90, 150, 86, 50)):
+            self.table.setColumnWidth(column, width)
+
+        self.summary = QLabel()
+        self.summary.setObjectName("barLabel")
+        self.hide_finished = QCheckBox("Hide finished")
+        self.hide_finished.toggled.connect(self._hide_finished)
+        self.workers_label = QLabel()
+        self.workers_label.setObjectName("hint")
+        self.workers_button = QPushButton()
+        self.workers_button.clicked.connect(self._toggle_workers)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Cancel the selected queued or running jobs")
+        self.cancel_button.clicked.connect(self.cancel_selected)
+        self.retry_button = QPushButton("Retry")
+        self.retry_button.setToolTip("Queue the selected failed or cancelled jobs again")
+        self.retry_button.clicked.connect(self.retry_selected)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(8, 6, 8, 0)
+        top.addWidget(self.summary)
+        top.addStretch(1)
+        top.addWidget(self.hide_finished)
+        top.addSpacing(12)
+        top.addWidget(self.workers_label)
+        top.addWidget(self.workers_button)
+        top.addSpacing(12)
+        top.addWidget(self.cancel_button)
+        top.addWidget(self.retry_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+
+        self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+        session.jobsChanged.connect(self._update)
+        session.workersChanged.connect(lambda _: self._update())
+        self._update()
+
+    def selected_jobs(self) -> list[Job]:
+        return [self.model.job(i.row()) for i in self.table.selectionModel().selectedRows()]
+
+    def select_job(self, job_id: int) -> None:
+        if job_id in self.model.ids:
+            self.table.selectRow(self.model.ids.index(job_id))
+
+    def cancel_selected(self) -> None:
+        ids = [j.id for j in self.selected_jobs() if j.state in (QUEUED, RUNNING)]
+        self.session.cancel(ids)
+
+    def retry_selected(self) -> None:
+        try:
+            self.session.retry([j.id for j in self.selected_jobs() if j.state in (FAILED, CANCELLED)])
+        except TesseraError as e:  # it changed state in the meantime
+            self.session.message.emit(str(e))
+
+    def _hide_finished(self, on: bool) -> None:
+        self.model.hide_finished = on
+        self.model.refresh()
+
+    def _toggle_workers(self) -> None:
+        if self.session.workers_running:
+            self.session.stop_workers()
+        else:
+            self.session.start_workers()
+
+    def _update(self) -> None:
+        self.summary.setText(summary_text(self.session))
+        running = self.session.workers_running
+        count = self.session.supervisor.count if running else 0
+        self.workers_label.setText(f"{count} worker process{'es' if count != 1 else ''}" if running
+                                   else "workers stopped")
+        self.workers_button.setText("Stop Workers" if running else "Start Workers")
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        states = {j.state for j in self.selected_jobs()}
+        self.cancel_button.setEnabled(bool(states & {QUEUED, RUNNING}))
+        self.retry_button.setEnabled(bool(states & {FAILED, CANCELLED}))
+
+
+def summary_text(session: ExplorerSession) -> str:
+    running, queued = session.job_summary()
+    if not running and not queued:
+        return "No jobs running"
+    return f"{running} running, {queued} queued"
+
+
+class JobsIndicator(QToolButton):
+    """The status bar's job summary; clicking it shows the job monitor."""
+    activated = Signal()
+
+    def __init__(self, session: ExplorerSession, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.setAutoRaise(True)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.setToolTip("Show the job monitor")
+        self.clicked.connect(self.activated)
+        session.jobsChanged.connect(self._update)
+        self._update()
+
+    def _update(self) -> None:
+        running, queued = self.session.job_summary()
+        self.setText(summary_text(self.session))
+        self.setIcon(theme.dot_icon(STATE_COLORS[RUNNING] if running else STATE_COLORS[QUEUED] if queued
+                                    else theme.CARD_BORDER))

@@ -1,0 +1,528 @@
+"""The live Pareto plot: every result as a point (x and y chosen from the objective
+columns, each optionally logarithmic), coloured by origin, with the non-dominated front
+as a staircase. Hover names a point, click selects it, double-click opens it in the
+editor, Shift+drag (or Select mode) selects a rectangle of points.
+
+One ScatterPlotItem holds the markers; its point data are result ids. At 10^5
+results only one marker per few-pixel cell and origin is drawn (thinning.py) while the
+frame keeps every point for picking. A new batch extends the front and the markers
+without touching the view range, so the user's zoom stays where it was."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from core.store import MINIMIZE
+
+from .. import theme
+from . import style
+from .arrays import isin
+from .columns import AXES, BY_KEY, origin_color
+from .front import front_of, staircase
+from .plots import ColumnAxis, plot_widget
+from .selection import ResultSelection
+from .session import ExplorerSession
+from .thinning import Thinning
+
+MARGIN = 0.25         # markers are placed this far (fraction of the view) beyond its edges
+PICK_RADIUS_PX = 8.0
+RETHIN_DELAY_MS = 60  # after the view stops moving
+MARKER_SIZE = 7
+#: axes shown until the user picks some: the first pair that has points
+DEFAULT_AXES = (("latency_ms", "accuracy"), ("latency_ms", "fisher_potential"), ("latency_ms", "flops"),
+                ("flops", "accuracy"), ("flops", "fisher_potential"), ("flops", "params"))
+LINEAR = {"accuracy"}  # columns drawn on a linear axis by default
+HOVER_FIELDS = ("latency_ms", "gflops", "flops", "params", "speedup", "accuracy", "fisher_potential", "e2e_speedup")
+
+
+class _ViewBox(pg.ViewBox):
+    """Left-drag pans; Shift+left-drag, or any left-drag in select mode, draws a rubber band."""
+    rectSelected = Signal(QRectF, object)  # plot coordinates, Qt.KeyboardModifier
+
+    def __init__(self):
+        super().__init__(enableMenu=False, defaultPadding=0.04)
+        self.select_mode = False
+
+    def mouseDragEvent(self, ev, axis=None):
+        selecting = (ev.button() == Qt.MouseButton.LeftButton and axis is None
+                     and (self.select_mode or ev.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+        if not selecting:
+            super().mouseDragEvent(ev, axis)
+            return
+        ev.accept()
+        if ev.isFinish():
+            self.rbScaleBox.hide()
+            rect = QRectF(QPointF(ev.buttonDownPos(ev.button())), QPointF(ev.pos()))
+            self.rectSelected.emit(self.childGroup.mapRectFromParent(rect).normalized(), ev.modifiers())
+        else:
+            self.updateScaleBox(ev.buttonDownPos(), ev.pos())
+
+
+class _Markers(pg.ScatterPlotItem):
+    """Draws only the thinned markers but reports the bounds of every point, so that
+    auto-range (until the user zooms) frames all results."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.full_bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        return (None, None) if self.full_bounds is None else self.full_bounds[ax]
+
+
+class ParetoPlot(QWidget):
+    pointActivated = Signal(int)          # result id double-clicked: open it in the editor
+    frontChanged = Signal(object, str, str)  # ids on the front (best x first), x column, y column
+
+    def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
+        super().__init__(parent)
+        self.session, self.selection = session, selection
+        self.x_key, self.y_key = "latency_ms", "flops"
+        self.log = [True, True]
+        self.hidden_origins: set[str] = set()
+        self._user_axes = False  # the user picked axes: never change them automatically
+        self._thinning = Thinning()
+        self._selection_thinning = Thinning()
+        self._px = self._py = np.empty(0)
+        self._ok = np.empty(0, bool)
+        self._front = np.empty(0, np.intp)
+        self._front_shown = None  # (ids, x, y) of the last frontChanged
+        self._drawn = np.empty(0, np.intp)
+        self._brushes = np.empty(0, object)
+        self._hover_rows: dict[int, dict] = {}
+        self.hovered: int | None = None
+
+        self._build_toolbar()
+        self._build_plot()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.toolbar)
+        stack = QGridLayout()
+        stack.addWidget(self.plot, 0, 0)
+        stack.addWidget(self.empty_label, 0, 0, Qt.AlignmentFlag.AlignCenter)
+        layout.addLayout(stack, 1)
+
+        self._redraw_timer = QTimer(self)
+        self._redraw_timer.setSingleShot(True)
+        self._redraw_timer.setInterval(RETHIN_DELAY_MS)
+        self._redraw_timer.timeout.connect(self.redraw)
+        self.viewbox.sigRangeChanged.connect(lambda *_: self._redraw_timer.start())
+        self.viewbox.sigResized.connect(lambda *_: self._redraw_timer.start())
+        self.viewbox.rectSelected.connect(self._rect_selected)
+        self.plot.scene().sigMouseMoved.connect(self._hover)
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+        session.resultsReset.connect(self.rebuild)
+        session.resultsAdded.connect(self.extend)
+        session.resultsRemoved.connect(self._removed)
+        session.resultsReset.connect(self._hover_rows.clear)
+        session.operatorsRenamed.connect(self._hover_rows.clear)
+        selection.changed.connect(self._show_selection)
+        selection.currentChanged.connect(lambda _: self._show_selection(None))
+        self.rebuild()
+
+    # -- widgets ------------------------------------------------------------------------
+    def _build_toolbar(self) -> None:
+        """Two rows: the axes and the view tools; the origins (as toggles) and the counts."""
+        self.toolbar = QWidget()
+        self.toolbar.setObjectName("explorerBar")
+        self.toolbar.setStyleSheet(style.BAR)
+        rows = QVBoxLayout(self.toolbar)
+        rows.setContentsMargins(10, 6, 10, 4)
+        rows.setSpacing(4)
+        bar = QHBoxLayout()
+        bar.setSpacing(6)
+        self.axis_combos, self.log_buttons = [], []
+        for i, title in enumerate(("X", "Y")):
+            label = QLabel(title)
+            label.setObjectName("barLabel")
+            combo = QComboBox()
+            for column in AXES:
+                combo.addItem(column.axis, column.key)
+            combo.setCurrentIndex(combo.findData((self.x_key, self.y_key)[i]))
+            combo.activated.connect(lambda _=0, i=i: self._axis_chosen(i))
+            log = QToolButton()
+            log.setText("log")
+            log.setCheckable(True)
+            log.setChecked(self.log[i])
+            log.setToolTip(f"Logarithmic {title} axis")
+            log.toggled.connect(lambda on, i=i: self.set_log(i, on))
+            bar.addWidget(label)
+            bar.addWidget(combo)
+            bar.addWidget(log)
+            bar.addSpacing(10)
+            self.axis_combos.append(combo)
+            self.log_buttons.append(log)
+        bar.addStretch(1)
+        self.select_button = QToolButton()
+        self.select_button.setText("Select")
+        self.select_button.setCheckable(True)
+        self.select_button.setToolTip("Drag to select a rectangle of points (or hold Shift while dragging)")
+        self.select_button.toggled.connect(lambda on: setattr(self.viewbox, "select_mode", on))
+        fit = QToolButton()
+        fit.setText("Fit")
+        fit.setToolTip("Show every result and follow new ones again")
+        fit.clicked.connect(self.fit)
+        bar.addWidget(self.select_button)
+        bar.addWidget(fit)
+        self.legend = QHBoxLayout()
+        self.legend.setSpacing(2)
+        self.summary = QLabel()
+        self.summary.setObjectName("hint")
+        second = QHBoxLayout()
+        second.addLayout(self.legend)
+        second.addStretch(1)
+        second.addWidget(self.summary)
+        rows.addLayout(bar)
+        rows.addLayout(second)
+        self._legend_buttons: dict[str, QToolButton] = {}
+
+    def _build_plot(self) -> None:
+        self.viewbox = _ViewBox()
+        self.axes = {side: ColumnAxis(side) for side in ("left", "bottom")}
+        self.plot = plot_widget(viewBox=self.viewbox, axisItems=self.axes)
+        item = self.plot.getPlotItem()
+        self.front_line = pg.PlotCurveItem(pen=pg.mkPen(theme.TEXT, width=1.6), antialias=True)
+        self.markers = _Markers(size=MARKER_SIZE, pen=pg.mkPen(255, 255, 255, 200, width=0.8), pxMode=True)
+        self.front_markers = pg.ScatterPlotItem(size=MARKER_SIZE + 4, pen=pg.mkPen(theme.TEXT, width=1.4),
+                                                brush=None, pxMode=True)
+        self.selected_markers = pg.ScatterPlotItem(size=MARKER_SIZE + 6, brush=None, pxMode=True,
+                                                   pen=pg.mkPen(theme.SELECTION, width=2))
+        self.current_marker = pg.ScatterPlotItem(size=MARKER_SIZE + 12, brush=pg.mkBrush(37, 99, 235, 40),
+                                                 pen=pg.mkPen(theme.SELECTION, width=2.5), pxMode=True)
+        self.hover_marker = pg.ScatterPlotItem(size=MARKER_SIZE + 8, brush=None, pxMode=True,
+                                               pen=pg.mkPen(theme.TEXT, width=1.5))
+        self.hover_label = pg.TextItem(fill=pg.mkBrush(255, 255, 255, 235), border=pg.mkPen(theme.CARD_BORDER))
+        self.hover_label.setZValue(100)
+        self.hover_label.hide()
+        for z, it in enumerate((self.markers, self.front_line, self.front_markers, self.selected_markers,
+                                self.current_marker, self.hover_marker)):
+            it.setZValue(z)
+            item.addItem(it)
+        item.addItem(self.hover_label, ignoreBounds=True)
+        self.empty_label = QLabel()
+        self.empty_label.setObjectName("hint")
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+
+    # -- axes ----------------------------------------------------------------------------------
+    def set_axes(self, x_key: str, y_key: str, log_x: bool | None = None, log_y: bool | None = None) -> None:
+        """Show x_key against y_key (columns of columns.AXES); the view fits the data again."""
+        self.x_key, self.y_key = x_key, y_key
+        self._user_axes = True
+        for i, (key, log) in enumerate(((x_key, log_x), (y_key, log_y))):
+            self.axis_combos[i].setCurrentIndex(self.axis_combos[i].findData(key))
+            if log is not None:
+                self.log[i] = log
+                self.log_buttons[i].blockSignals(True)
+                self.log_buttons[i].setChecked(log)
+                self.log_buttons[i].blockSignals(False)
+        self.rebuild()
+        self.fit()
+
+    def set_log(self, axis: int, on: bool) -> None:
+        self.log[axis] = on
+        self._user_axes = True
+        self.rebuild()
+        self.fit()
+
+    def _axis_chosen(self, axis: int) -> None:
+        keys = [self.x_key, self.y_key]
+        keys[axis] = self.axis_combos[axis].currentData()
+        self.set_axes(*keys)
+
+    def _choose_default_axes(self) -> None:
+        """Before the user picks: the first of DEFAULT_AXES with points (latency against
+        accuracy, Fisher Potential or FLOPs; FLOPs against them for unmeasured operators)."""
+        values = self.session.frame.values
+        for x_key, y_key in DEFAULT_AXES:
+            log = [x_key not in LINEAR, y_key not in LINEAR]
+            x, y = (self._coords(values[k], on) for k, on in zip((x_key, y_key), log))
+            if (np.isfinite(x) & np.isfinite(y)).any():
+                self.x_key, self.y_key, self.log = x_key, y_key, log
+                break
+        for i, key in enumerate((self.x_key, self.y_key)):
+            self.axis_combos[i].setCurrentIndex(self.axis_combos[i].findData(key))
+            self.log_buttons[i].blockSignals(True)
+            self.log_buttons[i].setChecked(self.log[i])
+            self.log_buttons[i].blockSignals(False)
+
+    @property
+    def directions(self) -> tuple[str, str]:
+        return tuple(BY_KEY[k].direction or MINIMIZE for k in (self.x_key, self.y_key))
+
+    def fit(self) -> None:
+        """Frame every point and follow new results until the user zooms or pans."""
+        self.viewbox.enableAutoRange()
+
+    # -- data ----------------------------------------------------------------------------------
+    def _coords(self, values: np.ndarray, log: bool) -> np.ndarray:
+        if not log:
+            return values.astype(float, copy=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(values > 0, np.log10(values), np.nan)
+
+    def _shown_codes(self) -> np.ndarray:
+        frame = self.session.frame
+        return np.array([o not in self.hidden_origins for o in frame.origins] or [True], bool)
+
+    def rebuild(self) -> None:
+        """Everything again from the frame (first load, axes, deletions, origin toggles)."""
+        frame = self.session.frame
+        if not self._user_axes:
+            self._choose_default_axes()
+        self._px = self._coords(frame.values[self.x_key], self.log[0])
+        self._py = self._coords(frame.values[self.y_key], self.log[1])
+        self._ok = np.isfinite(self._px) & np.isfinite(self._py) & self._shown_codes()[frame.origin_codes] \
+            & frame.alive
+        self._brushes = np.array([pg.mkBrush(origin_color(o, frame.origins)) for o in frame.origins], object)
+        candidates = np.flatnonzero(self._ok)
+        self._front = front_of(self._px, self._py, self.directions, candidates)
+        self._set_bounds(candidates, reset=True)
+        self.plot.getPlotItem().setLabel("bottom", BY_KEY[self.x_key].axis)
+        self.plot.getPlotItem().setLabel("left", BY_KEY[self.y_key].axis)
+        for side, key, log in (("bottom", self.x_key, self.log[0]), ("left", self.y_key, self.log[1])):
+            self.axes[side].column = BY_KEY[key]
+            self.axes[side].setLogMode(log)
+        self._draw_front()
+        self._thinning.reset()
+        self.redraw()
+        self._show_selection(None)
+        self._refresh_labels()
+
+    def extend(self, added: slice) -> None:
+        """New rows at the end of the frame: extend the front and the markers only."""
+        frame = self.session.frame
+        if len(self._brushes) < len(frame.origins) or len(self._px) != added.start \
+                or not (self._user_axes or self._ok.any()):
+            self.rebuild()  # a new origin needs a colour; default axes without points are chosen again
+            return
+        new = np.arange(added.start, added.stop)
+        px = self._coords(frame.values[self.x_key][added], self.log[0])
+        py = self._coords(frame.values[self.y_key][added], self.log[1])
+        ok = np.isfinite(px) & np.isfinite(py) & self._shown_codes()[frame.origin_codes[added]]
+        self._px, self._py = np.concatenate([self._px, px]), np.concatenate([self._py, py])
+        self._ok = np.concatenate([self._ok, ok])
+        candidates = new[ok]
+        self._front = front_of(self._px, self._py, self.directions, np.concatenate([self._front, candidates]))
+        self._draw_front()
+        fresh = self._thinning.extend(self._px, self._py, frame.origin_codes, candidates)
+        if len(fresh):
+            self.markers.addPoints(x=self._px[fresh], y=self._py[fresh], data=frame.ids[fresh],
+                                   brush=list(self._brushes[frame.origin_codes[fresh]]))
+            self._drawn = np.concatenate([self._drawn, fresh])
+        self._set_bounds(candidates)
+        self._refresh_labels()
+
+    def _removed(self, rows: np.ndarray) -> None:
+        """Results that went away: redraw only if one of them was drawn or on the front."""
+        visible = isin(rows, self._drawn).any() or isin(rows, self._front).any()
+        self._ok[rows] = False
+        if visible:
+            self.rebuild()
+        else:
+            self._refresh_labels()
+
+    def _set_bounds(self, candidates: np.ndarray, reset: bool = False) -> None:
+        if len(candidates):
+            new = ((float(self._px[candidates].min()), float(self._px[candidates].max())),
+                   (float(self._py[candidates].min()), float(self._py[candidates].max())))
+            old = None if reset else self.markers.full_bounds
+            self.markers.full_bounds = new if old is None else tuple(
+                (min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(old, new))
+        elif reset:
+            self.markers.full_bounds = None
+        self.markers.informViewBoundsChanged()
+
+    def _draw_front(self) -> None:
+        xs, ys = self._px[self._front], self._py[self._front]
+        sx, sy = staircase(xs, ys, self.directions[0])
+        self.front_line.setData(sx, sy)
+        self.front_markers.setData(x=xs, y=ys, data=self.session.frame.ids[self._front])
+        shown = (tuple(self.front_ids().tolist()), self.x_key, self.y_key)
+        if shown != self._front_shown:
+            self._front_shown = shown
+            self.frontChanged.emit(self.front_ids(), self.x_key, self.y_key)
+
+    def front_ids(self) -> np.ndarray:
+        """Result ids on the front, best x first."""
+        ids = self.session.frame.ids[self._front]
+        return ids if self.directions[0] == MINIMIZE else ids[::-1]
+
+    @property
+    def redraw_pending(self) -> bool:
+        return self._redraw_timer.isActive()
+
+    def redraw(self) -> None:
+        """Choose the markers for the current view (after it moved, or on rebuild)."""
+        frame = self.session.frame
+        area, pixel = self._view_area()
+        candidates = np.flatnonzero(self._ok)
+        if area is None or not len(candidates):
+            self._drawn = candidates[:0]
+            self._thinning.reset()
+        else:
+            self._drawn = self._thinning.full(self._px, self._py, frame.origin_codes, candidates, area, pixel)
+        self.markers.setData(x=self._px[self._drawn], y=self._py[self._drawn], data=frame.ids[self._drawn],
+                             brush=list(self._brushes[frame.origin_codes[self._drawn]]))
+
+    def _view_area(self):
+        (x0, x1), (y0, y1) = self.viewbox.viewRange()
+        pw, ph = self.viewbox.viewPixelSize()
+        if not (np.isfinite([pw, ph]).all() and pw > 0 and ph > 0):
+            return None, None
+        mx, my = (x1 - x0) * MARGIN, (y1 - y0) * MARGIN
+        return (x0 - mx, x1 + mx, y0 - my, y1 + my), (pw, ph)
+
+    def _refresh_labels(self) -> None:
+        frame = self.session.frame
+        shown, total = int(self._ok.sum()), frame.count
+        self.summary.setText(f"{total:,} results · {shown:,} plotted · {len(self._front)} on the front"
+                             if total else "")
+        if not total:
+            self.empty_label.setText("No results yet.\nOpen an operator and press Tune (Ctrl+T), "
+                                     "or queue one with `tessera submit`.")
+        elif not shown:
+            self.empty_label.setText(f"No result has both {BY_KEY[self.x_key].axis} and "
+                                     f"{BY_KEY[self.y_key].axis}" + (" (> 0 on a log axis)." if any(self.log) else "."))
+        self.empty_label.setVisible(not shown)
+        counts = frame.origin_counts()
+        for origin, count in counts.items():
+            button = self._legend_buttons.get(origin)
+            if button is None:
+                button = self._legend_buttons[origin] = QToolButton()
+                button.setCheckable(True)
+                button.setProperty("chip", True)
+                button.setChecked(origin not in self.hidden_origins)
+                button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+                button.setIcon(theme.dot_icon(origin_color(origin, frame.origins)))
+                button.setToolTip(f"Show or hide the results of {origin}")
+                button.toggled.connect(lambda on, o=origin: self.show_origin(o, on))
+                self.legend.addWidget(button)
+            button.setText(f"{origin} {count:,}")
+        for origin, button in self._legend_buttons.items():
+            button.setVisible(origin in counts)
+
+    def show_origin(self, origin: str, shown: bool) -> None:
+        (self.hidden_origins.discard if shown else self.hidden_origins.add)(origin)
+        self.rebuild()
+
+    # -- selection -------------------------------------------------------------------------------
+    def _show_selection(self, source) -> None:
+        frame = self.session.frame
+        at = frame.positions(self.selection.ids)
+        at = at[self._ok[at]]
+        area, pixel = self._view_area()
+        if len(at) > self._selection_thinning.limit and area is not None:
+            at = self._selection_thinning.full(self._px, self._py, frame.origin_codes, at, area, pixel)
+        self.selected_markers.setData(x=self._px[at], y=self._py[at], data=frame.ids[at])
+        current = frame.positions([self.selection.current] if self.selection.current is not None else [])
+        current = current[self._ok[current]]
+        self.current_marker.setData(x=self._px[current], y=self._py[current])
+
+    def _rect_selected(self, rect: QRectF, modifiers) -> None:
+        candidates = np.flatnonzero(self._ok)
+        x, y = self._px[candidates], self._py[candidates]
+        inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
+        ids = self.session.frame.ids[candidates[inside]]
+        if modifiers & Qt.KeyboardModifier.ControlModifier:
+            ids = np.union1d(self.selection.ids, ids)
+        self.selection.set(ids, source=self)
+
+    def point_at(self, scene_pos: QPointF) -> int | None:
+        """Row of the frame nearest to a scene position, within PICK_RADIUS_PX, or None."""
+        if not self.viewbox.sceneBoundingRect().contains(scene_pos):
+            return None
+        candidates = np.flatnonzero(self._ok)
+        pw, ph = self.viewbox.viewPixelSize()
+        if not len(candidates) or not (pw > 0 and ph > 0):
+            return None
+        p = self.viewbox.mapSceneToView(scene_pos)
+        d2 = ((self._px[candidates] - p.x()) / pw) ** 2 + ((self._py[candidates] - p.y()) / ph) ** 2
+        best = int(np.argmin(d2))
+        return int(candidates[best]) if d2[best] <= PICK_RADIUS_PX ** 2 else None
+
+    def scene_position(self, result_id: int) -> QPointF | None:
+        """Where a result's point is drawn, in scene coordinates (None if it is not plotted)."""
+        at = self.session.frame.positions([result_id])
+        if not len(at) or not self._ok[at[0]]:
+            return None
+        return self.viewbox.mapViewToScene(QPointF(self._px[at[0]], self._py[at[0]]))
+
+    def _clicked(self, event) -> None:
+        row = self.point_at(event.scenePos())
+        ids = self.session.frame.ids
+        if event.button() == Qt.MouseButton.RightButton:
+            self._context_menu(event, None if row is None else int(ids[row]))
+            return
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        if event.double():
+            if row is not None:
+                self.pointActivated.emit(int(ids[row]))
+            return
+        toggle = event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        if row is None:
+            if not toggle and self.viewbox.sceneBoundingRect().contains(event.scenePos()):
+                self.selection.clear(self)
+            return
+        result_id = int(ids[row])
+        if toggle:
+            chosen = self.selection.ids
+            chosen = chosen[chosen != result_id] if result_id in chosen \
+                else np.append(chosen, result_id)
+            self.selection.set(chosen, source=self, current=result_id)
+        else:
+            self.selection.set([result_id], source=self, current=result_id)
+
+    def _context_menu(self, event, result_id: int | None) -> None:
+        menu = QMenu(self)
+        if result_id is not None:
+            menu.addAction("Open in Editor", lambda: self.pointActivated.emit(result_id))
+            menu.addSeparator()
+        menu.addAction("Fit All", self.fit)
+        menu.addAction("Clear Selection", lambda: self.selection.clear(self)).setEnabled(len(self.selection) > 0)
+        menu.popup(event.screenPos().toPoint())
+
+    # -- hover ----------------------------------------------------------------------------------------
+    def _hover(self, scene_pos: QPointF) -> None:
+        row = self.point_at(scene_pos)
+        if row is None:
+            self.hovered = None
+            self.hover_label.hide()
+            self.hover_marker.setData([], [])
+            return
+        result_id = int(self.session.frame.ids[row])
+        x, y = float(self._px[row]), float(self._py[row])
+        self.hover_marker.setData([x], [y])
+        if result_id != self.hovered:
+            self.hovered = result_id
+            self.hover_label.setHtml(self.hover_html(result_id))
+        (x0, x1), (y0, y1) = self.viewbox.viewRange()
+        self.hover_label.setAnchor((1.0 if x > (x0 + x1) / 2 else 0.0, 0.0 if y > (y0 + y1) / 2 else 1.0))
+        self.hover_label.setPos(x, y)
+        self.hover_label.show()
+
+    def hover_html(self, result_id: int) -> str:
+        row = self._hover_rows.get(result_id)
+        if row is None:
+            row = self._hover_rows[result_id] = self.session.row(result_id) or {}
+        if not row:
+            return f"result {result_id} (deleted)"
+        name = html.escape(row["operator_name"] or f"operator {row['operator_id']}")
+        color = origin_color(row["origin"] or "", self.session.frame.origins)
+        facts = [BY_KEY["bindings"].text(row["bindings"]), row["device_name"] or "",
+                 "tuned" if row["tuned"] else "", "" if result_id > 0 else "not measured yet"]
+        lines = [f"<b>{name}</b> <span style='color:{color}'>● {html.escape(row['origin'] or '')}</span>",
+                 f"<span style='color:{theme.TEXT_MUTED}'>{html.escape(' · '.join(f for f in facts if f))}</span>"]
+        keys = [self.x_key, self.y_key] + [k for k in HOVER_FIELDS if k not in (self.x_key, self.y_key)]
+        cells = [f"{BY_KEY[k].axis}: <b>{BY_KEY[k].text(row[k])}</b>" if k in (self.x_key, self.y_key)
+                 else f"{BY_KEY[k].axis}: {BY_KEY[k].text(row[k])}" for k in keys if row.get(k) is not None]
+        lines += cells
+        return f"<div style='color:{theme.TEXT}'>{'<br>'.join(lines)}</div>"
+

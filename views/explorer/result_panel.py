@@ -1,0 +1,150 @@
+"""The side panel: with a result selected, what it is, its numbers and how its tuning
+converged; with none, the results on the Pareto front, best first, to pick from.
+It follows the shared selection's current result and the plot's front."""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QPushButton, QStackedWidget,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from .. import theme
+from .columns import BY_KEY, origin_color
+from .convergence import ConvergencePlot
+from .selection import ResultSelection
+from .session import ExplorerSession
+
+FIELDS = ("latency_ms", "latency_std_ms", "gflops", "flops", "params", "torch_latency_ms", "speedup",
+          "accuracy", "fisher_potential", "e2e_latency_ms", "e2e_speedup", "trial_count", "created")
+ID_ROLE = Qt.ItemDataRole.UserRole
+
+
+class ResultPanel(QWidget):
+    openRequested = Signal(int)
+
+    def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
+        super().__init__(parent)
+        self.session, self.selection = session, selection
+        self.result_id: int | None = None
+        self._front = (np.empty(0, np.int64), "latency_ms", "flops")
+        self.title = QLabel()
+        self.title.setObjectName("inspectorTitle")
+        self.title.setWordWrap(True)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self._front_page())
+        self.pages.addWidget(self._result_page())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 8)
+        layout.setSpacing(6)
+        layout.addWidget(self.title)
+        layout.addWidget(self.pages, 1)
+        selection.currentChanged.connect(self.show_result)
+        session.resultsReset.connect(lambda: self.show_result(self.result_id))
+        session.operatorsRenamed.connect(lambda: self.show_result(self.result_id))
+        self.show_result(None)
+
+    # -- pages ---------------------------------------------------------------------------
+    def _front_page(self) -> QWidget:
+        page = QWidget()
+        self.front_note = QLabel()
+        self.front_note.setObjectName("inspectorDoc")
+        self.front_note.setWordWrap(True)
+        self.front_list = QTreeWidget()
+        self.front_list.setRootIsDecorated(False)
+        self.front_list.setAlternatingRowColors(True)
+        self.front_list.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.front_list.header().setStretchLastSection(False)
+        self.front_list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.front_list.itemClicked.connect(lambda item: self.selection.set([item.data(0, ID_ROLE)]))
+        self.front_list.itemDoubleClicked.connect(lambda item: self.openRequested.emit(item.data(0, ID_ROLE)))
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.front_note)
+        layout.addWidget(self.front_list, 1)
+        return page
+
+    def _result_page(self) -> QWidget:
+        page = QWidget()
+        self.subtitle = QLabel()
+        self.subtitle.setObjectName("inspectorDoc")
+        self.subtitle.setWordWrap(True)
+        self.values: dict[str, QLabel] = {}
+        self.form = form = QFormLayout()
+        form.setContentsMargins(0, 4, 0, 4)
+        form.setHorizontalSpacing(14)
+        form.setVerticalSpacing(3)
+        for key in FIELDS:
+            label = QLabel()
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.values[key] = label
+            form.addRow(BY_KEY[key].title, label)
+        self.open_button = QPushButton("Open in Editor")
+        self.open_button.clicked.connect(lambda: self.openRequested.emit(self.result_id))
+        convergence_title = QLabel("Tuning convergence")
+        convergence_title.setObjectName("barLabel")
+        self.convergence = ConvergencePlot()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.subtitle)
+        layout.addLayout(form)
+        layout.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addSpacing(6)
+        layout.addWidget(convergence_title)
+        layout.addWidget(self.convergence, 1)
+        return page
+
+    # -- content -------------------------------------------------------------------------------
+    def show_front(self, ids: np.ndarray, x_key: str, y_key: str) -> None:
+        """The plot's front changed: list it (best x first), for when no result is selected."""
+        self._front = (np.asarray(ids), x_key, y_key)
+        if self.result_id is None:
+            self._fill_front()
+
+    def _fill_front(self) -> None:
+        ids, x_key, y_key = self._front
+        rows = self.session.rows(ids)
+        x, y = BY_KEY[x_key], BY_KEY[y_key]
+        self.front_list.clear()
+        self.front_list.setHeaderLabels(["Operator", x.title, y.title])
+        for result_id in ids.tolist():
+            row = rows.get(result_id)
+            if row is None:
+                continue
+            item = QTreeWidgetItem([row["operator_name"] or f"operator {row['operator_id']}",
+                                    x.text(row[x_key]), y.text(row[y_key])])
+            item.setData(0, ID_ROLE, result_id)
+            item.setIcon(0, theme.dot_icon(origin_color(row["origin"] or "", self.session.frame.origins)))
+            item.setToolTip(0, f"{row['origin']} · {BY_KEY['bindings'].text(row['bindings'])}")
+            for column in (1, 2):
+                item.setTextAlignment(column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.front_list.addTopLevelItem(item)
+        for column in (1, 2):
+            self.front_list.resizeColumnToContents(column)
+        self.front_note.setText(
+            f"{len(ids)} result(s) on the Pareto front of {x.axis} ({'lower' if x.direction != 'max' else 'higher'}"
+            f" is better) and {y.axis} ({'lower' if y.direction != 'max' else 'higher'} is better). "
+            "Click one to see it; double-click to open it in the editor." if len(ids) else
+            "No results to compare yet.")
+
+    def show_result(self, result_id: int | None) -> None:
+        self.result_id = result_id
+        row = self.session.row(result_id) if result_id is not None else None
+        if row is None:
+            self.result_id = None
+            self.title.setText("Pareto front")
+            self.pages.setCurrentIndex(0)
+            self._fill_front()
+            return
+        self.pages.setCurrentIndex(1)
+        self.title.setText(row["operator_name"] or f"operator {row['operator_id']}")
+        parts = [row["origin"] or "", row["device_name"] or "", BY_KEY["bindings"].text(row["bindings"]),
+                 f"result {result_id}" if result_id > 0 else "not measured yet"]
+        self.subtitle.setText(html.escape(" · ".join(p for p in parts if p)))
+        for key, label in self.values.items():  # only what is known about this result
+            label.setText(BY_KEY[key].text(row[key]) if row[key] is not None else "")
+            self.form.setRowVisible(label, row[key] is not None)
+        self.convergence.set_trials(self.session.trials(result_id), row["latency_ms"],
+                                    "Not tuned: measured with TVM's default schedule, so there are no trials."
+                                    if not row["tuned"] else "This tuning run kept no trials.")

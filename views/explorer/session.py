@@ -1,0 +1,228 @@
+"""One results store as the explorer sees it: the GUI thread's connection (small reads
+by id, writes), the reader thread (everything big), the job workers, and the state the
+views share (all results as a frame, the jobs, the devices).
+
+A QTimer polls: the Supervisor reaps and restarts workers (cheap, never blocks), and the
+reader looks for changes; what it finds arrives as signals the views redraw from."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
+
+from core.ir.graph import OperatorGraph
+from core.jobs.queue import QUEUED, RUNNING, Job, JobQueue
+from core.jobs.supervisor import Supervisor
+from core.store import Store, StoreError
+
+from . import store_edits
+from .frame import RESULT_ID, ResultsFrame, by_ids
+from .reader import OrderRequest, Snapshot, StoreReader
+from .submit import MeasureRequest, Target, submit
+
+POLL_MS = 400
+
+
+class ExplorerSession(QObject):
+    jobsChanged = Signal()            # self.jobs or self.devices changed
+    resultsReset = Signal()           # self.frame was replaced (first load, deletions, new scores)
+    resultsAdded = Signal(object)     # slice of self.frame holding new results
+    resultsRemoved = Signal(object)   # rows of self.frame that died (operators measured at last)
+    operatorsRenamed = Signal()       # names shown for results changed
+    orderReady = Signal(int, object)  # generation, answer to an OrderRequest (see request_order)
+    message = Signal(str)             # a sentence for the status bar
+    workersChanged = Signal(bool)     # workers running or not
+    ticked = Signal()                 # every poll interval (elapsed times move on)
+    _requestPoll = Signal(bool)            # to the reader thread: reload everything?
+    _requestOrder = Signal(int, object)    # to the reader thread: generation, (sql, args)
+
+    def __init__(self, path: str | Path | None = None, parent=None):
+        """Opens the store at `path` (None: the default store); StoreError if it cannot."""
+        super().__init__(parent)
+        self.store = Store(path)
+        self.path = self.store.path
+        self.queue = JobQueue(self.store)
+        self.frame = ResultsFrame()
+        self.jobs: dict[int, Job] = {}
+        self.devices: dict[int, str] = {}
+        self.loaded = False  # the first poll has arrived
+        self.supervisor: Supervisor | None = None
+        #: start workers when jobs are queued or retried (a user preference, kept by the window)
+        self.autostart_workers = True
+        self._poll_pending = False
+        self._reload_wanted = False
+        self._orders_pending = 0
+
+        self._thread = QThread(self)
+        self._thread.setObjectName("tessera store reader")
+        self.reader = StoreReader(self.path)
+        self.reader.moveToThread(self._thread)
+        self._thread.started.connect(self.reader.open)
+        self._thread.finished.connect(self.reader.close, Qt.ConnectionType.DirectConnection)
+        self.reader.polled.connect(self._polled)
+        self.reader.ordered.connect(self._ordered)
+        self._requestPoll.connect(self.reader.poll)
+        self._requestOrder.connect(self.reader.order)
+        self._thread.start()
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self.poll)
+        self._timer.start()
+        self.poll()
+
+    # -- polling ------------------------------------------------------------------------
+    def poll(self) -> None:
+        """Let the supervisor look at its workers, and ask the reader for changes."""
+        if self.supervisor is not None:
+            for line in self.supervisor.poll():
+                self.message.emit(line)
+        self.ticked.emit()
+        if not self._poll_pending:
+            self._poll_pending = True
+            reload, self._reload_wanted = self._reload_wanted, False
+            self._requestPoll.emit(reload)
+
+    def reload(self) -> None:
+        """Read every result again at the next poll (after this process deleted some)."""
+        self._reload_wanted = True
+        self.poll()
+
+    def _polled(self, snapshot: Snapshot) -> None:
+        self._poll_pending = False
+        first = not self.loaded
+        self.loaded = True
+        if snapshot.error:
+            self.message.emit(snapshot.error)
+        if first or snapshot.jobs or (snapshot.devices is not None and snapshot.devices != self.devices):
+            self.jobs.update(snapshot.jobs)
+            self.devices = snapshot.devices if snapshot.devices is not None else self.devices
+            self.jobsChanged.emit()
+        if snapshot.reset:
+            self.frame.replace(snapshot.results)
+            self.resultsReset.emit()
+        elif snapshot.results is not None:
+            gone = self.frame.kill(snapshot.gone) if snapshot.gone is not None else []
+            added = self.frame.append(snapshot.results)
+            if len(gone):
+                self.resultsRemoved.emit(gone)
+            if added.stop > added.start:
+                self.resultsAdded.emit(added)
+        if self._reload_wanted:
+            self.poll()
+
+    # -- table order (reader thread) ---------------------------------------------------------
+    def request_order(self, generation: int, request: OrderRequest) -> None:
+        """Ask the reader thread; the answer comes as orderReady(generation, answer). A
+        request without ids starts a new generation: older questions go unanswered."""
+        if request.ids is None:
+            self.reader.latest_order = generation
+        self._orders_pending += 1
+        self._requestOrder.emit(generation, request)
+
+    def _ordered(self, generation: int, answer) -> None:
+        self._orders_pending -= 1
+        self.orderReady.emit(generation, answer)
+
+    def is_idle(self) -> bool:
+        """Loaded, with no poll or order request outstanding."""
+        return self.loaded and not self._poll_pending and not self._orders_pending
+
+    # -- small reads in the GUI thread ------------------------------------------------------------
+    def rows(self, ids) -> dict[int, dict]:
+        """Full results rows by result id (indexed queries, fine for a page of ids)."""
+        found = {}
+        for clause, args in by_ids(ids):
+            cursor = self.store.db.execute(f"SELECT {RESULT_ID} AS result_id, * FROM results WHERE {clause}", args)
+            names = [d[0] for d in cursor.description]
+            found.update((row[0], dict(zip(names, row))) for row in cursor.fetchall())
+        return found
+
+    def row(self, result_id: int) -> dict | None:
+        return self.rows([result_id]).get(result_id)
+
+    def trials(self, result_id: int) -> list[tuple[int, float]]:
+        return self.store.trials(result_id) if result_id > 0 else []
+
+    def result_graph(self, result_id: int) -> OperatorGraph:
+        row = self.row(result_id)
+        if row is None:
+            raise StoreError(f"result {result_id} is no longer in {self.path}")
+        return store_edits.result_graph(self.store, self.queue, row)
+
+    def job_summary(self) -> tuple[int, int]:
+        """(running, queued) jobs."""
+        states = [j.state for j in self.jobs.values()]
+        return states.count(RUNNING), states.count(QUEUED)
+
+    # -- writes --------------------------------------------------------------------------------------
+    def submit(self, targets: list[Target], request: MeasureRequest) -> list[int]:
+        """Queue measure jobs (and start workers, if they start automatically)."""
+        ids = submit(self.store, self.queue, targets, request)
+        self._work_queued()
+        return ids
+
+    def cancel(self, job_ids) -> int:
+        done = sum(self.queue.cancel(i) for i in job_ids)
+        self.poll()
+        return done
+
+    def retry(self, job_ids) -> None:
+        for job_id in job_ids:
+            self.queue.retry(job_id)
+        self._work_queued()
+
+    def cancel_stale(self, input_key: str, version: str) -> list[int]:
+        cancelled = self.queue.cancel_stale(input_key, version)
+        if cancelled:
+            self.poll()
+        return cancelled
+
+    def delete_results(self, ids) -> int:
+        """Delete measurements (ids > 0); unmeasured operators (ids < 0) are not results to delete."""
+        count = store_edits.delete_measurements(self.store, [i for i in ids if i > 0])
+        self.frame.kill(ids)
+        self.resultsReset.emit()
+        self.reload()
+        return count
+
+    def rename_operator(self, operator_id: int, name: str) -> None:
+        store_edits.rename_operator(self.store, operator_id, name)
+        self.operatorsRenamed.emit()
+
+    def _work_queued(self) -> None:
+        if self.autostart_workers:
+            self.start_workers()
+        self.poll()
+
+    # -- workers ------------------------------------------------------------------------------------
+    @property
+    def workers_running(self) -> bool:
+        return self.supervisor is not None
+
+    def start_workers(self) -> None:
+        if self.supervisor is not None:
+            return
+        self.supervisor = Supervisor(self.path)  # one worker per core but one, every job kind
+        for line in self.supervisor.start():
+            self.message.emit(line)
+        self.message.emit(f"started {self.supervisor.count} worker process(es)")
+        self.workersChanged.emit(True)
+
+    def stop_workers(self, grace: float = 1.0) -> None:
+        """Stop the workers; jobs they were running are queued again (no attempt used)."""
+        if self.supervisor is None:
+            return
+        supervisor, self.supervisor = self.supervisor, None
+        for line in supervisor.stop(grace):
+            self.message.emit(line)
+        self.workersChanged.emit(False)
+        if self._timer.isActive():
+            self.poll()
+
+    def shutdown(self) -> None:
+        """Stop timers, workers and the reader thread, and close the store (window closing)."""
+        self._timer.stop()
+        self.stop_workers(grace=3.0)
+        self._thread.quit()
+        self._thread.wait()
+        self.store.close()
