@@ -20,6 +20,7 @@ from core.analysis.summary import summarize
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
+from app.panels import mount_session_panels
 from views.document import OperatorDocument
 
 EDITOR, EXPLORER = "editor", "explorer"
@@ -124,6 +125,7 @@ class Explore(QObject):
         indicator.activated.connect(self.show_jobs)
         self.window.statusBar().addPermanentWidget(indicator)
         self.indicator = indicator
+        mount_session_panels(self.window, self.session)
         return self.session
 
     # -- modes ----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from views.canvas import OperatorScene, OperatorView, canvas_actions
 from views.code_panel import CodePanel
 from views.diagnostics import DiagnosticsPanel
 from views.document import OperatorDocument
+from app.panels import mount_editor_panels
 from views.explorer.style import CHECKABLE_BUTTONS
 from views.inspector import Inspector
 from views.palette import PrimitivePalette
@@ -73,6 +74,7 @@ class MainWindow(QMainWindow):
         self.explore = Explore(self, store)
         self._make_menus()
         self._make_toolbar()
+        mount_editor_panels(self)
         self.statusBar().showMessage(STATUS_TIPS["editor"])
 
         self.scene.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
@@ -127,7 +129,7 @@ class MainWindow(QMainWindow):
 
     def _make_menus(self) -> None:
         a = self.commands
-        file_menu = self.menuBar().addMenu("&File")
+        file_menu = self.file_menu = self.menuBar().addMenu("&File")
         file_menu.addActions([a["new"], a["open"]])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
@@ -149,7 +151,7 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
-        run = self.menuBar().addMenu("&Run")
+        run = self.run_menu = self.menuBar().addMenu("&Run")
         e = self.explore.actions
         run.addActions([e["evaluate"], e["tune"]])
         run.addSeparator()

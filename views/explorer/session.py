@@ -161,6 +161,12 @@ class ExplorerSession(QObject):
         self._work_queued()
         return ids
 
+    def queue_job(self, kind: str, payload: dict) -> int:
+        """Queue one job of any kind (a search, say) and start workers if they start automatically."""
+        job_id = self.queue.submit(kind, payload)
+        self._work_queued()
+        return job_id
+
     def cancel(self, job_ids) -> int:
         done = sum(self.queue.cancel(i) for i in job_ids)
         self.poll()
