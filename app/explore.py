@@ -28,7 +28,8 @@ EDITOR_DOCKS = ("palette", "inspector", "diagnostics", "code")
 EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
 AUTOSTART_KEY = "explore/autostartWorkers"
 STATUS_TIPS = {
-    "editor": "Drag a primitive from the palette onto the canvas; drag from an output port to an input port to connect.",
+    "editor": "Drag a primitive from the palette onto the canvas; "
+              "drag from an output port to an input port to connect.",
     "explorer": "Hover a point for its numbers; click selects, double-click opens it in the editor; "
                 "Shift+drag selects a rectangle; wheel zooms.",
 }
@@ -79,7 +80,7 @@ class Explore(QObject):
                              checkable=True),
             "explorer": action("E&xplorer", lambda: self.set_mode(EXPLORER), "Ctrl+2",
                                "The Pareto plot and every result in the store", checkable=True),
-            "evaluate": action("E&valuate…", lambda: self.measure_current(tune=False), "Ctrl+E",
+            "evaluate": action("E&valuate…", lambda: self.measure_current(tune=False), "Ctrl+R",
                                "Compile and time the current operator with TVM's default schedule"),
             "tune": action("&Tune…", lambda: self.measure_current(tune=True), "Ctrl+T",
                            "Tune the current operator with MetaSchedule, then time it"),
@@ -118,7 +119,8 @@ class Explore(QObject):
         self.dock.setObjectName("dock_jobs")
         self.dock.setWidget(self.monitor)
         self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
-        self.window.restoreDockWidget(self.dock)  # where the user last put it; shown on demand
+        self.window.tabifyDockWidget(self.window.docks["code"], self.dock)  # beside Diagnostics and Code
+        self.window.restoreDockWidget(self.dock)  # or where the user last put it; shown on demand
         self.dock.hide()
         self.window.view_menu.addAction(self.dock.toggleViewAction())
         indicator = JobsIndicator(self.session)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 from core.ir.bindings import parse_bindings
 from core.ir.serialize import content_hash, read_document, to_document
 from core.jobs.queue import CANCELLED, QUEUED, JobQueue
-from core.store import Store, pareto_front
+from core.store import Store
 from views.explorer.columns import COLUMNS
 from views.explorer.filters import FilterError, parse_filter
 from views.theme import RESOURCES
@@ -209,7 +209,7 @@ def test_rubber_band_selects_points_and_the_table_follows(qtbot, store_path, exp
     start = plot.plot.mapFromScene(box.topLeft() + QPointF(box.width() * 0.3, box.height() * 0.3))
     end = plot.plot.mapFromScene(box.topLeft() + QPointF(box.width() * 0.7, box.height() * 0.8))
     drag(viewport, start, end, SHIFT)
-    a, b = plot.viewbox.mapSceneToView(plot.plot.mapToScene(start)), plot.viewbox.mapSceneToView(plot.plot.mapToScene(end))
+    a, b = (plot.viewbox.mapSceneToView(plot.plot.mapToScene(p)) for p in (start, end))
     frame = plot.session.frame
     x, y = np.log10(frame.values["latency_ms"]), np.log10(frame.values["flops"])
     inside = (x >= min(a.x(), b.x())) & (x <= max(a.x(), b.x())) & (y >= min(a.y(), b.y())) & (y <= max(a.y(), b.y()))
@@ -389,6 +389,19 @@ def test_tune_a_selection_of_results(qtbot, store_path, explorer):
     assert sorted((j.operator_name, j.payload["bindings"]["C_out"], j.payload["tune_trials"]) for j in jobs) == \
         [("conv2d", 8, 5), ("depthwise_separable", 16, 5)]
     assert all(j.input_key is None for j in jobs)  # results are not being edited: never stale
+
+
+def test_every_window_shortcut_is_unique(explorer):
+    """Two actions on one key make Qt ignore the key for both ("ambiguous shortcut")."""
+    from PySide6.QtGui import QAction
+    seen: dict[str, str] = {}
+    for action in explorer.findChildren(QAction):
+        for key in action.shortcuts():
+            text = key.toString()
+            if action.isEnabled() and action.shortcutContext() != Qt.ShortcutContext.WidgetWithChildrenShortcut:
+                assert text not in seen, f"{text} is bound to both {seen[text]!r} and {action.text()!r}"
+                seen[text] = action.text()
+    assert {"Ctrl+R", "Ctrl+T", "Ctrl+J", "Ctrl+1", "Ctrl+2"} <= set(seen)
 
 
 def test_tune_refuses_an_operator_with_errors(qtbot, explorer, dialogs):

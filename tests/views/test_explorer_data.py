@@ -83,7 +83,8 @@ def test_read_chunk_ids_measurements_and_unmeasured_operators(tmp_path):
     with Store(tmp_path / "results.db") as store:
         doc = read_document(RESOURCES / "examples" / "conv2d.json")
         measured = store.add_operator(doc, "conv2d")
-        waiting = store.add_operator(read_document(RESOURCES / "examples" / "shift_conv.json"), "shift", "search:random")
+        shift = read_document(RESOURCES / "examples" / "shift_conv.json")
+        waiting = store.add_operator(shift, "shift", "search:random")
         first = store.add_measurement(measured, None, {"latency_ms": 2.0, "flops": 1e6})
         second = store.add_measurement(measured, None, {"latency_ms": 1.0, "flops": 1e6})
         everything = read_chunk(store.db)

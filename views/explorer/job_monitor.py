@@ -9,7 +9,7 @@ import time
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QStyle,
                                QStyledItemDelegate, QTableView, QToolButton, QVBoxLayout, QWidget)
 
 from core.ir.errors import TesseraError
@@ -138,17 +138,18 @@ class ProgressDelegate(QStyledItemDelegate):
         rect = QRectF(option.rect).adjusted(6, 0, -44, 0)
         bar = QRectF(rect.left(), rect.center().y() - 3, max(rect.width(), 0), 6)
         fraction = 1.0 if job.state == DONE else min(max(job.progress or 0.0, 0.0), 1.0)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         track = QPainterPath()
         track.addRoundedRect(bar, 3, 3)
-        painter.fillPath(track, QColor("#e5e7eb"))
+        painter.fillPath(track, QColor(255, 255, 255, 90) if selected else QColor("#e5e7eb"))
         if fraction > 0:
             filled = QPainterPath()
             filled.addRoundedRect(QRectF(bar.left(), bar.top(), bar.width() * fraction, bar.height()), 3, 3)
-            painter.fillPath(filled, QColor(STATE_COLORS[job.state]))
-        painter.setPen(QColor(theme.TEXT_MUTED))
+            painter.fillPath(filled, QColor("#ffffff") if selected else QColor(STATE_COLORS[job.state]))
+        painter.setPen(option.palette.highlightedText().color() if selected else QColor(theme.TEXT_MUTED))
         painter.drawText(QRectF(rect.right() + 4, option.rect.top(), 40, option.rect.height()),
                          Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{round(100 * fraction)}%")
         painter.restore()
@@ -174,7 +175,7 @@ class JobMonitor(QWidget):
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in zip(range(len(HEADERS)), (48, 110, 170, 70, 90, 150, 86, 50)):
+        for column, width in zip(range(len(HEADERS)), (48, 130, 170, 70, 90, 150, 104, 50)):
             self.table.setColumnWidth(column, width)
 
         self.summary = QLabel()
