@@ -112,12 +112,12 @@ def run_search(config: dict, store_path: str, progress: Callable[[float, str], N
                 doc = c.document
                 operator_id = store.add_operator(doc, f"{strategy.name}-{c.key[:8]}", c.origin)
                 if evaluate is not None:
-                    try:
+                    try:  # a candidate that cannot be evaluated (or scores NaN) scores nothing
                         result = evaluate({"operator": doc, **cfg.evaluation}, _Inner(cancelled))
-                    except Exception as e:  # a candidate that cannot be evaluated scores nothing
+                        store.add_score(operator_id, result["score"])
+                    except Exception as e:
                         failures.append(f"{c.key[:8]}: {e}")
                     else:
-                        store.add_score(operator_id, result["score"])
                         strategy.tell(c.key, float(result["score"][SCORE_OF[cfg.evaluate]]))
                         scored += 1
                 if cfg.tune_trials is not None:
