@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
+from .serialize import check_header, refuse_unknown_fields
 from .symbolic import parse_size
 
 FORMAT = "tessera.sequence"
@@ -152,19 +153,9 @@ def _param(value: Any, kind: str, where: str):
 
 # -- the document ----------------------------------------------------------------------------
 def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
-    def fail(where: str, what: str) -> FormatError:
-        return FormatError(f"{source}: {where}: {what}")
-
-    if not isinstance(doc, dict):
-        raise fail("top level", "expected a JSON object")
-    if doc.get("format") != FORMAT:
-        raise fail("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
-    if doc.get("version") != VERSION:
-        raise fail("version", f"this Tessera reads version {VERSION}, the file has {doc.get('version')!r}")
-    unknown = sorted(set(doc) - {"format", "version", "name", "description", "nest", "bindings",
-                                 "reassociate", "steps"})
-    if unknown:
-        raise fail("top level", f"unknown field(s) {', '.join(unknown)}")
+    fail = check_header(doc, FORMAT, VERSION, source)
+    refuse_unknown_fields(doc, {"format", "version", "name", "description", "nest", "bindings",
+                                "reassociate", "steps"}, fail)
     nest = doc.get("nest", "conv2d")
     if nest not in BASES:
         raise fail("nest", f"unknown nest {nest!r} (known: {', '.join(BASES)})")

@@ -8,7 +8,7 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import networkx as nx
 
@@ -47,23 +47,34 @@ def load_operator(path: str | Path) -> OperatorGraph:
     return graph_from_document(read_document(path), str(path))
 
 
-def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
+def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str, str], FormatError]:
+    """The checks every versioned Tessera document shares (an object, its format tag and
+    version); returns fail(where, what) building errors that name `source`."""
     def fail(where: str, what: str) -> FormatError:
         return FormatError(f"{source}: {where}: {what}")
 
     if not isinstance(doc, dict):
         raise fail("top level", "expected a JSON object")
-    if doc.get("format") != FORMAT:
-        raise fail("format", f"expected {FORMAT!r}, got {doc.get('format')!r}")
-    if doc.get("version") != VERSION:
-        raise fail("version", f"this Tessera reads version {VERSION}, the file has {doc.get('version')!r}")
+    if doc.get("format") != fmt:
+        raise fail("format", f"expected {fmt!r}, got {doc.get('format')!r}")
+    if doc.get("version") != version:
+        raise fail("version", f"this Tessera reads version {version}, the file has {doc.get('version')!r}")
+    return fail
+
+
+def refuse_unknown_fields(doc: dict, fields: set[str], fail) -> None:
+    unknown = sorted(set(doc) - fields)
+    if unknown:
+        raise fail("top level", f"unknown field(s) {', '.join(unknown)}")
+
+
+def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
+    fail = check_header(doc, FORMAT, VERSION, source)
     for key in ("input", "output", "nodes", "edges"):
         if key not in doc:
             raise fail(key, "missing field")
-    unknown = sorted(set(doc) - {"format", "version", "name", "description", "variables", "input",
-                                 "output", "bindings", "nodes", "edges"})
-    if unknown:
-        raise fail("top level", f"unknown field(s) {', '.join(unknown)}")
+    refuse_unknown_fields(doc, {"format", "version", "name", "description", "variables", "input",
+                                "output", "bindings", "nodes", "edges"}, fail)
 
     variables = _obj(doc.get("variables", {}), "variables", fail)
     for name, kind in variables.items():
