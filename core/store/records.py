@@ -21,6 +21,9 @@ MEASUREMENT_FIELDS = {
     "torch_latency_ms": "latency of the PyTorch reference, ms",
     "speedup": "torch_latency_ms / latency_ms (derived when absent)",
     "bindings": "variable -> size used, e.g. {'C_in': 64} (defaults to the job's bindings)",
+    "algorithm": "how the operator was lowered: 'default' (TVM's lowering), 'gspc' (grouped spatial pack), ...",
+    "layout": "data layout of the kernel, e.g. 'NCHW'",
+    "schedule_source": "where the schedule came from: 'untuned', 'tuned', 'transfer:<source>', ...",
 }
 
 SCORE_FIELDS = {
@@ -91,6 +94,10 @@ def _text(result: dict, key: str, what: str) -> str:
     return value
 
 
+def _optional_text(result: dict, key: str, what: str) -> str | None:
+    return _text(result, key, what) if result.get(key) is not None else None
+
+
 def _count(result: dict, key: str, what: str, default: int) -> int:
     value = result.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -126,6 +133,7 @@ def measurement_row(result: dict) -> tuple[dict, list[tuple[int, float]]]:
         "trial_count": _count(result, "trial_count", what, len(trials)),
         "torch_latency_ms": torch_latency,
         "speedup": speedup if speedup is not None or torch_latency is None else torch_latency / latency,
+        **{key: _optional_text(result, key, what) for key in ("algorithm", "layout", "schedule_source")},
     }
     return row, trials
 

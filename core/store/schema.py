@@ -106,6 +106,12 @@ WHERE NOT EXISTS (SELECT 1 FROM measurements WHERE operator_id = o.id)
 """
 
 
+RESULTS_VIEW_V5 = (RESULTS_VIEW_V3
+                   .replace("m.tuned, m.trial_count,", "m.tuned, m.trial_count, m.algorithm, m.layout, m.schedule_source,")
+                   .replace("NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL,",
+                            "NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"))
+
+
 def _operator_costs(db: sqlite_utils.Database) -> None:
     """Version 3: operators carry FLOPs, MACs and parameters at their own bindings, and the
     results view also lists operators not yet measured (found by a search, scored only),
@@ -125,7 +131,18 @@ def _job_placement(db: sqlite_utils.Database) -> None:
     db["jobs"].add_column("runs_on", str)
 
 
-MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs, _job_placement]
+def _measurement_variants(db: sqlite_utils.Database) -> None:
+    """Version 5: a measurement says which variant of the operator ran: the algorithm
+    (TVM's default lowering, grouped spatial pack, ...), the data layout, and where its
+    schedule came from (untuned, tuned, reused from another kernel's tuning), so the
+    explorer can compare algorithm x layout x tuning for one operator and device."""
+    for column in ("algorithm", "layout", "schedule_source"):
+        db["measurements"].add_column(column, str)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V5)
+
+
+MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs, _job_placement, _measurement_variants]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

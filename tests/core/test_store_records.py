@@ -72,6 +72,14 @@ def test_measurement_with_trials_and_derived_numbers(store, conv2d):
     assert json.loads(row["bindings"]) == {"C_in": 64, "H": 56}
     assert (row["accuracy"], row["fisher_potential"], row["dataset"]) == (0.8, 12.5, "cifar10")
     assert store.trials(m) == [(0, 9.0), (1, 4.0), (3, 2.5), (4, 2.0)]  # trial 2 failed to run
+    assert (row["algorithm"], row["layout"], row["schedule_source"]) == (None, None, None)
+
+
+def test_measurement_variants_are_kept(store, conv2d):
+    store.add_measurement(conv2d, None, {"latency_ms": 1.0, "algorithm": "gspc", "layout": "NCHW",
+                                         "schedule_source": "transfer:resnet18"})
+    [row] = store.results()
+    assert (row["algorithm"], row["layout"], row["schedule_source"]) == ("gspc", "NCHW", "transfer:resnet18")
 
 
 @pytest.mark.parametrize("result, message", [
@@ -82,6 +90,7 @@ def test_measurement_with_trials_and_derived_numbers(store, conv2d):
     ({"latency_ms": 1.0, "trials": [1.0]}, "'trials' must hold \\[trial index, latency ms\\] pairs, got 1.0"),
     ({"latency_ms": 1.0, "tuned": "yes"}, "'tuned' must be true or false"),
     ({"latency_ms": 1.0, "bindings": {"C_in": 6.5}}, "'bindings' must map variable names to integers"),
+    ({"latency_ms": 1.0, "algorithm": 3}, "'algorithm' must be a non-empty string, got 3"),
     ({"latency": 1.0}, "unknown measurement field\\(s\\) 'latency'; known fields: latency_ms"),
     ([1.0], "a measurement result must be a dict, got list"),
 ])
