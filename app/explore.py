@@ -27,6 +27,7 @@ EDITOR, EXPLORER = "editor", "explorer"
 EDITOR_DOCKS = ("palette", "inspector", "diagnostics", "code")
 EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
 AUTOSTART_KEY = "explore/autostartWorkers"
+EXECUTOR_KEY, RAY_ADDRESS_KEY = "explore/executor", "explore/rayAddress"
 STATUS_TIPS = {
     "editor": "Drag a primitive from the palette onto the canvas; "
               "drag from an output port to an input port to connect.",
@@ -57,7 +58,7 @@ class Explore(QObject):
         self.dock: QDockWidget | None = None
         self.monitor = None     # the job monitor in the Jobs dock
         self.indicator = None   # the status bar's job summary
-        self.dialog = None      # the Evaluate/Tune dialog while it is open
+        self.dialog = None      # the Evaluate/Tune or Job Runner dialog while it is open
         self._hidden_docks: list[str] = []
         self._unsaved_key = uuid.uuid4().hex
         self._submitted: dict[str, str] = {}  # input key -> content hash the current operator's jobs used
@@ -88,6 +89,8 @@ class Explore(QObject):
             "workers": action("Start &Workers", self.toggle_workers, tip="Start or stop the worker processes"),
             "autostart": action("Start Workers &Automatically", None, checkable=True,
                                 tip="Start worker processes as soon as jobs are queued"),
+            "runner": action("Job &Runner…", self.choose_runner,
+                             tip="Run jobs in local worker processes or on a Ray cluster"),
         }
         settings = self.window.settings
         actions["autostart"].setChecked(settings is None or settings.value(AUTOSTART_KEY, True, type=bool))
@@ -112,6 +115,7 @@ class Explore(QObject):
             QMessageBox.critical(self.window, "Cannot open the results store", str(e))
             return None
         self.session.autostart_workers = self.actions["autostart"].isChecked()
+        self.session.executor, self.session.executor_address = self._runner_setting()
         self.session.message.connect(lambda text: self.window.statusBar().showMessage(text, 8000))
         self.session.workersChanged.connect(self._workers_changed)
         self.monitor = JobMonitor(self.session)
@@ -173,6 +177,32 @@ class Explore(QObject):
             self.session.stop_workers()
         else:
             self.session.start_workers()
+
+    def _runner_setting(self) -> tuple[str, str | None]:
+        settings = self.window.settings
+        if settings is None:
+            return "local", None
+        return str(settings.value(EXECUTOR_KEY, "local")), str(settings.value(RAY_ADDRESS_KEY, "")) or None
+
+    def choose_runner(self) -> None:
+        """Ask where jobs run; kept in the settings, used the next time workers start."""
+        from views.explorer.runner_dialog import RunnerDialog
+        dialog = self.dialog = RunnerDialog(self.window, *self._runner_setting())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._runner_chosen(*dialog.choice()))
+        dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
+        dialog.open()
+
+    def _runner_chosen(self, executor: str, address: str | None) -> None:
+        if self.window.settings is not None:
+            self.window.settings.setValue(EXECUTOR_KEY, executor)
+            self.window.settings.setValue(RAY_ADDRESS_KEY, address or "")
+        if self.session is not None:
+            self.session.executor, self.session.executor_address = executor, address
+        where = f"Ray ({address or 'a local instance'})" if executor == "ray" else "local workers"
+        running = self.session is not None and self.session.workers_running
+        self.window.statusBar().showMessage(
+            f"jobs will run on {where}" + (" once the workers restart" if running else ""), 8000)
 
     def _autostart_toggled(self, on: bool) -> None:
         if self.window.settings is not None:

@@ -47,7 +47,9 @@ def test_metainfo_describes_the_same_application():
     assert root.findtext("id") == APP_ID
     assert root.find("launchable").get("type") == "desktop-id" and root.findtext("launchable") == DESKTOP.name
     assert root.findtext("provides/binary") == "tessera"
-    assert root.findtext("metadata_license") == "CC0-1.0" and root.findtext("project_license")
+    assert root.findtext("metadata_license") == "CC0-1.0" and root.findtext("project_license") == "Apache-2.0"
+    assert 'license = "Apache-2.0"' in (ROOT / "pyproject.toml").read_text()
+    assert "Apache License" in (ROOT / "packaging" / "LICENSE").read_text()
     assert root.findtext("name") == _desktop_entry()["Name"]
     assert len(root.findtext("summary")) < 80 and root.find("description/p") is not None
     version = root.find("releases/release").get("version")

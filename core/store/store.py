@@ -97,6 +97,14 @@ class Store:
             self.db["devices"].upsert({"name": name, "kind": kind, "config": config or {}}, pk="name")
             return self.db.execute("SELECT id FROM devices WHERE name = ?", [name]).fetchone()[0]
 
+    def rename_operator(self, operator_id: int, name: str) -> None:
+        name = name.strip()
+        if not name:
+            raise StoreError("an operator needs a non-empty name")
+        with self.write():
+            if self.db.execute("UPDATE operators SET name = ? WHERE id = ?", [name, operator_id]).rowcount != 1:
+                raise StoreError(f"no operator {operator_id} in {self.path}")
+
     def devices(self) -> list[dict]:
         return [{**row, "config": json.loads(row["config"])}
                 for row in self.db["devices"].rows_where(order_by="id")]
@@ -120,6 +128,14 @@ class Store:
                 {"measurement_id": measurement_id, "job_id": job_id, "trial_index": i, "latency_ms": t}
                 for i, t in trials)
         return measurement_id
+
+    def delete_measurements(self, ids: Sequence[int]) -> int:
+        """Delete measurements (and their tuning trials); operators stay. Returns how many went."""
+        marks = json.dumps([int(i) for i in ids])
+        with self.write():
+            self.db.execute("DELETE FROM trials WHERE measurement_id IN (SELECT value FROM json_each(?))", [marks])
+            return self.db.execute("DELETE FROM measurements WHERE id IN (SELECT value FROM json_each(?))",
+                                   [marks]).rowcount
 
     def add_score(self, operator_id: int, result: dict, job_id: int | None = None) -> int:
         """Record one score result dict (fields: records.SCORE_FIELDS)."""

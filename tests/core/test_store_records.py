@@ -103,3 +103,20 @@ def test_malformed_measurements_are_refused_by_field(store, conv2d, result, mess
 def test_malformed_score_is_refused(store, conv2d):
     with pytest.raises(InvalidResult, match="score field 'dataset' must be a non-empty string"):
         store.add_score(conv2d, {"backbone": "resnet18"})
+
+
+def test_deleting_measurements_keeps_operators_and_drops_trials(store, conv2d):
+    keep = store.add_measurement(conv2d, None, {"latency_ms": 1.0})
+    gone = store.add_measurement(conv2d, None, {"latency_ms": 2.0, "trials": [[0, 3.0], [1, 2.0]]})
+    assert store.delete_measurements([gone, 999]) == 1
+    assert [r["measurement_id"] for r in store.results()] == [keep]
+    assert store.trials(gone) == [] and store.db["operators"].count == 1
+
+
+def test_renaming_an_operator(store, conv2d):
+    store.rename_operator(conv2d, "  my conv ")
+    assert store.operator(conv2d)["name"] == "my conv"
+    with pytest.raises(StoreError, match="needs a non-empty name"):
+        store.rename_operator(conv2d, " ")
+    with pytest.raises(StoreError, match="no operator 999 in"):
+        store.rename_operator(999, "x")

@@ -19,6 +19,7 @@ from core.jobs.queue import CANCELLED, QUEUED, JobQueue
 from core.store import Store
 from views.explorer.columns import COLUMNS
 from views.explorer.filters import FilterError, parse_filter
+from views.explorer.job_monitor import HEADERS
 from views.theme import RESOURCES
 
 from .helpers import LEFT, NO_BUTTON, mouse
@@ -294,6 +295,33 @@ def test_rename_and_delete_results(qtbot, store_path, explorer, dialogs):
     assert len(view.selection) == 0
 
 
+def test_export_a_result_and_the_results_from_the_browser(qtbot, store_path, explorer, tmp_path):
+    [first] = add_results(store_path, [(1.0, 2e6)], "hand-made", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
+    add_results(store_path, [(0.5, 3e6)], "search:random")
+    wait_for_results(qtbot, explorer, 2)
+    view = explorer.explore.view
+    assert not view.browser.buttons["export"].isEnabled()
+    view.selection.set([first], current=first)
+    view.browser.buttons["export"].click()
+    dialog = view.export_dialog
+    assert dialog.windowTitle() == "Export conv2d"
+    dialog.set_format("json")
+    dialog.path_edit.setText(str(tmp_path / "picked.json"))
+    with qtbot.waitSignal(dialog.exported, timeout=60_000):
+        dialog.export_button.click()
+    exported = read_document(tmp_path / "picked.json")
+    assert exported["bindings"]["C_in"] == 8 and exported["name"] == "conv2d"
+
+    view.browser.actions["export_results"].trigger()
+    dialog = view.export_dialog
+    dialog.set_format("csv")
+    dialog.path_edit.setText(str(tmp_path / "all.csv"))
+    with qtbot.waitSignal(dialog.exported, timeout=60_000):
+        dialog.export_button.click()
+    lines = (tmp_path / "all.csv").read_text().splitlines()
+    assert len(lines) == 3 and "latency_ms" in lines[0]
+
+
 def test_compare_two_results(qtbot, store_path, explorer):
     first = add_results(store_path, [(1.0, 2e6)], "hand-made", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
     second = add_results(store_path, [(0.5, 1e6)], "search:random", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
@@ -324,14 +352,14 @@ def test_cancel_a_queued_job_from_the_monitor(qtbot, store_path, explorer):
     monitor = explorer.explore.monitor
     qtbot.waitUntil(lambda: monitor.model.rowCount() == 1, timeout=10_000)
     assert explorer.explore.indicator.text() == "0 running, 1 queued"
-    assert monitor.model.data(monitor.model.index(0, 4)) == QUEUED
+    assert monitor.model.data(monitor.model.index(0, HEADERS.index("State"))) == QUEUED
     explorer.explore.actions["jobs"].trigger()
     assert explorer.explore.dock.isVisible()
     monitor.table.selectRow(0)
     assert monitor.cancel_button.isEnabled() and not monitor.retry_button.isEnabled()
     monitor.cancel_button.click()
     qtbot.waitUntil(lambda: explorer.explore.session.jobs[job_id].state == CANCELLED, timeout=10_000)
-    assert monitor.model.data(monitor.model.index(0, 8)) == "cancelled by the user"
+    assert monitor.model.data(monitor.model.index(0, HEADERS.index("Message"))) == "cancelled by the user"
     assert explorer.explore.indicator.text() == "No jobs running"
     monitor.table.selectRow(0)
     assert monitor.retry_button.isEnabled()
@@ -402,6 +430,32 @@ def test_every_window_shortcut_is_unique(explorer):
                 assert text not in seen, f"{text} is bound to both {seen[text]!r} and {action.text()!r}"
                 seen[text] = action.text()
     assert {"Ctrl+R", "Ctrl+T", "Ctrl+J", "Ctrl+1", "Ctrl+2"} <= set(seen)
+
+
+def test_job_runner_setting_chooses_where_workers_send_jobs(qtbot, explorer):
+    """Run > Job Runner…: a bad Ray address is refused in the dialog; a good one is kept in
+    the settings and used when the workers start (here the runner cannot reach a cluster,
+    which is fine: only the wiring is under test, and the workers are stopped at once)."""
+    explore = explorer.explore
+    explore.actions["runner"].trigger()
+    dialog = explore.dialog
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert dialog.local.isChecked() and ok.isEnabled() and not dialog.address.isEnabled()
+    dialog.ray.setChecked(True)
+    qtbot.keyClicks(dialog.address, "127.0.0.1")
+    assert not ok.isEnabled() and "is not HOST:PORT" in dialog.error.text()
+    qtbot.keyClicks(dialog.address, ":6399")
+    assert ok.isEnabled() and dialog.error.text() == ""
+    ok.click()
+    assert explorer.settings.value("explore/executor") == "ray"
+    assert (explore.session.executor, explore.session.executor_address) == ("ray", "127.0.0.1:6399")
+    messages = []
+    explore.session.message.connect(messages.append)
+    explore.session.start_workers()
+    try:
+        assert any("the Ray cluster at 127.0.0.1:6399 for fisher, train" in m for m in messages), messages
+    finally:
+        explore.session.stop_workers(grace=0.1)
 
 
 def test_tune_refuses_an_operator_with_errors(qtbot, explorer, dialogs):
@@ -502,7 +556,8 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         qtbot.waitUntil(lambda: monitor.model.job(0).state in ("done", "failed"), timeout=1_500_000)
         job = monitor.model.job(0)
         assert job.state == "done", job.error
-        assert monitor.model.data(monitor.model.index(0, 5)) == "100%"
+        assert monitor.model.data(monitor.model.index(0, HEADERS.index("Progress"))) == "100%"
+        assert monitor.model.data(monitor.model.index(0, HEADERS.index("Where"))).startswith("worker ")
 
         window.explore.actions["explorer"].trigger()
         view = window.explore.view

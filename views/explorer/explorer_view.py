@@ -2,11 +2,15 @@
 above, the results browser below, all sharing one selection."""
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QSplitter, QVBoxLayout, QWidget
 
+from core.export import RESULTS_FORMATS
 from core.ir.errors import TesseraError
 
+from ..export_dialog import ExportDialog
 from .compare import CompareDialog
 from .pareto_plot import ParetoPlot
 from .result_panel import ResultPanel
@@ -50,6 +54,9 @@ class ExplorerView(QWidget):
         self.browser.openRequested.connect(self.openRequested)
         self.browser.measureRequested.connect(self.measureRequested)
         self.browser.compareRequested.connect(self.compare)
+        self.browser.exportRequested.connect(self.export_result)
+        self.browser.exportResultsRequested.connect(self.export_results)
+        self.export_dialog: ExportDialog | None = None
 
     def compare(self, first: int, second: int) -> None:
         try:
@@ -60,6 +67,26 @@ class ExplorerView(QWidget):
         self.compare_dialog = dialog
         dialog.destroyed.connect(lambda: setattr(self, "compare_dialog", None))
         dialog.show()
+
+    def export_result(self, result_id: int) -> None:
+        """The export dialog for the result's operator, at the result's bindings."""
+        row = self.session.row(result_id)
+        if row is None:
+            return
+        name = row["operator_name"] or f"operator{row['operator_id']}"
+        self._open_export(ExportDialog(target=str(row["operator_id"]), store=str(self.session.path), name=name,
+                                       bindings=json.loads(row["bindings"] or "{}"), parent=self))
+
+    def export_results(self) -> None:
+        """The export dialog for the whole store; a Pareto export uses the plot's two axes."""
+        self._open_export(ExportDialog(store=str(self.session.path), name="results", formats=RESULTS_FORMATS,
+                                       columns=(self.plot.x_key, self.plot.y_key), parent=self))
+
+    def _open_export(self, dialog: ExportDialog) -> None:
+        self.export_dialog = dialog
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.destroyed.connect(lambda: setattr(self, "export_dialog", None))
+        dialog.open()
 
     def is_idle(self) -> bool:
         return self.session.is_idle() and not self.browser.model.pending and not self.plot.redraw_pending

@@ -1,5 +1,6 @@
-"""The job monitor: every job with its kind, operator, device, state, progress, elapsed
-time and error, with Cancel and Retry; and the status-bar summary ("3 running, 12 queued").
+"""The job monitor: every job with its kind, operator, device, where it runs (a local
+worker process or a Ray node), state, progress, elapsed time and error, with Cancel and
+Retry; and the status-bar summary ("3 running, 12 queued").
 
 It only displays the session's job list, which the reader thread keeps current; the
 buttons go through the session to core.jobs.JobQueue."""
@@ -20,7 +21,7 @@ from .session import ExplorerSession
 
 STATE_COLORS = {QUEUED: "#64748b", RUNNING: theme.SELECTION, DONE: theme.ACCEPT, FAILED: "#dc2626",
                 CANCELLED: "#d97706"}
-HEADERS = ("#", "Kind", "Operator", "Device", "State", "Progress", "Elapsed", "Tries", "Message")
+HEADERS = ("#", "Kind", "Operator", "Device", "Where", "State", "Progress", "Elapsed", "Tries", "Message")
 PROGRESS, ELAPSED = HEADERS.index("Progress"), HEADERS.index("Elapsed")
 JOB_ROLE = Qt.ItemDataRole.UserRole
 
@@ -114,6 +115,7 @@ class JobsModel(QAbstractTableModel):
             f"{job.kind} · tune {trials}" if job.kind == "measure" and trials else job.kind,
             job.operator_name or "—",
             self.session.devices.get(job.device_id, payload.get("device") or "—"),
+            job.runs_on or "—",
             job.state,
             f"{round(100 * (job.progress or 0))}%",
             elapsed_text(job, time.time()),

@@ -278,6 +278,8 @@ class ResultsBrowser(QWidget):
     openRequested = Signal(int)           # result id
     measureRequested = Signal(object, bool)  # result ids, tune?
     compareRequested = Signal(int, int)
+    exportRequested = Signal(int)         # result id: export its operator
+    exportResultsRequested = Signal()     # export the store's results (CSV, Pareto plot)
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
         super().__init__(parent)
@@ -326,13 +328,17 @@ class ResultsBrowser(QWidget):
         buttons = QHBoxLayout()
         buttons.setSpacing(6)
         self.buttons = {}
-        for key in ("open", "evaluate", "tune", "compare", "rename", "delete"):
+        for key in ("open", "evaluate", "tune", "compare", "export", "rename", "delete"):
             button = QPushButton(self.actions[key].text().replace("&", ""))
             button.setToolTip(self.actions[key].toolTip())
             button.clicked.connect(self.actions[key].trigger)
             self.buttons[key] = button
             buttons.addWidget(button)
         buttons.addStretch(1)
+        export_results = QPushButton(self.actions["export_results"].text().replace("&", ""))
+        export_results.setToolTip(self.actions["export_results"].toolTip())
+        export_results.clicked.connect(self.actions["export_results"].trigger)
+        buttons.addWidget(export_results)
 
         top = QHBoxLayout()
         top.setContentsMargins(8, 6, 8, 0)
@@ -364,6 +370,10 @@ class ResultsBrowser(QWidget):
                      lambda: self.measureRequested.emit(self.selection.ids.copy(), True)),
             "compare": ("&Compare", "Compare the two selected results side by side", None,
                         lambda: self.compareRequested.emit(*map(int, self.selection.ids[:2]))),
+            "export": ("E&xport…", "Export the selected result's operator: PyTorch, TVMScript, library, "
+                       "JSON, pictures", None, lambda: self._with_current(self.exportRequested.emit)),
+            "export_results": ("Export &Results…", "Export every result as CSV, or the Pareto front "
+                               "(CSV, PNG, SVG)", None, self.exportResultsRequested.emit),
             "rename": ("&Rename…", "Rename the selected result's operator (F2)", None, self.rename_current),
             "delete": ("&Delete", "Delete the selected results from the store", QKeySequence.StandardKey.Delete,
                        self.delete_selected),
@@ -455,7 +465,7 @@ class ResultsBrowser(QWidget):
     def _update_actions(self) -> None:
         count = len(self.selection)
         enabled = {"open": count >= 1, "evaluate": count >= 1, "tune": count >= 1, "compare": count == 2,
-                   "rename": count >= 1, "delete": count >= 1}
+                   "export": count >= 1, "rename": count >= 1, "delete": count >= 1}
         for key, on in enabled.items():
             self.actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)

@@ -10,13 +10,15 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
+from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
+from core.jobs.executors import choose_executor
 from core.jobs.queue import QUEUED, RUNNING, Job, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreError
 
-from . import store_edits
 from .frame import RESULT_ID, ResultsFrame, by_ids
+from .reopen import result_graph
 from .reader import OrderRequest, Snapshot, StoreReader
 from .submit import MeasureRequest, Target, submit
 
@@ -49,6 +51,9 @@ class ExplorerSession(QObject):
         self.supervisor: Supervisor | None = None
         #: start workers when jobs are queued or retried (a user preference, kept by the window)
         self.autostart_workers = True
+        #: where cluster-able jobs run: "local" or "ray", and the Ray address (None: a local
+        #: instance); read when workers start (a user preference, kept by the window)
+        self.executor, self.executor_address = "local", None
         self._poll_pending = False
         self._reload_wanted = False
         self._orders_pending = 0
@@ -147,7 +152,7 @@ class ExplorerSession(QObject):
         row = self.row(result_id)
         if row is None:
             raise StoreError(f"result {result_id} is no longer in {self.path}")
-        return store_edits.result_graph(self.store, self.queue, row)
+        return result_graph(self.store, self.queue, row)
 
     def job_summary(self) -> tuple[int, int]:
         """(running, queued) jobs."""
@@ -185,14 +190,14 @@ class ExplorerSession(QObject):
 
     def delete_results(self, ids) -> int:
         """Delete measurements (ids > 0); unmeasured operators (ids < 0) are not results to delete."""
-        count = store_edits.delete_measurements(self.store, [i for i in ids if i > 0])
+        count = self.store.delete_measurements([i for i in ids if i > 0])
         self.frame.kill(ids)
         self.resultsReset.emit()
         self.reload()
         return count
 
     def rename_operator(self, operator_id: int, name: str) -> None:
-        store_edits.rename_operator(self.store, operator_id, name)
+        self.store.rename_operator(operator_id, name)
         self.operatorsRenamed.emit()
 
     def _work_queued(self) -> None:
@@ -208,10 +213,15 @@ class ExplorerSession(QObject):
     def start_workers(self) -> None:
         if self.supervisor is not None:
             return
-        self.supervisor = Supervisor(self.path)  # one worker per core but one, every job kind
+        try:
+            cluster = choose_executor(self.executor, self.executor_address)
+        except TesseraError as e:
+            self.message.emit(f"workers not started: {e}")
+            return
+        self.supervisor = Supervisor(self.path, ray=cluster)  # one worker per core but one
         for line in self.supervisor.start():
             self.message.emit(line)
-        self.message.emit(f"started {self.supervisor.count} worker process(es)")
+        self.message.emit(f"started {self.supervisor.describe()}")
         self.workersChanged.emit(True)
 
     def stop_workers(self, grace: float = 1.0) -> None:

@@ -1,8 +1,4 @@
-"""What the results browser changes in the store, and how a result becomes an editable
-operator again.
-
-Deleting and renaming are not (yet) Store methods, so the SQL lives here, in one place,
-inside the store's own write transactions; it belongs in core.store once it offers them."""
+"""How a result of the store becomes an editable operator again."""
 from __future__ import annotations
 
 import json
@@ -13,24 +9,6 @@ from core.ir.layout import layered_layout
 from core.ir.serialize import content_hash, graph_from_document
 from core.jobs.queue import JobQueue
 from core.store import Store, StoreError
-
-
-def delete_measurements(store: Store, ids) -> int:
-    """Delete measurements (and their tuning trials); operators stay. Returns how many went."""
-    marks = json.dumps([int(i) for i in ids])
-    with store.write():
-        store.db.execute("DELETE FROM trials WHERE measurement_id IN (SELECT value FROM json_each(?))", [marks])
-        return store.db.execute("DELETE FROM measurements WHERE id IN (SELECT value FROM json_each(?))",
-                                [marks]).rowcount
-
-
-def rename_operator(store: Store, operator_id: int, name: str) -> None:
-    name = name.strip()
-    if not name:
-        raise StoreError("an operator needs a non-empty name")
-    with store.write():
-        if store.db.execute("UPDATE operators SET name = ? WHERE id = ?", [name, operator_id]).rowcount != 1:
-            raise StoreError(f"no operator {operator_id} in {store.path}")
 
 
 def result_graph(store: Store, queue: JobQueue, row: dict) -> OperatorGraph:
