@@ -90,13 +90,15 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
     torch_time = time_torch(module, x, settings.repeat, settings.min_repeat_ms)
     progress(1.0, "done")
 
-    flops = summarize(graph, bindings).numeric_cost["flops"] * settings.batch
+    cost = summarize(graph, bindings).numeric_cost
+    flops = cost["flops"] * settings.batch
     trials = tuning.trials if tuning is not None else []
     return {
         "operator": name,
         "bindings": dict(lowered.plan.bindings),
         "batch": settings.batch,
         "flops": flops,
+        "params": cost["params"],
         "latency_ms": tvm_time.median_ms,
         "latency_std_ms": tvm_time.std_ms,
         "latency_runs_ms": list(tvm_time.runs_ms),

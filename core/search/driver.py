@@ -98,6 +98,7 @@ def run_search(config: dict, store_path: str, progress: Callable[[float, str], N
     start, found, scored, queued, failures = time.monotonic(), 0, 0, 0, []
     with Store(store_path) as store:
         queue = JobQueue(store)
+        local = store.add_device("local", "local") if cfg.tune_trials is not None else None
         while not cancelled():
             elapsed = time.monotonic() - start
             if cfg.samples is not None and found >= cfg.samples:
@@ -129,7 +130,7 @@ def run_search(config: dict, store_path: str, progress: Callable[[float, str], N
                     else:
                         queue.submit("measure", {"operator": doc, "bindings": bindings,
                                                  "tune_trials": cfg.tune_trials, "device": "local"},
-                                     operator_id=operator_id)
+                                     operator_id=operator_id, device_id=local)
                         queued += 1
                 fraction = (found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60))
                 progress(min(fraction, 1.0), f"{found} candidates, {scored} scored, {queued} queued")

@@ -55,8 +55,9 @@ def test_untuned_measurement_is_checked_timed_and_compared_with_torch():
     ctx = Ctx()
     result = measure_job(_payload("grouped_conv", batch=2), ctx)
     json.dumps(result)  # the job system stores it as JSON
-    flops = summarize(load_operator(EXAMPLES / "grouped_conv.json"), TINY).numeric_cost["flops"] * 2
-    assert result["flops"] == flops
+    cost = summarize(load_operator(EXAMPLES / "grouped_conv.json"), TINY).numeric_cost
+    flops = cost["flops"] * 2
+    assert result["flops"] == flops and result["params"] == cost["params"]
     assert result["latency_ms"] > 0 and result["torch_latency_ms"] > 0 and result["latency_std_ms"] >= 0
     assert len(result["latency_runs_ms"]) == 3
     assert result["gflops"] == pytest.approx(flops / result["latency_ms"] / 1e6)

@@ -24,9 +24,11 @@ def test_random_search_writes_candidates_and_queues_measurements(tmp_path):
         rows = list(store.results())
         assert len(rows) == 5 and {r["origin"] for r in rows} == {"search:random"}
         assert all(r["flops"] > 0 for r in rows)
-        jobs = store.db.execute("SELECT kind, payload FROM jobs").fetchall()
+        jobs = store.db.execute("SELECT j.kind, j.payload, d.name FROM jobs AS j JOIN devices AS d ON d.id = j.device_id")
+        jobs = jobs.fetchall()
     assert summary["queued"] + len(summary["failures"]) == 5 and len(jobs) == summary["queued"]
-    assert all(kind == "measure" and json.loads(p)["bindings"]["C_in"] == 16 for kind, p in jobs)
+    assert all(kind == "measure" and json.loads(p)["bindings"]["C_in"] == 16 and device == "local"
+               for kind, p, device in jobs)
 
 
 def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):
