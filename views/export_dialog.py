@@ -9,36 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QThreadPool, Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget)
 
 from core.export import FORMATS, OPERATOR_FORMATS, ExportError, Format, file_stem, output_paths
-from core.ir.errors import TesseraError
-from core.jobs.isolate import call_in_subprocess
 
 from . import theme
+from .background import CallSignals, SubprocessCall
 
 WORKER = "app.cli_export:export_call"
 TIMEOUT_S = 1200
-
-
-class _Signals(QObject):
-    ended = Signal(object, str)  # files written (list) or None, error message or ""
-
-
-class _ExportJob(QRunnable):
-    def __init__(self, request: dict, signals: _Signals):
-        super().__init__()
-        self.request, self.signals = request, signals
-
-    def run(self) -> None:
-        try:
-            files = call_in_subprocess(WORKER, {"request": self.request}, timeout=TIMEOUT_S)
-        except TesseraError as e:
-            self.signals.ended.emit(None, str(e))
-            return
-        self.signals.ended.emit(files, "")
 
 
 class ExportDialog(QDialog):
@@ -88,7 +69,7 @@ class ExportDialog(QDialog):
 
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
-        self._signals = _Signals(self)
+        self._signals = CallSignals(self)
         self._signals.ended.connect(self._ended)
         self.format_box.currentIndexChanged.connect(self._suggest_path)
         self._suggest_path()
@@ -135,8 +116,8 @@ class ExportDialog(QDialog):
                 return
         self._set_running(True)
         self._show_status(f"Exporting {self.format} in a worker process…", "info")
-        self._pool.start(_ExportJob({**self._request, "fmt": self.format, "out": out, "force": True},
-                                    self._signals))
+        request = {**self._request, "fmt": self.format, "out": out, "force": True}
+        self._pool.start(SubprocessCall(WORKER, {"request": request}, self._signals, TIMEOUT_S))
 
     def _ended(self, files: list | None, error: str) -> None:
         self._set_running(False)
