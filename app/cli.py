@@ -19,7 +19,7 @@ COMMANDS = {
     "codegen": "app.cli_compile", "measure": "app.cli_compile", "bench": "app.cli_compile",
     "submit": "app.cli_jobs", "worker": "app.cli_jobs", "jobs": "app.cli_jobs", "results": "app.cli_jobs",
     "evaluate": "app.cli_accuracy", "search": "app.cli_search", "sequence": "app.cli_sequences",
-    "export": "app.cli_export",
+    "export": "app.cli_export", "device": "app.cli_device", "tune": "app.cli_tune",
 }
 
 

@@ -12,10 +12,13 @@ from pathlib import Path
 
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
+from core.compile.jobs import ALGORITHMS, gspc_convolution, variant_payloads
 from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
 from core.ir.serialize import graph_from_document, read_document
+from core.devices import get_device
 from core.jobs.isolate import call_in_subprocess
+from core.store import Store
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "tests" / "benchmarks"
 
@@ -38,7 +41,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--tuning-dir", metavar="DIR", help="tuning databases folder (default ~/.cache/tessera/tuning)")
     p.add_argument("--repeat", type=int, default=10, help="timed repeats (median and spread over them)")
     p.add_argument("--min-repeat-ms", type=float, default=100.0, help="minimum length of one repeat")
+    p.add_argument("--device", metavar="NAME", help="an RPC device of the store (`tessera device list`) to "
+                                                    "tune and time on (default: this machine)")
+    p.add_argument("--store", metavar="PATH", help="with --device: the results store listing it")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.add_argument("--algorithm", choices=ALGORITHMS, default="default",
+                   help="default: TVM's lowering; gspc: grouped spatial pack (grouped convolutions only)")
+    p.add_argument("--tiles", metavar="T_O,T_I", help="gspc's tile sizes (default: the SIMD width, or the "
+                   "tuning grid's best with --tune-trials, which then caps the grid points measured)")
+    p.add_argument("--variants", action="store_true", help="measure every algorithm, untuned and (with "
+                   "--tune-trials) tuned, and compare them in one table")
     p.set_defaults(func=cmd_measure)
 
     p = sub.add_parser("bench", help="run a benchmark from tests/benchmarks (e.g. `tessera bench kernels`)")
@@ -61,12 +73,25 @@ def cmd_codegen(args) -> int:
 def cmd_measure(args) -> int:
     document = read_document(args.file)
     bindings = parse_bindings(args.bind)
-    make_plan(graph_from_document(document, args.file), bindings)
+    graph = graph_from_document(document, args.file)
+    make_plan(graph, bindings)
     payload = {"operator": document, "bindings": bindings, "tune_trials": args.tune_trials, "device": "local",
                "cost_model": args.cost_model, "batch": args.batch, "repeat": args.repeat,
-               "min_repeat_ms": args.min_repeat_ms}
+               "min_repeat_ms": args.min_repeat_ms, "algorithm": args.algorithm}
     if args.tuning_dir:
         payload["tuning_root"] = str(Path(args.tuning_dir).resolve())
+    if args.device:
+        if args.variants:
+            raise TesseraError("--variants compares every variant with PyTorch on this machine; with --device, "
+                               "measure the variants one at a time (--algorithm, --tune-trials)")
+        with Store(args.store) as store:
+            payload.update(get_device(store, args.device).job_fields())
+    if args.tiles:
+        payload["tiles"] = _tiles(args.tiles)
+    if args.variants:
+        return _measure_variants(args, payload)
+    if args.algorithm == "gspc":
+        gspc_convolution(graph, {**graph.bindings, **bindings})  # before spawning TVM
     result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=_progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -76,6 +101,48 @@ def cmd_measure(args) -> int:
     else:
         print(_report(args.file, result))
     return 0
+
+
+def _measure_variants(args, payload: dict) -> int:
+    """Every variant one after another (core.compile.jobs.variant_payloads), then one table."""
+    payloads, skipped = variant_payloads(payload)
+    results = []
+    for variant in payloads:
+        label = _variant(variant)
+        results.append(call_in_subprocess("core.compile.jobs:measure_call", {"payload": variant},
+                                          on_progress=lambda f, m, label=label: _progress(f, f"{label}: {m}")))
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+        return 0
+    first = results[0]
+    rows = [("variant", "layout", "median ms", "std ms", "GFLOP/s", "vs PyTorch", f"vs {_variant(payloads[0])}")]
+    rows += [(_variant(p), r["layout"], f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}",
+              f"{r['speedup_vs_torch']:.2f}x", f"{first['latency_ms'] / r['latency_ms']:.2f}x")
+             for p, r in zip(payloads, results)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    sizes = ", ".join(f"{k}={v}" for k, v in first["bindings"].items())
+    print(f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs, {first['threads']} threads")
+    for row in rows:
+        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms")
+    for note in (skipped, "" if args.tune_trials else "pass --tune-trials N to add the tuned variants"):
+        if note:
+            print(f"note: {note}")
+    return 0
+
+
+def _variant(payload: dict) -> str:
+    return f"{payload['algorithm']} {'tuned' if payload['tune_trials'] else 'untuned'}"
+
+
+def _tiles(text: str) -> list[int]:
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise TesseraError(f"--tiles takes two positive integers T_O,T_I such as 8,4; got {text!r}")
+    return [int(p) for p in parts]
 
 
 def cmd_bench(args) -> int:
@@ -102,9 +169,10 @@ def _report(path: str, r: dict) -> str:
     tuned = (f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)" if r["tuned"]
              else "untuned (pass --tune-trials N to tune)")
     rows = [("", "median ms", "std ms", "GFLOP/s"),
-            ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}"),
-            ("PyTorch", f"{r['torch_latency_ms']:.4g}", f"{r['torch_latency_std_ms']:.2g}",
-             f"{r['torch_gflops']:.3g}")]
+            ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}")]
+    if r["torch_latency_ms"] is not None:  # not timed for an RPC device
+        rows.append(("PyTorch", f"{r['torch_latency_ms']:.4g}", f"{r['torch_latency_std_ms']:.2g}",
+                     f"{r['torch_gflops']:.3g}"))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     table = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
              for row in rows]
@@ -112,6 +180,8 @@ def _report(path: str, r: dict) -> str:
         f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
         f"TVM kernel: {tuned}",
         *table,
-        f"TVM / PyTorch speed-up: {r['speedup_vs_torch']:.2f}x",
+        (f"TVM / PyTorch speed-up: {r['speedup_vs_torch']:.2f}x" if r["speedup_vs_torch"] is not None
+         else "PyTorch not timed: it runs on this machine, not on the device"),
         f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
+        f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {r['schedule_source']}",
     ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.devices import default_device, get_device
 from core.ir.bindings import format_bindings, parse_bindings
 from core.ir.errors import TesseraError
 from core.ir.serialize import content_hash, read_document
@@ -13,17 +14,18 @@ from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor, default_worker_count
 from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
 
-LOCAL_DEVICE = "local"
 RESULT_COLUMNS = ("measurement_id", "operator_name", "device_name", "bindings", "latency_ms",
                   "gflops", "tuned", "speedup", "accuracy")
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("submit", help="queue a measurement of an operator file on this machine")
+    p = sub.add_parser("submit", help="queue a measurement of an operator file on a device")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--bind", default="", help="values such as C_in=64,H=56 (default: the file's own)")
     p.add_argument("--tune-trials", type=int, default=0, metavar="N",
                    help="MetaSchedule tuning trials (0: measure the default schedule)")
+    p.add_argument("--device", metavar="NAME", help="where to measure (`tessera device list`; "
+                                                    "default: the store's default device)")
     _store_option(p)
     p.set_defaults(func=cmd_submit)
 
@@ -68,14 +70,13 @@ def cmd_submit(args) -> int:
     name = doc.get("name") or Path(args.file).stem
     with Store(args.store) as store:
         operator_id = store.add_operator(doc, name, "hand-made")
-        device_id = store.add_device(LOCAL_DEVICE, "local")
-        payload = {"operator": doc, "bindings": bindings, "tune_trials": args.tune_trials,
-                   "device": LOCAL_DEVICE}
-        job_id = JobQueue(store).submit("measure", payload, operator_id=operator_id, device_id=device_id,
+        device = get_device(store, args.device) if args.device else default_device(store)
+        payload = {"operator": doc, "bindings": bindings, "tune_trials": args.tune_trials, **device.job_fields()}
+        job_id = JobQueue(store).submit("measure", payload, operator_id=operator_id, device_id=device.id,
                                         input_key=str(Path(args.file).resolve()),
                                         input_version=content_hash(doc))
-        print(f"queued job {job_id}: measure {name} with {format_bindings(bindings) or 'no bindings'}"
-              f" in {store.path}; run `tessera worker` to process it")
+        print(f"queued job {job_id}: measure {name} with {format_bindings(bindings) or 'no bindings'} on "
+              f"device {device.name} in {store.path}; run `tessera worker` to process it")
     return 0
 
 

@@ -59,6 +59,7 @@ class Explore(QObject):
         self.monitor = None     # the job monitor in the Jobs dock
         self.indicator = None   # the status bar's job summary
         self.dialog = None      # the Evaluate/Tune or Job Runner dialog while it is open
+        self.devices_dialog = None  # the device manager, kept once opened
         self._hidden_docks: list[str] = []
         self._unsaved_key = uuid.uuid4().hex
         self._submitted: dict[str, str] = {}  # input key -> content hash the current operator's jobs used
@@ -91,6 +92,8 @@ class Explore(QObject):
                                 tip="Start worker processes as soon as jobs are queued"),
             "runner": action("Job &Runner…", self.choose_runner,
                              tip="Run jobs in local worker processes or on a Ray cluster"),
+            "devices": action("&Devices…", self.show_devices,
+                              tip="Add RPC devices behind a TVM tracker, check them, choose the default"),
         }
         settings = self.window.settings
         actions["autostart"].setChecked(settings is None or settings.value(AUTOSTART_KEY, True, type=bool))
@@ -177,6 +180,17 @@ class Explore(QObject):
             self.session.stop_workers()
         else:
             self.session.start_workers()
+
+    def show_devices(self) -> None:
+        if self.ensure_session() is None:
+            return
+        if self.devices_dialog is None:
+            from views.explorer.devices_dialog import DevicesDialog
+            self.devices_dialog = DevicesDialog(self.session.store, self.window)
+            self.devices_dialog.changed.connect(self.session.poll)
+        self.devices_dialog.refresh()
+        self.devices_dialog.show()
+        self.devices_dialog.raise_()
 
     def _runner_setting(self) -> tuple[str, str | None]:
         settings = self.window.settings
@@ -267,8 +281,14 @@ class Explore(QObject):
                           lambda request: self._submit(list(targets.values()), request, subject))
 
     def _open_dialog(self, tune, subject, bindings, own, check, on_submit) -> None:
+        from core.devices import list_devices
         from views.explorer.measure_dialog import MeasureDialog
-        self.dialog = MeasureDialog(self.window, tune=tune, subject=subject, bindings=bindings,
+        try:
+            devices = list_devices(self.session.store)
+        except TesseraError as e:
+            QMessageBox.critical(self.window, "Cannot list the devices", str(e))
+            return
+        self.dialog = MeasureDialog(self.window, tune=tune, subject=subject, bindings=bindings, devices=devices,
                                     own_bindings=own, check=check)
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.submitted.connect(on_submit)

@@ -155,7 +155,7 @@ class MainWindow(QMainWindow):
         e = self.explore.actions
         run.addActions([e["evaluate"], e["tune"]])
         run.addSeparator()
-        run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"]])
+        run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"], e["devices"]])
 
     def _make_toolbar(self) -> None:
         bar = self.addToolBar("Main")

@@ -8,6 +8,15 @@ measured (replaced) layers. Loss is the mean cross-entropy of the minibatch, wit
 network in training mode (batch-norm uses batch statistics), as in the paper's code.
 A candidate is rejected when its score is below the original network's over the same
 layers. Torch is imported here: only worker processes and benchmarks use this module.
+
+Two kinds of network have no meaningful score, and FisherError says which layer is why:
+a layer whose activations or gradients are not finite (an operator that overflows at
+initialisation), and a layer with a *constant channel*, one value at every position of
+every example. Batch norm turns such a channel into its bias whatever the value, yet
+Delta_c is then (value * sum_ij g)^2 / 2N, with g grown by up to 1/sqrt(eps) at each batch
+norm the lost signal passes on the way: scores of 1e10 and far beyond that measure eps and
+rounding, not capacity (operators that ignore their input, e.g. a softmax over a size-1
+axis), and would rank such candidates first. All-zero channels score 0 and pass.
 """
 from __future__ import annotations
 
@@ -17,6 +26,14 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from ..ir.errors import TesseraError
+
+CONSTANT_TOLERANCE = 1e-6  # relative spread of a channel that is one value to float32 precision
+
+
+class FisherError(TesseraError):
+    """The network has no meaningful Fisher Potential: the message names the layer and why."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +69,9 @@ def fisher_potential(model: nn.Module, layer_names: Sequence[str], images: torch
         return FisherScore(0.0, {})
     acts = [activations[n] for n in layer_names]
     grads = torch.autograd.grad(loss, acts)
-    layers = {n: float(channel_scores(a.detach(), g).sum()) for n, a, g in zip(layer_names, acts, grads)}
+    acts = [a.detach() for a in acts]
+    _check(layer_names, acts, grads)
+    layers = {n: float(channel_scores(a, g).sum()) for n, a, g in zip(layer_names, acts, grads)}
     return FisherScore(sum(layers.values()), layers)
 
 
@@ -60,6 +79,36 @@ def channel_scores(activation: torch.Tensor, grad: torch.Tensor) -> torch.Tensor
     """Delta_c for every channel of [N, C, H, W] activations and their gradients -> [C]."""
     per_example = -(activation * grad).sum(dim=(2, 3))  # [N, C]
     return per_example.pow(2).sum(dim=0) / (2 * activation.shape[0])
+
+
+def constant_channels(activation: torch.Tensor) -> torch.Tensor:
+    """Indices of the channels of [N, C, H, W] activations that hold one nonzero value at all of
+    their (more than one) places, to float32 precision: max - min <= CONSTANT_TOLERANCE * max |value|."""
+    flat = activation.transpose(0, 1).reshape(activation.shape[1], -1)
+    if flat.shape[1] < 2:
+        return torch.zeros(0, dtype=torch.long)
+    top, bottom = flat.amax(dim=1), flat.amin(dim=1)
+    size = torch.maximum(top.abs(), bottom.abs())
+    return torch.nonzero((size > 0) & (top - bottom <= CONSTANT_TOLERANCE * size)).flatten()
+
+
+def _check(names: Sequence[str], acts: Sequence[torch.Tensor], grads: Sequence[torch.Tensor]) -> None:
+    """FisherError naming the first layer (forward order) that leaves the network without a score."""
+    for what, tensors in (("activations", acts), ("gradients", grads)):
+        for name, t in zip(names, tensors):
+            bad = int((~torch.isfinite(t)).sum())
+            if bad:
+                raise FisherError(f"layer {name}: {bad} of {t.numel()} {what} are inf or NaN at initialisation; "
+                                  "the network overflows, so it has no Fisher Potential")
+    for name, a in zip(names, acts):
+        constant = constant_channels(a)
+        if len(constant):
+            c = int(constant[0])
+            raise FisherError(
+                f"layer {name}: {len(constant)} of {a.shape[1]} output channels hold one value for every "
+                f"example and position (channel {c}: {float(a[0, c].flatten()[0]):.4g}): its output does not "
+                "depend on its input there, and batch norm's eps, not the network, would set their "
+                "Fisher Potential")
 
 
 def passes_fisher(candidate: float, original: float) -> bool:

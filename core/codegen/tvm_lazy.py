@@ -5,10 +5,14 @@ element `idx` of a view, the view rewrites `idx` into coordinates of the tensor
 it reads, and so on down to a materialised *root* (the input placeholder or a
 compute stage). `Lazy` holds that composed remapping. Zero padding (from
 unfold) is deferred to the root as a separate pad stage, which TVM runs much
-faster than a bounds check inside the consumer's inner loop.
+faster than a bounds check inside the consumer's inner loop. Rolls (from shift)
+are applied to the root as a roll stage too, so the index arithmetic views
+compose never wraps a constant offset in a modulo: TVM 0.27's iter-map
+simplifier (run by FlattenBuffer on every build) miscompiles such nests, e.g.
+it rewrites floormod(floormod(i + 1, 5) + 4, 5) to floormod(i + 4, 5).
 
 `Stages` creates the compute stages of one PrimFunc: unique names, int32 size
-checks and the pad stages (shared between consumers of the same padded root)."""
+checks and the pad and roll stages (shared between consumers of the same root)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -68,6 +72,8 @@ class Stages:
     def __init__(self):
         self._names: set[str] = set()
         self._padded: dict[tuple, te.Tensor] = {}
+        self._rolled: dict[tuple, te.Tensor] = {}
+        self._roll_of: dict[str, tuple[te.Tensor, int, int]] = {}  # roll stage -> (root, axis, offset)
 
     def name(self, base: str) -> str:
         name, k = base, 2
@@ -113,6 +119,27 @@ class Stages:
             self._padded[key] = self.compute([n + b + a for n, (b, a) in zip(shape, pads)], body,
                                              f"pad_{root.op.name}", f"padding of {root.op.name}")
         return self._padded[key]
+
+    def rolled(self, root: te.Tensor, axis: int, offset: int) -> te.Tensor:
+        """`root` with element i of `axis` read from (i + offset) mod size, as its own stage
+        (one per root, axis and offset; a roll of a roll along the same axis is one roll).
+        Its only floormod is of a loop variable plus a constant, which TVM simplifies right."""
+        size = int(root.shape[axis])
+        if root.op.name in self._roll_of and self._roll_of[root.op.name][1] == axis:
+            root, _, before = self._roll_of[root.op.name]
+            offset = (offset + before) % size
+        if offset == 0:
+            return root
+        key = (root.op.name, axis, offset)
+        if key not in self._rolled:
+            def body(*i):
+                return root[(*i[:axis], tirx.floormod(i[axis] + offset, size), *i[axis + 1:])]
+
+            rolled = self.compute([int(s) for s in root.shape], body, f"roll_{root.op.name}",
+                                  f"roll of {root.op.name}")
+            self._rolled[key] = rolled
+            self._roll_of[rolled.op.name] = (root, axis, offset)
+        return self._rolled[key]
 
     def materialise(self, lazy: Lazy, name: str, node: str) -> te.Tensor:
         """A stage holding the view's values (or its root when the view is the root itself)."""

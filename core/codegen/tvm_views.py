@@ -1,11 +1,12 @@
 """View primitives lowered to index remappings (README.md's semantics table, read bottom-up).
 
 Each lowering maps a planned step and the lazy tensor it reads to a new lazy
-tensor; no stage is created except where unfold's zero padding cannot be pushed
-down to the root (then the view below it is materialised first). TE axis 0 is
-the batch, so IR axis d is TE axis d + 1."""
+tensor. Shift rolls the root (a roll stage) and unfold pads it (a pad stage);
+where the axis does not reach the root one-to-one, the view below is
+materialised first. TE axis 0 is the batch, so IR axis d is TE axis d + 1."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from tvm import tirx
@@ -40,16 +41,18 @@ def _merge(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
 
 
 def _shift(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
-    """torch.roll: element i is x[(i - amount) mod X]."""
+    """torch.roll: element i is x[(i - amount) mod X]. The axis reads one root axis one-to-one
+    (else x is materialised first), so the same view of the root rolled along that axis is the
+    result: no modulo enters the index arithmetic of the views (see core.codegen.tvm_lazy)."""
     d = step.prim.axis(step.ins[0]) + 1
-    size = step.in_shapes[0][d - 1]
-    offset = -step.prim.params["amount"] % size
+    offset = -step.prim.params["amount"] % step.in_shapes[0][d - 1]
     if offset == 0:
         return x
-
-    def remap(idx):
-        return [*idx[:d], tirx.floormod(idx[d] + offset, size), *idx[d + 1:]]
-    return x.view(_te_shape(x, step), remap)
+    root_axis = _pass_through(x, d)
+    if root_axis is None:
+        x = Lazy.of(stages.materialise(x, f"{name}_src", f"{step.prim.op} {step.node}"))
+        root_axis = d
+    return replace(x, root=stages.rolled(x.root, root_axis, offset))
 
 
 def _expand(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:

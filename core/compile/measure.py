@@ -23,6 +23,8 @@ from ..codegen import build_module
 from ..codegen.to_tvm import Lowered, lower
 from ..ir.graph import OperatorGraph
 from .errors import CompileError, NumericalMismatch
+from .gspc import GspcKernel
+from .jobs import ALGORITHMS
 from .target import local_target, use_threads
 from .tune import tune
 
@@ -51,17 +53,29 @@ class Settings:
     repeat: int = 10
     min_repeat_ms: float = 100.0
     seed: int = 0
+    algorithm: str = "default"     # or "gspc" (core.compile.gspc), for grouped convolutions
+    tiles: tuple[int, int] | None = None  # gspc's (T_O, T_I); None: the defaults, or the tuning grid's choice
+
+    def __post_init__(self):
+        if self.algorithm not in ALGORITHMS:
+            raise CompileError(f"unknown algorithm {self.algorithm!r} (use {' or '.join(ALGORITHMS)})")
+        if self.tiles is not None and self.algorithm != "gspc":
+            raise CompileError(f"tile sizes (T_O, T_I) apply to algorithm 'gspc' only, not {self.algorithm!r}")
 
 
 def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, settings: Settings,
                      progress: Progress = lambda fraction, message: None,
-                     check_cancelled: Callable[[], None] = lambda: None) -> dict:
-    """Tune (optionally), build, check and time the operator and its torch module: a JSON-able dict."""
+                     check_cancelled: Callable[[], None] = lambda: None, remote=None) -> dict:
+    """Tune (optionally), build, check and time the operator and its torch module: a JSON-able dict.
+    With `remote` (an entered core.compile.remote.RemoteDevice) the kernel is built for, tuned on and
+    timed on that RPC device, and torch is not timed (this CPU's time would say nothing about it)."""
     use_threads(settings.threads)
-    target = local_target(settings.threads)
+    target = remote.target if remote is not None else local_target(settings.threads)
     name = graph.name or "operator"
     progress(0.01, "generating TVM and torch code")
     lowered = lower(graph, bindings, settings.batch)
+    gspc = (GspcKernel(graph, bindings, settings.batch, target, settings.tiles, remote)
+            if settings.algorithm == "gspc" else None)
     torch.manual_seed(settings.seed)
     module = build_module(graph, bindings).eval()
     x = torch.randn(lowered.input_shape)
@@ -70,24 +84,28 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
     check_cancelled()
 
     tuning = None
-    if settings.tune_trials > 0:
+    if gspc is not None and settings.tune_trials > 0:
+        tuning = gspc.tune(settings.work_dir, settings.tune_trials, progress, check_cancelled)
+    elif settings.tune_trials > 0:
         progress(0.05, f"tuning with up to {settings.tune_trials} trials")
         tuning = tune(lowered.module(), target, settings.work_dir, settings.tune_trials,
                       cost_model=settings.cost_model, seed=settings.seed, check_cancelled=check_cancelled,
+                      rpc=remote.rpc_config if remote is not None else None,
                       on_progress=lambda done, total: progress(
                           0.05 + 0.75 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"))
     check_cancelled()
     tuned = tuning is not None and tuning.schedule is not None
     progress(0.82, "building the tuned kernel" if tuned else "building the kernel (untuned)")
-    executable = _compile(tuning.schedule if tuned else lowered.module(), target, name)
-    args = _arguments(lowered, x, module)
-    executable["main"](*args)  # also the warm-up
+    executable = _compile(tuning.schedule if tuned else (gspc or lowered).module(), target, name)
+    args = gspc.arguments(x, module) if gspc is not None else _arguments(lowered, x, module)
+    kernel, dev, args = remote.load(executable, args) if remote is not None else (executable.mod, tvm.cpu(), args)
+    kernel["main"](*args)  # also the warm-up
     error = check_close(args[-1].numpy(), reference, name)
     check_cancelled()
     progress(0.88, "timing TVM")
-    tvm_time = _time_tvm(executable, args, settings)
+    tvm_time = _time_tvm(kernel, dev, args, settings)
     progress(0.94, "timing torch")
-    torch_time = time_torch(module, x, settings.repeat, settings.min_repeat_ms)
+    torch_time = time_torch(module, x, settings.repeat, settings.min_repeat_ms) if remote is None else None
     progress(1.0, "done")
 
     cost = summarize(graph, bindings).numeric_cost
@@ -103,10 +121,7 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
         "latency_std_ms": tvm_time.std_ms,
         "latency_runs_ms": list(tvm_time.runs_ms),
         "gflops": flops / tvm_time.median_ms / 1e6,
-        "torch_latency_ms": torch_time.median_ms,
-        "torch_latency_std_ms": torch_time.std_ms,
-        "torch_gflops": flops / torch_time.median_ms / 1e6,
-        "speedup_vs_torch": torch_time.median_ms / tvm_time.median_ms,
+        **_torch_fields(torch_time, tvm_time, flops),
         "max_abs_error": error,
         "tuned": tuned,
         "algorithm": "default",
@@ -120,6 +135,7 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
         "tuning_dir": str(tuning.work_dir) if tuning is not None else None,
         "target": str(target),
         "threads": settings.threads,
+        **(gspc.fields(tuned) if gspc is not None else {}),
     }
 
 
@@ -150,10 +166,19 @@ def check_close(got: np.ndarray, reference: np.ndarray, name: str) -> float:
     return error
 
 
-def _time_tvm(executable, args: list, settings: Settings) -> Timing:
-    evaluator = executable.mod.time_evaluator("main", tvm.cpu(), number=1, repeat=settings.repeat,
-                                              min_repeat_ms=int(settings.min_repeat_ms))
+def _time_tvm(kernel, dev, args: list, settings: Settings) -> Timing:
+    evaluator = kernel.time_evaluator("main", dev, number=1, repeat=settings.repeat,
+                                      min_repeat_ms=int(settings.min_repeat_ms))
     return Timing.of(evaluator(*args).results)
+
+
+def _torch_fields(torch_time: Timing | None, tvm_time: Timing, flops: float) -> dict:
+    """torch's latency and TVM's speed-up over it; None where torch was not timed (RPC devices)."""
+    if torch_time is None:
+        return dict.fromkeys(("torch_latency_ms", "torch_latency_std_ms", "torch_gflops", "speedup_vs_torch"))
+    return {"torch_latency_ms": torch_time.median_ms, "torch_latency_std_ms": torch_time.std_ms,
+            "torch_gflops": flops / torch_time.median_ms / 1e6,
+            "speedup_vs_torch": torch_time.median_ms / tvm_time.median_ms}
 
 
 def time_torch(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, repeat: int,

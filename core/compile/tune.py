@@ -55,10 +55,13 @@ class Tuning:
 def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: int, *,
          cost_model: str = "xgb", seed: int = 0,
          on_progress: Callable[[int, int], None] | None = None,
-         check_cancelled: Callable[[], None] | None = None) -> Tuning:
+         check_cancelled: Callable[[], None] | None = None,
+         rpc: ms.runner.RPCConfig | None = None) -> Tuning:
     """Spend what is left of a `trials` budget on `mod` (its own earlier trials count), then
     return the best schedule. `on_progress(done, trials)` follows each measured batch;
-    `check_cancelled()` may raise there to stop tuning (trials measured so far are kept)."""
+    `check_cancelled()` may raise there to stop tuning (trials measured so far are kept).
+    Trials run on this CPU, or with `rpc` on servers of an RPC tracker's key (a trial whose
+    server dies fails alone; the next ones go to the servers still there)."""
     if cost_model not in COST_MODELS:
         raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
     spent = len(recorded_trials(work_dir, mod))
@@ -74,8 +77,7 @@ def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: i
                         num_trials_per_iter=min(32, remaining), cost_model=_cost_model(cost_model),
                         strategy=_search(remaining), seed=seed, measure_callbacks=callbacks,
                         builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
-                        runner=ms.runner.LocalRunner(timeout_sec=60, evaluator_config=ms.runner.EvaluatorConfig(
-                            number=3, repeat=1, min_repeat_ms=50)))
+                        runner=_runner(rpc))
         except RuntimeError as e:
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
                 raise progress.stopped from None
@@ -90,6 +92,41 @@ def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: i
                               f"delete that folder to tune again") from None
         schedule = best.mod if best is not None else None
     return Tuning(work_dir, schedule, list(enumerate(records)), max(remaining, 0))
+
+
+def tune_kernels(kernels: list[tuple[str, tvm.IRModule, int]], target: tvm.target.Target, work_dir: Path,
+                 trials: int, *, cost_model: str = "xgb", seed: int = 0,
+                 on_progress: Callable[[int, int], None] | None = None) -> int:
+    """Several kernels (name, module, how often it runs) sharing one `trials` budget and one
+    database in `work_dir`, as MetaSchedule tunes a network's tasks: each kernel gets a batch
+    in turn, then the gradient task scheduler spends the rest where it gains most. Trials already
+    in `work_dir` count. `on_progress(done, trials)` follows each batch. Returns the trials run."""
+    if cost_model not in COST_MODELS:
+        raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
+    records = work_dir / "database_tuning_record.json"
+    remaining = trials - (len(_lines(records)) if records.exists() else 0)
+    if remaining <= 0 or not kernels:
+        return 0
+    work_dir.mkdir(parents=True, exist_ok=True)
+    warm_tensor_intrin()
+    logging.getLogger(_LOGGER).setLevel(logging.WARNING)
+    per_kernel = max(1, remaining // len(kernels))
+    names = [name for name, *_ in kernels]
+    contexts = [ms.TuneContext(mod, target=target, space_generator="post-order-apply", task_name=name,
+                               search_strategy=_search(per_kernel), rand_state=state, logger=logger)
+                for (name, mod, _), state, logger in zip(kernels, ms.utils.fork_seed(seed, n=len(kernels)),
+                                                         ms.logging.get_loggers_from_work_dir(str(work_dir), names))]
+    progress = _Progress(trials - remaining, trials, on_progress, None)
+    try:
+        ms.tune.tune_tasks(tasks=contexts, task_weights=[float(weight) for *_, weight in kernels],
+                           work_dir=str(work_dir), max_trials_global=remaining,
+                           num_trials_per_iter=min(32, per_kernel), cost_model=_cost_model(cost_model),
+                           measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
+                           builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
+                           runner=_runner(None))
+    except RuntimeError as e:
+        raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
+    return remaining
 
 
 def recorded_trials(work_dir: Path, mod: tvm.IRModule) -> list[float | None]:
@@ -113,6 +150,14 @@ def recorded_trials(work_dir: Path, mod: tvm.IRModule) -> list[float | None]:
 
 def _lines(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _runner(rpc: ms.runner.RPCConfig | None) -> ms.runner.Runner:
+    """Where trials are timed: this CPU, or an RPC device (one session per trial, from its tracker)."""
+    evaluator = ms.runner.EvaluatorConfig(number=3, repeat=1, min_repeat_ms=50)
+    if rpc is None:
+        return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=evaluator)
+    return ms.runner.RPCRunner(rpc_config=rpc, evaluator_config=evaluator)
 
 
 def _cost_model(name: str) -> str:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from core.codegen.conv_spec import ConvSpec
 from core.codegen.to_torch import build_module
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
@@ -118,7 +119,8 @@ def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int,
         h, w = sizes.get(name, (0, 0))
         outcome = dict(name=name, c_in=conv.in_channels, c_out=conv.out_channels, height=h, width=w,
                        kernel=conv.kernel_size[0])
-        why_not = _not_standard(conv) or ("" if name in sizes else "not used in the forward pass")
+        why_not = ConvSpec.of_module(conv).why_not_standard() or (
+            "" if name in sizes else "not used in the forward pass")
         if why_not:
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not))
             continue
@@ -130,21 +132,6 @@ def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int,
         model.set_submodule(name, module)
         outcomes.append(LayerOutcome(**outcome, replaced=True, detail=how))
     return ReplacementReport(graph.name or "operator", tuple(outcomes))
-
-
-def _not_standard(conv: nn.Conv2d) -> str:
-    kh, kw = conv.kernel_size
-    if conv.groups != 1:
-        return "depthwise conv" if conv.groups == conv.in_channels else f"grouped conv (groups={conv.groups})"
-    if conv.stride != (1, 1):
-        return f"stride {conv.stride[0] if conv.stride[0] == conv.stride[1] else conv.stride}"
-    if conv.dilation != (1, 1):
-        return f"dilation {conv.dilation}"
-    if kh != kw or kh % 2 == 0:
-        return f"kernel {kh}x{kw} is not square and odd"
-    if conv.padding != (kh // 2, kw // 2) or conv.padding_mode != "zeros":
-        return f"padding {conv.padding} ({conv.padding_mode}) is not zero 'same' padding"
-    return ""
 
 
 def layer_bindings(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, k: int) -> dict[str, int]:

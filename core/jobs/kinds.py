@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 HANDLERS: dict[str, str] = {
     "measure": "core.compile.jobs:measure_job",
+    "transfer": "core.compile.jobs:transfer_job",
     "fisher": "core.train.jobs:fisher_job",
     "train": "core.train.jobs:train_job",
     "e2e": "core.train.jobs:e2e_job",

@@ -3,7 +3,9 @@ job (a local worker, a Ray task) need not be the one writing it to the store; an
 happens to a job whose process died.
 
 An outcome is a JSON-able dict: {"state": "done", "result": {...}} or
-{"state": "failed" | "cancelled", "error": "..."}.
+{"state": "failed" | "cancelled" | "retry", "error": "..."}. "retry" comes from a handler's
+exception with a true `retryable` attribute (e.g. core.devices.SessionLost: its RPC device went
+away mid-run): the job is queued again, like one whose process died, until its attempts run out.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .queue import CANCELLED, DONE, FAILED, QUEUED, Job, JobQueue
 from .targets import resolve
 
 log = logging.getLogger(__name__)
+RETRY = "retry"  # an outcome, not a job state: the job goes back to the queue
 
 
 def run_handler(target: str, job: Job, ctx) -> dict:
@@ -26,7 +29,8 @@ def run_handler(target: str, job: Job, ctx) -> dict:
         return {"state": CANCELLED, "error": str(exc)}
     except Exception as exc:
         log.debug("%s failed", job.describe(), exc_info=True)
-        return {"state": FAILED, "error": f"{type(exc).__name__}: {exc}"}
+        state = RETRY if getattr(exc, "retryable", False) else FAILED
+        return {"state": state, "error": f"{type(exc).__name__}: {exc}"}
     if not isinstance(result, dict):
         return {"state": FAILED, "error": f"its handler {target} returned {type(result).__name__}, not a dict"}
     return {"state": DONE, "result": result}
@@ -45,6 +49,9 @@ def settle(queue: JobQueue, job: Job, target: str, outcome: dict) -> None:
             return
         except (InvalidResult, TypeError, ValueError) as exc:
             outcome = invalid_result(target, exc)
+    if outcome["state"] == RETRY:
+        queue.abandon(job, outcome["error"])  # queued again, or failed once its attempts are used up
+        return
     queue.finish(job, outcome["state"], outcome["error"])  # a no-op unless the job is still ours
 
 

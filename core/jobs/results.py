@@ -9,8 +9,8 @@ from core.store.records import MEASUREMENT_FIELDS
 
 
 def _measurement(store: Store, job, result: dict) -> None:
-    """measure jobs (core.compile.jobs) return the measurement fields among details (target,
-    tuning folder, torch's spread, ...) that stay on the job row."""
+    """measure and transfer jobs (core.compile.jobs) return the measurement fields among details
+    (target, tuning folder, torch's spread, reused schedules, ...) that stay on the job row."""
     if job.operator_id is None:
         raise InvalidResult("the job names no operator to attach a measurement to")
     fields = {key: value for key, value in result.items() if key in MEASUREMENT_FIELDS}
@@ -32,8 +32,8 @@ def _nested_score(store: Store, job, result: dict) -> None:
     _score(store, job, result["score"])
 
 
-RECORDERS = {"measure": _measurement, "score": _score, "fisher": _nested_score, "train": _nested_score,
-             "e2e": _nested_score}
+RECORDERS = {"measure": _measurement, "transfer": _measurement, "score": _score, "fisher": _nested_score,
+             "train": _nested_score, "e2e": _nested_score}
 
 
 def record_result(store: Store, job, result: dict) -> None:

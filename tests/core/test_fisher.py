@@ -5,9 +5,13 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from core.analysis.fisher import channel_scores, fisher_potential, passes_fisher
+from core.analysis.fisher import FisherError, channel_scores, fisher_potential, passes_fisher
+from core.ir.serialize import to_document
+from core.train.jobs import fisher_job
+from tests.conftest import chain
 
 torch.set_num_threads(1)
 
@@ -95,3 +99,81 @@ def test_channel_scores_per_channel():
 def test_legality_rule_rejects_below_the_original():
     assert passes_fisher(2.0, 1.0) and passes_fisher(1.0, 1.0)
     assert not passes_fisher(0.99, 1.0)
+
+
+
+# -- networks without a meaningful score -------------------------------------------------------
+X, Y = torch.randn(8, 2, 4, 4, generator=torch.Generator().manual_seed(6)), torch.tensor([0, 1, 2, 3] * 2)
+
+
+def conv(cls=nn.Conv2d, bias: bool = True) -> nn.Conv2d:
+    torch.manual_seed(7)
+    return cls(2, 3, 3, padding=1, bias=bias)
+
+
+def bn_network(layer: nn.Module) -> nn.Sequential:
+    """layer -> batch norm -> pool -> linear: the layer is measured before batch norm, as in a backbone."""
+    torch.manual_seed(5)
+    return nn.Sequential(layer, nn.BatchNorm2d(3), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(3, 4))
+
+
+def layer_scores(net: nn.Sequential) -> torch.Tensor:
+    """Delta_c of layer 0, computed without fisher_potential's checks."""
+    net.train()
+    acts = []
+    hook = net[0].register_forward_hook(lambda module, args, out: acts.append(out))
+    loss = F.cross_entropy(net(X), Y)
+    hook.remove()
+    (grad,) = torch.autograd.grad(loss, acts)
+    return channel_scores(acts[0].detach(), grad)
+
+
+def test_channels_that_ignore_the_input_leave_the_network_without_a_score():
+    constant = conv()  # zero weights: each channel is its bias everywhere
+    with torch.no_grad():
+        constant.weight.zero_()
+        constant.bias.copy_(torch.tensor([1.5, -2.0, 0.3]))
+    net = bn_network(constant)
+    with pytest.raises(FisherError, match=r"layer 0: 3 of 3 output channels hold one value for every example "
+                                          r"and position \(channel 0: 1\.5\)"):
+        fisher_potential(net, ["0"], X, Y)
+    # what the formula would say: batch norm's gradient of a constant channel is scaled by 1/sqrt(eps)
+    healthy = fisher_potential(bn_network(conv()), ["0"], X, Y).total
+    assert layer_scores(net).min() > 100 * healthy
+
+
+def test_all_zero_channels_score_zero_and_pass():
+    dead = conv(bias=False)
+    with torch.no_grad():
+        dead.weight[1].zero_()
+    net = bn_network(dead)
+    assert fisher_potential(net, ["0"], X, Y).total > 0
+    assert layer_scores(net)[1] == 0
+
+
+def test_overflowing_activations_are_refused_naming_the_layer():
+    class Exploding(nn.Conv2d):
+        def forward(self, x):
+            return torch.exp(1e3 * super().forward(x))
+
+    with pytest.raises(FisherError, match=r"layer 0: \d+ of 384 activations are inf or NaN at initialisation"):
+        fisher_potential(bn_network(conv(Exploding)), ["0"], X, Y)
+
+
+class _Job:
+    cancelled = staticmethod(lambda: False)
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        pass
+
+
+def test_searched_operator_that_ignores_its_input_is_refused_by_the_fisher_job():
+    """A Canvas candidate (random search over conv2d) scored 1.4e13 against the original's 0.002:
+    a softmax over a size-1 axis is 1 everywhere. Cut down to that, it scored 3e14 vs 0.18 here."""
+    graph = chain(["C_in", "H", "W"], ["C_out", "H", "W"], [
+        ("squeeze", "fc", {"out": "1", "groups": "1"}, ["input"]), ("ones", "softmax", {"dim": 0}, ["squeeze"]),
+        ("spread", "fc", {"out": "C_out", "groups": "1"}, ["ones"])],
+        variables={v: "primary" for v in ("C_in", "C_out", "H", "W")})
+    with pytest.raises(FisherError, match=r"layer stem\.0: 8 of 8 output channels hold one value"):
+        fisher_job({"operator": to_document(graph), "width": 8, "resolution": 8, "limit": 200,
+                    "fisher_batch": 16}, _Job())

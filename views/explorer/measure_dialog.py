@@ -4,25 +4,41 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
                                QPlainTextEdit, QSpinBox, QVBoxLayout)
 
+from core.devices import Device
 from core.ir.bindings import parse_bindings
 from core.ir.errors import BindingError
 
-from .submit import DEVICES, MeasureRequest
+from .submit import MeasureRequest
 
 DEFAULT_TRIALS = 32
+
+
+def device_label(device: Device) -> str:
+    """'local: this machine's CPU' or 'rasp4: key rasp4 at 10.0.0.5:9190 (2 free at 14:02)'."""
+    if device.is_local:
+        return f"{device.name}: this machine's CPU"
+    check = device.last_check or {}
+    if not check:
+        health = "not checked yet"
+    elif check.get("error"):
+        health = "unreachable at the last check"
+    else:
+        health = f"{check.get('free', 0)} free at the last check"
+    return f"{device.name}: key {device.key} at {device.tracker} ({health})"
 
 
 class MeasureDialog(QDialog):
     submitted = Signal(object)  # MeasureRequest, when the user confirms a valid request
 
     def __init__(self, parent, *, tune: bool, subject: str, bindings: list[dict[str, int]],
-                 own_bindings: bool = False, check: Callable[[dict[str, int]], str | None] | None = None,
-                 trials: int = DEFAULT_TRIALS):
-        """`bindings` fill the sets box; `own_bindings` offers "each result's own bindings";
+                 devices: list[Device], own_bindings: bool = False,
+                 check: Callable[[dict[str, int]], str | None] | None = None, trials: int = DEFAULT_TRIALS):
+        """`bindings` fill the sets box; `devices` (core.devices.list_devices) fill the device
+        list, the default one chosen; `own_bindings` offers "each result's own bindings";
         `check(bindings)` returns why a set cannot be measured, or None."""
         super().__init__(parent)
         self.tune, self.check, self.offers_own = tune, check, own_bindings
@@ -35,8 +51,11 @@ class MeasureDialog(QDialog):
         explanation.setObjectName("hint")
         explanation.setWordWrap(True)
         self.device = QComboBox()
-        for key, label in DEVICES.items():
-            self.device.addItem(label, key)
+        for device in devices:
+            self.device.addItem(device_label(device), device.name)
+            self.device.setItemData(self.device.count() - 1, device.describe(), Qt.ItemDataRole.ToolTipRole)
+            if device.default:
+                self.device.setCurrentIndex(self.device.count() - 1)
         self.own = QCheckBox("Each result's own bindings")
         self.own.setChecked(own_bindings)
         self.bindings = QPlainTextEdit("\n".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in bindings))

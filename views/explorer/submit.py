@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.devices import get_device
 from core.ir.serialize import content_hash
 from core.jobs.queue import JobQueue
 from core.store import Store
 
 MEASURE = "measure"
-#: devices a measurement can run on (remote devices come with the device manager)
-DEVICES = {"local": "This machine (CPU)"}
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class Target:
 
 @dataclass(frozen=True)
 class MeasureRequest:
-    device: str = "local"
+    device: str = "local"                            # a device of the store (core.devices)
     bindings_sets: tuple[dict[str, int], ...] = ()  # empty: each target's own bindings
     trials: int = 0                                  # MetaSchedule trials; 0 measures the default schedule
 
@@ -39,17 +38,15 @@ class MeasureRequest:
 
 def submit(store: Store, queue: JobQueue, targets: list[Target], request: MeasureRequest) -> list[int]:
     """Queue the jobs; returns their ids in order (target by target, bindings set by set)."""
-    if request.device not in DEVICES:
-        raise ValueError(f"unknown device {request.device!r}")
+    device = get_device(store, request.device)
     ids = []
     with store.write():
-        device_id = store.add_device(request.device, "local")
         for target in targets:
             operator_id = store.add_operator(target.document, target.name, target.origin)
             version = content_hash(target.document) if target.input_key else None
             for bindings in request.bindings_sets or (target.bindings or {},):
                 payload = {"operator": target.document, "bindings": dict(bindings),
-                           "tune_trials": request.trials, "device": request.device}
-                ids.append(queue.submit(MEASURE, payload, operator_id=operator_id, device_id=device_id,
+                           "tune_trials": request.trials, **device.job_fields()}
+                ids.append(queue.submit(MEASURE, payload, operator_id=operator_id, device_id=device.id,
                                         input_key=target.input_key, input_version=version))
     return ids

@@ -1,0 +1,188 @@
+"""`tessera tune`: tune an operator or a backbone's kernels, from scratch or by reusing
+tuned schedules of the same kernel class (transfer-tuning, core.compile.transfer).
+
+This process never imports TVM or torch: the work runs in a spawned process
+(core.jobs.isolate), or, for an operator with --store, as a job of a worker process
+whose result lands in that store as a measurement (schedule_source 'transfer:...').
+Files, bindings and paths are checked here first, so mistakes are reported at once."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from app.cli_compile import _progress, _report
+from core.codegen.torch_plan import make_plan
+from core.data.specs import BACKBONE_NAMES, BackboneSpec
+from core.devices import LOCAL_NAME, get_device
+from core.ir.bindings import parse_bindings
+from core.ir.errors import TesseraError
+from core.ir.serialize import content_hash, graph_from_document, read_document
+from core.jobs.isolate import call_in_subprocess
+from core.jobs.kinds import HANDLERS
+from core.jobs.queue import DONE, JobQueue
+from core.jobs.supervisor import Supervisor
+from core.store import Store
+
+DEFAULT_TRIALS = 64
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("tune", help="tune an operator or a backbone's kernels: from scratch (--trials N), "
+                                    "or by reusing tuned schedules of the same kernel class (--transfer)")
+    p.add_argument("file", nargs="?", metavar="FILE", help="an operator file (or give --backbone)")
+    p.add_argument("--backbone", choices=BACKBONE_NAMES, help="tune this network's kernels instead of an operator")
+    p.add_argument("--width", type=int, default=16, help="backbone: channels of the first stage (default 16)")
+    p.add_argument("--resolution", type=int, default=16, help="backbone: input side in pixels (default 16)")
+    p.add_argument("--only", metavar="PARTS", help="backbone: only kernels whose name contains one of these "
+                                                   "comma-separated parts, e.g. conv2d")
+    p.add_argument("--bind", default="", help="operator: values such as C_in=64,H=56 (default: the file's own)")
+    p.add_argument("--transfer", action="store_true",
+                   help="reuse tuned schedules of the same kernel classes instead of tuning from scratch")
+    p.add_argument("--from", dest="sources", action="append", metavar="STORE_OR_DIR",
+                   help="with --transfer: a tuning-databases folder or a results store to take schedules from; "
+                        "repeat it to let the source-selection heuristic pick one (default: the tuning folder)")
+    p.add_argument("--top-k", type=int, default=1, metavar="K",
+                   help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)")
+    p.add_argument("--trials", type=int, metavar="N", help=f"from scratch: MetaSchedule trial budget, trials "
+                   f"already in the database counting (default {DEFAULT_TRIALS}; a backbone's kernels share it)")
+    p.add_argument("--cost-model", choices=("xgb", "random"), default="xgb")
+    p.add_argument("--tuning-dir", metavar="DIR", help="tuning databases folder (default ~/.cache/tessera/tuning)")
+    p.add_argument("--repeat", type=int, default=10, help="operator: timed repeats of the kept kernel")
+    p.add_argument("--min-repeat-ms", type=float, default=100.0, help="operator: minimum length of one repeat")
+    p.add_argument("--store", metavar="PATH", help="operator: run as a job and record the measurement in this "
+                                                   "results store")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.set_defaults(func=cmd_tune)
+
+
+def cmd_tune(args) -> int:
+    _check(args)
+    result = _tune_backbone(args) if args.backbone else _tune_operator(args)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        print()
+    elif args.backbone:
+        print(_network_report(result))
+    else:
+        print(_transfer_report(args.file, result) if args.transfer else _report(args.file, result))
+    return 0
+
+
+def _check(args) -> None:
+    if (args.file is None) == (args.backbone is None):
+        raise TesseraError("give an operator FILE or --backbone NAME (one of them)")
+    if args.transfer and args.trials is not None:
+        raise TesseraError("--trials sets the budget of tuning from scratch; --transfer reuses schedules instead")
+    if args.sources and not args.transfer:
+        raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
+    if args.backbone and args.store:
+        raise TesseraError("--store records an operator's measurement; a backbone's kernels are only printed")
+    for option, value in (("--trials", args.trials), ("--top-k", args.top_k), ("--repeat", args.repeat)):
+        if value is not None and value < 1:
+            raise TesseraError(f"{option} must be at least 1, got {value}")
+    for path in args.sources or ():
+        if not Path(path).expanduser().exists():
+            raise TesseraError(f"--from {path}: no such tuning folder or results store")
+
+
+def _common(args) -> dict:
+    payload = {"device": LOCAL_NAME}
+    if args.tuning_dir:
+        payload["tuning_root"] = str(Path(args.tuning_dir).expanduser().resolve())
+    if args.transfer:
+        payload["top_k"] = args.top_k
+        if args.sources:
+            payload["sources"] = [str(Path(p).expanduser().resolve()) for p in args.sources]
+    else:
+        payload["cost_model"] = args.cost_model
+    return payload
+
+
+def _tune_operator(args) -> dict:
+    document = read_document(args.file)
+    bindings = parse_bindings(args.bind)
+    make_plan(graph_from_document(document, args.file), bindings)  # shape and binding errors, before TVM
+    kind = "transfer" if args.transfer else "measure"
+    payload = {**_common(args), "operator": document, "bindings": bindings, "repeat": args.repeat,
+               "min_repeat_ms": args.min_repeat_ms}
+    if not args.transfer:
+        payload["tune_trials"] = args.trials or DEFAULT_TRIALS
+    if args.store:
+        return _run_as_job(args, kind, payload, document)
+    return call_in_subprocess(f"core.compile.jobs:{kind}_call", {"payload": payload}, on_progress=_progress)
+
+
+def _run_as_job(args, kind: str, payload: dict, document: dict) -> dict:
+    """Queue the job in the store and run it in one worker process (which takes only this kind)."""
+    with Store(args.store) as store:
+        name = document.get("name") or Path(args.file).stem
+        operator_id = store.add_operator(document, name, "hand-made")
+        device = get_device(store, LOCAL_NAME)
+        job_id = JobQueue(store).submit(kind, {**payload, **device.job_fields()}, operator_id=operator_id,
+                                        device_id=device.id, input_key=str(Path(args.file).resolve()),
+                                        input_version=content_hash(document))
+        path = store.path
+    print(f"queued job {job_id} ({kind} {name}) in {path}", file=sys.stderr)
+    Supervisor(path, workers=1, handlers={kind: HANDLERS[kind]}).run(
+        report=lambda line: print(line, file=sys.stderr, flush=True))
+    with Store(path) as store:
+        job = JobQueue(store).get(job_id)
+    if job.state != DONE:
+        raise TesseraError(f"{job.describe()} {job.state}: {job.error}")
+    return job.result
+
+
+def _tune_backbone(args) -> dict:
+    spec = BackboneSpec(args.backbone, args.width, args.resolution)  # checked here, built in the worker
+    payload = {**_common(args), "backbone": spec.name, "width": spec.width, "resolution": spec.resolution,
+               "mode": "transfer" if args.transfer else "scratch",
+               "only": [part.strip() for part in (args.only or "").split(",") if part.strip()]}
+    if not args.transfer:
+        payload["trials"] = args.trials or DEFAULT_TRIALS
+    return call_in_subprocess("core.compile.transfer_network:network_call", {"payload": payload},
+                              on_progress=_progress)
+
+
+def _transfer_report(path: str, r: dict) -> str:
+    sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
+    t = r["transfer"]
+    lines = [f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
+             f"kernel class {t['kernel_class']}: {r['found']} tuned schedules found, {r['applied']} applied, "
+             f"{r['skipped']} skipped"]
+    lines += [f"  skipped {count}: {reason}" for reason, count in t["skip_reasons"].items()]
+    lines += [f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of this class)"
+              for s in t["sources_ranked"] if len(t["sources_ranked"]) > 1]
+    kept = r["schedule_source"] if r["tuned"] else "the untuned default (no reused schedule beat it)"
+    lines += [f"kept: {kept}",
+              f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}), PyTorch {r['torch_latency_ms']:.4g} ms: "
+              f"TVM / PyTorch speed-up {r['speedup_vs_torch']:.2f}x",
+              f"speed-up over untuned: {r['speedup_vs_untuned']:.2f}x (screening timings); "
+              f"search {r['search_s']:.1f} s",
+              f"max abs error vs PyTorch: {r['max_abs_error']:.2g}"]
+    return "\n".join(lines)
+
+
+def _network_report(r: dict) -> str:
+    tuned = "transferred" if r["mode"] == "transfer" else "tuned"
+    rows = [("kernel", "calls", "untuned ms", f"{tuned} ms", "speed-up", "schedule")]
+    for k in r["kernels"]:
+        after = k.get("transfer_ms", k.get("tuned_ms"))
+        rows.append((k["kernel"], str(k["weight"]), f"{k['untuned_ms']:.4g}", f"{after:.4g}",
+                     f"{k['untuned_ms'] / after:.2f}x", k.get("schedule") or ("-" if r["mode"] == "transfer" else "")))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [f"{r['network']}: {len(r['kernels'])} kernels"]
+    lines += ["  ".join(c.ljust(w) if i in (0, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+              for row in rows]
+    lines.append(f"kernel time {r['untuned_ms']:.4g} ms untuned -> {r['tuned_ms']:.4g} ms {tuned}: "
+                 f"{r['speedup_vs_untuned']:.2f}x; search {r['search_s']:.1f} s")
+    if r["mode"] == "transfer":
+        lines.append(f"{r['found']} schedules found, {r['applied']} applied, {r['skipped']} skipped")
+        lines += [f"  skipped {count}: {reason}" for reason, count in r["skip_reasons"].items()]
+        lines += [f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of its "
+                  f"classes)" for s in r["sources_ranked"] if len(r["sources_ranked"]) > 1]
+    else:
+        lines.append(f"{r['trials']} trials in {r['tuning_dir']} ({r['new_trials']} new)")
+    return "\n".join(lines)

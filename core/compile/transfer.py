@@ -1,0 +1,240 @@
+"""Transfer-tuning (Gibson, algorithms.md 5): reuse tuned schedules on new kernels of their class.
+
+Every tuned schedule of the new kernel's class (core.compile.kernel_class) is
+replayed on it. MetaSchedule traces are size-agnostic except for their tile
+sizes: each `sample_perfect_tile` decision names factors of the old loop
+extent. They are re-derived for the new extent while the trace is replayed:
+innermost first, each old factor is replaced by its greatest common divisor
+with what is left of the new extent (so an inner factor that divides stays as it
+was, vector-friendly powers of two shrink rather than vanish), and the outermost
+factor takes the rest. (TVM's own fallback for a stale decision puts the whole
+remainder into the innermost tile, which undoes the tiling.) The trace is replayed
+without its postprocessing steps; the target's postprocessors then run again on
+the new kernel, as MetaSchedule does for every candidate.
+
+A schedule that does not apply (another loop nest, tiles that cannot be
+re-derived, postprocessing refuses it, the build fails, the output is wrong) is
+skipped with a short reason. The others are built, checked against a reference
+output and timed like MetaSchedule's runner does; the fastest wins if it beats
+the untuned default, which stays otherwise. Imports TVM: worker processes only."""
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import tvm
+from tvm import s_tir
+from tvm.s_tir import meta_schedule as ms
+
+from .errors import CompileError
+from .kernel_class import KernelClass
+from .measure import Timing, check_close
+from .transfer_records import TunedSchedule
+from .warm import warm_tensor_intrin
+
+#: how candidates are timed: as MetaSchedule's runner times trials (core.compile.tune)
+SCREEN = {"number": 3, "repeat": 1, "min_repeat_ms": 50}
+
+
+class NotApplicable(Exception):
+    """A tuned schedule cannot be used on this kernel; the message says why, briefly."""
+
+
+def rederive_tiles(extent: int, factors: Sequence[int]) -> list[int]:
+    """Tile factors of `extent` shaped like `factors` (outermost first): innermost first, each
+    factor becomes its gcd with what is left of the extent; the outermost takes the rest."""
+    inner, rest = [], extent
+    for factor in reversed(factors[1:]):
+        kept = math.gcd(int(factor), rest)
+        inner.append(kept)
+        rest //= kept
+    return [rest, *reversed(inner)]
+
+
+def postprocessors(mod: tvm.IRModule, target: tvm.target.Target) -> list:
+    """The target's MetaSchedule postprocessors, initialised for `mod`."""
+    warm_tensor_intrin()
+    context = ms.TuneContext(mod, target=target, space_generator="post-order-apply", task_name="main")
+    return list(context.space_generator.postprocs)
+
+
+def apply_schedule(mod: tvm.IRModule, trace: s_tir.Trace, postprocs: Sequence) -> tvm.IRModule:
+    """`mod` scheduled by `trace` with re-derived tile sizes, postprocessed; NotApplicable if not."""
+    sch = s_tir.Schedule(mod)
+    problems: list[NotApplicable] = []
+
+    def decide(inst, inputs, attrs, decision):
+        if inst.kind.name != "SamplePerfectTile":
+            return decision
+        try:
+            return _tiles(sch, inputs[0], int(attrs[0]), decision)
+        except NotApplicable as e:
+            problems.append(e)
+            raise
+
+    try:
+        trace.apply_to_schedule(sch, remove_postproc=True, decision_provider=decide)
+    except (RuntimeError, ValueError, TypeError) as e:  # TVM's errors (ScheduleError, InternalError, ...)
+        if problems:
+            raise problems[0] from None
+        raise NotApplicable(f"does not apply: {_brief(e)}") from None
+    for postproc in postprocs:
+        if not postproc.apply(sch):
+            raise NotApplicable(f"postprocessing refuses it ({type(postproc).__name__})")
+    return sch.mod
+
+
+def _tiles(sch: s_tir.Schedule, loop, n: int, decision) -> list[int]:
+    extent = sch.get(loop).extent
+    if not isinstance(extent, tvm.tirx.IntImm):
+        raise NotApplicable(f"tiles cannot be re-derived: a loop of extent {extent} is not of constant size")
+    factors = [int(f) for f in decision]
+    if len(factors) != n or n < 2:
+        raise NotApplicable(f"tiles cannot be re-derived: {len(factors)} factors recorded for a {n}-way split")
+    return rederive_tiles(int(extent), factors)
+
+
+def _brief(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = next((line for line in lines if not line.startswith(("Traceback", "File ", "0:", "1:"))),
+                type(error).__name__)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+class Bench:
+    """One kernel's arguments (the output last) and its reference output: builds a schedule,
+    checks its output, times it on this CPU."""
+
+    def __init__(self, target: tvm.target.Target, args: list, reference: np.ndarray, name: str):
+        self.target, self.args, self.reference, self.name = target, args, reference, name
+
+    @classmethod
+    def of_kernel(cls, mod: tvm.IRModule, target: tvm.target.Target, name: str, seed: int = 0) -> "Bench":
+        """Random inputs for a kernel without a torch counterpart (a task of a network): the
+        untuned default build gives the reference."""
+        rng = np.random.default_rng(seed)
+        func = next(iter(mod.functions.values()))
+        args = [tvm.runtime.tensor(_random(tuple(int(d) for d in arg.shape), arg.dtype, rng))
+                for arg in ms.arg_info.ArgInfo.from_prim_func(func)]
+        bench = cls(target, args, np.empty(0), name)
+        kernel = bench.build(mod)
+        kernel["main"](*args)
+        bench.reference = args[-1].numpy().copy()
+        return bench
+
+    def build(self, mod: tvm.IRModule):
+        try:
+            return tvm.compile(mod, target=self.target).mod
+        except (RuntimeError, ValueError, TypeError) as e:
+            raise NotApplicable(f"does not build: {_brief(e)}") from None
+
+    def check(self, kernel) -> float:
+        """Run on fresh output (NaN-filled, so unwritten elements show) and compare."""
+        out = self.args[-1].numpy()
+        self.args[-1] = tvm.runtime.tensor(np.full_like(out, np.nan if out.dtype.kind == "f" else 0))
+        kernel["main"](*self.args)
+        try:
+            return check_close(self.args[-1].numpy(), self.reference, self.name)
+        except CompileError as e:
+            raise NotApplicable(f"wrong results: {_brief(e)}") from None
+
+    def time(self, kernel, number: int, repeat: int, min_repeat_ms: float) -> Timing:
+        evaluator = kernel.time_evaluator("main", tvm.cpu(), number=number, repeat=repeat,
+                                          min_repeat_ms=int(min_repeat_ms))
+        return Timing.of(evaluator(*self.args).results)
+
+    def screen(self, mod: tvm.IRModule) -> float:
+        """Build, check and time `mod` as a candidate: latency in ms."""
+        kernel = self.build(mod)
+        self.check(kernel)
+        return self.time(kernel, **SCREEN).median_ms
+
+
+def _random(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
+    if dtype.startswith("float"):
+        return rng.standard_normal(shape).astype(dtype)
+    return np.zeros(shape, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class Tried:
+    """One candidate schedule: its latency on the new kernel, or why it was skipped."""
+    schedule: TunedSchedule
+    latency_ms: float | None = None
+    skipped: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"schedule": self.schedule.name, "source_kernel": self.schedule.kernel,
+                "source_latency_ms": self.schedule.latency_ms, "latency_ms": self.latency_ms,
+                "skipped": self.skipped}
+
+
+@dataclass
+class KernelTransfer:
+    """What transfer-tuning did for one kernel. `best` is None when no schedule applied or
+    none beat the untuned default (`untuned_ms`), which is then kept."""
+    kclass: KernelClass
+    untuned_ms: float
+    tried: list[Tried] = field(default_factory=list)
+    best: Tried | None = None
+    best_mod: tvm.IRModule | None = None
+    search_s: float = 0.0
+
+    @property
+    def latency_ms(self) -> float:
+        return self.best.latency_ms if self.best is not None else self.untuned_ms
+
+    @property
+    def applied(self) -> int:
+        return sum(t.latency_ms is not None for t in self.tried)
+
+    @property
+    def skip_reasons(self) -> dict[str, int]:
+        return dict(Counter(t.skipped for t in self.tried if t.skipped is not None))
+
+    def summary(self) -> dict:
+        """found / applied / skipped counts, reasons, every candidate, the choice (JSON-able)."""
+        return {"kernel_class": self.kclass.key, "found": len(self.tried), "applied": self.applied,
+                "skipped": len(self.tried) - self.applied, "skip_reasons": self.skip_reasons,
+                "untuned_ms": self.untuned_ms, "transfer_ms": self.latency_ms,
+                "speedup_vs_untuned": self.untuned_ms / self.latency_ms,
+                "schedule": self.best.schedule.name if self.best is not None else None,
+                "search_s": self.search_s, "candidates": [t.as_dict() for t in self.tried]}
+
+
+def untuned_latency(mod: tvm.IRModule, bench: Bench) -> float:
+    """The untuned default's latency (ms), timed as candidates are; CompileError if it fails."""
+    try:
+        return bench.screen(mod)
+    except NotApplicable as e:
+        raise CompileError(f"{bench.name}: the untuned kernel {e}") from None
+
+
+def transfer_kernel(mod: tvm.IRModule, kclass: KernelClass, bench: Bench, candidates: Sequence[TunedSchedule],
+                    check_cancelled: Callable[[], None] = lambda: None,
+                    on_tried: Callable[[int, int], None] = lambda done, total: None,
+                    untuned_ms: float | None = None) -> KernelTransfer:
+    """Try every candidate on `mod`; keep the fastest if it beats the untuned default
+    (timed here unless `untuned_ms` gives it)."""
+    untuned = untuned_latency(mod, bench) if untuned_ms is None else untuned_ms
+    result = KernelTransfer(kclass, untuned)
+    start = time.perf_counter()
+    postprocs = postprocessors(mod, bench.target) if candidates else []
+    best_ms = untuned
+    for i, schedule in enumerate(candidates):
+        check_cancelled()
+        try:
+            scheduled = apply_schedule(mod, schedule.trace, postprocs)
+            tried = Tried(schedule, latency_ms=bench.screen(scheduled))
+        except NotApplicable as e:
+            tried = Tried(schedule, skipped=str(e))
+        result.tried.append(tried)
+        if tried.latency_ms is not None and tried.latency_ms < best_ms:
+            best_ms, result.best, result.best_mod = tried.latency_ms, tried, scheduled
+        on_tried(i + 1, len(candidates))
+    result.search_s = time.perf_counter() - start
+    return result

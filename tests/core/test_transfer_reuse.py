@@ -1,0 +1,147 @@
+"""Transfer-tuning with real tuned schedules: conv2d tuned at one size (4 MetaSchedule trials,
+random cost model, in a temporary tuning root) and its schedules reused at another size,
+checked against torch; inapplicable ones skipped with their reasons; `tessera tune
+--transfer` run as a job, its result recorded in a store as a measurement."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import torch
+
+from app.cli_tune import _transfer_report
+from core.jobs.isolate import call_in_subprocess
+from core.store import Store
+from tests.conftest import EXAMPLES
+from tests.core.test_compile_cli import QUICK, TINY, tessera
+
+tvm = pytest.importorskip("tvm")
+
+from core.codegen import build_module  # noqa: E402
+from core.codegen.to_tvm import lower  # noqa: E402
+from core.compile.kernel_class import kernel_class  # noqa: E402
+from core.compile.measure import _arguments  # noqa: E402
+from core.compile.target import local_target  # noqa: E402
+from core.compile.transfer import (Bench, NotApplicable, apply_schedule, postprocessors,  # noqa: E402
+                                   rederive_tiles, transfer_kernel)
+from core.compile.transfer_records import schedules_of, tuned_kernels  # noqa: E402
+from core.compile.transfer_sources import open_source  # noqa: E402
+from core.ir.serialize import canonical_document, graph_from_document, read_document  # noqa: E402
+
+pytestmark = [pytest.mark.tvm, pytest.mark.slow]
+
+CONV = EXAMPLES / "conv2d.json"
+OTHER = {"C_in": 8, "C_out": 6, "H": 10, "W": 6, "K": 3}  # the same class at other sizes
+
+
+@pytest.fixture(scope="module")
+def tuned_root(tmp_path_factory):
+    """A tuning root holding conv2d tuned at TINY sizes with 4 trials (as `tessera measure` tunes)."""
+    root = tmp_path_factory.mktemp("tuning")
+    payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, "tune_trials": 4,
+               "cost_model": "random", "device": "local", "tuning_root": str(root), **QUICK}
+    result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload})
+    assert result["tuned"] and result["trial_count"] == 4
+    return root
+
+
+def conv_at(bindings):
+    """conv2d lowered in canonical form (as jobs lower it), its torch module and a Bench over both."""
+    graph = graph_from_document(canonical_document(read_document(CONV)))
+    lowered = lower(graph, bindings)
+    torch.manual_seed(0)
+    module = build_module(graph, bindings).eval()
+    x = torch.randn(lowered.input_shape)
+    with torch.inference_mode():
+        reference = module(x).numpy()
+    return lowered, Bench(local_target(1), _arguments(lowered, x, module), reference, "conv2d")
+
+
+def test_tile_sizes_are_re_derived_keeping_inner_factors_that_divide():
+    assert rederive_tiles(12, [2, 1, 1, 4]) == [3, 1, 1, 4]      # 4 divides 12: kept
+    assert rederive_tiles(10, [1, 1, 1, 8]) == [5, 1, 1, 2]      # 8 does not: gcd(8, 10) = 2
+    assert rederive_tiles(56, [1, 2, 2, 16]) == [7, 1, 1, 8]       # gcd(16, 56) = 8; 2 does not divide 7
+    assert rederive_tiles(7, [1, 2, 4]) == [7, 1, 1] and rederive_tiles(1, [4, 8]) == [1, 1]
+
+
+def test_a_tuned_schedule_is_reused_at_another_size(tuned_root):
+    kernels = tuned_kernels(open_source(tuned_root).folders)
+    assert len(kernels) == 1 and kernels[0].database.name.endswith("C_in=4,C_out=4,H=8,K=3,N=1,W=8")
+    lowered, bench = conv_at(OTHER)
+    kclass = kernel_class(lowered.func)
+    assert kernels[0].kclass == kclass  # tuned at 4x8x8, the same class at 8->6 channels, 10x6
+    schedules = schedules_of(kclass.key, kernels, top_k=4)
+    assert schedules and [s.latency_ms for s in schedules] == sorted(s.latency_ms for s in schedules)
+    assert schedules[0].kernel == "1x4x8x8, 4x4x3x3, 1x4x8x8"
+    default = lowered.module()
+    postprocs = postprocessors(default, bench.target)
+    for schedule in schedules:
+        scheduled = apply_schedule(default, schedule.trace, postprocs)
+        assert scheduled.script() != default.script()  # really scheduled: tiled, parallel, vectorised
+        assert "T.parallel" in scheduled.script() or "T.vectorized" in scheduled.script()
+        assert bench.check(bench.build(scheduled)) < 1e-4  # the same numbers as torch's module
+
+
+def test_schedules_that_do_not_apply_are_skipped_with_their_reasons(tuned_root):
+    kernels = tuned_kernels(open_source(tuned_root).folders)
+    good = schedules_of(kernels[0].kclass.key, kernels)[0]
+    tile = next(i for i in good.trace.insts if i.kind.name == "SamplePerfectTile" and int(i.attrs[0]) == 4)
+    factors = [int(f) for f in good.trace.get_decision(tile)]  # a record that lost a tile factor
+    broken = replace(good, trace=good.trace.with_decision(tile, factors[:3], remove_postproc=False))
+
+    lowered, bench = conv_at(OTHER)
+    done = transfer_kernel(lowered.module(), kernel_class(lowered.func), bench, [good, broken])
+    assert [t.skipped is None for t in done.tried] == [True, False] and done.applied == 1
+    assert done.skip_reasons == {"tiles cannot be re-derived: 3 factors recorded for a 4-way split": 1}
+    assert done.summary()["found"] == 2 and done.summary()["skipped"] == 1
+
+    separable = graph_from_document(canonical_document(read_document(EXAMPLES / "depthwise_separable.json")))
+    other = lower(separable, {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}).module()
+    with pytest.raises(NotApplicable, match="^does not apply: "):  # another class: another loop nest
+        apply_schedule(other, good.trace, postprocessors(other, bench.target))
+
+
+def test_cli_tune_transfer_runs_a_job_whose_result_is_a_measurement(tuned_root, tmp_path):
+    store = tmp_path / "results.db"
+    out = tessera("tune", str(CONV), "--bind", "C_in=8,C_out=6,H=10,W=6", "--transfer", "--from", str(tuned_root),
+                  "--top-k", "2", "--store", str(store), "--repeat", "3", "--min-repeat-ms", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    found = min(2, len(tuned_kernels(open_source(tuned_root).folders)[0].trials))  # top 2 of the tuned kernel
+    assert result["found"] == result["applied"] == found and result["skipped"] == 0
+    names = [c["schedule"] for c in result["transfer"]["candidates"]]
+    assert all(name.startswith("local/") and " trial " in name for name in names)
+    if result["tuned"]:  # the fastest reused schedule, when it beat the untuned default
+        assert result["schedule_source"] in {f"transfer:{name}" for name in names}
+    else:
+        assert result["schedule_source"] == "untuned"
+    assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0
+    with Store(store) as s:
+        (row,) = [r for r in s.results() if r["measurement_id"] is not None]
+    assert row["schedule_source"] == result["schedule_source"] and row["latency_ms"] == result["latency_ms"]
+
+    text = _transfer_report("conv2d.json", result)  # what the command prints without --json
+    assert "kernel class " in text and f"{found} tuned schedules found, {found} applied, 0 skipped" in text
+    assert f"kept: {result['schedule_source'] if result['tuned'] else 'the untuned default'}" in text
+
+
+def test_cli_tune_refuses_bad_requests_clearly(tmp_path):
+    for args, message in [((), "give an operator FILE or --backbone NAME"),
+                          ((str(CONV), "--transfer", "--trials", "8"), "--trials sets the budget"),
+                          ((str(CONV), "--from", str(tmp_path)), "add --transfer"),
+                          ((str(CONV), "--transfer", "--from", str(tmp_path / "none")), "no such tuning folder"),
+                          (("--backbone", "resnet18", "--store", str(tmp_path / "r.db")), "only printed")]:
+        out = tessera("tune", *args)
+        assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr, args
+
+
+def test_cli_tune_transfer_on_a_backbone_reports_every_kernel(tuned_root):
+    out = tessera("tune", "--backbone", "vgg", "--width", "4", "--resolution", "8", "--only", "conv2d",
+                  "--transfer", "--from", str(tuned_root))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "vgg/w4 at 8x8: 6 kernels" and lines[1].split()[:3] == ["kernel", "calls", "untuned"]
+    assert sum(line.startswith("conv2d") for line in lines) == 6
+    # the operator's conv2d and relax's conv2d are different classes (other blocks): nothing to reuse
+    assert "0 schedules found, 0 applied, 0 skipped" in out.stdout and "1.00x" in out.stdout
