@@ -154,7 +154,7 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
         local.stop()
     out = capsys.readouterr().out
     assert (f"runners: the Ray cluster at {ray_address} for fisher, train; "
-            "1 local worker process for measure, e2e, search") in out
+            "1 local worker process for measure, transfer, e2e, search") in out
     assert re.search(rf"Ray runner \d+ is on the Ray cluster at {ray_address} \(2 CPUs\) for fisher, train", out)
 
     local_rows, local_jobs = stored(local_path, ids)
