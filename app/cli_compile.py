@@ -92,14 +92,14 @@ def cmd_measure(args) -> int:
         return _measure_variants(args, payload)
     if args.algorithm == "gspc":
         gspc_convolution(graph, {**graph.bindings, **bindings})  # before spawning TVM
-    result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=_progress)
+    result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=print_progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         print()
     else:
-        print(_report(args.file, result))
+        print(measurement_report(args.file, result))
     return 0
 
 
@@ -110,7 +110,7 @@ def _measure_variants(args, payload: dict) -> int:
     for variant in payloads:
         label = _variant(variant)
         results.append(call_in_subprocess("core.compile.jobs:measure_call", {"payload": variant},
-                                          on_progress=lambda f, m, label=label: _progress(f, f"{label}: {m}")))
+                                          on_progress=lambda f, m, label=label: print_progress(f, f"{label}: {m}")))
         if sys.stderr.isatty():
             print(file=sys.stderr)
     if args.json:
@@ -156,7 +156,7 @@ def _benchmarks() -> list[str]:
     return sorted(p.stem.removeprefix("bench_") for p in BENCHMARKS.glob("bench_*.py"))
 
 
-def _progress(fraction: float, message: str) -> None:
+def print_progress(fraction: float, message: str) -> None:
     line = f"[{fraction:4.0%}] {message}"
     if sys.stderr.isatty():
         print(f"\r{line:<72}", end="", file=sys.stderr, flush=True)
@@ -164,7 +164,7 @@ def _progress(fraction: float, message: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _report(path: str, r: dict) -> str:
+def measurement_report(path: str, r: dict) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
     tuned = (f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)" if r["tuned"]
              else "untuned (pass --tune-trials N to tune)")

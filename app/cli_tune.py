@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli_compile import _progress, _report
+from app.cli_compile import measurement_report, print_progress
 from core.codegen.torch_plan import make_plan
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
 from core.devices import LOCAL_NAME, get_device
@@ -67,7 +67,7 @@ def cmd_tune(args) -> int:
     elif args.backbone:
         print(_network_report(result))
     else:
-        print(_transfer_report(args.file, result) if args.transfer else _report(args.file, result))
+        print(_transfer_report(args.file, result) if args.transfer else measurement_report(args.file, result))
     return 0
 
 
@@ -112,7 +112,7 @@ def _tune_operator(args) -> dict:
         payload["tune_trials"] = args.trials or DEFAULT_TRIALS
     if args.store:
         return _run_as_job(args, kind, payload, document)
-    return call_in_subprocess(f"core.compile.jobs:{kind}_call", {"payload": payload}, on_progress=_progress)
+    return call_in_subprocess(f"core.compile.jobs:{kind}_call", {"payload": payload}, on_progress=print_progress)
 
 
 def _run_as_job(args, kind: str, payload: dict, document: dict) -> dict:
@@ -143,7 +143,7 @@ def _tune_backbone(args) -> dict:
     if not args.transfer:
         payload["trials"] = args.trials or DEFAULT_TRIALS
     return call_in_subprocess("core.compile.transfer_network:network_call", {"payload": payload},
-                              on_progress=_progress)
+                              on_progress=print_progress)
 
 
 def _transfer_report(path: str, r: dict) -> str:

@@ -97,7 +97,7 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
     tuned = tuning is not None and tuning.schedule is not None
     progress(0.82, "building the tuned kernel" if tuned else "building the kernel (untuned)")
     executable = _compile(tuning.schedule if tuned else (gspc or lowered).module(), target, name)
-    args = gspc.arguments(x, module) if gspc is not None else _arguments(lowered, x, module)
+    args = gspc.arguments(x, module) if gspc is not None else kernel_arguments(lowered, x, module)
     kernel, dev, args = remote.load(executable, args) if remote is not None else (executable.mod, tvm.cpu(), args)
     kernel["main"](*args)  # also the warm-up
     error = check_close(args[-1].numpy(), reference, name)
@@ -146,7 +146,7 @@ def _compile(mod: tvm.IRModule, target: tvm.target.Target, name: str):
         raise CompileError(f"{name}: TVM could not build the kernel: {e}") from None
 
 
-def _arguments(lowered: Lowered, x: torch.Tensor, module: torch.nn.Module) -> list:
+def kernel_arguments(lowered: Lowered, x: torch.Tensor, module: torch.nn.Module) -> list:
     """Input, the module's own weights (argument order of the PrimFunc), an output buffer."""
     dev = tvm.cpu()
     params = dict(module.named_parameters())

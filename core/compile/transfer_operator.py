@@ -17,7 +17,7 @@ from ..codegen import build_module
 from ..codegen.to_tvm import lower
 from ..ir.graph import OperatorGraph
 from .kernel_class import kernel_class
-from .measure import Progress, Settings, _arguments, time_torch
+from .measure import Progress, Settings, kernel_arguments, time_torch
 from .target import local_target, use_threads
 from .transfer import Bench, transfer_kernel
 from .transfer_records import choose_source, schedules_of
@@ -50,7 +50,7 @@ def transfer_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, 
     scan_s = time.perf_counter() - start
     check_cancelled()
     progress(0.1, f"found {len(candidates)} schedules of {kclass.describe()}; timing the untuned kernel")
-    bench = Bench(target, _arguments(lowered, x, module), reference, name)
+    bench = Bench(target, kernel_arguments(lowered, x, module), reference, name)
     transfer = transfer_kernel(lowered.module(), kclass, bench, candidates, check_cancelled,
                                on_tried=lambda done, total: progress(
                                    0.1 + 0.75 * done / total, f"tried {done} of {total} tuned schedules"))

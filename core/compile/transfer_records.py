@@ -8,7 +8,6 @@ Read directly from the files (not through JSONDatabase, which sorts by latency)
 so that each schedule keeps its trial number. Imports TVM: worker processes only."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,10 +17,8 @@ from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.schedule import Trace
 
 from .kernel_class import KernelClass, TransferError, kernel_class
-from .transfer_sources import WORKLOADS, Source, rank_sources
-
-RECORDS = "database_tuning_record.json"
-_FAILED = 1e9  # MetaSchedule records a failed build or run as 1e10 seconds
+from .transfer_sources import Source, rank_sources
+from .tune import read_database
 
 
 @dataclass(frozen=True)
@@ -88,43 +85,35 @@ def choose_source(sources: Sequence[Source], untuned_ms: Mapping[str, float]) ->
 def measured_trials(folder: Path) -> tuple[list[str], list[tuple[int, float | None, list]]]:
     """A database folder's workload keys (structural hashes) and its trials in measured order:
     (workload index, latency ms or None if it failed, the record as JSON)."""
-    try:
-        keys = [json.loads(line)[0] for line in _lines(folder / WORKLOADS)]
-        trials = []
-        for line in _lines(folder / RECORDS):
-            index, record = json.loads(line)
-            run_secs = record[1]
-            ok = run_secs and all(0 < s < _FAILED for s in run_secs)
-            trials.append((index, sum(run_secs) / len(run_secs) * 1e3 if ok else None, record))
-    except (ValueError, TypeError, IndexError) as e:
-        raise _damaged(folder, e) from None
-    return keys, trials
+    workloads, trials = _database(folder)
+    return [workload[0] for workload in workloads], trials
 
 
 def _read(folder: Path) -> list[TunedKernel]:
-    _, measured = measured_trials(folder)
+    workloads, measured = _database(folder)
     trials: dict[int, list[tuple[int, float, list]]] = {}
     for trial, (index, latency, record) in enumerate(measured):
         if latency is not None:
             trials.setdefault(index, []).append((trial, latency, record))
     try:
-        workloads = [ms.database.Workload.from_json(json.loads(line)) for line in _lines(folder / WORKLOADS)]
-        return [TunedKernel(folder, kernel_class(workloads[i].mod), workloads[i],
+        found_in = {i: ms.database.Workload.from_json(workloads[i]) for i in trials}
+        return [TunedKernel(folder, kernel_class(found_in[i].mod), found_in[i],
                             tuple(sorted(found, key=lambda t: t[1])))
                 for i, found in sorted(trials.items())]
     except (ValueError, TypeError, IndexError, RuntimeError) as e:
         raise _damaged(folder, e) from None
 
 
+def _database(folder: Path) -> tuple[list[list], list[tuple[int, float | None, list]]]:
+    try:
+        return read_database(folder)
+    except (ValueError, TypeError, IndexError) as e:
+        raise _damaged(folder, e) from None
+
+
 def _damaged(folder: Path, error: Exception) -> TransferError:
     return TransferError(f"tuning database {folder} is damaged ({type(error).__name__}: {error}); "
                          f"delete that folder or leave it out of the sources")
-
-
-def _lines(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _main(workload: ms.database.Workload):

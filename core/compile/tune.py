@@ -104,7 +104,7 @@ def tune_kernels(kernels: list[tuple[str, tvm.IRModule, int]], target: tvm.targe
     if cost_model not in COST_MODELS:
         raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
     records = work_dir / "database_tuning_record.json"
-    remaining = trials - (len(_lines(records)) if records.exists() else 0)
+    remaining = trials - len(_lines(records))
     if remaining <= 0 or not kernels:
         return 0
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -131,24 +131,33 @@ def tune_kernels(kernels: list[tuple[str, tvm.IRModule, int]], target: tvm.targe
 
 def recorded_trials(work_dir: Path, mod: tvm.IRModule) -> list[float | None]:
     """Latency (ms, mean of the runs) of every trial of `mod` in `work_dir`, in measured order."""
-    workloads, records = work_dir / "database_workload.json", work_dir / "database_tuning_record.json"
-    if not workloads.exists() or not records.exists():
-        return []
     key = ms.database.Workload(mod).as_json()[0]
     try:
-        ids = [i for i, line in enumerate(_lines(workloads)) if json.loads(line)[0] == key]
-        result = []
-        for line in _lines(records):
-            workload, (_, run_secs, *_rest) = json.loads(line)
-            if workload in ids:
-                ok = run_secs and all(0 < s < _FAILED for s in run_secs)
-                result.append(sum(run_secs) / len(run_secs) * 1e3 if ok else None)
+        workloads, trials = read_database(work_dir)
     except (ValueError, TypeError, IndexError) as e:
         raise TuningError(f"tuning database {work_dir} is damaged ({e}); delete that folder to start over") from None
-    return result
+    ids = {i for i, workload in enumerate(workloads) if workload[0] == key}
+    return [latency for workload, latency, _ in trials if workload in ids]
+
+
+def read_database(work_dir: Path) -> tuple[list[list], list[tuple[int, float | None, list]]]:
+    """A MetaSchedule database folder as written: its workloads (JSON, [structural hash, module])
+    and its trials in measured order, (workload index, latency ms (mean of the runs) or None if
+    the trial failed, the record's JSON). Missing files read as empty; a damaged line raises
+    ValueError, TypeError or IndexError for the caller to name the folder."""
+    workloads = [json.loads(line) for line in _lines(work_dir / "database_workload.json")]
+    trials = []
+    for line in _lines(work_dir / "database_tuning_record.json"):
+        index, record = json.loads(line)
+        run_secs = record[1]
+        ok = run_secs and all(0 < s < _FAILED for s in run_secs)
+        trials.append((index, sum(run_secs) / len(run_secs) * 1e3 if ok else None, record))
+    return workloads, trials
 
 
 def _lines(path: Path) -> list[str]:
+    if not path.exists():
+        return []
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

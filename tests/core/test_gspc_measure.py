@@ -19,33 +19,12 @@ from core.store.records import MEASUREMENT_FIELDS, measurement_row  # noqa: E402
 from tests.conftest import EXAMPLES  # noqa: E402
 from tests.core.rpc_fixtures import rpc_cluster  # noqa: E402,F401  (a tracker and servers on loopback)
 from tests.core.test_compile_cli import tessera  # noqa: E402
+from tests.core.test_compile_measure import Ctx, _restore_threads  # noqa: E402,F401  (autouse fixture)
 
 pytestmark = pytest.mark.tvm
 
 TINY = {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3, "G": 2}  # K_PG = C_PG = 4
 QUICK = {"repeat": 3, "min_repeat_ms": 5}
-
-
-class Ctx:
-    def __init__(self):
-        self.seen: list[tuple[float, str]] = []
-
-    def progress(self, fraction: float, message: str = "") -> None:
-        self.seen.append((fraction, message))
-
-    @staticmethod
-    def cancelled() -> bool:
-        return False
-
-
-@pytest.fixture(autouse=True)
-def _restore_threads(monkeypatch):
-    """measure_job sets TVM_NUM_THREADS and torch's thread count; give both back."""
-    import torch
-    monkeypatch.setenv("TVM_NUM_THREADS", "1")
-    threads = torch.get_num_threads()
-    yield
-    torch.set_num_threads(threads)
 
 
 def _payload(name: str = "grouped_conv", **extra) -> dict:

@@ -21,7 +21,7 @@ tvm = pytest.importorskip("tvm")
 from core.codegen import build_module  # noqa: E402
 from core.codegen.to_tvm import lower  # noqa: E402
 from core.compile.kernel_class import kernel_class  # noqa: E402
-from core.compile.measure import _arguments  # noqa: E402
+from core.compile.measure import kernel_arguments  # noqa: E402
 from core.compile.target import local_target  # noqa: E402
 from core.compile.transfer import (Bench, NotApplicable, apply_schedule, postprocessors,  # noqa: E402
                                    rederive_tiles, transfer_kernel)
@@ -55,7 +55,7 @@ def conv_at(bindings):
     x = torch.randn(lowered.input_shape)
     with torch.inference_mode():
         reference = module(x).numpy()
-    return lowered, Bench(local_target(1), _arguments(lowered, x, module), reference, "conv2d")
+    return lowered, Bench(local_target(1), kernel_arguments(lowered, x, module), reference, "conv2d")
 
 
 def test_tile_sizes_are_re_derived_keeping_inner_factors_that_divide():
