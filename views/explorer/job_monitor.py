@@ -177,8 +177,10 @@ class JobMonitor(QWidget):
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in zip(range(len(HEADERS)), (48, 130, 170, 70, 90, 150, 104, 50)):
-            self.table.setColumnWidth(column, width)
+        widths = {"#": 48, "Kind": 130, "Operator": 170, "Device": 70, "Where": 170, "State": 90, "Progress": 150,
+                  "Elapsed": 104, "Tries": 50}
+        for title, width in widths.items():
+            self.table.setColumnWidth(HEADERS.index(title), width)
 
         self.summary = QLabel()
         self.summary.setObjectName("barLabel")
