@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.compile.requests import MeasureRequest
 from core.devices import default_device, get_device
 from core.ir.bindings import format_bindings, parse_bindings
 from core.ir.errors import TesseraError
@@ -26,6 +27,15 @@ def add_parsers(sub) -> None:
                    help="MetaSchedule tuning trials (0: measure the default schedule)")
     p.add_argument("--device", metavar="NAME", help="where to measure (`tessera device list`; "
                                                     "default: the store's default device)")
+    p.add_argument("--variants", action="store_true", help="queue every algorithm (TVM's default, gspc for grouped "
+                   "convolutions), untuned and (with --tune-trials) tuned, to compare them")
+    p.add_argument("--transfer", action="store_true", help="tune by reusing schedules tuned for kernels of the "
+                   "same class (transfer-tuning, this machine only) instead of searching")
+    p.add_argument("--from", dest="sources", action="append", metavar="STORE_OR_DIR",
+                   help="with --transfer: a tuning folder or results store to take schedules from (repeatable; "
+                        "default: the tuning folder)")
+    p.add_argument("--top-k", type=int, default=1, metavar="K",
+                   help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)")
     _store_option(p)
     p.set_defaults(func=cmd_submit)
 
@@ -65,19 +75,41 @@ def _store_option(p) -> None:
 def cmd_submit(args) -> int:
     if args.tune_trials < 0:
         raise TesseraError(f"--tune-trials must be 0 or more, got {args.tune_trials}")
+    if args.sources and not args.transfer:
+        raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
+    for path in args.sources or ():
+        if not Path(path).expanduser().exists():
+            raise TesseraError(f"--from {path}: no such tuning folder or results store")
+    if args.transfer and args.tune_trials:
+        raise TesseraError("--tune-trials sets the budget of a schedule search; --transfer reuses schedules instead")
+    request = MeasureRequest(args.device or "local", trials=args.tune_trials, variants=args.variants,
+                             transfer=args.transfer, top_k=args.top_k,
+                             sources=tuple(str(Path(p).expanduser().resolve()) for p in args.sources or ()))
     doc = read_document(args.file)
     bindings = {**doc.get("bindings", {}), **parse_bindings(args.bind)}
     name = doc.get("name") or Path(args.file).stem
-    with Store(args.store) as store:
+    with Store(args.store) as store, store.write():
         operator_id = store.add_operator(doc, name, "hand-made")
         device = get_device(store, args.device) if args.device else default_device(store)
-        payload = {"operator": doc, "bindings": bindings, "tune_trials": args.tune_trials, **device.job_fields()}
-        job_id = JobQueue(store).submit("measure", payload, operator_id=operator_id, device_id=device.id,
-                                        input_key=str(Path(args.file).resolve()),
-                                        input_version=content_hash(doc))
-        print(f"queued job {job_id}: measure {name} with {format_bindings(bindings) or 'no bindings'} on "
-              f"device {device.name} in {store.path}; run `tessera worker` to process it")
+        jobs, note = request.jobs(doc, bindings, device)
+        queue = JobQueue(store)
+        for kind, payload in jobs:
+            job_id = queue.submit(kind, payload, operator_id=operator_id, device_id=device.id,
+                                  input_key=str(Path(args.file).resolve()), input_version=content_hash(doc))
+            print(f"queued job {job_id}: {_describe(kind, payload)} {name} with "
+                  f"{format_bindings(bindings) or 'no bindings'} on device {device.name}")
+    if note:
+        print(f"note: {note}")
+    print(f"in {store.path}; run `tessera worker` to process {'them' if len(jobs) > 1 else 'it'}")
     return 0
+
+
+def _describe(kind: str, payload: dict) -> str:
+    """'measure', 'tune (32 trials)', 'measure gspc', 'transfer-tune'."""
+    if kind == "transfer":
+        return "transfer-tune"
+    what = f"tune ({payload['tune_trials']} trials)" if payload["tune_trials"] else "measure"
+    return f"{what} {payload['algorithm']}" if "algorithm" in payload else what
 
 
 def cmd_worker(args) -> int:

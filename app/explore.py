@@ -86,6 +86,9 @@ class Explore(QObject):
                                "Compile and time the current operator with TVM's default schedule"),
             "tune": action("&Tune…", lambda: self.measure_current(tune=True), "Ctrl+T",
                            "Tune the current operator with MetaSchedule, then time it"),
+            "transfer": action("Tune with Re&used Schedules…", lambda: self.measure_current(tune=True, transfer=True),
+                               "Ctrl+Shift+T", "Apply schedules tuned for kernels of the same class to the "
+                                               "current operator and keep the fastest (transfer-tuning)"),
             "jobs": action("&Jobs", self.show_jobs, "Ctrl+J", "Show the job monitor"),
             "workers": action("Start &Workers", self.toggle_workers, tip="Start or stop the worker processes"),
             "autostart": action("Start Workers &Automatically", None, checkable=True,
@@ -228,7 +231,7 @@ class Explore(QObject):
         self.actions["workers"].setText("Stop &Workers" if running else "Start &Workers")
 
     # -- Evaluate / Tune ------------------------------------------------------------------------
-    def measure_current(self, tune: bool) -> None:
+    def measure_current(self, tune: bool, transfer: bool = False) -> None:
         """Ask how to measure the operator in the editor, then queue its jobs."""
         document = self.window.document
         if not document.summary.shapes.ok:
@@ -240,7 +243,7 @@ class Explore(QObject):
         graph = document.graph
         name = graph.name or (document.path.stem if document.path else "untitled")
         self._open_dialog(tune, name, [document.bindings], False, lambda b: binding_problem(graph, b),
-                          lambda request: self._submit_current(request, name))
+                          lambda request: self._submit_current(request, name), transfer)
 
     def _submit_current(self, request, name: str) -> None:
         from views.explorer.submit import Target
@@ -280,7 +283,7 @@ class Explore(QObject):
         self._open_dialog(tune, subject, [first] if first else [], measured, check,
                           lambda request: self._submit(list(targets.values()), request, subject))
 
-    def _open_dialog(self, tune, subject, bindings, own, check, on_submit) -> None:
+    def _open_dialog(self, tune, subject, bindings, own, check, on_submit, transfer: bool = False) -> None:
         from core.devices import list_devices
         from views.explorer.measure_dialog import MeasureDialog
         try:
@@ -289,7 +292,7 @@ class Explore(QObject):
             QMessageBox.critical(self.window, "Cannot list the devices", str(e))
             return
         self.dialog = MeasureDialog(self.window, tune=tune, subject=subject, bindings=bindings, devices=devices,
-                                    own_bindings=own, check=check)
+                                    own_bindings=own, check=check, transfer=transfer)
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.submitted.connect(on_submit)
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
@@ -297,14 +300,15 @@ class Explore(QObject):
 
     def _submit(self, targets, request, subject: str) -> list[int]:
         try:
-            ids = self.session.submit(targets, request)
+            queued = self.session.submit(targets, request)
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return []
-        what = f"tune ({request.trials} trials)" if request.tune else "evaluate"
-        self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {what} {subject}", 8000)
+        left_out = f" (left out: {'; '.join(queued.notes)})" if queued.notes else ""
+        self.window.statusBar().showMessage(
+            f"Queued {len(queued.ids)} job(s): {request.describe()} {subject}{left_out}", 15000 if left_out else 8000)
         self.show_jobs()
-        return ids
+        return queued.ids
 
     # -- the stale-job rule ------------------------------------------------------------------------
     def _input_key(self) -> str:

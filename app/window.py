@@ -153,7 +153,7 @@ class MainWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         run = self.run_menu = self.menuBar().addMenu("&Run")
         e = self.explore.actions
-        run.addActions([e["evaluate"], e["tune"]])
+        run.addActions([e["evaluate"], e["tune"], e["transfer"]])
         run.addSeparator()
         run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"], e["devices"]])
 

@@ -107,7 +107,8 @@ def summary(times: list[float]) -> str:
 
 
 def stall_during_tuning(app, window, path: Path) -> None:
-    from views.explorer.submit import MeasureRequest, Target
+    from core.compile.requests import MeasureRequest
+    from views.explorer.submit import Target
     session = window.explore.session
     last = [time.perf_counter()]
     gaps: list[float] = []
@@ -125,7 +126,7 @@ def stall_during_tuning(app, window, path: Path) -> None:
     doc = read_document(EXAMPLES / "conv2d.json")
     bindings = {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
     started = time.perf_counter()
-    [job_id] = session.submit([Target(doc, "conv2d")], MeasureRequest("local", (bindings,), trials=16))
+    [job_id] = session.submit([Target(doc, "conv2d")], MeasureRequest("local", (bindings,), trials=16)).ids
     heartbeat.start()
     while session.jobs.get(job_id) is None or session.jobs[job_id].state not in ("done", "failed", "cancelled"):
         app.processEvents()

@@ -25,7 +25,7 @@ def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys):
     db = str(tmp_path / "cli.db")
     conv = str(examples_dir / "conv2d.json")
     assert tessera("submit", conv, "--bind", "H=28,W=28", "--tune-trials", "8", "--store", db) == 0
-    assert "queued job 1: measure conv2d with C_in=64,C_out=64,H=28,W=28,K=3" in capsys.readouterr().out
+    assert "queued job 1: tune (8 trials) conv2d with C_in=64,C_out=64,H=28,W=28,K=3" in capsys.readouterr().out
     with Store(db) as store:
         job = JobQueue(store).get(1)
         assert (job.state, job.payload["bindings"]["H"], job.payload["tune_trials"], job.payload["device"]) == (
@@ -47,6 +47,39 @@ def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys):
         tessera("jobs", "cancel", "--store", db)
     with pytest.raises(TesseraError, match="there is no job 9"):
         tessera("jobs", "retry", "9", "--store", db)
+
+
+def test_submit_variants_and_transfer(tmp_path, examples_dir, capsys):
+    """--variants queues algorithm x tuned/untuned (gspc only for grouped convolutions, saying
+    why otherwise); --transfer queues one transfer job on this machine, taking --from paths."""
+    db = str(tmp_path / "cli.db")
+    grouped = str(examples_dir / "grouped_conv.json")
+    assert tessera("submit", grouped, "--variants", "--tune-trials", "4", "--store", db) == 0
+    out = capsys.readouterr().out
+    assert "tune (4 trials) gspc grouped_conv" in out and "note:" not in out
+    assert tessera("submit", str(examples_dir / "involution.json"), "--variants", "--store", db) == 0
+    out = capsys.readouterr().out
+    assert "measure default involution" in out and "note: algorithm 'gspc' runs grouped convolutions only" in out
+    with Store(db) as store:
+        jobs = JobQueue(store).jobs()
+    assert [(j.operator_name, j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [
+        ("grouped_conv", "default", 0), ("grouped_conv", "default", 4), ("grouped_conv", "gspc", 0),
+        ("grouped_conv", "gspc", 4), ("involution", "default", 0)]
+
+    tuning = tmp_path / "tuning"
+    tuning.mkdir()
+    assert tessera("submit", grouped, "--transfer", "--from", str(tuning), "--top-k", "2", "--store", db) == 0
+    assert "queued job 6: transfer-tune grouped_conv" in capsys.readouterr().out
+    with Store(db) as store:
+        job = JobQueue(store).get(6)
+    assert job.kind == "transfer" and job.payload["sources"] == [str(tuning)] and job.payload["top_k"] == 2
+    assert job.payload["device"] == "local" and "tune_trials" not in job.payload
+    with pytest.raises(TesseraError, match="--from names where --transfer takes schedules from"):
+        tessera("submit", grouped, "--from", str(tuning), "--store", db)
+    with pytest.raises(TesseraError, match="no such tuning folder or results store"):
+        tessera("submit", grouped, "--transfer", "--from", str(tmp_path / "missing"), "--store", db)
+    with pytest.raises(TesseraError, match="--transfer reuses schedules instead"):
+        tessera("submit", grouped, "--transfer", "--tune-trials", "3", "--store", db)
 
 
 def test_results_table_json_and_pareto(tmp_path, examples_dir, capsys):

@@ -577,5 +577,24 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         assert content_hash(to_document(graph)) == content_hash(read_document(EXAMPLES / "conv2d.json"))
         assert "unfold_w" in graph.g  # the document as it was drawn, from the job
         assert window.document.bindings == {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}
+
+        # the same kernel class at other sizes reuses that tuned schedule, the store as its source
+        window.explore.actions["transfer"].trigger()
+        dialog = window.explore.dialog
+        dialog.add_source(str(store_path))
+        dialog.bindings.setPlainText("C_in=4, C_out=6, H=10, W=6, K=3")
+        dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+        qtbot.waitUntil(lambda: monitor.model.rowCount() == 2, timeout=10_000)
+        transfer = next(i for i in range(2) if monitor.model.job(i).kind == "transfer")
+        qtbot.waitUntil(lambda: monitor.model.job(transfer).state in ("done", "failed"), timeout=600_000)
+        job = monitor.model.job(transfer)
+        assert job.state == "done", job.error
+        assert job.result["found"] >= 1 and job.result["applied"] == job.result["found"]
+        window.explore.actions["explorer"].trigger()
+        qtbot.waitUntil(lambda: view.browser.model.rowCount() == 2 and window.is_idle(), timeout=20_000)
+        records = [view.browser.model.record(i) for i in range(2)]
+        reused = next(r for r in records if json.loads(r["bindings"])["C_out"] == 6)
+        assert reused["schedule_source"] == job.result["schedule_source"]
+        assert reused["schedule_source"].startswith("transfer:local/") or reused["schedule_source"] == "untuned"
     finally:
         window.close()

@@ -1,20 +1,33 @@
 """The Evaluate / Tune dialog: where to measure, at which sizes (one bindings set per
-line, each becoming a job) and, for Tune, how many MetaSchedule trials to spend."""
+line, each becoming jobs), and, for Tune, how: search schedules with MetaSchedule for a
+number of trials, or reuse tuned schedules of the same kernel class (transfer-tuning,
+local device only). "Compare variants" measures every algorithm, untuned and tuned."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
-                               QPlainTextEdit, QSpinBox, QVBoxLayout)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLabel, QListWidget, QPlainTextEdit, QPushButton, QSpinBox,
+                               QVBoxLayout, QWidget)
 
-from core.devices import Device
+from core.compile.requests import MeasureRequest
+from core.devices import LOCAL_NAME, Device
 from core.ir.bindings import parse_bindings
-from core.ir.errors import BindingError
-
-from .submit import MeasureRequest
+from core.ir.errors import TesseraError
 
 DEFAULT_TRIALS = 32
+SEARCH, TRANSFER = "search", "transfer"
+EXPLANATIONS = {
+    "evaluate": "Compile with TVM's default schedule, check against PyTorch, and time both.",
+    SEARCH: "MetaSchedule searches schedules, measuring each candidate, then the best one is checked "
+            "against PyTorch and timed.",
+    TRANSFER: "Schedules already tuned for kernels of the same class (same operations, other sizes) are "
+              "applied to this one; the fastest is kept, or TVM's default if none helps. Seconds instead of "
+              "minutes; runs on this machine.",
+}
+STORE_FILTER = "Results stores (*.db *.sqlite *.sqlite3);;All files (*)"
 
 
 def device_label(device: Device) -> str:
@@ -36,26 +49,27 @@ class MeasureDialog(QDialog):
 
     def __init__(self, parent, *, tune: bool, subject: str, bindings: list[dict[str, int]],
                  devices: list[Device], own_bindings: bool = False,
-                 check: Callable[[dict[str, int]], str | None] | None = None, trials: int = DEFAULT_TRIALS):
+                 check: Callable[[dict[str, int]], str | None] | None = None, trials: int = DEFAULT_TRIALS,
+                 transfer: bool = False):
         """`bindings` fill the sets box; `devices` (core.devices.list_devices) fill the device
         list, the default one chosen; `own_bindings` offers "each result's own bindings";
-        `check(bindings)` returns why a set cannot be measured, or None."""
+        `check(bindings)` returns why a set cannot be measured, or None; `transfer` starts
+        Tune on reusing schedules."""
         super().__init__(parent)
         self.tune, self.check, self.offers_own = tune, check, own_bindings
         verb = "Tune" if tune else "Evaluate"
         self.setWindowTitle(verb)
         heading = QLabel(f"<b>{verb} {subject}</b>")
-        explanation = QLabel("MetaSchedule searches schedules, measuring each candidate, then the best one is "
-                             "checked against PyTorch and timed." if tune else
-                             "Compile with TVM's default schedule, check against PyTorch, and time both.")
-        explanation.setObjectName("hint")
-        explanation.setWordWrap(True)
+        self.explanation = QLabel()
+        self.explanation.setObjectName("hint")
+        self.explanation.setWordWrap(True)
         self.device = QComboBox()
         for device in devices:
             self.device.addItem(device_label(device), device.name)
             self.device.setItemData(self.device.count() - 1, device.describe(), Qt.ItemDataRole.ToolTipRole)
             if device.default:
                 self.device.setCurrentIndex(self.device.count() - 1)
+        self._chosen_device = self.device.currentIndex()
         self.own = QCheckBox("Each result's own bindings")
         self.own.setChecked(own_bindings)
         self.bindings = QPlainTextEdit("\n".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in bindings))
@@ -64,36 +78,115 @@ class MeasureDialog(QDialog):
         self.bindings.setFixedHeight(84)
         self.own.toggled.connect(lambda on: self.bindings.setEnabled(not on))
         self.bindings.setEnabled(not self.own.isChecked())
+        self.method = QComboBox()
+        self.method.addItem("Search schedules with MetaSchedule", SEARCH)
+        self.method.addItem("Reuse tuned schedules (transfer-tuning)", TRANSFER)
+        self.method.setCurrentIndex(1 if transfer else 0)
         self.trials = QSpinBox()
         self.trials.setRange(1, 100_000)
         self.trials.setValue(trials)
         self.trials.setToolTip("How many candidate schedules MetaSchedule may build and measure")
+        self.sources = QListWidget()
+        self.sources.setFixedHeight(60)
+        self.sources.setToolTip("Tuning folders or results stores (their finished Tune jobs) to take schedules "
+                                "from; with several, the one whose tuned kernels best cover this operator's class "
+                                "is chosen.")
+        self.top_k = QSpinBox()
+        self.top_k.setRange(1, 64)
+        self.top_k.setToolTip("How many of each tuned kernel's best schedules to try, fastest first")
+        self.variants = QCheckBox("Compare variants: each algorithm" + (", untuned and tuned" if tune else ""))
+        self.variants.setToolTip("Queue one job per variant: TVM's default lowering and the grouped spatial pack "
+                                 "(grouped convolutions only)" + (", each untuned and tuned" if tune else "")
+                                 + ". Compare them in the results table (Algorithm, Tuned, Schedule columns).")
         self.error = QLabel()
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
         self.error.hide()
 
-        form = QFormLayout()
+        form = self.form = QFormLayout()
+        form.addRow("Method", self.method)
         form.addRow("Device", self.device)
         form.addRow("Bindings", self.bindings)
         form.addRow("", self.own)
         form.addRow("Trials", self.trials)
+        form.addRow("Reuse from", self._sources_box())
+        form.addRow("Schedules per kernel", self.top_k)
+        form.addRow("", self.variants)
         form.setRowVisible(self.own, own_bindings)
-        form.setRowVisible(self.trials, tune)
+        form.setRowVisible(self.method, tune)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(verb)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(heading)
-        layout.addWidget(explanation)
+        layout.addWidget(self.explanation)
         layout.addLayout(form)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
-        self.setMinimumWidth(460)
+        self.setMinimumWidth(520)
+        self.method.currentIndexChanged.connect(self._method_changed)
+        self._method_changed()
+
+    def _sources_box(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.sources)
+        hint = QLabel("None listed: this machine's tuning folder, where every Tune keeps its schedules.")
+        hint.setObjectName("hint")
+        hint.setWordWrap(True)
+        layout.addWidget(hint)
+        row = QHBoxLayout()
+        for text, slot in (("Add Folder…", self._pick_folder), ("Add Results Store…", self._pick_store),
+                           ("Remove", self._remove_sources)):
+            button = QPushButton(text)
+            button.clicked.connect(slot)
+            row.addWidget(button)
+        row.addStretch()
+        layout.addLayout(row)
+        self.sources_box = box
+        return box
+
+    @property
+    def transfer(self) -> bool:
+        return self.tune and self.method.currentData() == TRANSFER
+
+    def _method_changed(self) -> None:
+        transfer = self.transfer
+        self.explanation.setText(EXPLANATIONS[self.method.currentData() if self.tune else "evaluate"])
+        self.form.setRowVisible(self.trials, self.tune and not transfer)
+        self.form.setRowVisible(self.sources_box, transfer)
+        self.form.setRowVisible(self.top_k, transfer)
+        self.form.setRowVisible(self.variants, not transfer)
+        local = self.device.findData(LOCAL_NAME)
+        if transfer and local >= 0:
+            self._chosen_device = self.device.currentIndex()
+            self.device.setCurrentIndex(local)
+        elif not transfer:
+            self.device.setCurrentIndex(self._chosen_device)
+        self.device.setEnabled(not transfer)
+        self.device.setToolTip("Transfer-tuning runs on this machine" if transfer else "")
+        self.adjustSize()
+
+    def add_source(self, path: str) -> None:
+        """A tuning folder or results store to reuse schedules from (once)."""
+        if path and not self.sources.findItems(path, Qt.MatchFlag.MatchExactly):
+            self.sources.addItem(path)
+
+    def _remove_sources(self) -> None:
+        for item in self.sources.selectedItems():
+            self.sources.takeItem(self.sources.row(item))
+
+    def _pick_folder(self) -> None:
+        self.add_source(QFileDialog.getExistingDirectory(self, "Tuning folder to reuse schedules from"))
+
+    def _pick_store(self) -> None:
+        self.add_source(QFileDialog.getOpenFileName(self, "Results store to reuse schedules from", "",
+                                                    STORE_FILTER)[0])
 
     def request(self) -> MeasureRequest:
-        """The request as typed; BindingError naming the line at fault."""
+        """The request as typed; a TesseraError naming the line or path at fault."""
         sets = []
         if not (self.offers_own and self.own.isChecked()):
             for number, line in enumerate(self.bindings.toPlainText().splitlines(), 1):
@@ -101,20 +194,28 @@ class MeasureDialog(QDialog):
                     continue
                 try:
                     bindings = parse_bindings(line)
-                except BindingError as e:
-                    raise BindingError(f"line {number}: {e}") from None
+                except TesseraError as e:
+                    raise TesseraError(f"line {number}: {e}") from None
                 problem = self.check(bindings) if self.check else None
                 if problem:
-                    raise BindingError(f"line {number} ({line.strip()}): {problem}")
+                    raise TesseraError(f"line {number} ({line.strip()}): {problem}")
                 sets.append(bindings)
             if not sets:
-                raise BindingError("give at least one set of bindings, e.g. C_in=64, C_out=64, H=56, W=56, K=3")
-        return MeasureRequest(self.device.currentData(), tuple(sets), self.trials.value() if self.tune else 0)
+                raise TesseraError("give at least one set of bindings, e.g. C_in=64, C_out=64, H=56, W=56, K=3")
+        if not self.transfer:
+            return MeasureRequest(self.device.currentData(), tuple(sets), self.trials.value() if self.tune else 0,
+                                  variants=self.variants.isChecked())
+        sources = tuple(self.sources.item(i).text() for i in range(self.sources.count()))
+        for path in sources:
+            if not Path(path).exists():
+                raise TesseraError(f"{path}: no such tuning folder or results store")
+        return MeasureRequest(self.device.currentData(), tuple(sets), transfer=True, sources=sources,
+                              top_k=self.top_k.value())
 
     def accept(self) -> None:
         try:
             request = self.request()
-        except BindingError as e:
+        except TesseraError as e:
             self.error.setText(str(e))
             self.error.show()
             return

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
+from core.compile.requests import MeasureRequest
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.jobs.executors import choose_executor
@@ -20,7 +21,7 @@ from core.store import Store, StoreError
 from .frame import RESULT_ID, ResultsFrame, by_ids
 from .reopen import result_graph
 from .reader import OrderRequest, Snapshot, StoreReader
-from .submit import MeasureRequest, Target, submit
+from .submit import Queued, Target, submit
 
 POLL_MS = 400
 
@@ -160,11 +161,11 @@ class ExplorerSession(QObject):
         return states.count(RUNNING), states.count(QUEUED)
 
     # -- writes --------------------------------------------------------------------------------------
-    def submit(self, targets: list[Target], request: MeasureRequest) -> list[int]:
-        """Queue measure jobs (and start workers, if they start automatically)."""
-        ids = submit(self.store, self.queue, targets, request)
+    def submit(self, targets: list[Target], request: MeasureRequest) -> Queued:
+        """Queue a request's jobs (and start workers, if they start automatically)."""
+        queued = submit(self.store, self.queue, targets, request)
         self._work_queued()
-        return ids
+        return queued
 
     def queue_job(self, kind: str, payload: dict) -> int:
         """Queue one job of any kind (a search, say) and start workers if they start automatically."""

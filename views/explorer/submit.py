@@ -1,18 +1,18 @@
-"""Evaluate and Tune requests become measure jobs (core.compile.jobs:measure_job) in the
-store's queue: one job per operator and bindings set, all queued in one transaction.
+"""Evaluate and Tune requests (core.compile.requests.MeasureRequest) become jobs in the
+store's queue: the request's jobs for each operator and bindings set, all queued in one
+transaction.
 
 Jobs of an operator being edited carry its input key and content hash, so that editing
 it again cancels them (JobQueue.cancel_stale) instead of showing a result of an old version."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from core.compile.requests import MeasureRequest
 from core.devices import get_device
 from core.ir.serialize import content_hash
 from core.jobs.queue import JobQueue
 from core.store import Store
-
-MEASURE = "measure"
 
 
 @dataclass(frozen=True)
@@ -25,28 +25,25 @@ class Target:
     input_key: str | None = None            # set for the operator open in the editor
 
 
-@dataclass(frozen=True)
-class MeasureRequest:
-    device: str = "local"                            # a device of the store (core.devices)
-    bindings_sets: tuple[dict[str, int], ...] = ()  # empty: each target's own bindings
-    trials: int = 0                                  # MetaSchedule trials; 0 measures the default schedule
-
-    @property
-    def tune(self) -> bool:
-        return self.trials > 0
+@dataclass
+class Queued:
+    ids: list[int] = field(default_factory=list)   # in order: target by target, bindings set by set
+    notes: list[str] = field(default_factory=list)  # what was left out, and why (e.g. an algorithm)
 
 
-def submit(store: Store, queue: JobQueue, targets: list[Target], request: MeasureRequest) -> list[int]:
-    """Queue the jobs; returns their ids in order (target by target, bindings set by set)."""
+def submit(store: Store, queue: JobQueue, targets: list[Target], request: MeasureRequest) -> Queued:
+    """Queue the jobs; nothing is queued if one target cannot take the request."""
     device = get_device(store, request.device)
-    ids = []
+    queued = Queued()
     with store.write():
         for target in targets:
             operator_id = store.add_operator(target.document, target.name, target.origin)
             version = content_hash(target.document) if target.input_key else None
             for bindings in request.bindings_sets or (target.bindings or {},):
-                payload = {"operator": target.document, "bindings": dict(bindings),
-                           "tune_trials": request.trials, **device.job_fields()}
-                ids.append(queue.submit(MEASURE, payload, operator_id=operator_id, device_id=device.id,
-                                        input_key=target.input_key, input_version=version))
-    return ids
+                jobs, note = request.jobs(target.document, bindings, device)
+                if note and f"{target.name}: {note}" not in queued.notes:
+                    queued.notes.append(f"{target.name}: {note}")
+                queued.ids += [queue.submit(kind, payload, operator_id=operator_id, device_id=device.id,
+                                            input_key=target.input_key, input_version=version)
+                               for kind, payload in jobs]
+    return queued

@@ -1,0 +1,105 @@
+"""The Evaluate / Tune dialog's methods on real widgets: Run > Tune with Reused Schedules…
+(transfer jobs, this machine only, sources checked), and Compare variants (one measure job
+per algorithm x tuned/untuned, the left-out algorithm named in the status bar)."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox
+
+from core.devices import add_device, set_default
+from core.jobs.queue import JobQueue
+from core.store import Store
+
+from .test_explorer import EXAMPLES, explorer, store_path  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.gui
+
+
+def confirm(qtbot, window) -> None:
+    dialog = window.explore.dialog
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: window.explore.dialog is None)
+
+
+def queued_jobs(store_path):
+    with Store(store_path) as store:
+        return JobQueue(store).jobs()
+
+
+def test_tune_with_reused_schedules_queues_a_transfer_job_on_this_machine(qtbot, store_path, explorer, tmp_path):
+    with Store(store_path) as store:
+        add_device(store, "board", "127.0.0.1:9190", "board")
+        set_default(store, "board")
+    explorer.set_mode("editor")
+    explorer.load(EXAMPLES / "conv2d.json")
+    explorer.explore.actions["transfer"].trigger()
+    dialog = explorer.explore.dialog
+    assert dialog.windowTitle() == "Tune" and dialog.transfer
+    assert dialog.device.currentData() == "local" and not dialog.device.isEnabled()
+    assert not dialog.trials.isVisibleTo(dialog) and dialog.top_k.isVisibleTo(dialog)
+    assert not dialog.variants.isVisibleTo(dialog) and "same class" in dialog.explanation.text()
+
+    dialog.method.setCurrentIndex(0)  # back to a schedule search: the default device again
+    assert dialog.device.currentData() == "board" and dialog.device.isEnabled()
+    assert dialog.trials.isVisibleTo(dialog) and not dialog.top_k.isVisibleTo(dialog)
+    dialog.method.setCurrentIndex(1)
+    assert dialog.device.currentData() == "local"
+
+    dialog.add_source(str(tmp_path / "missing"))
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    assert dialog.isVisible() and dialog.error.text() == f"{tmp_path / 'missing'}: no such tuning folder or results store"
+    dialog.sources.setCurrentRow(0)
+    dialog.sources.item(0).setSelected(True)
+    dialog._remove_sources()
+    dialog.add_source(str(store_path))
+    dialog.add_source(str(store_path))  # once only
+    dialog.top_k.setValue(3)
+    dialog.bindings.setPlainText("C_in=8, C_out=6, H=10, W=6, K=3")
+    confirm(qtbot, explorer)
+
+    [job] = queued_jobs(store_path)
+    assert job.kind == "transfer" and job.payload["sources"] == [str(store_path)] and job.payload["top_k"] == 3
+    assert job.payload["device"] == "local" and job.payload["bindings"]["C_out"] == 6
+    assert job.input_key is not None  # the operator in the editor: editing it cancels the job
+    assert "Queued 1 job(s): tune with reused schedules conv2d" in explorer.statusBar().currentMessage()
+
+
+def test_compare_variants_queues_every_algorithm_and_names_what_was_left_out(qtbot, store_path, explorer):
+    explorer.set_mode("editor")
+    explorer.load(EXAMPLES / "grouped_conv.json")
+    explorer.explore.actions["tune"].trigger()
+    dialog = explorer.explore.dialog
+    assert "untuned and tuned" in dialog.variants.text()
+    dialog.variants.setChecked(True)
+    dialog.trials.setValue(3)
+    confirm(qtbot, explorer)
+    jobs = queued_jobs(store_path)
+    assert [(j.kind, j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [
+        ("measure", "default", 0), ("measure", "default", 3), ("measure", "gspc", 0), ("measure", "gspc", 3)]
+    assert "Queued 4 job(s): tune (3 trials), comparing variants grouped_conv" in explorer.statusBar().currentMessage()
+
+    explorer.load(EXAMPLES / "involution.json")
+    explorer.explore.actions["evaluate"].trigger()
+    dialog = explorer.explore.dialog
+    assert not dialog.method.isVisibleTo(dialog) and dialog.variants.isVisibleTo(dialog)
+    dialog.variants.setChecked(True)
+    confirm(qtbot, explorer)
+    jobs = queued_jobs(store_path)[4:]
+    assert [(j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [("default", 0)]
+    message = explorer.statusBar().currentMessage()
+    assert "Queued 1 job(s)" in message and "left out: involution: algorithm 'gspc' runs grouped convolutions only" \
+        in message
+
+
+def test_transfer_to_a_remote_device_is_refused_plainly(qtbot, store_path, explorer, dialogs):
+    """A request built by hand (the dialog never offers it): nothing is queued, the reason is shown."""
+    from core.compile.requests import MeasureRequest
+    from core.ir.serialize import read_document
+    from views.explorer.submit import Target
+    with Store(store_path) as store:
+        add_device(store, "board", "127.0.0.1:9190", "board")
+    ids = explorer.explore._submit([Target(read_document(EXAMPLES / "conv2d.json"), "conv2d")],
+                                   MeasureRequest("board", transfer=True), "conv2d")
+    assert ids == [] and queued_jobs(store_path) == []
+    assert dialogs.calls[-1][:2] == ("critical", "Cannot queue the jobs")
+    assert "transfer-tuning runs on this machine (device 'local'), not on 'board'" in dialogs.calls[-1][2]
