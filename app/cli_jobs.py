@@ -3,6 +3,7 @@ on the command line. The store is --store PATH, else $TESSERA_STORE, else the de
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from core.compile.requests import MeasureRequest
@@ -14,6 +15,8 @@ from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor, default_worker_count
 from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
+from core.store.variants import HEADER as VARIANT_HEADER
+from core.store.variants import read_variants
 
 RESULT_COLUMNS = ("measurement_id", "operator_name", "device_name", "bindings", "latency_ms",
                   "gflops", "tuned", "speedup", "accuracy")
@@ -62,6 +65,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--pareto", metavar="COLUMNS",
                    help=f"two or three of {', '.join(RESULT_OBJECTIVES)}, comma-separated; "
                         "add :min or :max to override the direction, e.g. latency_ms,accuracy:max")
+    p.add_argument("--variants", type=int, metavar="ID", help="compare every measurement of measurement ID's "
+                   "operator on its device at its sizes: algorithm, layout, untuned/tuned/reused schedule")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _store_option(p)
     p.set_defaults(func=cmd_results)
@@ -150,6 +155,8 @@ def cmd_jobs(args) -> int:
 
 
 def cmd_results(args) -> int:
+    if args.variants is not None:
+        return _print_variants(args)
     with Store(args.store) as store:
         if args.pareto:
             columns, directions = _parse_objectives(args.pareto)
@@ -166,6 +173,20 @@ def cmd_results(args) -> int:
     table = [tuple("id" if c == "measurement_id" else c.removesuffix("_name") for c in shown)]
     table += [tuple(_cell(row[c]) for c in shown) for row in rows]
     _print_table(table)
+    return 0
+
+
+def _print_variants(args) -> int:
+    if args.pareto:
+        raise TesseraError("give --variants ID or --pareto COLUMNS, not both")
+    with Store(args.store) as store:
+        variants = read_variants(store, args.variants)
+    if args.json:
+        print(json.dumps({**asdict(variants), "rows": [{**asdict(v), "vs_torch": v.vs_torch} for v in variants.rows]},
+                         indent=2))
+        return 0
+    print(variants.title())
+    _print_table([VARIANT_HEADER, *variants.table()])
     return 0
 
 

@@ -101,6 +101,44 @@ def test_results_table_json_and_pareto(tmp_path, examples_dir, capsys):
         tessera("results", "--pareto", "latency_ms:fast,flops", "--store", str(db))
 
 
+def add_variants(db, examples_dir) -> list[int]:
+    """grouped_conv measured as four variants at G=4 on local, plus two that are not its variants
+    (other sizes, another device); returns the four variants' ids."""
+    sizes = {"C_in": 16, "G": 4}
+    with Store(db) as store:
+        op = store.add_operator(read_document(examples_dir / "grouped_conv.json"), "grouped_conv")
+        local, board = store.add_device("local"), store.add_device("board", "rpc")
+        made = [(local, sizes, 4.0, "default", "NCHW", "untuned", False, 0),
+                (local, sizes, 1.0, "gspc", "NCHW4c", "tuned", True, 8),
+                (local, sizes, 2.0, "default", "NCHW", "transfer:local/abc trial 3", True, 0),
+                (local, sizes, 3.0, "gspc", "NCHW4c", "untuned", False, 0),
+                (local, {**sizes, "G": 8}, 0.5, "default", "NCHW", "untuned", False, 0),
+                (board, sizes, 9.0, "default", "NCHW", "untuned", False, 0)]
+        return [store.add_measurement(op, device, {
+            "latency_ms": ms, "latency_std_ms": 0.01, "gflops": 10 / ms, "torch_latency_ms": 2.0, "bindings": b,
+            "algorithm": algorithm, "layout": layout, "schedule_source": source, "tuned": tuned, "trial_count": trials})
+            for device, b, ms, algorithm, layout, source, tuned, trials in made][:4]
+
+
+def test_results_variants_compares_one_operator_device_and_sizes(tmp_path, examples_dir, capsys):
+    db = str(tmp_path / "cli.db")
+    ids = add_variants(db, examples_dir)
+    assert tessera("results", "--variants", str(ids[3]), "--store", db) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "grouped_conv at C_in=16, G=4 on local: 4 measurement(s), vs default · untuned"
+    assert lines[1].split()[:3] == ["id", "variant", "layout"]
+    rows = [line.split("  ") for line in lines[2:]]
+    assert [[c.strip() for c in r if c.strip()][1] for r in rows] == [
+        "gspc · tuned (8 trials)", "default · reused schedule", "gspc · untuned", "default · untuned"]
+    assert lines[2].split()[-2:] == ["2.00x", "4.00x"]  # vs PyTorch (2 ms), vs default untuned (4 ms)
+    assert tessera("results", "--variants", str(ids[0]), "--json", "--store", db) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["measurement_id"] for r in report["rows"]] == [ids[1], ids[2], ids[3], ids[0]]
+    assert report["rows"][1]["schedule"] == "transfer:local/abc trial 3" and report["rows"][3]["vs_baseline"] == 1
+    with pytest.raises(TesseraError, match="there is no measurement 99"):
+        tessera("results", "--variants", "99", "--store", db)
+
+
 def test_empty_store(tmp_path, capsys):
     assert tessera("results", "--store", str(tmp_path / "empty.db")) == 0
     assert capsys.readouterr().out == "no results yet\n"

@@ -103,3 +103,32 @@ def test_transfer_to_a_remote_device_is_refused_plainly(qtbot, store_path, explo
     assert ids == [] and queued_jobs(store_path) == []
     assert dialogs.calls[-1][:2] == ("critical", "Cannot queue the jobs")
     assert "transfer-tuning runs on this machine (device 'local'), not on 'board'" in dialogs.calls[-1][2]
+
+
+def test_variants_view_compares_one_operator_device_and_sizes(qtbot, store_path, explorer, dialogs, tmp_path):
+    from tests.conftest import EXAMPLES as examples_dir
+    from tests.core.test_jobs_cli import add_variants
+
+    from .test_explorer import wait_for_results
+    ids = add_variants(store_path, examples_dir)
+    wait_for_results(qtbot, explorer, 6)
+    view = explorer.explore.view
+    view.selection.set([ids[3]])
+    view.browser.buttons["variants"].click()
+    dialog = view.variants_dialog
+    assert dialog is not None and dialog.isVisible() and dialog.windowTitle() == "Variants of grouped_conv"
+    table = dialog.table
+    labels = [table.item(r, 1).text() for r in range(table.rowCount())]
+    assert labels == ["gspc · tuned (8 trials)", "default · reused schedule", "gspc · untuned", "default · untuned"]
+    assert [table.item(r, 8).text() for r in range(4)] == ["4.00x", "2.00x", "1.33x", "1.00x"]
+    assert table.item(2, 0).font().bold() and not table.item(0, 0).font().bold()  # opened from ids[3]
+    ticks = dialog.chart.getPlotItem().getAxis("left")._tickLevels[0]
+    assert [text for _, text in ticks][0] == "gspc · tuned (8 trials) · NCHW4c"
+    table.selectRow(0)
+    assert view.selection.current == ids[1]  # the explorer follows
+    dialog.grab().save(str(tmp_path / "variants.png"))
+
+    view.show_variants(-1)  # an operator never measured
+    assert dialogs.calls[-1][:2] == ("information", "No variants yet")
+    dialog.close()
+    qtbot.waitUntil(lambda: view.variants_dialog is None)

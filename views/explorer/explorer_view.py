@@ -17,6 +17,7 @@ from .result_panel import ResultPanel
 from .results_table import ResultsBrowser
 from .selection import ResultSelection
 from .session import ExplorerSession
+from .variants import VariantsDialog
 
 
 class ExplorerView(QWidget):
@@ -33,6 +34,7 @@ class ExplorerView(QWidget):
         self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
         self.browser = ResultsBrowser(session, self.selection)
         self.compare_dialog: CompareDialog | None = None
+        self.variants_dialog: VariantsDialog | None = None
 
         self.top = QSplitter(Qt.Orientation.Horizontal)
         self.top.addWidget(self.plot)
@@ -54,6 +56,7 @@ class ExplorerView(QWidget):
         self.browser.openRequested.connect(self.openRequested)
         self.browser.measureRequested.connect(self.measureRequested)
         self.browser.compareRequested.connect(self.compare)
+        self.browser.variantsRequested.connect(self.show_variants)
         self.browser.exportRequested.connect(self.export_result)
         self.browser.exportResultsRequested.connect(self.export_results)
         self.export_dialog: ExportDialog | None = None
@@ -67,6 +70,27 @@ class ExplorerView(QWidget):
         self.compare_dialog = dialog
         dialog.destroyed.connect(lambda: setattr(self, "compare_dialog", None))
         dialog.show()
+
+    def show_variants(self, result_id: int) -> None:
+        """The Variants view of a measured result (an operator not measured yet has none)."""
+        if result_id < 0:
+            QMessageBox.information(self, "No variants yet", "This operator has not been measured yet: "
+                                    "Evaluate… or Tune… it first (with “Compare variants” to measure each algorithm).")
+            return
+        try:
+            dialog = VariantsDialog(self.session, result_id, self.selection, self)
+        except TesseraError as e:
+            QMessageBox.warning(self, "Cannot compare variants", str(e))
+            return
+        if self.variants_dialog is not None:
+            self.variants_dialog.close()  # one Variants view at a time
+        self.variants_dialog = dialog
+        dialog.finished.connect(lambda _, d=dialog: self._variants_closed(d))
+        dialog.show()
+
+    def _variants_closed(self, dialog: VariantsDialog) -> None:
+        if self.variants_dialog is dialog:
+            self.variants_dialog = None
 
     def export_result(self, result_id: int) -> None:
         """The export dialog for the result's operator, at the result's bindings."""

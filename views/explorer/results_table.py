@@ -278,6 +278,7 @@ class ResultsBrowser(QWidget):
     openRequested = Signal(int)           # result id
     measureRequested = Signal(object, bool)  # result ids, tune?
     compareRequested = Signal(int, int)
+    variantsRequested = Signal(int)       # result id: compare its operator's variants
     exportRequested = Signal(int)         # result id: export its operator
     exportResultsRequested = Signal()     # export the store's results (CSV, Pareto plot)
 
@@ -328,7 +329,7 @@ class ResultsBrowser(QWidget):
         buttons = QHBoxLayout()
         buttons.setSpacing(6)
         self.buttons = {}
-        for key in ("open", "evaluate", "tune", "compare", "export", "rename", "delete"):
+        for key in ("open", "evaluate", "tune", "compare", "variants", "export", "rename", "delete"):
             button = QPushButton(self.actions[key].text().replace("&", ""))
             button.setToolTip(self.actions[key].toolTip())
             button.clicked.connect(self.actions[key].trigger)
@@ -370,6 +371,9 @@ class ResultsBrowser(QWidget):
                      lambda: self.measureRequested.emit(self.selection.ids.copy(), True)),
             "compare": ("&Compare", "Compare the two selected results side by side", None,
                         lambda: self.compareRequested.emit(*map(int, self.selection.ids[:2]))),
+            "variants": ("&Variants", "Compare every measurement of the selected result's operator on its "
+                         "device at its sizes: algorithm, layout, untuned, tuned or reused schedule", None,
+                         lambda: self._with_current(self.variantsRequested.emit)),
             "export": ("E&xport…", "Export the selected result's operator: PyTorch, TVMScript, library, "
                        "JSON, pictures", None, lambda: self._with_current(self.exportRequested.emit)),
             "export_results": ("Export &Results…", "Export every result as CSV, or the Pareto front "
@@ -465,7 +469,7 @@ class ResultsBrowser(QWidget):
     def _update_actions(self) -> None:
         count = len(self.selection)
         enabled = {"open": count >= 1, "evaluate": count >= 1, "tune": count >= 1, "compare": count == 2,
-                   "export": count >= 1, "rename": count >= 1, "delete": count >= 1}
+                   "variants": count >= 1, "export": count >= 1, "rename": count >= 1, "delete": count >= 1}
         for key, on in enabled.items():
             self.actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)
