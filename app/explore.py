@@ -278,7 +278,7 @@ class Explore(QObject):
             return None
 
         subject = targets[next(iter(targets))].name if len(targets) == 1 else f"{len(targets)} selected results"
-        measured = all(t.bindings for t in targets.values())  # operators never measured have no sizes yet
+        measured = all(t.bindings for t in targets.values())  # an operator saved without bindings has no sizes
         first = next((t.bindings for t in targets.values() if t.bindings), {})
         self._open_dialog(tune, subject, [first] if first else [], measured, check,
                           lambda request: self._submit(list(targets.values()), request, subject))

@@ -142,7 +142,20 @@ def _measurement_variants(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V5)
 
 
-MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs, _job_placement, _measurement_variants]
+RESULTS_VIEW_V6 = RESULTS_VIEW_V5.replace("o.hash, NULL, NULL, NULL,", "o.hash, NULL, NULL, o.bindings,")
+
+
+def _operator_bindings(db: sqlite_utils.Database) -> None:
+    """Version 6: an operator keeps the bindings it was first saved with (the canonical
+    document drops them), so one never measured, such as a search candidate whose dynamic
+    variables the sampler solved, can be opened and measured at its own sizes."""
+    db["operators"].add_column("bindings", str)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V6)
+
+
+MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs, _job_placement, _measurement_variants,
+              _operator_bindings]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -67,10 +67,12 @@ class Store:
 
     # -- things that are measured ----------------------------------------------
     def add_operator(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
-        """Save an operator document in canonical form with its cost at the document's own
-        bindings; the same operator saved again (same content hash,
+        """Save an operator document in canonical form with the document's own bindings and
+        its cost at them; the same operator saved again (same content hash,
         core.ir.serialize.content_hash) returns the existing row's id."""
-        return self._add_unique("operators", canonical_json(doc), name, origin, operator_cost(doc))
+        bindings = doc.get("bindings") or None
+        return self._add_unique("operators", canonical_json(doc), name, origin,
+                                {**operator_cost(doc), "bindings": json.dumps(bindings) if bindings else None})
 
     def add_sequence(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
         """Save a transformation-sequence document; equal documents (as sorted JSON) are one row."""
@@ -85,9 +87,13 @@ class Store:
             return self.db.execute(f"SELECT id FROM {table} WHERE hash = ?", [digest]).fetchone()[0]
 
     def operator(self, operator_id: int) -> dict:
-        """The operators row with `document` parsed back into a dict."""
+        """The operators row with `document` parsed back into a dict, carrying the bindings
+        the operator was first saved with."""
         row = self._get("operators", operator_id)
-        return {**row, "document": json.loads(row["document"])}
+        document = json.loads(row["document"])
+        if row["bindings"]:
+            document["bindings"] = json.loads(row["bindings"])
+        return {**row, "document": document}
 
     def add_device(self, name: str, kind: str = "local", config: dict | None = None) -> int:
         """Create or update the device called `name` (kind 'local' or 'rpc'); returns its id."""

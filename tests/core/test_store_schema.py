@@ -61,7 +61,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 5
+        assert store.schema_version == SCHEMA_VERSION == 6
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names())
@@ -71,7 +71,7 @@ def test_new_store_is_current_and_in_wal_mode(tmp_path):
 def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
     with Store(version_1_file) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == 6
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
@@ -86,7 +86,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
         measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
         assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
     with Store(version_1_file) as again:  # opening a migrated file changes nothing
-        assert again.schema_version == 5
+        assert again.schema_version == 6
         assert again.db["measurements"].count == 2
 
 
@@ -96,7 +96,7 @@ def test_newer_store_is_refused_without_touching_it(tmp_path):
     conn.execute("CREATE TABLE things (x)")
     conn.execute("PRAGMA user_version = 99")
     conn.close()
-    with pytest.raises(StoreError, match="schema version 99, newer than this program's 5"):
+    with pytest.raises(StoreError, match="schema version 99, newer than this program's 6"):
         Store(path)
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
@@ -142,7 +142,7 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
     db.close()
     from core.jobs.queue import HOST, JobQueue
     with Store(path) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == 6
         queue = JobQueue(store)
         assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
             (1, "done", 812, None), (2, "queued", None, None)]
@@ -150,3 +150,31 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
         assert (job.id, job.runs_on) == (2, f"worker {job.worker_pid} on {HOST}")
         assert queue.place(job, "Ray node 3f2a9c1b (10.0.0.5), worker 4121")
         assert queue.get(2).runs_on == "Ray node 3f2a9c1b (10.0.0.5), worker 4121"
+
+
+def test_version_6_operators_keep_their_own_bindings(tmp_path):
+    """A search candidate never measured keeps the sizes its sampler solved (here a coefficient
+    s): the results view and Store.operator give them back; a v5 file's operators have none."""
+    import json
+
+    from core.ir.serialize import content_hash
+    from tests.conftest import EXAMPLES
+    doc = json.loads((EXAMPLES / "conv2d.json").read_text())
+    doc["bindings"] = {**doc["bindings"], "s": 2}
+    path = tmp_path / "v5.db"
+    db = sqlite_utils.Database(path)
+    for step in MIGRATIONS[:5]:  # what Tessera with schema version 5 created
+        step(db)
+    db.execute("PRAGMA user_version = 5")
+    db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
+    db.conn.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.schema_version == 6
+        assert "bindings" not in store.operator(1)["document"]
+        op = store.add_operator(doc, "mcts-1", "search:mcts")
+        assert store.add_operator({**doc, "bindings": {"C_in": 8}}, "again") == op  # the first bindings stay
+        rows = {r["operator_name"]: r for r in store.results()}
+        assert rows["old"]["bindings"] is None and json.loads(rows["mcts-1"]["bindings"]) == doc["bindings"]
+        stored = store.operator(op)
+        assert stored["document"]["bindings"] == doc["bindings"] and content_hash(stored["document"]) == stored["hash"]

@@ -132,3 +132,27 @@ def test_variants_view_compares_one_operator_device_and_sizes(qtbot, store_path,
     assert dialogs.calls[-1][:2] == ("information", "No variants yet")
     dialog.close()
     qtbot.waitUntil(lambda: view.variants_dialog is None)
+
+
+def test_a_search_candidate_never_measured_opens_and_measures_at_its_own_sizes(qtbot, store_path, explorer):
+    """The store keeps the bindings a candidate was saved with (its sampler's solved sizes)."""
+    from core.ir.serialize import read_document
+
+    from .test_explorer import wait_for_results
+    doc = read_document(EXAMPLES / "grouped_conv.json")
+    sizes = {"C_in": 8, "C_out": 16, "H": 12, "W": 12, "K": 3, "G": 2}
+    with Store(store_path) as store:
+        op = store.add_operator({**doc, "bindings": sizes}, "mcts-candidate", "search:mcts")
+    wait_for_results(qtbot, explorer, 1)
+    view = explorer.explore.view
+    view.selection.set([-op])
+    view.browser.buttons["evaluate"].click()
+    dialog = explorer.explore.dialog
+    assert dialog.own.isVisibleTo(dialog) and dialog.own.isChecked()
+    confirm(qtbot, explorer)
+    [job] = queued_jobs(store_path)
+    assert job.payload["bindings"] == sizes and job.operator_name == "mcts-candidate"
+
+    explorer.explore.open_result(-op)
+    assert explorer.explore.mode == "editor" and explorer.document.bindings == sizes
+    assert explorer.document.summary.shapes.ok
