@@ -18,12 +18,28 @@ from ..ir.tensor import TensorType
 from .base import Budget, Candidate, Strategy
 from .canonical import chain_violation, violation
 from .chain import Action, Step, Synthesizer, chain_graph
+
+LOG_SPAN = 1e3  # positive scores spanning more than this ratio are compared by their logarithm
 from .distance import shape_distance
 
 EXPLORATION = 0.7
 WIDENING = 1.5
 #: small sizes the synthesis may introduce beyond the template's own (Syno's s)
 COEFFICIENTS = {"K": 3, "s": 2}
+
+
+def scaled_reward(low: float, high: float, score: float) -> float:
+    """A score of any scale (accuracy, Fisher Potential) as a UCT reward in [0, 1], scaled
+    between the lowest and highest scores seen so far. Positive scores spanning more than
+    three orders of magnitude (Fisher Potentials do) are scaled by their logarithm, so one
+    score a thousand times the others does not squash the rest towards 0. Not finite: 0."""
+    if not math.isfinite(score):
+        return 0.0
+    if not high > low:
+        return 0.5
+    if low > 0 and high / low > LOG_SPAN:
+        score, low, high = math.log(score), math.log(low), math.log(high)
+    return (score - low) / (high - low)
 
 
 @dataclass(eq=False)
@@ -57,7 +73,7 @@ class SynoMCTS(Strategy):
         self.paths: dict[str, list[Node]] = {}
         self.scores: dict[str, float] = {}
         self._distances: dict[TensorType, int] = {}
-        self.low, self.high = math.inf, -math.inf
+        self.low, self.high = math.inf, -math.inf  # the finite scores told so far span these
         self.stats.update(pruned_distance=0, pruned_canonical=0, dead_ends=0)
 
     # -- ask/tell -------------------------------------------------------------------
@@ -96,13 +112,12 @@ class SynoMCTS(Strategy):
         if path is None:
             return
         self.scores[key] = score
-        self.low, self.high = min(self.low, score), max(self.high, score)
+        if math.isfinite(score):
+            self.low, self.high = min(self.low, score), max(self.high, score)
         self._backup(path, self._normalised(score))
 
     def _normalised(self, score: float) -> float:
-        """Rewards of any scale (accuracy, Fisher Potential) mapped to [0, 1] for UCT."""
-        span = self.high - self.low
-        return (score - self.low) / span if span > 0 else 0.5
+        return scaled_reward(self.low, self.high, score)
 
     # -- tree -----------------------------------------------------------------------
     def _actions(self, node: Node) -> list[Action]:

@@ -84,6 +84,15 @@ def test_mcts_improves_its_reward(conv):
     assert learned > blind + 0.08
 
 
+def test_mcts_rewards_scale_linearly_or_by_logarithm_when_scores_span_orders_of_magnitude():
+    from core.search.mcts import scaled_reward
+    assert [scaled_reward(0.5, 0.9, s) for s in (0.5, 0.7, 0.9)] == pytest.approx([0.0, 0.5, 1.0])  # accuracies
+    assert scaled_reward(-1.0, 3.0, 1.0) == 0.5
+    # Fisher Potentials 10, 100 and one outlier 1e6: 100 is 1/5 of the way on a log scale, not 0.0001
+    assert scaled_reward(10.0, 1e6, 100.0) == pytest.approx(0.2)
+    assert scaled_reward(1.0, 1.0, 1.0) == 0.5 and scaled_reward(0.0, 1.0, float("nan")) == 0.0
+
+
 def test_deduplicator_sees_renamed_copies(conv):
     d = Deduplicator()
     assert d.add(conv)
