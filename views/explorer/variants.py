@@ -16,7 +16,7 @@ from core.store.variants import HEADER, Variants, read_variants
 
 from .. import theme
 from .columns import EXTRA_COLORS
-from .plots import plot_widget
+from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
 from .session import ExplorerSession
 
@@ -24,6 +24,7 @@ TEXT_COLUMNS = {1, 2, 3}  # variant, layout, schedule: left-aligned; numbers rig
 HINT = ("Add variants with Tune… and “Compare variants” (each algorithm, untuned and tuned), "
         "or with Run ▸ Tune with Reused Schedules…")
 ALGORITHM_COLORS = {"default": "#2563eb", "gspc": "#d97706"}  # other algorithms take spare colours
+LOG_RATIO = 10  # the chart's latency axis is logarithmic when the slowest variant is this much slower
 UNTUNED_ALPHA = 110  # untuned bars are paler than tuned or reused ones
 
 
@@ -61,6 +62,8 @@ class VariantsDialog(QDialog):
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setShowGrid(False)
+        table.setWordWrap(False)
+        table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long schedule sources: the tooltip has them
         table.setAlternatingRowColors(True)
         bold = QFont(table.font())
         bold.setBold(True)
@@ -86,26 +89,34 @@ class VariantsDialog(QDialog):
 
     def _chart(self) -> pg.PlotWidget:
         """Median latency per variant as horizontal bars (fastest on top) with their spread,
-        and PyTorch's latency as a dashed line."""
+        and PyTorch's latency as a dashed line; on a log axis when they span over 10x."""
         rows = self.variants.rows
-        widget = plot_widget()
+        widget = plot_widget(axisItems={"bottom": ColumnAxis("bottom")})
         item = widget.getPlotItem()
         item.setLabel("bottom", "Latency (ms)")
         y = np.arange(len(rows))[::-1].astype(float)
         latency = np.array([v.latency_ms for v in rows])
-        item.addItem(pg.BarGraphItem(x0=0, y=y, height=0.6, width=latency, brushes=self._brushes(), pen=None))
         spread = np.array([v.latency_std_ms or 0.0 for v in rows])
-        item.addItem(pg.ErrorBarItem(x=latency, y=y, left=spread, right=spread, beam=0.2,
-                                     pen=pg.mkPen(theme.TEXT_MUTED)))
         torch_ms = [v.torch_latency_ms for v in rows if v.torch_latency_ms]
+        log = bool(latency.max() / latency.min() > LOG_RATIO)
+        item.setLogMode(x=log)  # the axis writes 10^x; the bars below are drawn at log10 themselves
+
+        def at(ms):
+            return np.log10(ms) if log else np.asarray(ms, float)
+        base = float(np.floor(at(min(latency.min(), *torch_ms)))) if log else 0.0
+        item.addItem(pg.BarGraphItem(x0=base, y=y, height=0.6, width=at(latency) - base, brushes=self._brushes(),
+                                     pen=None))
+        item.addItem(pg.ErrorBarItem(x=at(latency), y=y, left=at(latency) - at(np.maximum(latency - spread,
+                                                                                          latency * 0.01)),
+                                     right=at(latency + spread) - at(latency), beam=0.2, pen=pg.mkPen(theme.TEXT_MUTED)))
         if torch_ms:
-            line = pg.InfiniteLine(float(np.median(torch_ms)), angle=90, movable=False,
-                                   pen=pg.mkPen(theme.TEXT_MUTED, width=1.4, style=Qt.PenStyle.DashLine),
-                                   label="PyTorch", labelOpts={"position": 0.95, "color": theme.TEXT_MUTED})
-            item.addItem(line)
+            item.addItem(pg.InfiniteLine(float(at(np.median(torch_ms))), angle=90, movable=False,
+                                         pen=pg.mkPen(theme.TEXT_MUTED, width=1.4, style=Qt.PenStyle.DashLine),
+                                         label="PyTorch", labelOpts={"position": 0.95, "color": theme.TEXT_MUTED}))
         item.getAxis("left").setTicks([[(float(yy), f"{v.label} · {v.layout}" if v.layout else v.label)
                                         for yy, v in zip(y, rows)]])
-        item.setXRange(0, max([*latency + spread, *torch_ms]) * 1.08, padding=0)
+        end = float(at(max([*(latency + spread), *torch_ms])))
+        item.setXRange(base, end + (end - base) * 0.08, padding=0)
         item.setYRange(-0.6, len(rows) - 0.4, padding=0)
         widget.setMouseEnabled(x=False, y=False)
         return widget
