@@ -219,8 +219,10 @@ class CapacityJudge:
         return len(self._verdicts)
 
     def __call__(self, graph) -> dict:
-        """{candidate, original, passes, replaced} for an operator graph (cached by content)."""
-        from ..analysis.fisher import fisher_potential, passes_fisher
+        """{candidate, original, passes, replaced} for an operator graph (cached by content);
+        an operator whose output ignores its input has no Fisher Potential: it fails, with
+        candidate None and the reason (fisher.FisherError's message)."""
+        from ..analysis.fisher import FisherError, fisher_potential, passes_fisher
         from ..ir.serialize import content_hash, to_document
         from ..train.candidate import networks
 
@@ -230,10 +232,15 @@ class CapacityJudge:
             layers = tuple(report.replaced)
             if layers not in self._original:
                 self._original[layers] = fisher_potential(original, layers, self.images, self.labels).total
-            ours = fisher_potential(candidate, layers, self.images, self.labels).total
             theirs = self._original[layers]
-            self._verdicts[key] = {"candidate": ours, "original": theirs, "passes": passes_fisher(ours, theirs),
-                                   "replaced": list(layers)}
+            verdict = {"original": theirs, "replaced": list(layers)}
+            try:
+                ours = fisher_potential(candidate, layers, self.images, self.labels).total
+            except FisherError as e:
+                verdict.update(candidate=None, passes=False, reason=str(e))
+            else:
+                verdict.update(candidate=ours, passes=passes_fisher(ours, theirs))
+            self._verdicts[key] = verdict
         return self._verdicts[key]
 
 
@@ -261,7 +268,8 @@ def capacity_checks(document: dict, bindings: Mapping[str, int] | None = None,
             judge = judge or CapacityJudge(EvalSettings.from_payload(settings or {}))
             verdict = judge(graph)
             entry.update(status=LEGAL if verdict["passes"] else ILLEGAL, **verdict,
-                         message=f"Fisher Potential {verdict['candidate']:.4g} "
+                         message=f"no Fisher Potential: {verdict['reason']}" if "reason" in verdict else
+                                 f"Fisher Potential {verdict['candidate']:.4g} "
                                  f"{'>=' if verdict['passes'] else '<'} original {verdict['original']:.4g} "
                                  f"over {len(verdict['replaced'])} replaced layer(s)")
         results.append(entry)

@@ -177,3 +177,10 @@ def test_searched_operator_that_ignores_its_input_is_refused_by_the_fisher_job()
     with pytest.raises(FisherError, match=r"layer stem\.0: 8 of 8 output channels hold one value"):
         fisher_job({"operator": to_document(graph), "width": 8, "resolution": 8, "limit": 200,
                     "fisher_batch": 16}, _Job())
+    # NAS-PTE's capacity check (sequence search, legality) rejects it with the reason, not a crash
+    from core.analysis.legality import CapacityJudge
+    from core.train.candidate import EvalSettings
+    graph.bindings = {"C_in": 8, "C_out": 8, "H": 8, "W": 8}
+    verdict = CapacityJudge(EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16))(graph)
+    assert verdict["passes"] is False and verdict["candidate"] is None and verdict["original"] > 0
+    assert "8 of 8 output channels hold one value" in verdict["reason"]
