@@ -36,11 +36,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--bind", default="", help="values such as C_in=64,C_out=64,H=56,W=56,K=3")
     p.add_argument("--tune-trials", type=int, default=0, metavar="N",
                    help="MetaSchedule trial budget (trials already in the tuning database count); 0: untuned")
-    p.add_argument("--cost-model", choices=("xgb", "random"), default="xgb")
     p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--tuning-dir", metavar="DIR", help="tuning databases folder (default ~/.cache/tessera/tuning)")
-    p.add_argument("--repeat", type=int, default=10, help="timed repeats (median and spread over them)")
-    p.add_argument("--min-repeat-ms", type=float, default=100.0, help="minimum length of one repeat")
+    add_timing_options(p)
     p.add_argument("--device", metavar="NAME", help="an RPC device of the store (`tessera device list`) to "
                                                     "tune and time on (default: this machine)")
     p.add_argument("--store", metavar="PATH", help="with --device: the results store listing it")
@@ -56,6 +53,16 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("bench", help="run a benchmark from tests/benchmarks (e.g. `tessera bench kernels`)")
     p.add_argument("name", metavar="NAME", help=f"one of: {', '.join(_benchmarks()) or 'none installed'}")
     p.set_defaults(func=cmd_bench)
+
+
+def add_timing_options(p) -> None:
+    """How kernels are tuned and timed, for `tessera measure` and `tessera tune`."""
+    p.add_argument("--cost-model", choices=("xgb", "random"), default="xgb",
+                   help="MetaSchedule's cost model (default xgb)")
+    p.add_argument("--tuning-dir", metavar="DIR", help="tuning databases folder (default ~/.cache/tessera/tuning)")
+    p.add_argument("--repeat", type=int, default=10, help="timed repeats of the kernel kept (median and spread "
+                                                          "over them; default 10)")
+    p.add_argument("--min-repeat-ms", type=float, default=100.0, help="minimum length of one repeat (default 100)")
 
 
 def cmd_codegen(args) -> int:

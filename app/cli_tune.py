@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli_compile import measurement_report, print_progress
+from app.cli_compile import add_timing_options, measurement_report, print_progress
 from core.codegen.torch_plan import make_plan
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
 from core.devices import LOCAL_NAME, get_device
@@ -46,10 +46,7 @@ def add_parsers(sub) -> None:
                    help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)")
     p.add_argument("--trials", type=int, metavar="N", help=f"from scratch: MetaSchedule trial budget, trials "
                    f"already in the database counting (default {DEFAULT_TRIALS}; a backbone's kernels share it)")
-    p.add_argument("--cost-model", choices=("xgb", "random"), default="xgb")
-    p.add_argument("--tuning-dir", metavar="DIR", help="tuning databases folder (default ~/.cache/tessera/tuning)")
-    p.add_argument("--repeat", type=int, default=10, help="operator: timed repeats of the kept kernel")
-    p.add_argument("--min-repeat-ms", type=float, default=100.0, help="operator: minimum length of one repeat")
+    add_timing_options(p)
     p.add_argument("--store", metavar="PATH", help="operator: run as a job and record the measurement in this "
                                                    "results store")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")

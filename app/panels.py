@@ -99,7 +99,6 @@ def export_current(window) -> None:
 def export_stored(window, session, operator_id: int) -> None:
     from views.export_dialog import ExportDialog
 
-    row = session.store.operator(operator_id)
-    window.export_dialog = ExportDialog(target=str(operator_id), store=str(session.path),
-                                        name=row["name"] or f"operator{operator_id}", parent=window)
+    window.export_dialog = ExportDialog.of_stored(session.path, operator_id,
+                                                  session.store.operator(operator_id)["name"], parent=window)
     window.export_dialog.open()

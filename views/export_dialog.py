@@ -74,6 +74,13 @@ class ExportDialog(QDialog):
         self.format_box.currentIndexChanged.connect(self._suggest_path)
         self._suggest_path()
 
+    @classmethod
+    def of_stored(cls, store: str | Path, operator_id: int, name: str | None,
+                  bindings: dict[str, int] | None = None, parent: QWidget | None = None) -> "ExportDialog":
+        """For an operator of the results store, at `bindings` (default: its own)."""
+        return cls(target=str(operator_id), store=store, name=name or f"operator{operator_id}", bindings=bindings,
+                   parent=parent)
+
     @property
     def format(self) -> str:
         return self.format_box.currentData()

@@ -97,9 +97,8 @@ class ExplorerView(QWidget):
         row = self.session.row(result_id)
         if row is None:
             return
-        name = row["operator_name"] or f"operator{row['operator_id']}"
-        self._open_export(ExportDialog(target=str(row["operator_id"]), store=str(self.session.path), name=name,
-                                       bindings=json.loads(row["bindings"] or "{}"), parent=self))
+        self._open_export(ExportDialog.of_stored(self.session.path, row["operator_id"], row["operator_name"],
+                                                 json.loads(row["bindings"] or "{}"), self))
 
     def export_results(self) -> None:
         """The export dialog for the whole store; a Pareto export uses the plot's two axes."""
