@@ -20,7 +20,8 @@ CONV = EXAMPLES / "conv2d.json"
 
 @pytest.fixture
 def store_path(tmp_path):
-    """A store with two operators: one measured at small sizes, one found by a search and never measured."""
+    """A store with two operators: one measured at small sizes, one found by a search, never measured
+    and saved without sizes."""
     path = tmp_path / "results.db"
     with Store(path) as store:
         conv = store.add_operator(read_document(CONV), "Conv 3x3 / baseline", "search:mcts")
@@ -28,7 +29,8 @@ def store_path(tmp_path):
                                            "bindings": {"C_in": 8, "C_out": 4, "H": 6, "W": 6, "K": 3}})
         store.add_measurement(conv, None, {"latency_ms": 1.0, "flops": 5e6,
                                            "bindings": {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3}})
-        store.add_operator(read_document(EXAMPLES / "shift_conv.json"), "", "search:random")
+        shift = {k: v for k, v in read_document(EXAMPLES / "shift_conv.json").items() if k != "bindings"}
+        store.add_operator(shift, "", "search:random")
     return path
 
 
@@ -58,6 +60,11 @@ def test_an_unmeasured_operator_needs_sizes(store_path, tmp_path, capsys):
     assert export("2", "--format", "torch", "--store", str(store_path), "--out", str(tmp_path),
                   "--bind", "C_in=4,C_out=4,H=5,W=5") == 0
     assert (tmp_path / "operator_2.py").is_file()
+    with Store(store_path) as store:  # saved with its sizes, as search candidates are: exported at them
+        op = store.add_operator(read_document(EXAMPLES / "involution.json"), "inv", "search:random")
+    assert export(str(op), "--format", "torch", "--store", str(store_path), "--out", str(tmp_path / "inv.py")) == 0
+    sizes = ", ".join(f"{k}={v}" for k, v in sorted(read_document(EXAMPLES / "involution.json")["bindings"].items()))
+    assert f"Sizes:    {sizes}" in (tmp_path / "inv.py").read_text()
 
 
 def test_the_json_export_opens_as_a_laid_out_operator(store_path, tmp_path):
