@@ -12,7 +12,6 @@ as MetaSchedule's trials do."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -20,6 +19,7 @@ import numpy as np
 import torch
 import tvm
 
+from ..atomic import write_text_atomically
 from ..codegen.gspc import Tiles, candidate_tiles, default_tiles, gspc_module, pack_weights, simd_lanes
 from ..devices.session import open_session
 from ..ir.graph import OperatorGraph
@@ -69,7 +69,7 @@ class GspcKernel:
             if _key(tiles) not in records:
                 records[_key(tiles)] = self._time(tiles)
                 new += 1
-                _write(path, records)
+                write_text_atomically(path, json.dumps(records, indent=1))
             ms = records[_key(tiles)]
             progress(0.05 + 0.75 * (i + 1) / len(grid), f"GSPC tile grid: {i + 1} of {len(grid)} "
                      f"(T_O={tiles.t_o}, T_I={tiles.t_i}, {tiles.w} columns): "
@@ -128,9 +128,4 @@ def _read(path: Path) -> dict[str, float | None]:
     return records
 
 
-def _write(path: Path, records: dict) -> None:
-    """Atomically, so a concurrent reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(records, indent=1), encoding="utf-8")
-    tmp.replace(path)
+

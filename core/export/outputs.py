@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
+from ..atomic import replace_atomically
 from .errors import ExportError
 from .formats import FORMATS
 from .names import file_stem
@@ -49,17 +50,12 @@ def refuse_overwrite(paths: list[Path], force: bool) -> None:
 
 
 def write_with(path: Path, write: Callable[[Path], None]) -> Path:
-    """Call write(temporary path) and rename the result to `path` (parents created)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")  # same suffix: writers that pick a format by it
+    """Call write(temporary path) and rename the result to `path` (core.atomic); ExportError
+    naming the file if that fails."""
     try:
-        write(tmp)
-        tmp.replace(path)
+        return replace_atomically(path, write)
     except OSError as e:
         raise ExportError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
 
 
 def write_text(path: Path, text: str) -> Path:

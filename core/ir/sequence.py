@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
 from .serialize import check_header, refuse_unknown_fields
@@ -218,11 +219,7 @@ def sequence_document(seq: Sequence) -> dict:
 
 
 def save_sequence(seq: Sequence, path: str | Path) -> None:
-    """Write atomically (temp file + rename) so a crash never leaves half a file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(sequence_document(seq), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomically(path, json.dumps(sequence_document(seq), indent=2) + "\n")
 
 
 # -- applying ---------------------------------------------------------------------------------

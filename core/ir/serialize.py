@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import networkx as nx
 
+from ..atomic import write_text_atomically
 from .errors import FormatError, TesseraError
 from .graph import INPUT, OUTPUT, OperatorGraph
 from .primitives import REGISTRY, make
@@ -193,11 +194,7 @@ def to_document(graph: OperatorGraph) -> dict:
 
 
 def save_operator(graph: OperatorGraph, path: str | Path) -> None:
-    """Write atomically (temp file + rename) so a crash never leaves half a file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_document(graph), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomically(path, json.dumps(to_document(graph), indent=2) + "\n")
 
 
 # -- identity --------------------------------------------------------------------
