@@ -10,12 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.cli_inputs import operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
 from core.compile.jobs import ALGORITHMS, gspc_convolution, variant_payloads
-from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
-from core.ir.serialize import graph_from_document, read_document
 from core.devices import get_device
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
@@ -66,8 +65,7 @@ def add_timing_options(p) -> None:
 
 
 def cmd_codegen(args) -> int:
-    document = read_document(args.file)
-    graph, bindings = graph_from_document(document, args.file), parse_bindings(args.bind)
+    document, graph, bindings = operator_and_bindings(args.file, args.bind)
     if args.target == "torch":
         print(module_source(graph, bindings), end="")
         return 0
@@ -78,9 +76,7 @@ def cmd_codegen(args) -> int:
 
 
 def cmd_measure(args) -> int:
-    document = read_document(args.file)
-    bindings = parse_bindings(args.bind)
-    graph = graph_from_document(document, args.file)
+    document, graph, bindings = operator_and_bindings(args.file, args.bind)
     make_plan(graph, bindings)
     payload = {"operator": document, "bindings": bindings, "tune_trials": args.tune_trials, "device": "local",
                "cost_model": args.cost_model, "batch": args.batch, "repeat": args.repeat,

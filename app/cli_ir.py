@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
+from app.cli_inputs import operator_and_bindings
 from core.analysis.summary import summarize
 from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
@@ -48,8 +49,8 @@ def cmd_validate(args) -> int:
 
 
 def cmd_info(args) -> int:
-    graph = load_operator(args.file)
-    s = summarize(graph, parse_bindings(args.bind))
+    _, graph, bindings = operator_and_bindings(args.file, args.bind)
+    s = summarize(graph, bindings)
     if args.json:
         json.dump(s.to_json(), sys.stdout, indent=2)
         print()

@@ -6,11 +6,13 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from app.cli_inputs import operator_and_bindings
+from core.codegen.torch_plan import make_plan
 from core.compile.requests import MeasureRequest
 from core.devices import default_device, get_device
-from core.ir.bindings import format_bindings, parse_bindings
+from core.ir.bindings import format_bindings
 from core.ir.errors import TesseraError
-from core.ir.serialize import content_hash, read_document
+from core.ir.serialize import content_hash
 from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor, default_worker_count
@@ -90,8 +92,9 @@ def cmd_submit(args) -> int:
     request = MeasureRequest(args.device or "local", trials=args.tune_trials, variants=args.variants,
                              transfer=args.transfer, top_k=args.top_k,
                              sources=tuple(str(Path(p).expanduser().resolve()) for p in args.sources or ()))
-    doc = read_document(args.file)
-    bindings = {**doc.get("bindings", {}), **parse_bindings(args.bind)}
+    doc, graph, given = operator_and_bindings(args.file, args.bind)
+    bindings = {**graph.bindings, **given}
+    make_plan(graph, bindings)  # shape and binding errors now, not in the worker
     name = doc.get("name") or Path(args.file).stem
     with Store(args.store) as store, store.write():
         operator_id = store.add_operator(doc, name, "hand-made")

@@ -10,7 +10,7 @@ import sys
 from core.analysis.legality import LEGAL, SequenceReport, check_sequence
 from core.codegen.loopnest_ir import result_operator
 from core.codegen.loopnest_text import nest_lines, program_text
-from core.ir.bindings import parse_bindings
+from core.ir.bindings import check_names, parse_bindings
 from core.ir.loopnest import LoopNestError
 from core.ir.sequence import load_sequence, sequence_document
 from core.ir.serialize import save_operator
@@ -55,6 +55,7 @@ def _common(p) -> None:
 def _report(args) -> tuple[dict, dict, SequenceReport]:
     seq = load_sequence(args.file)
     bindings = parse_bindings(args.bind)
+    check_names(bindings, seq.variables(), args.file)
     return sequence_document(seq), bindings, check_sequence(seq, bindings)
 
 

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 from app.cli_compile import add_timing_options, measurement_report, print_progress
+from app.cli_inputs import operator_and_bindings
 from core.codegen.torch_plan import make_plan
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
 from core.devices import LOCAL_NAME, get_device
-from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
-from core.ir.serialize import content_hash, graph_from_document, read_document
+from core.ir.serialize import content_hash
 from core.jobs.isolate import call_in_subprocess
 from core.jobs.kinds import HANDLERS
 from core.jobs.queue import DONE, JobQueue
@@ -99,9 +99,8 @@ def _common(args) -> dict:
 
 
 def _tune_operator(args) -> dict:
-    document = read_document(args.file)
-    bindings = parse_bindings(args.bind)
-    make_plan(graph_from_document(document, args.file), bindings)  # shape and binding errors, before TVM
+    document, graph, bindings = operator_and_bindings(args.file, args.bind)
+    make_plan(graph, bindings)  # shape and binding errors, before TVM
     kind = "transfer" if args.transfer else "measure"
     payload = {**_common(args), "operator": document, "bindings": bindings, "repeat": args.repeat,
                "min_repeat_ms": args.min_repeat_ms}

@@ -17,7 +17,8 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from core.analysis.summary import summarize
-from core.ir.errors import TesseraError
+from core.ir.bindings import check_names
+from core.ir.errors import BindingError, TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
 from app.panels import mount_session_panels
@@ -36,8 +37,14 @@ STATUS_TIPS = {
 }
 
 
-def binding_problem(graph: OperatorGraph, bindings: dict[str, int]) -> str | None:
-    """Why `graph` cannot be measured at `bindings`, or None."""
+def binding_problem(graph: OperatorGraph, bindings: dict[str, int], names: bool = True) -> str | None:
+    """Why `graph` cannot be measured at `bindings`, or None; with `names`, bindings of
+    variables the operator does not have are a problem too (a typo, most likely)."""
+    if names:
+        try:
+            check_names(bindings, graph.kinds(), graph.name or "the operator")
+        except BindingError as e:
+            return str(e)
     summary = summarize(graph, bindings)
     if not summary.ok:
         return "; ".join(summary.messages())
@@ -271,8 +278,13 @@ class Explore(QObject):
                 graphs.setdefault(row["operator_id"], (targets[key].name, graph_from_document(operator["document"])))
 
         def check(bindings):
+            known = set().union(*(graph.kinds() for _, graph in graphs.values()))
+            try:  # one set of sizes for several operators: each name must belong to one of them
+                check_names(bindings, known, "the selected operators" if len(graphs) > 1 else subject)
+            except BindingError as e:
+                return str(e)
             for name, graph in graphs.values():
-                problem = binding_problem(graph, bindings)
+                problem = binding_problem(graph, bindings, names=False)
                 if problem:
                     return f"{name}: {problem}"
             return None

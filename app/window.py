@@ -44,7 +44,7 @@ class MainWindow(QMainWindow):
 
         self.scene = OperatorScene(self)
         self.view = OperatorView(self.scene)
-        self.bindings_bar = BindingsBar()
+        self.bindings_bar = BindingsBar(known=lambda: self.document.graph.kinds())
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)

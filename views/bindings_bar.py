@@ -2,11 +2,13 @@
 canvas can show numbers, FLOPs and parameters next to the symbolic shapes."""
 from __future__ import annotations
 
+from typing import Callable, Iterable
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from core.analysis.summary import Summary
-from core.ir.bindings import parse_bindings
+from core.ir.bindings import check_names, parse_bindings
 from core.ir.errors import BindingError
 
 from .canvas_labels import totals
@@ -15,8 +17,10 @@ from .canvas_labels import totals
 class BindingsBar(QWidget):
     bindingsChanged = Signal(dict)
 
-    def __init__(self, parent=None):
+    def __init__(self, known: Callable[[], Iterable[str]] = lambda: (), owner: str = "the operator", parent=None):
+        """`known()`: the variables the operator has; a binding of any other is refused."""
         super().__init__(parent)
+        self.known, self.owner = known, owner
         self.setObjectName("bindingsBar")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
@@ -46,6 +50,7 @@ class BindingsBar(QWidget):
     def _apply(self) -> None:
         try:
             bindings = parse_bindings(self.edit.text())
+            check_names(bindings, self.known(), self.owner)
         except BindingError as e:
             self._mark(str(e))
             return

@@ -1,7 +1,9 @@
 """Concrete values for symbolic variables, as typed on a command line or in the GUI."""
 from __future__ import annotations
 
+import difflib
 import re
+from typing import Iterable
 
 from .errors import BindingError
 
@@ -30,3 +32,14 @@ def parse_bindings(text: str | None) -> dict[str, int]:
 
 def format_bindings(bindings: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in bindings.items())
+
+
+def check_names(bindings: dict[str, int], known: Iterable[str], owner: str) -> None:
+    """BindingError if `bindings` name a variable `owner` (an operator, a file) does not
+    have: a typo such as Cin=64 would otherwise be ignored and the default size used."""
+    known = sorted(known)
+    unknown = [name for name in bindings if name not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, 1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise BindingError(f"no variable {unknown[0]} in {owner}{hint} (variables: {', '.join(known) or 'none'})")

@@ -99,6 +99,16 @@ class Sequence:
     def with_steps(self, steps) -> "Sequence":
         return replace(self, steps=tuple(steps))
 
+    def variables(self) -> set[str]:
+        """The size variables it has: its nest's, its own bindings' and those its steps'
+        factors name (a group by G, a split by F, ...)."""
+        names = set(self.base.variables) | set(self.bindings)
+        for step in self.steps:
+            for name, kind in STEP_PARAMS[step.op].items():
+                values = step.params[name] if kind == "sizes" else [step.params[name]] if kind == "size" else []
+                names |= {v for value in values for v in parse_size(str(value)).variables}
+        return names
+
 
 # -- building and checking steps -----------------------------------------------------------
 def make_step(op: str, params: Mapping[str, Any] | None = None, part: int | None = None) -> Step:

@@ -18,7 +18,7 @@ from typing import Collection, Sequence
 
 from core.store import Store, StoreError
 
-from .results import record_result
+from .results import record_result, result_summary
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
@@ -175,7 +175,8 @@ class JobQueue:
                 return False
             record_result(self.store, job, result)
             return self._update_owned(job, {"state": DONE, "result": text, "progress": 1.0,
-                                            "message": "done", "error": None, "finished": time.time()})
+                                            "message": result_summary(job.kind, result), "error": None,
+                                            "finished": time.time()})
 
     def finish(self, job: Job, state: str, error: str) -> bool:
         """End a job this worker owns as FAILED or CANCELLED, with a reason."""

@@ -36,6 +36,36 @@ RECORDERS = {"measure": _measurement, "transfer": _measurement, "score": _score,
              "train": _nested_score, "e2e": _nested_score}
 
 
+def _measured(result: dict) -> str:
+    """'0.0367 ms, 10.2x PyTorch' (or without PyTorch, timed on another device)."""
+    text = f"{result['latency_ms']:.4g} ms"
+    return text + (f", {result['speedup_vs_torch']:.2f}x PyTorch" if result.get("speedup_vs_torch") else "")
+
+
+def _transferred(result: dict) -> str:
+    """What transfer-tuning reused, so a result kept untuned says why."""
+    if not result.get("found"):
+        why = "no tuned schedule of its kernel class in the sources: TVM's default kept"
+    elif not result.get("applied"):
+        why = f"none of {result['found']} tuned schedule(s) applied: TVM's default kept"
+    else:
+        kept = "kept the fastest" if result.get("tuned") else "none beat TVM's default"
+        why = f"{result['applied']} of {result['found']} tuned schedule(s) applied, {kept}"
+    return f"{_measured(result)}; {why}"
+
+
+SUMMARIES = {"measure": _measured, "transfer": _transferred}
+
+
+def result_summary(kind: str, result: dict) -> str:
+    """The message a finished job shows (the job monitor's Message column)."""
+    summary = SUMMARIES.get(kind)
+    try:
+        return summary(result) if summary is not None else "done"
+    except (KeyError, TypeError, ValueError):
+        return "done"  # a result the recorder accepted but this line cannot describe
+
+
 def record_result(store: Store, job, result: dict) -> None:
     """Write the rows for `result` inside the caller's transaction (InvalidResult if malformed)."""
     recorder = RECORDERS.get(job.kind)

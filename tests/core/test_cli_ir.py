@@ -57,3 +57,6 @@ def test_bad_bindings_are_clear():
     assert "fc grouped_fc output channels per group: C_out/G = 64/3 is not an integer" in out.stdout
     out = tessera("info", str(EXAMPLES / "conv2d.json"), "--bind", "K=three")
     assert out.returncode == 1 and "cannot read binding 'K=three'" in out.stderr
+    out = tessera("info", str(EXAMPLES / "conv2d.json"), "--bind", "Cin=16")  # a typo is not ignored
+    assert out.returncode == 1 and out.stderr == (f"tessera info: no variable Cin in {EXAMPLES / 'conv2d.json'}; "
+                                                  "did you mean C_in? (variables: C_in, C_out, H, K, W)\n")

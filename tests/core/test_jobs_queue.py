@@ -37,6 +37,20 @@ def test_complete_writes_measurement_and_state_together(store, queue, conv2d):
                                                                               {"C_in": 64, "H": 56})
     assert store.trials(row["measurement_id"]) == [(0, 2.0), (1, 1.5)]
     assert done.result["target"] == "llvm"  # details beyond the measurement stay on the job
+    assert done.message == "1.5 ms"  # the job monitor's summary (no PyTorch time in this result)
+
+
+def test_a_finished_job_says_what_it_found():
+    from core.jobs.results import result_summary
+    measured = {"latency_ms": 0.03668, "speedup_vs_torch": 10.15}
+    assert result_summary("measure", measured) == "0.03668 ms, 10.15x PyTorch"
+    assert result_summary("transfer", {**measured, "found": 0, "applied": 0}) == (
+        "0.03668 ms, 10.15x PyTorch; no tuned schedule of its kernel class in the sources: TVM's default kept")
+    assert result_summary("transfer", {**measured, "found": 3, "applied": 2, "tuned": True}).endswith(
+        "2 of 3 tuned schedule(s) applied, kept the fastest")
+    assert result_summary("transfer", {**measured, "found": 3, "applied": 3, "tuned": False}).endswith(
+        "none beat TVM's default")
+    assert result_summary("fisher", {"score": {}}) == "done" and result_summary("measure", {}) == "done"
 
 
 def test_invalid_result_writes_nothing(store, queue, conv2d):

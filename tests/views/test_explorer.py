@@ -376,6 +376,10 @@ def test_evaluate_queues_one_job_per_bindings_set_and_edits_cancel_them(qtbot, s
     dialog.bindings.setPlainText("C_in=8, C_out=8, H=16, W=16, K=3\nC_in=8, C_out=16, H=16, W=16, K=0")
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     assert dialog.error.text() == "line 2: binding K=0: sizes must be positive integers" and dialog.isVisible()
+    dialog.bindings.setPlainText("C_in=8, C_out=8, H=16, Wd=16, K=3")
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    assert dialog.error.text().startswith("line 1 (C_in=8, C_out=8, H=16, Wd=16, K=3): no variable Wd in conv2d; "
+                                          "did you mean W?")
     dialog.bindings.setPlainText("C_in=8, C_out=8, H=16, W=16, K=3\nC_in=8, C_out=16, H=16, W=16")
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     qtbot.waitUntil(lambda: explorer.explore.dialog is None)

@@ -131,6 +131,10 @@ def test_bindings_bar_updates_numbers(window):
     bar.edit.editingFinished.emit()
     assert bar.edit.property("invalid") is True and "NAME=INTEGER" in bar.edit.toolTip()
     assert card.info.numeric == "8×10×12"  # the last good bindings stay in force
+    bar.edit.setText("C_in=8, Cout=16")
+    bar.edit.editingFinished.emit()
+    assert bar.edit.property("invalid") is True and "did you mean C_out?" in bar.edit.toolTip()
+    assert card.info.numeric == "8×10×12"
     bar.edit.setText("C_in=8")
     bar.edit.editingFinished.emit()  # the file's own bindings fill the rest
     assert card.info.numeric == "8×56×56"
