@@ -15,7 +15,8 @@ from . import theme
 
 MIME_TYPE = "application/x-tessera-primitive"
 OP_ROLE = Qt.ItemDataRole.UserRole
-FAMILIES = (("canvas", "Canvas", "tensor-level primitives"), ("syno", "Syno", "coordinate-level primitives"))
+FAMILIES = (("canvas", "Canvas", "tensor-level primitives"), ("syno", "Syno", "coordinate-level primitives"),
+            ("tessera", "Tessera", "joins the published sets lack"))
 CATEGORIES = ("rearrangement", "view", "arithmetic", "contraction", "blending")
 KIND_NAMES = {"dim": "axis", "dims": "axes", "size": "size expression", "int": "integer", "choice": "choice"}
 

@@ -103,8 +103,7 @@ class SequenceEditor(QWidget):
     def result_document(self) -> dict | None:
         """The resulting operator as a tessera.operator document (None if there is none yet)."""
         final = self.report.final if self.report else None
-        graph = result_operator(final, self.sequence.name or "sequence").graph if final else None
-        return to_document(graph) if graph is not None else None
+        return to_document(result_operator(final, self.sequence.name or "sequence").graph) if final else None
 
     # -- building the widgets ---------------------------------------------------------------
     def _build(self) -> None:
@@ -307,13 +306,11 @@ class SequenceEditor(QWidget):
         op = result_operator(final, self.sequence.name or "sequence")
         base = result_operator(self.report.start).totals()
         t = op.totals()
-        parts = f" in {len(op.graphs)} parts" if len(op.graphs) > 1 else ""
+        parts = f" ({len(op.graphs)} parts joined by concat)" if len(op.graphs) > 1 else ""
         self.totals.setText(f"Result{parts}: {t['flops']:,} FLOPs ({t['flops'] / base['flops']:.0%} of the start), "
                             f"{t['params']:,} parameters ({t['params'] / base['params']:.0%})"
                             + ("" if self.report.legal else "; some steps are illegal"))
-        self.open_button.setEnabled(op.graph is not None)
-        self.open_button.setToolTip("Open the resulting operator to tune or evaluate it" if op.graph is not None
-                                    else "A peeled result has several parts; it cannot be opened as one operator")
+        self.open_button.setEnabled(True)
 
     def _program_before(self, index: int):
         if self.report is None:

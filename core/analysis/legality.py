@@ -260,18 +260,13 @@ def capacity_checks(document: dict, bindings: Mapping[str, int] | None = None,
         if not s.step.changes_architecture or s.after is None:
             continue
         entry = {"step": s.index, "text": s.step.text()}
-        graph = result_operator(s.after, seq.name or "sequence").graph
-        if graph is None:
-            entry.update(status="unchecked", message="a peeled nest has several parts, and a backbone "
-                         "replacement needs one operator graph (the IR has no concat primitive yet)")
-        else:
-            judge = judge or CapacityJudge(EvalSettings.from_payload(settings or {}))
-            verdict = judge(graph)
-            entry.update(status=LEGAL if verdict["passes"] else ILLEGAL, **verdict,
-                         message=f"no Fisher Potential: {verdict['reason']}" if "reason" in verdict else
-                                 f"Fisher Potential {verdict['candidate']:.4g} "
-                                 f"{'>=' if verdict['passes'] else '<'} original {verdict['original']:.4g} "
-                                 f"over {len(verdict['replaced'])} replaced layer(s)")
+        judge = judge or CapacityJudge(EvalSettings.from_payload(settings or {}))
+        verdict = judge(result_operator(s.after, seq.name or "sequence").graph)
+        entry.update(status=LEGAL if verdict["passes"] else ILLEGAL, **verdict,
+                     message=f"no Fisher Potential: {verdict['reason']}" if "reason" in verdict else
+                             f"Fisher Potential {verdict['candidate']:.4g} "
+                             f"{'>=' if verdict['passes'] else '<'} original {verdict['original']:.4g} "
+                             f"over {len(verdict['replaced'])} replaced layer(s)")
         results.append(entry)
     return results
 

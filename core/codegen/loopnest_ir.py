@@ -14,8 +14,8 @@ backbone replacement are the IR's own:
 
 Sizes stay symbolic (C_in, C_out, H, W, K and the steps' factor expressions) so
 the graph fits every layer of a backbone; a part of a peeled nest has a fixed
-channel count. Parts are concatenated along channels (the IR has no concat
-primitive yet, so a peeled result is a list of graphs: see SequenceOperator)."""
+channel count. A peeled nest's parts become one graph, each part's chain from the
+input joined by concat along channels, with its fixed total channel count."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,7 +25,7 @@ from ..analysis.summary import Summary, summarize
 from ..ir.editing import Editor
 from ..ir.graph import OUTPUT, OperatorGraph
 from ..ir.layout import layered_layout
-from ..ir.loopnest import Computation, Nest, Program
+from ..ir.loopnest import Computation, Program
 from ..ir.symbolic import Size
 from .errors import CodegenError
 
@@ -35,15 +35,12 @@ _VARIABLES = {"C_in": "primary", "C_out": "primary", "H": "primary", "W": "prima
 
 @dataclass
 class SequenceOperator:
-    """The result of a sequence: one graph per part, outputs concatenated along channels."""
+    """The result of a sequence: the operator graph, and one graph per part (the whole
+    graph's branches) for per-part figures."""
+    graph: OperatorGraph
     graphs: list[OperatorGraph]
     channels: list[int]          # output channels of each part
     bindings: dict[str, int]
-
-    @property
-    def graph(self) -> OperatorGraph | None:
-        """The single graph of an unpeeled result (None when there are several parts)."""
-        return self.graphs[0] if len(self.graphs) == 1 else None
 
     def summaries(self, bindings: Mapping[str, int] | None = None) -> list[Summary]:
         return [summarize(g, {**self.bindings, **(bindings or {})}) for g in self.graphs]
@@ -61,30 +58,46 @@ class SequenceOperator:
 
 def result_operator(program: Program, name: str = "sequence") -> SequenceOperator:
     bindings = dict(program.bindings)
-    whole = len(program.parts) == 1
-    graphs = [part_graph(nest, f"{name}" if whole else f"{name}_part{k}", symbolic_out=whole)
-              for k, nest in enumerate(program.parts)]
-    for g in graphs:
+    if len(program.parts) == 1:
+        graphs = [_graph([program.parts[0].comp], name, symbolic_out=True)]
+        whole = graphs[0]
+    else:
+        graphs = [_graph([nest.comp], f"{name}_part{k}") for k, nest in enumerate(program.parts)]
+        whole = _graph([nest.comp for nest in program.parts], name)
+    for g in [whole, *graphs]:
         g.bindings = {k: v for k, v in bindings.items() if k in g.mentioned_variables()}
-    return SequenceOperator(graphs, [n.comp.out_count for n in program.parts], bindings)
+    return SequenceOperator(whole, graphs, [n.comp.out_count for n in program.parts], bindings)
 
 
-def part_graph(nest: Nest, name: str, symbolic_out: bool = True) -> OperatorGraph:
-    """One part as an operator graph [C_in, (H, W)] -> [channels, (H, W)]."""
-    c = nest.comp
-    out = "C_out" if symbolic_out else str(c.out_count)
+def _graph(parts: list[Computation], name: str, symbolic_out: bool = False) -> OperatorGraph:
+    """The parts as one operator graph [C_in, (H, W)] -> [channels, (H, W)]: a chain of
+    primitives from the input per part, the chains' outputs joined by concat in order.
+    With `symbolic_out` (one part, not peeled) its output channels stay C_out."""
+    c = parts[0]
+    out = "C_out" if symbolic_out else str(sum(p.out_count for p in parts))
     spatial = ["H", "W"] if c.spatial else []
     used = ["C_in", *(["C_out"] if symbolic_out else []), *spatial, *(["K"] if c.spatial else [])]
     graph = OperatorGraph(["C_in", *spatial], [out, *spatial], spatial=len(spatial),
                           variables={k: _VARIABLES[k] for k in used}, name=name,
                           description=f"{c.kind} after a transformation sequence")
-    build = _Builder(Editor(graph))
-    _lower(build, c, Size.var("C_out") if symbolic_out else Size(c.out_count))
-    build.finish()
+    editor = Editor(graph)
+    joined = None
+    for part in parts:
+        chain = _Chain(editor)
+        _lower(chain, part, Size.var("C_out") if symbolic_out else Size(part.out_count))
+        if joined is None:
+            joined = chain.last
+        else:
+            concat = editor.add_node("concat", {"dim": 0})
+            editor.connect(joined, concat, 0)
+            editor.connect(chain.last, concat, 1)
+            joined = concat
+    editor.connect(joined, OUTPUT)
+    editor.move(layered_layout(graph))
     return graph
 
 
-class _Builder:
+class _Chain:
     """Appends primitives in a chain from the input, tracking the tensor's axes by name."""
 
     def __init__(self, editor: Editor):
@@ -95,12 +108,8 @@ class _Builder:
         self.editor.connect(self.last, node)
         self.last = node
 
-    def finish(self) -> None:
-        self.editor.connect(self.last, OUTPUT)
-        self.editor.move(layered_layout(self.editor.graph))
 
-
-def _lower(b: _Builder, c: Computation, out_channels: Size) -> None:
+def _lower(b: _Chain, c: Computation, out_channels: Size) -> None:
     axes = ["C"] + (["H", "W"] if c.spatial else [])  # names of the current tensor's axes
 
     def at(axis: str) -> int:

@@ -20,7 +20,7 @@ from tvm import te, tirx
 
 from ..analysis.shapes import label
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
-from ..ir.primitives import Broadcast, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
+from ..ir.primitives import Broadcast, Concat, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
 from ..ir.primitives.blending import match
 from .errors import CodegenError
 from .torch_plan import Plan, Step, make_plan, python_names
@@ -178,6 +178,18 @@ def _broadcast(stages: Stages, node: _Node) -> te.Tensor:
                           node.name, node.where)
 
 
+def _concat(stages: Stages, node: _Node) -> te.Tensor:
+    """A's elements, then B's along the axis: each output element reads exactly one of them."""
+    a, b = node.ins
+    d = node.step.prim.axis(node.step.ins[0]) + 1
+    split = node.step.in_shapes[0][d - 1]
+
+    def element(*i):
+        shifted = [*i[:d], i[d] - split, *i[d + 1:]]
+        return tirx.if_then_else(i[d] < split, stages.read(a, list(i)), stages.read(b, shifted))
+    return stages.compute(node.shape(node.step.out_shape), element, node.name, node.where)
+
+
 def _fold(stages: Stages, node: _Node) -> te.Tensor:
     step = node.step
     d = step.prim.axis(step.ins[0]) + 1
@@ -274,7 +286,7 @@ def _block_reduction(sizes: list[int], block: int) -> tuple[tuple[int, ...], Cal
     return (block,), lambda group, r: _unflatten(group * block + r[0], sizes)
 
 
-_ARITHMETIC = {ElementWise: _elementwise, Broadcast: _broadcast, Fold: _fold, Reduce: _reduce,
+_ARITHMETIC = {ElementWise: _elementwise, Broadcast: _broadcast, Concat: _concat, Fold: _fold, Reduce: _reduce,
                Share: _share, FullyConnected: _fc, Softmax: _softmax}
 
 

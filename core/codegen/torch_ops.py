@@ -9,7 +9,7 @@ import string
 from math import prod
 from typing import Callable, Sequence
 
-from ..ir.primitives import (Broadcast, ElementWise, Expand, Fold, FullyConnected, Group, Merge, Reduce,
+from ..ir.primitives import (Broadcast, Concat, ElementWise, Expand, Fold, FullyConnected, Group, Merge, Reduce,
                              Share, Shift, Softmax, Split, Stride, Unfold)
 from ..ir.primitives.blending import match
 from .errors import CodegenError
@@ -121,6 +121,10 @@ def _broadcast(step: Step) -> str:
     return _view(f"({expr})" if fn in _OPERATORS else expr, rhs_view, rhs)
 
 
+def _concat(step: Step) -> str:
+    return f"torch.cat(({step.args[0]}, {step.args[1]}), {_axis(step) + 1})"
+
+
 def _fc(step: Step) -> str:
     """Channel axes flattened in order to P; output o reads input block o // (out / groups)."""
     x, shape = step.ins[0], step.in_shapes[0]
@@ -158,5 +162,5 @@ def _share(step: Step) -> str:
 TEMPLATES: dict[type, Callable[[Step], str]] = {
     Group: _reshape, Split: _reshape, Merge: _reshape, Shift: _shift, Expand: _expand, Unfold: _unfold,
     Stride: _stride, ElementWise: _elementwise, Fold: _fold, Reduce: _reduce, Softmax: _softmax,
-    Broadcast: _broadcast, FullyConnected: _fc, Share: _share,
+    Broadcast: _broadcast, Concat: _concat, FullyConnected: _fc, Share: _share,
 }

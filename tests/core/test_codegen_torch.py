@@ -71,6 +71,20 @@ def test_depthwise_separable_equals_depthwise_then_pointwise_conv():
         _close(module(x), pointwise(depthwise(x)))
 
 
+def test_mixed_conv_is_two_convolutions_concatenated():
+    graph = _example("mixed_conv")
+    module = build_module(graph, SMALL)
+    names = weight_names(graph)
+    wide, point = torch.randn(4, 8, 3, 3), torch.randn(4, 8, 1, 1)
+    with torch.no_grad():
+        module.get_parameter(names["conv_kxk"]).copy_(wide.reshape(4, -1))
+        module.get_parameter(names["conv_1x1"]).copy_(point.reshape(4, -1))
+    x = torch.randn(2, 8, 10, 10)
+    with torch.no_grad():
+        got = module(x)
+    _close(got, torch.cat((F.conv2d(x, wide, padding=1), F.conv2d(x, point)), 1))
+
+
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
 def test_every_example_builds_and_runs(path):
     graph = load_operator(path)

@@ -17,6 +17,9 @@ EXPECTED = {
     # kernel fc (G*K^2 outputs from C_in) + mul + two reductions over K
     "involution": ("[C_in, H, W]", ["G*K^2*C_in*H*W"],
                    ["2*G*K^2*C_in*H*W", "C_in*K^2*H*W", "C_in*K^2*H*W", "C_in*K*H*W"], ["G*K^2*C_in"]),
+    # half the channels from a KxK conv, half from a 1x1 conv, joined by concat (no FLOPs of its own)
+    "mixed_conv": ("[C_out, H, W]", ["C_out*C_in*K^2*H*W/2", "C_out*C_in*H*W/2"],
+                   ["C_out*C_in*K^2*H*W", "C_out*C_in*H*W"], ["C_out*C_in*K^2/2", "C_out*C_in/2"]),
     "shift_conv": ("[C_out, H, W]", ["C_out*C_in*H*W"], ["2*C_out*C_in*H*W", "C_in*H*W"], ["C_out*C_in"]),
     # grouped Kx1 fc, channel mean (C_in*H*W), sigmoid (H*W), gate mul (C_out*H*W), depthwise 1xK fc
     "gated_separable": ("[C_out, H, W]", ["C_out*C_in*K*H*W/G", "C_out*K*H*W"],

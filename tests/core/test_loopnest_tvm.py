@@ -71,11 +71,9 @@ def test_tensor_expression_equals_the_torch_module_with_the_same_weights(steps):
     got = run(compile_module(sch.mod), inputs, tuple(int(s) for s in args[-1].shape))
     op = result_operator(r.final)
     module = operator_module(op)
-    parts = list(module.parts) if len(op.graphs) > 1 else [module]
-    with torch.no_grad():
-        for part, graph, w in zip(parts, op.graphs, inputs[1:]):
-            (name,) = weight_names(graph).values()
-            part.get_parameter(name).copy_(torch.from_numpy(w.reshape(w.shape[0], -1)))
+    with torch.no_grad():  # one contraction per part, in part order (a peeled nest's are joined by concat)
+        for name, w in zip(weight_names(op.graph).values(), inputs[1:], strict=True):
+            module.get_parameter(name).copy_(torch.from_numpy(w.reshape(w.shape[0], -1)))
         want = module(torch.from_numpy(inputs[0])).numpy()
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
 

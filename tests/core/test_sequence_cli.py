@@ -45,10 +45,15 @@ def test_apply_reports_the_operator_and_saves_it(tmp_path):
     assert s.ok and s.numeric_cost["flops"] == data["total"]["flops"]
 
 
-def test_apply_refuses_to_save_a_peeled_result_as_one_operator(tmp_path):
-    out = tessera("apply", str(SEQ / "seq_split_group.json"), "--save-operator", str(tmp_path / "x.json"))
-    assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert "2 parts concatenated along channels" in out.stderr
+def test_apply_saves_a_peeled_result_as_one_operator_joined_by_concat(tmp_path):
+    out = tessera("apply", str(SEQ / "seq_split_group.json"), "--save-operator", str(tmp_path / "x.json"), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    graph = load_operator(tmp_path / "x.json")
+    assert [graph.prim(n).op for n in graph.primitive_nodes()].count("concat") == len(data["parts"]) - 1 == 1
+    s = summarize(graph)
+    assert s.ok and s.numeric_cost["flops"] == data["total"]["flops"]
+    assert s.numeric_shapes["output"][0] == sum(p["channels"] for p in data["parts"])
 
 
 def test_check_exits_1_and_names_the_reversed_dependence(tmp_path):

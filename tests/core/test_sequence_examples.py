@@ -28,13 +28,12 @@ def operator(seq: Sequence, bindings=None):
 
 
 def run(op, weights: list[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    """The operator's torch module with each part's weight [C, C_in/G, Kh, Kw] copied in."""
+    """The operator's torch module with each part's weight [C, C_in/G, Kh, Kw] copied in (one
+    contraction per part, in part order: a peeled nest's parts are joined by concat)."""
     module = operator_module(op)
-    parts = list(module.parts) if len(op.graphs) > 1 else [module]
     with torch.no_grad():
-        for part, graph, w in zip(parts, op.graphs, weights):
-            (name,) = weight_names(graph).values()
-            part.get_parameter(name).copy_(w.reshape(w.shape[0], -1))
+        for name, w in zip(weight_names(op.graph).values(), weights, strict=True):
+            module.get_parameter(name).copy_(w.reshape(w.shape[0], -1))
         return module(x)
 
 

@@ -23,6 +23,21 @@ def test_broadcast_that_cannot_divide_names_node_and_shapes():
     assert [d.node for d in report.errors] == ["b3"]  # only the root cause is reported
 
 
+def test_concat_adds_like_sizes_and_names_what_does_not_fit():
+    def joined(a_out, b_out, dim=0):
+        g = chain(["C", "H", "W"], ["C", "H", "W"], [
+            ("a", "fc", {"out": a_out}, ["input"]), ("b", "fc", {"out": b_out}, ["input"]),
+            ("cat", "concat", {"dim": dim}, ["a", "b"])], variables={"C": "primary", "H": "primary", "W": "primary"})
+        return infer_shapes(g)
+    assert str(joined("C/4", "3*C/4").shapes["cat"]) == "[C, H, W]"
+    assert str(joined("24", "40").shapes["cat"]) == "[64, H, W]"
+    (err,) = joined("C", "H").errors
+    assert err.node == "cat" and err.message.startswith("concat cat: along dim 0: C + H is not one size")
+    (err,) = joined("C", "C", dim=1).errors  # joined along H: fine, but not the declared output
+    assert (err.node, err.message) == ("output", "output: dim 1 is 2*H but the template expects H "
+                                                 "(got [C, 2*H, W], want [C, H, W])")
+
+
 def test_unfold_on_channel_axis_names_the_dimension():
     g = chain(["C_in", "H", "W"], ["C_in", "H", "W"], [("u1", "unfold", {"dim": 0, "K": "K"}, ["input"])])
     (err,) = infer_shapes(g).errors

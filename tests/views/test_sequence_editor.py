@@ -121,12 +121,13 @@ def test_open_result_hands_over_an_operator_and_save_round_trips(editor, qtbot, 
     assert doc["format"] == "tessera.sequence" and doc["bindings"]["H"] == 8 and len(doc["steps"]) == 5
 
 
-def test_a_peeled_result_cannot_be_opened_as_one_operator(qtbot):
+def test_a_peeled_result_opens_as_one_operator_joined_by_concat(qtbot):
     widget = SequenceEditor()
     qtbot.addWidget(widget)
     widget.load(SEQ / "seq_split_group.json")
-    assert widget.totals.text().startswith("Result in 2 parts:")
-    assert not widget.open_button.isEnabled() and widget.result_document() is None
+    assert widget.totals.text().startswith("Result (2 parts joined by concat):")
+    document = widget.result_document()
+    assert widget.open_button.isEnabled() and [n["op"] for n in document["nodes"]].count("concat") == 1
     assert widget.steps.item(1).icon() is not None and widget.steps.item(1).foreground().color().name() == "#1f2937"
     assert widget.steps.dragDropMode().name == "InternalMove"
     assert widget.steps.defaultDropAction() == Qt.DropAction.MoveAction

@@ -145,7 +145,9 @@ def test_palette_search_tooltips_and_mime(window):
     palette.search.setText("soft")
     assert palette.visible_ops() == ["softmax"]
     palette.search.setText("")
-    assert len(palette.visible_ops()) == 14
+    assert len(palette.visible_ops()) == 15  # Canvas's, Syno's and Tessera's concat
+    leaf = palette.items_for("concat")[0]
+    assert "Tessera · blending" in leaf.toolTip(0) and "a, b" in leaf.toolTip(0)
     leaf = palette.items_for("broadcast")[0]
     assert "lhs, rhs" in leaf.toolTip(0) and "add, sub, mul, min, max" in leaf.toolTip(0)
     mime = palette.mime_data("share")

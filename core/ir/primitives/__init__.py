@@ -1,15 +1,15 @@
-"""The primitive registry: op name -> class, for both published families."""
+"""The primitive registry: op name -> class, for both published families and Tessera's own."""
 from __future__ import annotations
 
 from ..errors import ParamError
 from .arithmetic import UNARY_OPS, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
 from .base import Param, Primitive
-from .blending import BINARY_OPS, Broadcast
+from .blending import BINARY_OPS, Broadcast, Concat
 from .views import Expand, Group, Merge, Shift, Split, Stride, Unfold
 
 REGISTRY: dict[str, type[Primitive]] = {cls.op: cls for cls in (
     Group, Shift, Unfold, FullyConnected, ElementWise, Fold, Softmax, Broadcast,
-    Split, Merge, Expand, Stride, Reduce, Share,
+    Split, Merge, Expand, Stride, Reduce, Share, Concat,
 )}
 
 
@@ -27,4 +27,4 @@ def family(name: str) -> list[type[Primitive]]:
 
 __all__ = ["REGISTRY", "make", "family", "Primitive", "Param", "UNARY_OPS", "BINARY_OPS",
            "Group", "Shift", "Unfold", "FullyConnected", "ElementWise", "Fold", "Softmax", "Broadcast",
-           "Split", "Merge", "Expand", "Stride", "Reduce", "Share"]
+           "Split", "Merge", "Expand", "Stride", "Reduce", "Share", "Concat"]

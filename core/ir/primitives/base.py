@@ -28,7 +28,7 @@ class Param:
 class Primitive:
     op: ClassVar[str]
     title: ClassVar[str]
-    families: ClassVar[tuple[str, ...]]  # "canvas" (tensor-level) and/or "syno" (coordinate-level)
+    families: ClassVar[tuple[str, ...]]  # "canvas" (tensor-level), "syno" (coordinate-level), "tessera" (ours)
     category: ClassVar[str]
     doc: ClassVar[str]
     ports: ClassVar[tuple[str, ...]] = ("x",)

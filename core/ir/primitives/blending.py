@@ -1,6 +1,6 @@
-"""Blending: Canvas's broadcast, the one primitive joining two tensors.
+"""Blending: primitives joining two tensors: Canvas's broadcast, and concat.
 
-Rule (Canvas): strip the common prefix and suffix of LHS and RHS; the size of
+Broadcast's rule (Canvas): strip the common prefix and suffix of LHS and RHS; the size of
 LHS's remaining middle must divide RHS's. RHS's middle is read as [L, M] with L
 the LHS middle size: each LHS element is repeated over M consecutive RHS
 elements. The output has RHS's shape."""
@@ -11,7 +11,7 @@ from typing import Mapping
 
 from ..errors import ShapeError
 from ..symbolic import Size, VarKind, kind_of
-from ..tensor import TensorType
+from ..tensor import Dim, TensorType
 from .base import Param, Primitive
 
 BINARY_OPS = ("add", "sub", "mul", "min", "max")
@@ -76,3 +76,37 @@ class Broadcast(Primitive):
         """Dynamic variables that must still be chosen so that LHS divides RHS."""
         m = match(*inputs)
         return m, [v for v in m.ratio.divisor_blockers(kinds) if kind_of(v, kinds) is VarKind.DYNAMIC]
+
+
+class Concat(Primitive):
+    """Tessera's own: neither published family joins tensors end to end, but a peeled loop
+    nest (NAS-PTE's sequences 2 and 3) computes its output channels in parts."""
+    op = "concat"
+    title = "Concat"
+    families = ("tessera",)
+    category = "blending"
+    doc = ("Join A and B end to end along one axis: [..X..] and [..Y..] -> [..X+Y..], every other axis "
+           "equal. X and Y must add up to one size: numbers, or like terms such as C/4 and 3*C/4.")
+    ports = ("a", "b")
+    spec = (Param("dim", "dim", 0, "The axis to join along."),)
+
+    def infer(self, inputs, kinds):
+        a, b = inputs
+        if len(a) != len(b):
+            raise ShapeError(f"A and B need the same number of axes: A {a} has {len(a)} axes, B {b} has {len(b)}")
+        d = self.axis(a)
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x.spatial != y.spatial:
+                raise ShapeError(f"dim {i} is spatial in {'A' if x.spatial else 'B'} only "
+                                 f"(A {a}, B {b})", dim=i)
+            if i != d and x.size != y.size:
+                raise ShapeError(f"along dim {d}: A {a} and B {b} differ at dim {i} "
+                                 f"({x.size} vs {y.size})", dim=i)
+        x, y = a[d].size, b[d].size
+        if x.powers != y.powers:
+            raise ShapeError(f"along dim {d}: {x} + {y} is not one size (sizes are products of "
+                             "variables; join parts such as C/4 and 3*C/4, or numbers)", dim=d)
+        return a.replace(d, [Dim(Size(x.coef + y.coef, x.powers), a[d].spatial)])
+
+    def flops(self, inputs, out):
+        return Size(0)
