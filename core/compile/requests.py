@@ -32,10 +32,6 @@ class MeasureRequest:
         if self.top_k < 1:
             raise CompileError(f"schedules per tuned kernel must be at least 1, got {self.top_k}")
 
-    @property
-    def tune(self) -> bool:
-        return self.trials > 0 or self.transfer
-
     def describe(self) -> str:
         """'evaluate', 'tune (32 trials)', 'tune with reused schedules', '... variants'."""
         if self.transfer:

@@ -59,6 +59,9 @@ def test_tune_with_reused_schedules_queues_a_transfer_job_on_this_machine(qtbot,
 
     [job] = queued_jobs(store_path)
     assert job.kind == "transfer" and job.payload["sources"] == [str(store_path)] and job.payload["top_k"] == 3
+    monitor = explorer.explore.monitor
+    qtbot.waitUntil(lambda: monitor.model.rowCount() == 1, timeout=10_000)
+    assert monitor.model.data(monitor.model.index(0, 1)) == "transfer · top 3"
     assert job.payload["device"] == "local" and job.payload["bindings"]["C_out"] == 6
     assert job.input_key is not None  # the operator in the editor: editing it cancels the job
     assert "Queued 1 job(s): tune with reused schedules conv2d" in explorer.statusBar().currentMessage()
@@ -77,6 +80,10 @@ def test_compare_variants_queues_every_algorithm_and_names_what_was_left_out(qtb
     assert [(j.kind, j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [
         ("measure", "default", 0), ("measure", "default", 3), ("measure", "gspc", 0), ("measure", "gspc", 3)]
     assert "Queued 4 job(s): tune (3 trials), comparing variants grouped_conv" in explorer.statusBar().currentMessage()
+    monitor = explorer.explore.monitor  # the job monitor tells the variants apart
+    qtbot.waitUntil(lambda: monitor.model.rowCount() == 4, timeout=10_000)
+    assert sorted(monitor.model.data(monitor.model.index(r, 1)) for r in range(4)) == [
+        "measure", "measure · gspc", "measure · gspc · tune 3", "measure · tune 3"]
 
     explorer.load(EXAMPLES / "involution.json")
     explorer.explore.actions["evaluate"].trigger()

@@ -45,6 +45,18 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
 
 
+def kind_label(kind: str, payload: dict) -> str:
+    """'measure', 'measure · gspc · tune 16', 'transfer · top 3': what tells variants apart."""
+    parts = [kind]
+    if payload.get("algorithm", "default") != "default":
+        parts.append(str(payload["algorithm"]))
+    if payload.get("tune_trials"):
+        parts.append(f"tune {payload['tune_trials']}")
+    if (payload.get("top_k") or 1) > 1:
+        parts.append(f"top {payload['top_k']}")
+    return " · ".join(parts)
+
+
 class JobsModel(QAbstractTableModel):
     """Jobs newest first; finished ones can be hidden."""
 
@@ -109,10 +121,9 @@ class JobsModel(QAbstractTableModel):
         if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
         payload = job.payload
-        trials = payload.get("tune_trials") or 0
         values = (
             str(job.id),
-            f"{job.kind} · tune {trials}" if job.kind == "measure" and trials else job.kind,
+            kind_label(job.kind, payload),
             job.operator_name or "—",
             self.session.devices.get(job.device_id, payload.get("device") or "—"),
             job.runs_on or "—",
