@@ -35,7 +35,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--variants", action="store_true", help="queue every algorithm (TVM's default, gspc for grouped "
                    "convolutions), untuned and (with --tune-trials) tuned, to compare them")
     p.add_argument("--transfer", action="store_true", help="tune by reusing schedules tuned for kernels of the "
-                   "same class (transfer-tuning, this machine only) instead of searching")
+                   "same class (transfer-tuning, on a CPU device) instead of searching")
     p.add_argument("--from", dest="sources", action="append", metavar="STORE_OR_DIR",
                    help="with --transfer: a tuning folder or results store to take schedules from (repeatable; "
                         "default: the tuning folder)")

@@ -99,19 +99,24 @@ def quiet_stdout() -> None:
 
 
 def transfer_job(payload: dict, ctx) -> dict:
-    """payload: {"operator": document, "bindings": {...}, "device": "local", optional "sources"
-    (tuning folders or results stores to reuse schedules from; default: "tuning_root" or the
-    tuning root), "top_k" (schedules tried per tuned kernel, default 1), "batch", "repeat",
-    "min_repeat_ms"}. Returns core.compile.transfer_operator's result dict."""
+    """payload: {"operator": document, "bindings": {...}, "device" (as for measure_job; a CPU
+    device), optional "sources" (tuning folders or results stores to reuse schedules from;
+    default: "tuning_root" or the tuning root), "top_k" (schedules tried per tuned kernel,
+    default 1), "batch", "repeat", "min_repeat_ms"}. Returns core.compile.transfer_operator's
+    result dict."""
     from .measure import Settings
+    from .remote import on_device
     from .target import core_count
     from .transfer_operator import transfer_operator
     from .transfer_sources import payload_sources
     from .tune import tuning_root
 
     graph, bindings = _operator(payload.get("operator"), payload.get("bindings") or {})
-    if payload.get("device", "local") != "local":
-        raise CompileError(f"transfer-tuning runs on this machine (device 'local'), not on {payload['device']!r}")
+    kind = ((payload.get("device_config") or {}).get("target") or {}).get("kind", "llvm")
+    if kind != "llvm":  # the untuned default, kept when no schedule applies, would not run on a GPU
+        raise CompileError(f"transfer-tuning runs on CPU devices (an llvm target); {payload.get('device')} is "
+                           f"{kind}: tune it from scratch")
+    device = _device(payload)
     root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
     settings = Settings(batch=_positive(payload, "batch", 1), threads=core_count(),
                         repeat=_positive(payload, "repeat", 10),
@@ -120,8 +125,9 @@ def transfer_job(payload: dict, ctx) -> dict:
     def check_cancelled() -> None:
         if ctx.cancelled():
             raise JobCancelled(f"transfer-tuning {graph.name or 'the operator'} was cancelled")
-    return transfer_operator(graph, bindings, payload_sources(payload.get("sources"), root), settings,
-                             _positive(payload, "top_k", 1), ctx.progress, check_cancelled)
+    with on_device(device) as remote:
+        return transfer_operator(graph, bindings, payload_sources(payload.get("sources"), root), settings,
+                                 _positive(payload, "top_k", 1), ctx.progress, check_cancelled, remote)
 
 
 def transfer_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:

@@ -121,7 +121,7 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
         "latency_std_ms": tvm_time.std_ms,
         "latency_runs_ms": list(tvm_time.runs_ms),
         "gflops": flops / tvm_time.median_ms / 1e6,
-        **_torch_fields(torch_time, tvm_time, flops),
+        **torch_fields(torch_time, tvm_time, flops),
         "max_abs_error": error,
         "tuned": tuned,
         "algorithm": "default",
@@ -172,7 +172,7 @@ def _time_tvm(kernel, dev, args: list, settings: Settings) -> Timing:
     return Timing.of(evaluator(*args).results)
 
 
-def _torch_fields(torch_time: Timing | None, tvm_time: Timing, flops: float) -> dict:
+def torch_fields(torch_time: Timing | None, tvm_time: Timing, flops: float) -> dict:
     """torch's latency and TVM's speed-up over it; None where torch was not timed (RPC devices)."""
     if torch_time is None:
         return dict.fromkeys(("torch_latency_ms", "torch_latency_std_ms", "torch_gflops", "speedup_vs_torch"))

@@ -44,9 +44,6 @@ class MeasureRequest:
         was left out ('' if nothing): variants name why an algorithm does not apply."""
         base = {"operator": document, "bindings": dict(bindings), **device.job_fields()}
         if self.transfer:
-            if not device.is_local:
-                raise CompileError(f"transfer-tuning runs on this machine (device 'local'), not on {device.name!r}; "
-                                   "tune from scratch on that device instead")
             payload = {**base, "top_k": self.top_k}
             if self.sources:
                 payload["sources"] = list(self.sources)

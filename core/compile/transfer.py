@@ -105,12 +105,21 @@ def _brief(error: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+@dataclass
+class Loaded:
+    """A built kernel where it runs: its module, that device, its arguments there (output last)."""
+    module: object
+    device: object
+    args: list
+
+
 class Bench:
     """One kernel's arguments (the output last) and its reference output: builds a schedule,
-    checks its output, times it on this CPU."""
+    checks its output, times it on this CPU, or with `remote` (an entered
+    core.compile.remote.RemoteDevice) on an RPC device (one session per build)."""
 
-    def __init__(self, target: tvm.target.Target, args: list, reference: np.ndarray, name: str):
-        self.target, self.args, self.reference, self.name = target, args, reference, name
+    def __init__(self, target: tvm.target.Target, args: list, reference: np.ndarray, name: str, remote=None):
+        self.target, self.args, self.reference, self.name, self.remote = target, args, reference, name, remote
 
     @classmethod
     def of_kernel(cls, mod: tvm.IRModule, target: tvm.target.Target, name: str, seed: int = 0) -> "Bench":
@@ -122,30 +131,34 @@ class Bench:
                 for arg in ms.arg_info.ArgInfo.from_prim_func(func)]
         bench = cls(target, args, np.empty(0), name)
         kernel = bench.build(mod)
-        kernel["main"](*args)
+        kernel.module["main"](*args)
         bench.reference = args[-1].numpy().copy()
         return bench
 
-    def build(self, mod: tvm.IRModule):
+    def build(self, mod: tvm.IRModule) -> Loaded:
         try:
-            return tvm.compile(mod, target=self.target).mod
+            executable = tvm.compile(mod, target=self.target)
         except (RuntimeError, ValueError, TypeError) as e:
             raise NotApplicable(f"does not build: {_brief(e)}") from None
+        if self.remote is None:
+            return Loaded(executable.mod, tvm.cpu(), self.args)
+        return Loaded(*self.remote.load(executable, self.args))
 
-    def check(self, kernel) -> float:
+    def check(self, kernel: Loaded) -> float:
         """Run on fresh output (NaN-filled, so unwritten elements show) and compare."""
-        out = self.args[-1].numpy()
-        self.args[-1] = tvm.runtime.tensor(np.full_like(out, np.nan if out.dtype.kind == "f" else 0))
-        kernel["main"](*self.args)
+        out = kernel.args[-1].numpy()
+        kernel.args[-1] = tvm.runtime.tensor(np.full_like(out, np.nan if out.dtype.kind == "f" else 0),
+                                             kernel.device)
+        kernel.module["main"](*kernel.args)
         try:
-            return check_close(self.args[-1].numpy(), self.reference, self.name)
+            return check_close(kernel.args[-1].numpy(), self.reference, self.name)
         except CompileError as e:
             raise NotApplicable(f"wrong results: {_brief(e)}") from None
 
-    def time(self, kernel, number: int, repeat: int, min_repeat_ms: float) -> Timing:
-        evaluator = kernel.time_evaluator("main", tvm.cpu(), number=number, repeat=repeat,
-                                          min_repeat_ms=int(min_repeat_ms))
-        return Timing.of(evaluator(*self.args).results)
+    def time(self, kernel: Loaded, number: int, repeat: int, min_repeat_ms: float) -> Timing:
+        evaluator = kernel.module.time_evaluator("main", kernel.device, number=number, repeat=repeat,
+                                                 min_repeat_ms=int(min_repeat_ms))
+        return Timing.of(evaluator(*kernel.args).results)
 
     def screen(self, mod: tvm.IRModule) -> float:
         """Build, check and time `mod` as a candidate: latency in ms."""

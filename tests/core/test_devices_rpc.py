@@ -14,6 +14,7 @@ import pytest
 from core.devices import Device, DeviceError, DeviceUnavailable, SessionLost, add_device, get_device
 from core.devices.health import check_call
 from core.devices.session import open_session
+from core.ir.errors import TesseraError
 from core.jobs.queue import DONE, QUEUED, RUNNING, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store
@@ -108,6 +109,30 @@ def test_serving_refuses_plainly_and_announces_itself(rpc_cluster):
     assert f"tracker listening on 127.0.0.1:{rpc_cluster.port}" in (rpc_cluster.folder / "tracker.log").read_text()
     logs = [log.read_text() for log in rpc_cluster.folder.glob("server-*.log")]
     assert len(logs) == 2 and all(f"server for key loopcpu listening on 127.0.0.1:" in log for log in logs)
+
+
+@pytest.mark.slow
+def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_cluster, tmp_path):
+    """Schedules tuned here (conv2d at TINY sizes, 2 trials) reused on the RPC device at other
+    sizes: each candidate is built for the device's target, checked and timed on a server;
+    torch, which would run here, is not timed. A GPU device is refused before any work."""
+    from core.jobs.isolate import call_in_subprocess
+    document, root = json.loads(CONV.read_text()), tmp_path / "tuning"
+    tuned = call_in_subprocess("core.compile.jobs:measure_call", {"payload": {
+        "operator": document, "bindings": TINY, "tune_trials": 2, "cost_model": "random", "device": "local",
+        "tuning_root": str(root), "repeat": 3, "min_repeat_ms": 5}})
+    assert tuned["tuned"]
+    device = Device.from_dict(rpc_cluster.device())
+    payload = {"operator": document, "bindings": {**TINY, "C_out": 6, "H": 10}, "sources": [str(root)], "top_k": 2,
+               "repeat": 3, "min_repeat_ms": 20, **device.job_fields()}
+    result = call_in_subprocess("core.compile.jobs:transfer_call", {"payload": payload})
+    assert result["found"] >= 1 and result["applied"] == result["found"] and result["skipped"] == 0
+    assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0
+    assert result["torch_latency_ms"] is None and result["speedup_vs_torch"] is None
+    assert '"num-cores":1' in result["target"]  # the servers' thread count (serve --threads 1)
+    gpu = Device.from_dict(rpc_cluster.device(name="gpu", target={"kind": "cuda"}))
+    with pytest.raises(TesseraError, match=r"transfer-tuning runs on CPU devices \(an llvm target\); gpu is cuda"):
+        call_in_subprocess("core.compile.jobs:transfer_call", {"payload": {**payload, **gpu.job_fields()}})
 
 
 @pytest.mark.slow

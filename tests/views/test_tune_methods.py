@@ -1,5 +1,5 @@
 """The Evaluate / Tune dialog's methods on real widgets: Run > Tune with Reused Schedules…
-(transfer jobs, this machine only, sources checked), and Compare variants (one measure job
+(transfer jobs on the chosen device, sources checked), and Compare variants (one measure job
 per algorithm x tuned/untuned, the left-out algorithm named in the status bar)."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def queued_jobs(store_path):
         return JobQueue(store).jobs()
 
 
-def test_tune_with_reused_schedules_queues_a_transfer_job_on_this_machine(qtbot, store_path, explorer, tmp_path):
+def test_tune_with_reused_schedules_queues_a_transfer_job(qtbot, store_path, explorer, tmp_path):
     with Store(store_path) as store:
         add_device(store, "board", "127.0.0.1:9190", "board")
         set_default(store, "board")
@@ -34,16 +34,12 @@ def test_tune_with_reused_schedules_queues_a_transfer_job_on_this_machine(qtbot,
     explorer.load(EXAMPLES / "conv2d.json")
     explorer.explore.actions["transfer"].trigger()
     dialog = explorer.explore.dialog
-    assert dialog.windowTitle() == "Tune" and dialog.transfer
-    assert dialog.device.currentData() == "local" and not dialog.device.isEnabled()
+    assert dialog.windowTitle() == "Tune" and dialog.transfer and dialog.device.currentData() == "board"
     assert not dialog.trials.isVisibleTo(dialog) and dialog.top_k.isVisibleTo(dialog)
     assert not dialog.variants.isVisibleTo(dialog) and "same class" in dialog.explanation.text()
-
-    dialog.method.setCurrentIndex(0)  # back to a schedule search: the default device again
-    assert dialog.device.currentData() == "board" and dialog.device.isEnabled()
+    dialog.method.setCurrentIndex(0)  # a schedule search
     assert dialog.trials.isVisibleTo(dialog) and not dialog.top_k.isVisibleTo(dialog)
     dialog.method.setCurrentIndex(1)
-    assert dialog.device.currentData() == "local"
 
     dialog.add_source(str(tmp_path / "missing"))
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
@@ -59,10 +55,11 @@ def test_tune_with_reused_schedules_queues_a_transfer_job_on_this_machine(qtbot,
 
     [job] = queued_jobs(store_path)
     assert job.kind == "transfer" and job.payload["sources"] == [str(store_path)] and job.payload["top_k"] == 3
+    assert job.payload["device"] == "board" and job.payload["device_config"]["key"] == "board"
     monitor = explorer.explore.monitor
     qtbot.waitUntil(lambda: monitor.model.rowCount() == 1, timeout=10_000)
     assert monitor.model.data(monitor.model.index(0, 1)) == "transfer · top 3"
-    assert job.payload["device"] == "local" and job.payload["bindings"]["C_out"] == 6
+    assert job.payload["bindings"]["C_out"] == 6
     assert job.input_key is not None  # the operator in the editor: editing it cancels the job
     assert "Queued 1 job(s): tune with reused schedules conv2d" in explorer.statusBar().currentMessage()
 
@@ -96,20 +93,6 @@ def test_compare_variants_queues_every_algorithm_and_names_what_was_left_out(qtb
     message = explorer.statusBar().currentMessage()
     assert "Queued 1 job(s)" in message and "left out: involution: algorithm 'gspc' runs grouped convolutions only" \
         in message
-
-
-def test_transfer_to_a_remote_device_is_refused_plainly(qtbot, store_path, explorer, dialogs):
-    """A request built by hand (the dialog never offers it): nothing is queued, the reason is shown."""
-    from core.compile.requests import MeasureRequest
-    from core.ir.serialize import read_document
-    from views.explorer.submit import Target
-    with Store(store_path) as store:
-        add_device(store, "board", "127.0.0.1:9190", "board")
-    ids = explorer.explore._submit([Target(read_document(EXAMPLES / "conv2d.json"), "conv2d")],
-                                   MeasureRequest("board", transfer=True), "conv2d")
-    assert ids == [] and queued_jobs(store_path) == []
-    assert dialogs.calls[-1][:2] == ("critical", "Cannot queue the jobs")
-    assert "transfer-tuning runs on this machine (device 'local'), not on 'board'" in dialogs.calls[-1][2]
 
 
 def test_variants_view_compares_one_operator_device_and_sizes(qtbot, store_path, explorer, dialogs, tmp_path):

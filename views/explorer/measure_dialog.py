@@ -1,7 +1,7 @@
 """The Evaluate / Tune dialog: where to measure, at which sizes (one bindings set per
 line, each becoming jobs), and, for Tune, how: search schedules with MetaSchedule for a
 number of trials, or reuse tuned schedules of the same kernel class (transfer-tuning,
-local device only). "Compare variants" measures every algorithm, untuned and tuned."""
+any CPU device). "Compare variants" measures every algorithm, untuned and tuned."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QVBoxLayout, QWidget)
 
 from core.compile.requests import MeasureRequest
-from core.devices import LOCAL_NAME, Device
+from core.devices import Device
 from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
 
@@ -25,7 +25,7 @@ EXPLANATIONS = {
             "against PyTorch and timed.",
     TRANSFER: "Schedules already tuned for kernels of the same class (same operations, other sizes) are "
               "applied to this one; the fastest is kept, or TVM's default if none helps. Seconds instead of "
-              "minutes; runs on this machine.",
+              "minutes, on CPU devices.",
 }
 STORE_FILTER = "Results stores (*.db *.sqlite *.sqlite3);;All files (*)"
 
@@ -69,7 +69,6 @@ class MeasureDialog(QDialog):
             self.device.setItemData(self.device.count() - 1, device.describe(), Qt.ItemDataRole.ToolTipRole)
             if device.default:
                 self.device.setCurrentIndex(self.device.count() - 1)
-        self._chosen_device = self.device.currentIndex()
         self.own = QCheckBox("Each result's own bindings")
         self.own.setChecked(own_bindings)
         self.bindings = QPlainTextEdit("\n".join(", ".join(f"{k}={v}" for k, v in b.items()) for b in bindings))
@@ -159,14 +158,6 @@ class MeasureDialog(QDialog):
         self.form.setRowVisible(self.sources_box, transfer)
         self.form.setRowVisible(self.top_k, transfer)
         self.form.setRowVisible(self.variants, not transfer)
-        local = self.device.findData(LOCAL_NAME)
-        if transfer and local >= 0:
-            self._chosen_device = self.device.currentIndex()
-            self.device.setCurrentIndex(local)
-        elif not transfer:
-            self.device.setCurrentIndex(self._chosen_device)
-        self.device.setEnabled(not transfer)
-        self.device.setToolTip("Transfer-tuning runs on this machine" if transfer else "")
         self.adjustSize()
 
     def add_source(self, path: str) -> None:
