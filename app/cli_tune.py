@@ -47,8 +47,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--trials", type=int, metavar="N", help=f"from scratch: MetaSchedule trial budget, trials "
                    f"already in the database counting (default {DEFAULT_TRIALS}; a backbone's kernels share it)")
     add_timing_options(p)
+    p.add_argument("--device", metavar="NAME", help="operator: an RPC device of the store (`tessera device list`) "
+                                                    "to tune on (default: this machine)")
     p.add_argument("--store", metavar="PATH", help="operator: run as a job and record the measurement in this "
-                                                   "results store")
+                                                   "results store (with --device: the store listing it)")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.set_defaults(func=cmd_tune)
 
@@ -75,8 +77,8 @@ def _check(args) -> None:
         raise TesseraError("--trials sets the budget of tuning from scratch; --transfer reuses schedules instead")
     if args.sources and not args.transfer:
         raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
-    if args.backbone and args.store:
-        raise TesseraError("--store records an operator's measurement; a backbone's kernels are only printed")
+    if args.backbone and (args.store or args.device):
+        raise TesseraError("--store and --device apply to an operator; a backbone's kernels are tuned here and printed")
     for option, value in (("--trials", args.trials), ("--top-k", args.top_k), ("--repeat", args.repeat)):
         if value is not None and value < 1:
             raise TesseraError(f"{option} must be at least 1, got {value}")
@@ -87,6 +89,9 @@ def _check(args) -> None:
 
 def _common(args) -> dict:
     payload = {"device": LOCAL_NAME}
+    if args.device:
+        with Store(args.store) as store:
+            payload.update(get_device(store, args.device).job_fields())
     if args.tuning_dir:
         payload["tuning_root"] = str(Path(args.tuning_dir).expanduser().resolve())
     if args.transfer:
@@ -116,7 +121,7 @@ def _run_as_job(args, kind: str, payload: dict, document: dict) -> dict:
     with Store(args.store) as store:
         name = document.get("name") or Path(args.file).stem
         operator_id = store.add_operator(document, name, "hand-made")
-        device = get_device(store, LOCAL_NAME)
+        device = get_device(store, args.device or LOCAL_NAME)
         job_id = JobQueue(store).submit(kind, {**payload, **device.job_fields()}, operator_id=operator_id,
                                         device_id=device.id, input_key=str(Path(args.file).resolve()),
                                         input_version=content_hash(document))
@@ -152,9 +157,10 @@ def _transfer_report(path: str, r: dict) -> str:
     lines += [f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of this class)"
               for s in t["sources_ranked"] if len(t["sources_ranked"]) > 1]
     kept = r["schedule_source"] if r["tuned"] else "the untuned default (no reused schedule beat it)"
+    torch = (f", PyTorch {r['torch_latency_ms']:.4g} ms: TVM / PyTorch speed-up {r['speedup_vs_torch']:.2f}x"
+             if r["torch_latency_ms"] is not None else " (on the device; PyTorch is not timed there)")
     lines += [f"kept: {kept}",
-              f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}), PyTorch {r['torch_latency_ms']:.4g} ms: "
-              f"TVM / PyTorch speed-up {r['speedup_vs_torch']:.2f}x",
+              f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}){torch}",
               f"speed-up over untuned: {r['speedup_vs_untuned']:.2f}x (screening timings); "
               f"search {r['search_s']:.1f} s",
               f"max abs error vs PyTorch: {r['max_abs_error']:.2g}"]

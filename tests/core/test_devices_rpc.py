@@ -11,6 +11,7 @@ import signal
 
 import pytest
 
+from app.cli_tune import _transfer_report
 from core.devices import Device, DeviceError, DeviceUnavailable, SessionLost, add_device, get_device
 from core.devices.health import check_call
 from core.devices.session import open_session
@@ -122,17 +123,26 @@ def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_
         "operator": document, "bindings": TINY, "tune_trials": 2, "cost_model": "random", "device": "local",
         "tuning_root": str(root), "repeat": 3, "min_repeat_ms": 5}})
     assert tuned["tuned"]
-    device = Device.from_dict(rpc_cluster.device())
-    payload = {"operator": document, "bindings": {**TINY, "C_out": 6, "H": 10}, "sources": [str(root)], "top_k": 2,
-               "repeat": 3, "min_repeat_ms": 20, **device.job_fields()}
-    result = call_in_subprocess("core.compile.jobs:transfer_call", {"payload": payload})
+    store = tmp_path / "results.db"
+    with Store(store) as opened:
+        add_device(opened, "loop", rpc_cluster.address, "loopcpu")
+    out = run_tessera("tune", str(CONV), "--bind", "C_in=4,C_out=6,H=10,W=8", "--transfer", "--from", str(root),
+                      "--top-k", "2", "--device", "loop", "--store", str(store), "--repeat", "3",
+                      "--min-repeat-ms", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
     assert result["found"] >= 1 and result["applied"] == result["found"] and result["skipped"] == 0
     assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0
     assert result["torch_latency_ms"] is None and result["speedup_vs_torch"] is None
     assert '"num-cores":1' in result["target"]  # the servers' thread count (serve --threads 1)
+    assert "(on the device; PyTorch is not timed there)" in _transfer_report("conv2d.json", result)
+    with Store(store) as opened:
+        [row] = [r for r in opened.results() if r["measurement_id"]]
+    assert row["device_name"] == "loop" and row["schedule_source"] == result["schedule_source"]
     gpu = Device.from_dict(rpc_cluster.device(name="gpu", target={"kind": "cuda"}))
+    payload = {"operator": document, "bindings": TINY, **gpu.job_fields()}
     with pytest.raises(TesseraError, match=r"transfer-tuning runs on CPU devices \(an llvm target\); gpu is cuda"):
-        call_in_subprocess("core.compile.jobs:transfer_call", {"payload": {**payload, **gpu.job_fields()}})
+        call_in_subprocess("core.compile.jobs:transfer_call", {"payload": payload})
 
 
 @pytest.mark.slow

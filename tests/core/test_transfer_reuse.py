@@ -131,7 +131,10 @@ def test_cli_tune_refuses_bad_requests_clearly(tmp_path):
                           ((str(CONV), "--transfer", "--trials", "8"), "--trials sets the budget"),
                           ((str(CONV), "--from", str(tmp_path)), "add --transfer"),
                           ((str(CONV), "--transfer", "--from", str(tmp_path / "none")), "no such tuning folder"),
-                          (("--backbone", "resnet18", "--store", str(tmp_path / "r.db")), "only printed")]:
+                          (("--backbone", "resnet18", "--store", str(tmp_path / "r.db")), "apply to an operator"),
+                          (("--backbone", "resnet18", "--device", "board"), "apply to an operator"),
+                          ((str(CONV), "--transfer", "--device", "board", "--store", str(tmp_path / "r.db")),
+                           "there is no device called 'board'")]:
         out = tessera("tune", *args)
         assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr, args
 
