@@ -1,7 +1,11 @@
-"""What commands that take one operator FILE and --bind read first, checked the same way."""
+"""What commands that take one operator FILE and --bind (and, to transfer-tune, --from)
+read first, checked the same way."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from core.ir.bindings import check_names, parse_bindings
+from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import graph_from_document, read_document
 
@@ -14,3 +18,14 @@ def operator_and_bindings(path: str, bind: str) -> tuple[dict, OperatorGraph, di
     bindings = parse_bindings(bind)
     check_names(bindings, graph.kinds(), path)
     return document, graph, bindings
+
+
+def transfer_sources(args) -> list[str]:
+    """The --from paths (tuning folders or results stores) resolved, each existing, and
+    only with --transfer, which they are for."""
+    if args.sources and not args.transfer:
+        raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
+    for path in args.sources or ():
+        if not Path(path).expanduser().exists():
+            raise TesseraError(f"--from {path}: no such tuning folder or results store")
+    return [str(Path(p).expanduser().resolve()) for p in args.sources or ()]

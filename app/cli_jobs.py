@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from app.cli_inputs import operator_and_bindings
+from app.cli_inputs import operator_and_bindings, transfer_sources
 from core.codegen.torch_plan import make_plan
 from core.compile.requests import MeasureRequest
 from core.devices import default_device, get_device
@@ -82,16 +82,11 @@ def _store_option(p) -> None:
 def cmd_submit(args) -> int:
     if args.tune_trials < 0:
         raise TesseraError(f"--tune-trials must be 0 or more, got {args.tune_trials}")
-    if args.sources and not args.transfer:
-        raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
-    for path in args.sources or ():
-        if not Path(path).expanduser().exists():
-            raise TesseraError(f"--from {path}: no such tuning folder or results store")
+    sources = transfer_sources(args)
     if args.transfer and args.tune_trials:
         raise TesseraError("--tune-trials sets the budget of a schedule search; --transfer reuses schedules instead")
     request = MeasureRequest(args.device or "local", trials=args.tune_trials, variants=args.variants,
-                             transfer=args.transfer, top_k=args.top_k,
-                             sources=tuple(str(Path(p).expanduser().resolve()) for p in args.sources or ()))
+                             transfer=args.transfer, top_k=args.top_k, sources=tuple(sources))
     doc, graph, given = operator_and_bindings(args.file, args.bind)
     bindings = {**graph.bindings, **given}
     make_plan(graph, bindings)  # shape and binding errors now, not in the worker

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from app.cli_compile import add_timing_options, measurement_report, print_progress
-from app.cli_inputs import operator_and_bindings
+from app.cli_inputs import operator_and_bindings, transfer_sources
 from core.codegen.torch_plan import make_plan
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
 from core.devices import LOCAL_NAME, get_device
@@ -75,19 +75,15 @@ def _check(args) -> None:
         raise TesseraError("give an operator FILE or --backbone NAME (one of them)")
     if args.transfer and args.trials is not None:
         raise TesseraError("--trials sets the budget of tuning from scratch; --transfer reuses schedules instead")
-    if args.sources and not args.transfer:
-        raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
     if args.backbone and (args.store or args.device):
         raise TesseraError("--store and --device apply to an operator; a backbone's kernels are tuned here and printed")
     for option, value in (("--trials", args.trials), ("--top-k", args.top_k), ("--repeat", args.repeat)):
         if value is not None and value < 1:
             raise TesseraError(f"{option} must be at least 1, got {value}")
-    for path in args.sources or ():
-        if not Path(path).expanduser().exists():
-            raise TesseraError(f"--from {path}: no such tuning folder or results store")
 
 
 def _common(args) -> dict:
+    sources = transfer_sources(args)
     payload = {"device": LOCAL_NAME}
     if args.device:
         with Store(args.store) as store:
@@ -96,8 +92,8 @@ def _common(args) -> dict:
         payload["tuning_root"] = str(Path(args.tuning_dir).expanduser().resolve())
     if args.transfer:
         payload["top_k"] = args.top_k
-        if args.sources:
-            payload["sources"] = [str(Path(p).expanduser().resolve()) for p in args.sources]
+        if sources:
+            payload["sources"] = sources
     else:
         payload["cost_model"] = args.cost_model
     return payload

@@ -17,10 +17,10 @@ from .canvas_labels import totals
 class BindingsBar(QWidget):
     bindingsChanged = Signal(dict)
 
-    def __init__(self, known: Callable[[], Iterable[str]] = lambda: (), owner: str = "the operator", parent=None):
+    def __init__(self, known: Callable[[], Iterable[str]] = lambda: (), parent=None):
         """`known()`: the variables the operator has; a binding of any other is refused."""
         super().__init__(parent)
-        self.known, self.owner = known, owner
+        self.known = known
         self.setObjectName("bindingsBar")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
@@ -50,7 +50,7 @@ class BindingsBar(QWidget):
     def _apply(self) -> None:
         try:
             bindings = parse_bindings(self.edit.text())
-            check_names(bindings, self.known(), self.owner)
+            check_names(bindings, self.known(), "the operator")
         except BindingError as e:
             self._mark(str(e))
             return

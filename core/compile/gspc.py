@@ -126,6 +126,3 @@ def _read(path: Path) -> dict[str, float | None]:
     except ValueError as e:
         raise TuningError(f"GSPC tuning records {path} are damaged ({e}); delete the file to tune again") from None
     return records
-
-
-

@@ -42,6 +42,9 @@ def measure_job(payload: dict, ctx) -> dict:
     device = _device(payload)
     batch = _positive(payload, "batch", 1)
     trials = _positive(payload, "tune_trials", 0, allow_zero=True)
+    if _is_gpu(device) and not trials:
+        raise CompileError(f"device {device.name} is a GPU ({device.target['kind']}): untuned kernels do not run "
+                           f"there (their loops are not bound to threads); tune them (tune_trials > 0)")
     sized = {**_used(graph, bindings), "N": batch}
     root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
     settings = Settings(batch=batch, tune_trials=trials, cost_model=payload.get("cost_model", "xgb"),
@@ -112,11 +115,10 @@ def transfer_job(payload: dict, ctx) -> dict:
     from .tune import tuning_root
 
     graph, bindings = _operator(payload.get("operator"), payload.get("bindings") or {})
-    kind = ((payload.get("device_config") or {}).get("target") or {}).get("kind", "llvm")
-    if kind != "llvm":  # the untuned default, kept when no schedule applies, would not run on a GPU
-        raise CompileError(f"transfer-tuning runs on CPU devices (an llvm target); {payload.get('device')} is "
-                           f"{kind}: tune it from scratch")
     device = _device(payload)
+    if _is_gpu(device):  # the untuned default, kept when no schedule applies, would not run there
+        raise CompileError(f"transfer-tuning runs on CPU devices (an llvm target); {device.name} is "
+                           f"{device.target['kind']}: tune it from scratch")
     root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
     settings = Settings(batch=_positive(payload, "batch", 1), threads=core_count(),
                         repeat=_positive(payload, "repeat", 10),
@@ -171,7 +173,7 @@ def _operator(document, bindings) -> tuple[OperatorGraph, dict[str, int]]:
 
 
 def _device(payload: dict):
-    """The device the payload names (core.devices.Device), refusing what it cannot run."""
+    """The device the payload names (core.devices.Device), as the payload describes it."""
     from ..devices import LOCAL, Device
     name, config = payload.get("device", LOCAL.name), payload.get("device_config")
     if config is None:
@@ -182,11 +184,12 @@ def _device(payload: dict):
     device = Device.from_dict(config)
     if device.name != name:
         raise CompileError(f"the request names device {name!r} but describes {device.name!r}")
-    tuned = payload.get("tune_trials", 0) != 0
-    if not device.is_local and device.target["kind"] != "llvm" and not tuned:
-        raise CompileError(f"device {name} is a GPU ({device.target['kind']}): untuned kernels do not run there "
-                           f"(their loops are not bound to threads); tune them (tune_trials > 0)")
     return device
+
+
+def _is_gpu(device) -> bool:
+    """Untuned kernels do not run there: their loops are not bound to threads."""
+    return not device.is_local and device.target["kind"] != "llvm"
 
 
 def _used(graph: OperatorGraph, bindings: dict[str, int]) -> dict[str, int]:

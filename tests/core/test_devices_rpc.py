@@ -32,6 +32,20 @@ CONV = EXAMPLES / "conv2d.json"
 SMALL = "C_in=4,C_out=4,H=8,W=8,K=3"
 
 
+def test_gpu_devices_are_refused_before_any_work():
+    """No tracker is asked: untuned kernels, and the untuned default transfer-tuning may keep,
+    do not run on a GPU."""
+    from core.compile.errors import CompileError
+    from core.compile.jobs import _CallContext, measure_job, transfer_job
+    gpu = Device.from_dict({"name": "gpu", "kind": "rpc", "tracker_host": LOOPBACK, "tracker_port": free_port(),
+                            "key": "gpu", "target": {"kind": "cuda"}})
+    payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, **gpu.job_fields()}
+    with pytest.raises(CompileError, match=r"^device gpu is a GPU \(cuda\): untuned kernels do not run there"):
+        measure_job(payload, _CallContext(None))
+    with pytest.raises(CompileError, match=r"^transfer-tuning runs on CPU devices \(an llvm target\); gpu is cuda"):
+        transfer_job(payload, _CallContext(None))
+
+
 def test_health_check_counts_servers_and_times_a_round_trip(rpc_cluster):
     answer = check_call(rpc_cluster.device(), 30.0)
     assert answer["error"] is None and answer["reachable"] is True
