@@ -103,7 +103,7 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
     error = check_close(args[-1].numpy(), reference, name)
     check_cancelled()
     progress(0.88, "timing TVM")
-    tvm_time = _time_tvm(kernel, dev, args, settings)
+    tvm_time = time_kernel(kernel, dev, args, 1, settings.repeat, settings.min_repeat_ms)
     progress(0.94, "timing torch")
     torch_time = time_torch(module, x, settings.repeat, settings.min_repeat_ms) if remote is None else None
     progress(1.0, "done")
@@ -166,9 +166,9 @@ def check_close(got: np.ndarray, reference: np.ndarray, name: str) -> float:
     return error
 
 
-def _time_tvm(kernel, dev, args: list, settings: Settings) -> Timing:
-    evaluator = kernel.time_evaluator("main", dev, number=1, repeat=settings.repeat,
-                                      min_repeat_ms=int(settings.min_repeat_ms))
+def time_kernel(kernel, dev, args: list, number: int, repeat: int, min_repeat_ms: float) -> Timing:
+    """A built kernel's "main" timed on `dev` (this CPU or an RPC server's) by TVM's evaluator."""
+    evaluator = kernel.time_evaluator("main", dev, number=number, repeat=repeat, min_repeat_ms=int(min_repeat_ms))
     return Timing.of(evaluator(*args).results)
 
 

@@ -32,7 +32,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from .errors import CompileError
 from .kernel_class import KernelClass
-from .measure import Timing, check_close
+from .measure import Timing, check_close, time_kernel
 from .transfer_records import TunedSchedule
 from .warm import warm_tensor_intrin
 
@@ -156,9 +156,7 @@ class Bench:
             raise NotApplicable(f"wrong results: {_brief(e)}") from None
 
     def time(self, kernel: Loaded, number: int, repeat: int, min_repeat_ms: float) -> Timing:
-        evaluator = kernel.module.time_evaluator("main", kernel.device, number=number, repeat=repeat,
-                                                 min_repeat_ms=int(min_repeat_ms))
-        return Timing.of(evaluator(*kernel.args).results)
+        return time_kernel(kernel.module, kernel.device, kernel.args, number, repeat, min_repeat_ms)
 
     def screen(self, mod: tvm.IRModule) -> float:
         """Build, check and time `mod` as a candidate: latency in ms."""
