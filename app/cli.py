@@ -4,6 +4,7 @@ Subcommand groups live in app/cli_*.py modules, each with add_parsers(subparsers
 errors meant for users (TesseraError) print as one clear message, never a traceback.
 Only the module of the command being run is imported (the window starts faster);
 `tessera --help` imports them all. tests/core/test_cli_commands.py keeps COMMANDS true."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,12 +16,23 @@ from core.ir.errors import TesseraError
 
 #: subcommand -> the module that defines it
 COMMANDS = {
-    "gui": "app.cli_gui", "demo": "app.cli_demo",
-    "validate": "app.cli_ir", "info": "app.cli_ir",
-    "codegen": "app.cli_compile", "measure": "app.cli_compile", "bench": "app.cli_compile",
-    "submit": "app.cli_jobs", "worker": "app.cli_jobs", "jobs": "app.cli_jobs", "results": "app.cli_jobs",
-    "evaluate": "app.cli_accuracy", "search": "app.cli_search", "sequence": "app.cli_sequences",
-    "export": "app.cli_export", "device": "app.cli_device", "tune": "app.cli_tune",
+    "gui": "app.cli_gui",
+    "demo": "app.cli_demo",
+    "validate": "app.cli_ir",
+    "info": "app.cli_ir",
+    "codegen": "app.cli_compile",
+    "measure": "app.cli_compile",
+    "bench": "app.cli_compile",
+    "submit": "app.cli_jobs",
+    "worker": "app.cli_jobs",
+    "jobs": "app.cli_jobs",
+    "results": "app.cli_jobs",
+    "evaluate": "app.cli_accuracy",
+    "search": "app.cli_search",
+    "sequence": "app.cli_sequences",
+    "export": "app.cli_export",
+    "device": "app.cli_device",
+    "tune": "app.cli_tune",
 }
 
 

@@ -5,6 +5,7 @@ proxy training early-stopped against the best stored curve) and an "e2e" job (wh
 network latency with TVM, original vs candidate). --now also runs them here, in a
 worker process, and prints their results; otherwise `tessera worker` runs them.
 """
+
 from __future__ import annotations
 
 import time
@@ -24,32 +25,47 @@ FINAL = (DONE, FAILED, CANCELLED)
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("evaluate", help="queue Fisher Potential, proxy training and end-to-end "
-                                        "latency of an operator inside a backbone")
+    p = sub.add_parser(
+        "evaluate",
+        help="queue Fisher Potential, proxy training and end-to-end latency of an operator inside a backbone",
+    )
     p.add_argument("file", metavar="FILE")
     p.add_argument("--backbone", default="resnet18", choices=BACKBONE_NAMES)
-    p.add_argument("--dataset", default=DEFAULT_DATASET,
-                   help="'digits' (bundled) or a path: CIFAR binary folder or file, .npz, image folder")
+    p.add_argument(
+        "--dataset",
+        default=DEFAULT_DATASET,
+        help="'digits' (bundled) or a path: CIFAR binary folder or file, .npz, image folder",
+    )
     p.add_argument("--width", type=int, default=16, help="channels of the first stage (default 16)")
     p.add_argument("--resolution", type=int, default=16, help="input side in pixels (default 16)")
     p.add_argument("--epochs", type=int, default=5, help="proxy-training epochs (default 5)")
     p.add_argument("--theta", type=float, default=0.5, help="early-stop theta in [0, 1] (default 0.5)")
-    p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="use a stratified sample of N examples (default: all)")
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
+    )
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
     p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end latency job")
     p.add_argument("--now", action="store_true", help="run the jobs now in a worker and print the results")
-    p.add_argument("--store", metavar="PATH", help="results store file (default: $TESSERA_STORE or "
-                                                   "~/.local/share/tessera/results.db)")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="results store file (default: $TESSERA_STORE or ~/.local/share/tessera/results.db)",
+    )
     p.set_defaults(func=cmd_evaluate)
 
 
 def cmd_evaluate(args) -> int:
     doc = read_document(args.file)
-    settings = EvalSettings(dataset=args.dataset, backbone=args.backbone, width=args.width,
-                            resolution=args.resolution, seed=args.seed, limit=args.limit)
+    settings = EvalSettings(
+        dataset=args.dataset,
+        backbone=args.backbone,
+        width=args.width,
+        resolution=args.resolution,
+        seed=args.seed,
+        limit=args.limit,
+    )
     if settings.dataset != DEFAULT_DATASET and not Path(settings.dataset).expanduser().exists():
         raise TesseraError(f"--dataset {settings.dataset}: no such file or folder")
     if args.epochs < 1:
@@ -63,17 +79,28 @@ def cmd_evaluate(args) -> int:
             kinds = {"fisher": payload}
         else:
             best = best_curve(store, settings.dataset_label, settings.spec.label, args.epochs)
-            kinds = {"train": {**payload, "epochs": args.epochs, "theta": args.theta,
-                               "max_batches": args.max_batches, "best_curve": best}}
+            kinds = {
+                "train": {
+                    **payload,
+                    "epochs": args.epochs,
+                    "theta": args.theta,
+                    "max_batches": args.max_batches,
+                    "best_curve": best,
+                }
+            }
             if not args.no_e2e:
                 kinds["e2e"] = payload
         queue = JobQueue(store)
         key, version = str(Path(args.file).resolve()), content_hash(doc)
-        ids = [queue.submit(kind, body, operator_id=operator_id, input_key=key, input_version=version)
-               for kind, body in kinds.items()]
+        ids = [
+            queue.submit(kind, body, operator_id=operator_id, input_key=key, input_version=version)
+            for kind, body in kinds.items()
+        ]
         for job_id in ids:
-            print(f"queued {queue.get(job_id).describe()} on {settings.spec.label} at "
-                  f"{settings.dataset_label} in {store.path}")
+            print(
+                f"queued {queue.get(job_id).describe()} on {settings.spec.label} at "
+                f"{settings.dataset_label} in {store.path}"
+            )
         if not args.now:
             print("run `tessera worker` to process them")
             return 0
@@ -119,17 +146,20 @@ def describe_result(kind: str, result: dict) -> list[str]:
     lines = []
     if "fisher_potential" in result:
         verdict = "passes" if result["fisher_passes"] else "REJECTED (below the original)"
-        lines.append(f"Fisher Potential {result['fisher_potential']:.4g} vs original "
-                     f"{result['fisher_original']:.4g}: {verdict}")
+        lines.append(
+            f"Fisher Potential {result['fisher_potential']:.4g} vs original {result['fisher_original']:.4g}: {verdict}"
+        )
     if kind == "train":
         curve = ", ".join(f"{a:.3f}" for a in result["accuracy_per_epoch"])
         lines.append(f"validation accuracy per epoch: {curve}")
         if result["stopped_early"]:
             lines.append(result["reason"])
     if kind == "e2e":
-        lines.append(f"end-to-end latency (TVM) {result['latency_ms']:.3f} ms vs original "
-                     f"{result['baseline_latency_ms']:.3f} ms: speedup {result['speedup']:.2f}x "
-                     f"(params {result['params']:,} vs {result['baseline_params']:,})")
+        lines.append(
+            f"end-to-end latency (TVM) {result['latency_ms']:.3f} ms vs original "
+            f"{result['baseline_latency_ms']:.3f} ms: speedup {result['speedup']:.2f}x "
+            f"(params {result['params']:,} vs {result['baseline_params']:,})"
+        )
     replacement = result.get("replacement")
     if replacement:
         lines.append(f"replaced {replacement['replaced']} of {len(replacement['layers'])} convolutions")

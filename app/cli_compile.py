@@ -3,6 +3,7 @@
 This process never imports TVM or torch: TVMScript and measurements come from a
 spawned process (core.jobs.isolate), benchmarks run as their own scripts.
 Files and bindings are checked here first, so mistakes are reported at once."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,8 @@ from app.cli_inputs import operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
 from core.compile.jobs import ALGORITHMS, gspc_convolution, variant_payloads
-from core.ir.errors import TesseraError
 from core.devices import get_device
+from core.ir.errors import TesseraError
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
 
@@ -33,20 +34,39 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("measure", help="compile with TVM, check against PyTorch and time both (optionally tune)")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--bind", default="", help="values such as C_in=64,C_out=64,H=56,W=56,K=3")
-    p.add_argument("--tune-trials", type=int, default=0, metavar="N",
-                   help="MetaSchedule trial budget (trials already in the tuning database count); 0: untuned")
+    p.add_argument(
+        "--tune-trials",
+        type=int,
+        default=0,
+        metavar="N",
+        help="MetaSchedule trial budget (trials already in the tuning database count); 0: untuned",
+    )
     p.add_argument("--batch", type=int, default=1)
     add_timing_options(p)
-    p.add_argument("--device", metavar="NAME", help="an RPC device of the store (`tessera device list`) to "
-                                                    "tune and time on (default: this machine)")
+    p.add_argument(
+        "--device",
+        metavar="NAME",
+        help="an RPC device of the store (`tessera device list`) to tune and time on (default: this machine)",
+    )
     p.add_argument("--store", metavar="PATH", help="with --device: the results store listing it")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    p.add_argument("--algorithm", choices=ALGORITHMS, default="default",
-                   help="default: TVM's lowering; gspc: grouped spatial pack (grouped convolutions only)")
-    p.add_argument("--tiles", metavar="T_O,T_I", help="gspc's tile sizes (default: the SIMD width, or the "
-                   "tuning grid's best with --tune-trials, which then caps the grid points measured)")
-    p.add_argument("--variants", action="store_true", help="measure every algorithm, untuned and (with "
-                   "--tune-trials) tuned, and compare them in one table")
+    p.add_argument(
+        "--algorithm",
+        choices=ALGORITHMS,
+        default="default",
+        help="default: TVM's lowering; gspc: grouped spatial pack (grouped convolutions only)",
+    )
+    p.add_argument(
+        "--tiles",
+        metavar="T_O,T_I",
+        help="gspc's tile sizes (default: the SIMD width, or the "
+        "tuning grid's best with --tune-trials, which then caps the grid points measured)",
+    )
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="measure every algorithm, untuned and (with --tune-trials) tuned, and compare them in one table",
+    )
     p.set_defaults(func=cmd_measure)
 
     p = sub.add_parser("bench", help="run a benchmark from tests/benchmarks (e.g. `tessera bench kernels`)")
@@ -56,11 +76,16 @@ def add_parsers(sub) -> None:
 
 def add_timing_options(p) -> None:
     """How kernels are tuned and timed, for `tessera measure` and `tessera tune`."""
-    p.add_argument("--cost-model", choices=("xgb", "random"), default="xgb",
-                   help="MetaSchedule's cost model (default xgb)")
+    p.add_argument(
+        "--cost-model", choices=("xgb", "random"), default="xgb", help="MetaSchedule's cost model (default xgb)"
+    )
     p.add_argument("--tuning-dir", metavar="DIR", help="tuning databases folder (default ~/.cache/tessera/tuning)")
-    p.add_argument("--repeat", type=int, default=10, help="timed repeats of the kernel kept (median and spread "
-                                                          "over them; default 10)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=10,
+        help="timed repeats of the kernel kept (median and spread over them; default 10)",
+    )
     p.add_argument("--min-repeat-ms", type=float, default=100.0, help="minimum length of one repeat (default 100)")
 
 
@@ -70,23 +95,36 @@ def cmd_codegen(args) -> int:
         print(module_source(graph, bindings), end="")
         return 0
     make_plan(graph, bindings)  # shape and binding errors, before spawning TVM
-    print(call_in_subprocess("core.compile.jobs:tvmscript_call",
-                             {"operator": document, "bindings": bindings, "batch": args.batch}))
+    print(
+        call_in_subprocess(
+            "core.compile.jobs:tvmscript_call", {"operator": document, "bindings": bindings, "batch": args.batch}
+        )
+    )
     return 0
 
 
 def cmd_measure(args) -> int:
     document, graph, bindings = operator_and_bindings(args.file, args.bind)
     make_plan(graph, bindings)
-    payload = {"operator": document, "bindings": bindings, "tune_trials": args.tune_trials, "device": "local",
-               "cost_model": args.cost_model, "batch": args.batch, "repeat": args.repeat,
-               "min_repeat_ms": args.min_repeat_ms, "algorithm": args.algorithm}
+    payload = {
+        "operator": document,
+        "bindings": bindings,
+        "tune_trials": args.tune_trials,
+        "device": "local",
+        "cost_model": args.cost_model,
+        "batch": args.batch,
+        "repeat": args.repeat,
+        "min_repeat_ms": args.min_repeat_ms,
+        "algorithm": args.algorithm,
+    }
     if args.tuning_dir:
         payload["tuning_root"] = str(Path(args.tuning_dir).resolve())
     if args.device:
         if args.variants:
-            raise TesseraError("--variants compares every variant with PyTorch on this machine; with --device, "
-                               "measure the variants one at a time (--algorithm, --tune-trials)")
+            raise TesseraError(
+                "--variants compares every variant with PyTorch on this machine; with --device, "
+                "measure the variants one at a time (--algorithm, --tune-trials)"
+            )
         with Store(args.store) as store:
             payload.update(get_device(store, args.device).job_fields())
     if args.tiles:
@@ -112,8 +150,13 @@ def _measure_variants(args, payload: dict) -> int:
     results = []
     for variant in payloads:
         label = _variant(variant)
-        results.append(call_in_subprocess("core.compile.jobs:measure_call", {"payload": variant},
-                                          on_progress=lambda f, m, label=label: print_progress(f, f"{label}: {m}")))
+        results.append(
+            call_in_subprocess(
+                "core.compile.jobs:measure_call",
+                {"payload": variant},
+                on_progress=lambda f, m, label=label: print_progress(f, f"{label}: {m}"),
+            )
+        )
         if sys.stderr.isatty():
             print(file=sys.stderr)
     if args.json:
@@ -122,9 +165,18 @@ def _measure_variants(args, payload: dict) -> int:
         return 0
     first = results[0]
     rows = [("variant", "layout", "median ms", "std ms", "GFLOP/s", "vs PyTorch", f"vs {_variant(payloads[0])}")]
-    rows += [(_variant(p), r["layout"], f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}",
-              f"{r['speedup_vs_torch']:.2f}x", f"{first['latency_ms'] / r['latency_ms']:.2f}x")
-             for p, r in zip(payloads, results)]
+    rows += [
+        (
+            _variant(p),
+            r["layout"],
+            f"{r['latency_ms']:.4g}",
+            f"{r['latency_std_ms']:.2g}",
+            f"{r['gflops']:.3g}",
+            f"{r['speedup_vs_torch']:.2f}x",
+            f"{first['latency_ms'] / r['latency_ms']:.2f}x",
+        )
+        for p, r in zip(payloads, results)
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     sizes = ", ".join(f"{k}={v}" for k, v in first["bindings"].items())
     print(f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs, {first['threads']} threads")
@@ -152,7 +204,7 @@ def cmd_bench(args) -> int:
     script = BENCHMARKS / f"bench_{args.name}.py"
     if args.name not in _benchmarks():
         raise TesseraError(f"no benchmark {args.name!r} (available: {', '.join(_benchmarks()) or 'none'})")
-    return subprocess.call([sys.executable, str(script)])
+    return subprocess.call([sys.executable, "-m", f"tests.benchmarks.{script.stem}"], cwd=BENCHMARKS.parents[1])
 
 
 def _benchmarks() -> list[str]:
@@ -169,22 +221,32 @@ def print_progress(fraction: float, message: str) -> None:
 
 def measurement_report(path: str, r: dict) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
-    tuned = (f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)" if r["tuned"]
-             else "untuned (pass --tune-trials N to tune)")
-    rows = [("", "median ms", "std ms", "GFLOP/s"),
-            ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}")]
+    tuned = (
+        f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)"
+        if r["tuned"]
+        else "untuned (pass --tune-trials N to tune)"
+    )
+    rows = [
+        ("", "median ms", "std ms", "GFLOP/s"),
+        ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}"),
+    ]
     if r["torch_latency_ms"] is not None:  # not timed for an RPC device
-        rows.append(("PyTorch", f"{r['torch_latency_ms']:.4g}", f"{r['torch_latency_std_ms']:.2g}",
-                     f"{r['torch_gflops']:.3g}"))
+        rows.append(
+            ("PyTorch", f"{r['torch_latency_ms']:.4g}", f"{r['torch_latency_std_ms']:.2g}", f"{r['torch_gflops']:.3g}")
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    table = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    return "\n".join([
-        f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
-        f"TVM kernel: {tuned}",
-        *table,
-        (f"TVM / PyTorch speed-up: {r['speedup_vs_torch']:.2f}x" if r["speedup_vs_torch"] is not None
-         else "PyTorch not timed: it runs on this machine, not on the device"),
-        f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
-        f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {r['schedule_source']}",
-    ])
+    table = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+    return "\n".join(
+        [
+            f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
+            f"TVM kernel: {tuned}",
+            *table,
+            (
+                f"TVM / PyTorch speed-up: {r['speedup_vs_torch']:.2f}x"
+                if r["speedup_vs_torch"] is not None
+                else "PyTorch not timed: it runs on this machine, not on the device"
+            ),
+            f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
+            f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {r['schedule_source']}",
+        ]
+    )

@@ -2,6 +2,7 @@
 
 It runs the real subcommands one after another, in a throw-away store unless
 one is given, so what it prints is what a user would see typing them."""
+
 from __future__ import annotations
 
 import tempfile
@@ -28,15 +29,43 @@ def cmd_demo(args) -> int:
             ("Validate every example operator", ["validate", *sorted(str(p) for p in EXAMPLES.glob("*.json"))]),
             ("Shapes, FLOPs and parameters of conv2d", ["info", conv, "--bind", SMALL]),
             ("Compile conv2d with TVM, check it against PyTorch, time both", ["measure", conv, "--bind", SMALL]),
-            ("Random sampling (Canvas) into the store, measurements queued",
-             ["search", "--strategy", "random", "--samples", str(args.samples), "--tune-trials", "0",
-              "--bind", SMALL, "--store", store]),
-            ("MCTS (Syno) into the store, measurements queued",
-             ["search", "--strategy", "mcts", "--samples", str(args.samples), "--tune-trials", "0",
-              "--bind", SMALL, "--store", store]),
+            (
+                "Random sampling (Canvas) into the store, measurements queued",
+                [
+                    "search",
+                    "--strategy",
+                    "random",
+                    "--samples",
+                    str(args.samples),
+                    "--tune-trials",
+                    "0",
+                    "--bind",
+                    SMALL,
+                    "--store",
+                    store,
+                ],
+            ),
+            (
+                "MCTS (Syno) into the store, measurements queued",
+                [
+                    "search",
+                    "--strategy",
+                    "mcts",
+                    "--samples",
+                    str(args.samples),
+                    "--tune-trials",
+                    "0",
+                    "--bind",
+                    SMALL,
+                    "--store",
+                    store,
+                ],
+            ),
             ("Workers measure the queued candidates", ["worker", "--store", store]),
-            ("The Pareto front of latency against FLOPs", ["results", "--pareto", "latency_ms,flops",
-                                                           "--store", store]),
+            (
+                "The Pareto front of latency against FLOPs",
+                ["results", "--pareto", "latency_ms,flops", "--store", store],
+            ),
         ]
         for number, (title, argv) in enumerate(steps, 1):
             print(f"\n=== {number}/{len(steps)} {title}\n$ tessera {' '.join(argv)}", flush=True)

@@ -3,6 +3,7 @@ always there; RPC devices are reached through a TVM tracker (`tracker` starts on
 makes this machine a device registered with it). `add`, `list`, `check`, `remove` and
 `default` work on the device list of the results store (--store PATH, else $TESSERA_STORE,
 else the default). Only `tracker`, `serve` and `check`'s spawned process import TVM."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -10,8 +11,16 @@ import json
 import sys
 import time
 
-from core.devices import (Device, add_device, default_device, get_device, list_devices, record_check,
-                          remove_device, set_default)
+from core.devices import (
+    Device,
+    add_device,
+    default_device,
+    get_device,
+    list_devices,
+    record_check,
+    remove_device,
+    set_default,
+)
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
 
@@ -28,8 +37,12 @@ def add_parsers(sub) -> None:
     a.set_defaults(func=cmd_tracker)
 
     a = actions.add_parser("serve", help="make this machine a device: a TVM RPC server registered with a tracker")
-    a.add_argument("--tracker", default="127.0.0.1:9190", metavar="HOST:PORT",
-                   help="the tracker to register with (default 127.0.0.1:9190)")
+    a.add_argument(
+        "--tracker",
+        default="127.0.0.1:9190",
+        metavar="HOST:PORT",
+        help="the tracker to register with (default 127.0.0.1:9190)",
+    )
     a.add_argument("--key", required=True, help="the device key clients ask the tracker for, e.g. rasp4")
     a.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     a.add_argument("--port", type=int, metavar="N", help="port to listen on (default: the first free from 9090)")
@@ -40,13 +53,27 @@ def add_parsers(sub) -> None:
     a.add_argument("name", metavar="NAME")
     a.add_argument("--tracker", required=True, metavar="HOST:PORT", help="its tracker, e.g. 10.0.0.5:9190")
     a.add_argument("--key", required=True, help="the key its servers registered with")
-    a.add_argument("--target", metavar="JSON", help='TVM target to compile for (default {"kind": "llvm"}), e.g. '
-                                                    '\'{"kind": "llvm", "mtriple": "aarch64-linux-gnu", '
-                                                    '"mcpu": "cortex-a72"}\' or \'{"kind": "cuda", "arch": "sm_80"}\'')
-    a.add_argument("--session-timeout", type=float, default=Device.session_timeout, metavar="S",
-                   help=f"longest session (one measurement or tuning trial), s (default {Device.session_timeout:g})")
-    a.add_argument("--wait", type=float, default=Device.wait, metavar="S",
-                   help=f"how long a job waits for a free server, s (default {Device.wait:g})")
+    a.add_argument(
+        "--target",
+        metavar="JSON",
+        help='TVM target to compile for (default {"kind": "llvm"}), e.g. '
+        '\'{"kind": "llvm", "mtriple": "aarch64-linux-gnu", '
+        '"mcpu": "cortex-a72"}\' or \'{"kind": "cuda", "arch": "sm_80"}\'',
+    )
+    a.add_argument(
+        "--session-timeout",
+        type=float,
+        default=Device.session_timeout,
+        metavar="S",
+        help=f"longest session (one measurement or tuning trial), s (default {Device.session_timeout:g})",
+    )
+    a.add_argument(
+        "--wait",
+        type=float,
+        default=Device.wait,
+        metavar="S",
+        help=f"how long a job waits for a free server, s (default {Device.wait:g})",
+    )
     a.add_argument("--replace", action="store_true", help="change a device that already exists")
     a.set_defaults(func=cmd_add)
 
@@ -70,12 +97,15 @@ def add_parsers(sub) -> None:
 
     for name in ("add", "list", "check", "remove", "default"):
         actions.choices[name].add_argument(
-            "--store", metavar="PATH", help="results store file (default: $TESSERA_STORE or "
-                                            "~/.local/share/tessera/results.db)")
+            "--store",
+            metavar="PATH",
+            help="results store file (default: $TESSERA_STORE or ~/.local/share/tessera/results.db)",
+        )
 
 
 def cmd_tracker(args) -> int:
     from core.devices.serving import run_tracker  # TVM
+
     _note_exposure(args.host)
     run_tracker(args.host, args.port, _announce)
     return 0
@@ -84,6 +114,7 @@ def cmd_tracker(args) -> int:
 def cmd_serve(args) -> int:
     from core.compile.target import core_count  # TVM
     from core.devices.serving import run_server
+
     _note_exposure(args.host)
     run_server(args.tracker, args.key, args.host, args.port, args.threads or core_count(), _announce)
     return 0
@@ -91,10 +122,20 @@ def cmd_serve(args) -> int:
 
 def cmd_add(args) -> int:
     with Store(args.store) as store:
-        device = add_device(store, args.name, args.tracker, args.key, args.target,
-                            session_timeout=args.session_timeout, wait=args.wait, replace=args.replace)
-    print(f"{'changed' if args.replace else 'added'} device {device.name}: {device.describe()}; "
-          f"check it with `tessera device check {device.name}`")
+        device = add_device(
+            store,
+            args.name,
+            args.tracker,
+            args.key,
+            args.target,
+            session_timeout=args.session_timeout,
+            wait=args.wait,
+            replace=args.replace,
+        )
+    print(
+        f"{'changed' if args.replace else 'added'} device {device.name}: {device.describe()}; "
+        f"check it with `tessera device check {device.name}`"
+    )
     return 0
 
 
@@ -102,13 +143,23 @@ def cmd_list(args) -> int:
     with Store(args.store) as store:
         devices = list_devices(store)
     if args.json:
-        print(json.dumps([{**d.to_dict(), "default": d.default, "last_check": d.last_check} for d in devices],
-                         indent=2))
+        print(
+            json.dumps([{**d.to_dict(), "default": d.default, "last_check": d.last_check} for d in devices], indent=2)
+        )
         return 0
     rows = [("name", "default", "kind", "tracker", "key", "target", "last check")]
     for d in devices:
-        rows.append((d.name, "*" if d.default else "", d.kind, d.tracker or "-", d.key or "-",
-                     json.dumps(d.target, sort_keys=True) if d.target else "this CPU", _check_text(d.last_check)))
+        rows.append(
+            (
+                d.name,
+                "*" if d.default else "",
+                d.kind,
+                d.tracker or "-",
+                d.key or "-",
+                json.dumps(d.target, sort_keys=True) if d.target else "this CPU",
+                _check_text(d.last_check),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
@@ -118,9 +169,11 @@ def cmd_list(args) -> int:
 def cmd_check(args) -> int:
     with Store(args.store) as store:
         device = get_device(store, args.name)
-        answer = call_in_subprocess("core.devices.health:check_call",
-                                    {"config": device.to_dict(), "timeout": args.timeout},
-                                    timeout=args.timeout + CHECK_SPAWN_GRACE)
+        answer = call_in_subprocess(
+            "core.devices.health:check_call",
+            {"config": device.to_dict(), "timeout": args.timeout},
+            timeout=args.timeout + CHECK_SPAWN_GRACE,
+        )
         record_check(store, device.name, answer)
     if args.json:
         print(json.dumps(answer, indent=2))
@@ -149,8 +202,11 @@ def _check_text(check: dict | None) -> str:
     if not check:
         return "never checked"
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(check["checked"]))
-    counts = (f"{check['free']} free, {check['busy']} busy, {check['pending']} waiting"
-              if check.get("free") is not None else "")
+    counts = (
+        f"{check['free']} free, {check['busy']} busy, {check['pending']} waiting"
+        if check.get("free") is not None
+        else ""
+    )
     if check.get("error"):
         return f"failed: {check['error']}" + (f" ({counts})" if counts else "") + f" [{when}]"
     trip = f"round trip {check['round_trip_ms']:.0f} ms" if check.get("round_trip_ms") is not None else ""

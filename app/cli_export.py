@@ -4,6 +4,7 @@ The same `export_files` serves the CLI and the export dialog (which runs it in a
 process through `export_call`). Nothing heavy is imported at start-up: TVM formats run
 in a spawned process (core.jobs.isolate), pictures import Qt when asked for, and an
 existing file is never replaced without --force."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,20 @@ import sys
 from pathlib import Path
 
 from core.codegen.torch_plan import make_plan
-from core.export import (FORMATS, OPERATOR, ExportError, from_document, graph_dot, output_paths, pareto_csv,
-                         refuse_overwrite, resolve, results_csv, torch_source, write_text)
+from core.export import (
+    FORMATS,
+    OPERATOR,
+    ExportError,
+    from_document,
+    graph_dot,
+    output_paths,
+    pareto_csv,
+    refuse_overwrite,
+    resolve,
+    results_csv,
+    torch_source,
+    write_text,
+)
 from core.ir.bindings import parse_bindings
 from core.jobs.isolate import call_in_subprocess
 from core.store import RESULT_OBJECTIVES, Store, default_store_path
@@ -23,30 +36,54 @@ TVM_TIMEOUT_S = 900
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("export", help="write an operator or the results as code, a library, a picture or CSV",
-                       description="Export operator ID (from the results store) or FILE, or the whole store "
-                                   "(formats csv, pareto-*). Formats: " + "; ".join(
-                                       f"{f.name}: {f.description}" for f in FORMATS.values()))
+    p = sub.add_parser(
+        "export",
+        help="write an operator or the results as code, a library, a picture or CSV",
+        description="Export operator ID (from the results store) or FILE, or the whole store "
+        "(formats csv, pareto-*). Formats: " + "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values()),
+    )
     p.add_argument("target", nargs="?", metavar="ID|FILE", help="operator id in the store, or an operator file")
     p.add_argument("--format", required=True, choices=list(FORMATS), dest="fmt")
-    p.add_argument("--out", default=".", metavar="PATH",
-                   help="file to write, or a folder (gets a file named after the operator); default: here")
-    p.add_argument("--bind", default="", help="sizes such as C_in=64,H=56 (default: the file's own, or the "
-                                              "stored operator's latest measurement)")
+    p.add_argument(
+        "--out",
+        default=".",
+        metavar="PATH",
+        help="file to write, or a folder (gets a file named after the operator); default: here",
+    )
+    p.add_argument(
+        "--bind",
+        default="",
+        help="sizes such as C_in=64,H=56 (default: the file's own, or the stored operator's latest measurement)",
+    )
     p.add_argument("--store", metavar="PATH", help="results store (default: $TESSERA_STORE or ~/.local/share)")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.add_argument("--batch", type=int, default=1, help="batch size N of tvmscript and library (default 1)")
-    p.add_argument("--tuning-dir", metavar="DIR",
-                   help="tuning databases a library takes its schedule from (default ~/.cache/tessera/tuning)")
-    p.add_argument("--columns", default=DEFAULT_COLUMNS, metavar="X,Y",
-                   help=f"the two objectives of pareto-* formats (default {DEFAULT_COLUMNS})")
+    p.add_argument(
+        "--tuning-dir",
+        metavar="DIR",
+        help="tuning databases a library takes its schedule from (default ~/.cache/tessera/tuning)",
+    )
+    p.add_argument(
+        "--columns",
+        default=DEFAULT_COLUMNS,
+        metavar="X,Y",
+        help=f"the two objectives of pareto-* formats (default {DEFAULT_COLUMNS})",
+    )
     p.set_defaults(func=cmd_export)
 
 
 def cmd_export(args) -> int:
-    written = export_files(args.fmt, args.out, target=args.target, bindings=parse_bindings(args.bind),
-                           store=args.store, force=args.force, batch=args.batch, columns=args.columns,
-                           tuning_dir=args.tuning_dir)
+    written = export_files(
+        args.fmt,
+        args.out,
+        target=args.target,
+        bindings=parse_bindings(args.bind),
+        store=args.store,
+        force=args.force,
+        batch=args.batch,
+        columns=args.columns,
+        tuning_dir=args.tuning_dir,
+    )
     for path in written:
         print(f"wrote {path}")
     return 0
@@ -57,9 +94,19 @@ def export_call(request: dict) -> list[str]:
     return export_files(**request)
 
 
-def export_files(fmt: str, out: str, *, target: str | None = None, document: dict | None = None,
-                 bindings: dict | None = None, store: str | None = None, force: bool = False,
-                 batch: int = 1, columns: str = DEFAULT_COLUMNS, tuning_dir: str | None = None) -> list[str]:
+def export_files(
+    fmt: str,
+    out: str,
+    *,
+    target: str | None = None,
+    document: dict | None = None,
+    bindings: dict | None = None,
+    store: str | None = None,
+    force: bool = False,
+    batch: int = 1,
+    columns: str = DEFAULT_COLUMNS,
+    tuning_dir: str | None = None,
+) -> list[str]:
     """Write the export; -> the files written. The operator is `target` (id or file) or `document`."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
@@ -87,6 +134,7 @@ def _export_operator(fmt, out, target, document, bindings, store, force, batch, 
     if fmt in ("png", "svg"):
         _application()
         from views.pictures import save_graph_picture
+
         return [str(save_graph_picture(item.graph, paths[0]))]
     return _export_tvm(fmt, item, paths, batch, tuning_dir)
 
@@ -99,11 +147,17 @@ def _export_tvm(fmt, item, paths, batch, tuning_dir) -> list[str]:
     if fmt == "tvmscript":
         return call_in_subprocess("core.export.tvm_export:tvmscript_call", request, timeout=TVM_TIMEOUT_S)
     root = str(Path(tuning_dir).expanduser().resolve()) if tuning_dir else None
-    result = call_in_subprocess("core.export.tvm_export:library_call",
-                                {**request, "loader": str(paths[1]), "tuning_root": root}, timeout=TVM_TIMEOUT_S)
+    result = call_in_subprocess(
+        "core.export.tvm_export:library_call",
+        {**request, "loader": str(paths[1]), "tuning_root": root},
+        timeout=TVM_TIMEOUT_S,
+    )
     if not result["tuned"]:
-        print(f"note: {item.name} has not been tuned on this machine at these sizes; the library holds the "
-              "untuned kernel (tune with `tessera measure --tune-trials N`)", file=sys.stderr)
+        print(
+            f"note: {item.name} has not been tuned on this machine at these sizes; the library holds the "
+            "untuned kernel (tune with `tessera measure --tune-trials N`)",
+            file=sys.stderr,
+        )
     return result["files"]
 
 
@@ -112,8 +166,10 @@ def _export_results(fmt, out, store_path, force, columns) -> list[str]:
     if not path.is_file():
         raise ExportError(f"no results store at {path} (pass --store PATH)")
     if fmt != "csv" and (len(columns) != 2 or any(c not in RESULT_OBJECTIVES for c in columns)):
-        raise ExportError(f"--columns takes two of {', '.join(RESULT_OBJECTIVES)}, e.g. {DEFAULT_COLUMNS}; "
-                          f"got {','.join(columns) or 'none'}")
+        raise ExportError(
+            f"--columns takes two of {', '.join(RESULT_OBJECTIVES)}, e.g. {DEFAULT_COLUMNS}; "
+            f"got {','.join(columns) or 'none'}"
+        )
     paths = output_paths(fmt, out, "results" if fmt == "csv" else f"pareto_{columns[0]}_{columns[1]}")
     refuse_overwrite(paths, force)
     with Store(path) as store:
@@ -123,6 +179,7 @@ def _export_results(fmt, out, store_path, force, columns) -> list[str]:
             return [str(write_text(paths[0], pareto_csv(store, columns)))]
         _application()
         from views.pictures import save_pareto_picture
+
         return [str(save_pareto_picture(store, columns, paths[0]))]
 
 
@@ -133,4 +190,5 @@ def _application():
     if QApplication.instance() is None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from app.gui import application
+
     return application()

@@ -1,5 +1,6 @@
 """What commands that take one operator FILE and --bind (and, to transfer-tune, --from)
 read first, checked the same way."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """`tessera validate` and `tessera info`: the IR on the command line."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,10 @@ def cmd_validate(args) -> int:
         if s.ok:
             flops = f", {s.numeric_cost['flops'] / 1e6:.1f} MFLOPs" if s.numeric_cost else ""
             pending = f", {len(s.shapes.constraints)} dynamic variable(s) to solve" if s.shapes.constraints else ""
-            print(f"ok {path}: {graph.input_type()} -> {s.shapes.output}, "
-                  f"{len(graph.primitive_nodes())} primitives{flops}{pending}")
+            print(
+                f"ok {path}: {graph.input_type()} -> {s.shapes.output}, "
+                f"{len(graph.primitive_nodes())} primitives{flops}{pending}"
+            )
         else:
             failed += 1
             print(f"INVALID {path}:")
@@ -56,12 +59,23 @@ def cmd_info(args) -> int:
         print()
         return 0 if s.ok else 1
     data = s.to_json()
-    print(f"{args.file}: {data['input_shape']} -> {data['output_shape']}"
-          + (f"  with {', '.join(f'{k}={v}' for k, v in s.bindings.items())}" if s.bindings else ""))
+    print(
+        f"{args.file}: {data['input_shape']} -> {data['output_shape']}"
+        + (f"  with {', '.join(f'{k}={v}' for k, v in s.bindings.items())}" if s.bindings else "")
+    )
     rows = [("node", "op", "shape", "numeric", "MACs", "FLOPs", "params")]
     for n in data["nodes"]:
-        rows.append((n["id"], n["op"], n["shape"] or "-", str(n.get("shape_numeric", "")),
-                     _num(n, "macs"), _num(n, "flops"), _num(n, "params")))
+        rows.append(
+            (
+                n["id"],
+                n["op"],
+                n["shape"] or "-",
+                str(n.get("shape_numeric", "")),
+                _num(n, "macs"),
+                _num(n, "flops"),
+                _num(n, "params"),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())

@@ -1,5 +1,6 @@
 """`tessera submit`, `worker`, `jobs` and `results`: the job queue and the results store
 on the command line. The store is --store PATH, else $TESSERA_STORE, else the default."""
+
 from __future__ import annotations
 
 import json
@@ -20,40 +21,87 @@ from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
 from core.store.variants import HEADER as VARIANT_HEADER
 from core.store.variants import read_variants
 
-RESULT_COLUMNS = ("measurement_id", "operator_name", "device_name", "bindings", "latency_ms",
-                  "gflops", "tuned", "speedup", "accuracy")
+RESULT_COLUMNS = (
+    "measurement_id",
+    "operator_name",
+    "device_name",
+    "bindings",
+    "latency_ms",
+    "gflops",
+    "tuned",
+    "speedup",
+    "accuracy",
+)
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("submit", help="queue a measurement of an operator file on a device")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--bind", default="", help="values such as C_in=64,H=56 (default: the file's own)")
-    p.add_argument("--tune-trials", type=int, default=0, metavar="N",
-                   help="MetaSchedule tuning trials (0: measure the default schedule)")
-    p.add_argument("--device", metavar="NAME", help="where to measure (`tessera device list`; "
-                                                    "default: the store's default device)")
-    p.add_argument("--variants", action="store_true", help="queue every algorithm (TVM's default, gspc for grouped "
-                   "convolutions), untuned and (with --tune-trials) tuned, to compare them")
-    p.add_argument("--transfer", action="store_true", help="tune by reusing schedules tuned for kernels of the "
-                   "same class (transfer-tuning, on a CPU device) instead of searching")
-    p.add_argument("--from", dest="sources", action="append", metavar="STORE_OR_DIR",
-                   help="with --transfer: a tuning folder or results store to take schedules from (repeatable; "
-                        "default: the tuning folder)")
-    p.add_argument("--top-k", type=int, default=1, metavar="K",
-                   help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)")
+    p.add_argument(
+        "--tune-trials",
+        type=int,
+        default=0,
+        metavar="N",
+        help="MetaSchedule tuning trials (0: measure the default schedule)",
+    )
+    p.add_argument(
+        "--device", metavar="NAME", help="where to measure (`tessera device list`; default: the store's default device)"
+    )
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="queue every algorithm (TVM's default, gspc for grouped "
+        "convolutions), untuned and (with --tune-trials) tuned, to compare them",
+    )
+    p.add_argument(
+        "--transfer",
+        action="store_true",
+        help="tune by reusing schedules tuned for kernels of the "
+        "same class (transfer-tuning, on a CPU device) instead of searching",
+    )
+    p.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        metavar="STORE_OR_DIR",
+        help="with --transfer: a tuning folder or results store to take schedules from (repeatable; "
+        "default: the tuning folder)",
+    )
+    p.add_argument(
+        "--top-k",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)",
+    )
     _store_option(p)
     p.set_defaults(func=cmd_submit)
 
     p = sub.add_parser("worker", help="run queued jobs in worker processes, or on a Ray cluster")
-    p.add_argument("--n", type=int, default=default_worker_count(), metavar="N",
-                   help="number of local worker processes (default: CPU count - 1)")
-    p.add_argument("--executor", choices=EXECUTORS, default="local",
-                   help="local: worker processes run every job (default); ray: fisher and train jobs run as "
-                        "Ray tasks, the others in local workers")
-    p.add_argument("--address", metavar="HOST:PORT",
-                   help="with --executor ray: the head of a running Ray cluster (default: start a local "
-                        "Ray instance for this session)")
-    p.add_argument("--forever", action="store_true", help="keep waiting for new jobs (default: stop when none are left)")
+    p.add_argument(
+        "--n",
+        type=int,
+        default=default_worker_count(),
+        metavar="N",
+        help="number of local worker processes (default: CPU count - 1)",
+    )
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="local: worker processes run every job (default); ray: fisher and train jobs run as "
+        "Ray tasks, the others in local workers",
+    )
+    p.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        help="with --executor ray: the head of a running Ray cluster (default: start a local "
+        "Ray instance for this session)",
+    )
+    p.add_argument(
+        "--forever", action="store_true", help="keep waiting for new jobs (default: stop when none are left)"
+    )
     _store_option(p)
     p.set_defaults(func=cmd_worker)
 
@@ -64,19 +112,30 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("results", help="measurements, or their Pareto front")
-    p.add_argument("--pareto", metavar="COLUMNS",
-                   help=f"two or three of {', '.join(RESULT_OBJECTIVES)}, comma-separated; "
-                        "add :min or :max to override the direction, e.g. latency_ms,accuracy:max")
-    p.add_argument("--variants", type=int, metavar="ID", help="compare every measurement of measurement ID's "
-                   "operator on its device at its sizes: algorithm, layout, untuned/tuned/reused schedule")
+    p.add_argument(
+        "--pareto",
+        metavar="COLUMNS",
+        help=f"two or three of {', '.join(RESULT_OBJECTIVES)}, comma-separated; "
+        "add :min or :max to override the direction, e.g. latency_ms,accuracy:max",
+    )
+    p.add_argument(
+        "--variants",
+        type=int,
+        metavar="ID",
+        help="compare every measurement of measurement ID's "
+        "operator on its device at its sizes: algorithm, layout, untuned/tuned/reused schedule",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _store_option(p)
     p.set_defaults(func=cmd_results)
 
 
 def _store_option(p) -> None:
-    p.add_argument("--store", metavar="PATH", help="results store file (default: $TESSERA_STORE or "
-                                                   "~/.local/share/tessera/results.db)")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="results store file (default: $TESSERA_STORE or ~/.local/share/tessera/results.db)",
+    )
 
 
 def cmd_submit(args) -> int:
@@ -85,8 +144,14 @@ def cmd_submit(args) -> int:
     sources = transfer_sources(args)
     if args.transfer and args.tune_trials:
         raise TesseraError("--tune-trials sets the budget of a schedule search; --transfer reuses schedules instead")
-    request = MeasureRequest(args.device or "local", trials=args.tune_trials, variants=args.variants,
-                             transfer=args.transfer, top_k=args.top_k, sources=tuple(sources))
+    request = MeasureRequest(
+        args.device or "local",
+        trials=args.tune_trials,
+        variants=args.variants,
+        transfer=args.transfer,
+        top_k=args.top_k,
+        sources=tuple(sources),
+    )
     doc, graph, given = operator_and_bindings(args.file, args.bind)
     bindings = {**graph.bindings, **given}
     make_plan(graph, bindings)  # shape and binding errors now, not in the worker
@@ -97,10 +162,18 @@ def cmd_submit(args) -> int:
         jobs, note = request.jobs(doc, bindings, device)
         queue = JobQueue(store)
         for kind, payload in jobs:
-            job_id = queue.submit(kind, payload, operator_id=operator_id, device_id=device.id,
-                                  input_key=str(Path(args.file).resolve()), input_version=content_hash(doc))
-            print(f"queued job {job_id}: {_describe(kind, payload)} {name} with "
-                  f"{format_bindings(bindings) or 'no bindings'} on device {device.name}")
+            job_id = queue.submit(
+                kind,
+                payload,
+                operator_id=operator_id,
+                device_id=device.id,
+                input_key=str(Path(args.file).resolve()),
+                input_version=content_hash(doc),
+            )
+            print(
+                f"queued job {job_id}: {_describe(kind, payload)} {name} with "
+                f"{format_bindings(bindings) or 'no bindings'} on device {device.name}"
+            )
     if note:
         print(f"note: {note}")
     print(f"in {store.path}; run `tessera worker` to process {'them' if len(jobs) > 1 else 'it'}")
@@ -119,8 +192,11 @@ def cmd_worker(args) -> int:
     if args.n < 1:
         raise TesseraError(f"--n must be at least 1, got {args.n}")
     supervisor = Supervisor(args.store, workers=args.n, ray=choose_executor(args.executor, args.address))
-    print(f"{args.n} worker(s) on {supervisor.store.path}"
-          + ("; Ctrl-C to stop" if args.forever else "; stopping when no jobs are left"), flush=True)
+    print(
+        f"{args.n} worker(s) on {supervisor.store.path}"
+        + ("; Ctrl-C to stop" if args.forever else "; stopping when no jobs are left"),
+        flush=True,
+    )
     if args.executor != "local":
         print(f"runners: {supervisor.describe()}", flush=True)
     supervisor.run(forever=args.forever, report=lambda line: print(line, flush=True))
@@ -133,9 +209,18 @@ def cmd_jobs(args) -> int:
         if args.action == "list":
             rows = [("id", "kind", "state", "tries", "progress", "operator", "where", "note")]
             for job in queue.jobs():
-                rows.append((str(job.id), job.kind, job.state, f"{job.attempts}/{job.max_attempts}",
-                             f"{100 * (job.progress or 0):.0f}%", job.operator_name or "-",
-                             job.runs_on or "-", job.error or job.message or ""))
+                rows.append(
+                    (
+                        str(job.id),
+                        job.kind,
+                        job.state,
+                        f"{job.attempts}/{job.max_attempts}",
+                        f"{100 * (job.progress or 0):.0f}%",
+                        job.operator_name or "-",
+                        job.runs_on or "-",
+                        job.error or job.message or "",
+                    )
+                )
             _print_table(rows)
             return 0
         if args.job_id is None:
@@ -180,8 +265,11 @@ def _print_variants(args) -> int:
     with Store(args.store) as store:
         variants = read_variants(store, args.variants)
     if args.json:
-        print(json.dumps({**asdict(variants), "rows": [{**asdict(v), "vs_torch": v.vs_torch} for v in variants.rows]},
-                         indent=2))
+        print(
+            json.dumps(
+                {**asdict(variants), "rows": [{**asdict(v), "vs_torch": v.vs_torch} for v in variants.rows]}, indent=2
+            )
+        )
         return 0
     print(variants.title())
     _print_table([VARIANT_HEADER, *variants.table()])

@@ -2,6 +2,7 @@
 
 TVM and torch never load in this process: TVMScript, schedule verification and
 Fisher Potential run in a spawned worker (core.jobs.isolate)."""
+
 from __future__ import annotations
 
 import json
@@ -36,14 +37,16 @@ def add_parsers(sub) -> None:
 
     check = seq.add_parser("check", help="legality of every step (exit 1 if any is illegal)")
     _common(check)
-    check.add_argument("--fisher", action="store_true",
-                       help="judge bottleneck/group steps by Fisher Potential on a backbone")
+    check.add_argument(
+        "--fisher", action="store_true", help="judge bottleneck/group steps by Fisher Potential on a backbone"
+    )
     check.add_argument("--backbone", default="resnet18", help="backbone for --fisher (default resnet18)")
     check.add_argument("--dataset", default="digits", help="dataset for --fisher (default: bundled digits)")
     check.add_argument("--width", type=int, default=16, help="backbone width for --fisher")
     check.add_argument("--resolution", type=int, default=16, help="image size for --fisher")
-    check.add_argument("--verify", action="store_true",
-                       help="compile the TVM schedule and compare it with the untransformed nest")
+    check.add_argument(
+        "--verify", action="store_true", help="compile the TVM schedule and compare it with the untransformed nest"
+    )
     check.set_defaults(func=cmd_check)
 
 
@@ -83,14 +86,27 @@ def cmd_apply(args) -> int:
         raise LoopNestError("; ".join(report.problems()))
     seq = report.sequence
     op = result_operator(report.final, seq.name or "sequence")
-    parts = [{"channels": c, "output_shape": list(s.numeric_shapes["output"]) if s.numeric_shapes else None,
-              "flops": str(s.cost.total("flops")), "params": str(s.cost.total("params"))}
-             for c, s in zip(op.channels, op.summaries())]
-    data = {"name": seq.name, "nest": program_text(report.final), "legal": report.legal,
-            "problems": report.problems(), "parts": parts, "total": op.totals()}
+    parts = [
+        {
+            "channels": c,
+            "output_shape": list(s.numeric_shapes["output"]) if s.numeric_shapes else None,
+            "flops": str(s.cost.total("flops")),
+            "params": str(s.cost.total("params")),
+        }
+        for c, s in zip(op.channels, op.summaries())
+    ]
+    data = {
+        "name": seq.name,
+        "nest": program_text(report.final),
+        "legal": report.legal,
+        "problems": report.problems(),
+        "parts": parts,
+        "total": op.totals(),
+    }
     if args.tvmscript:
-        data["tvmscript"] = call_in_subprocess("core.codegen.loopnest_tvm:sequence_tvmscript",
-                                               {"document": document, "bindings": bindings})
+        data["tvmscript"] = call_in_subprocess(
+            "core.codegen.loopnest_tvm:sequence_tvmscript", {"document": document, "bindings": bindings}
+        )
     if args.save_operator:
         save_operator(op.graph, args.save_operator)
     if args.json:
@@ -118,18 +134,26 @@ def cmd_check(args) -> int:
     for s in report.steps:
         print(_step_line(s.index, s.step.text(), s.status, s.message))
     if args.fisher and report.final is not None:
-        settings = {"backbone": args.backbone, "dataset": args.dataset, "width": args.width,
-                    "resolution": args.resolution}
+        settings = {
+            "backbone": args.backbone,
+            "dataset": args.dataset,
+            "width": args.width,
+            "resolution": args.resolution,
+        }
         print(f"capacity (Fisher Potential on {args.backbone}, width {args.width}, {args.dataset}):")
-        for r in call_in_subprocess("core.analysis.legality:capacity_checks",
-                                    {"document": document, "bindings": bindings, "settings": settings}):
+        for r in call_in_subprocess(
+            "core.analysis.legality:capacity_checks", {"document": document, "bindings": bindings, "settings": settings}
+        ):
             failed |= r["status"] != LEGAL
             print(_step_line(r["step"], r["text"], r["status"], r["message"]))
     if args.verify and report.final is not None and report.legal:
-        result = call_in_subprocess("core.codegen.loopnest_tvm:verify_sequence",
-                                    {"document": document, "bindings": bindings})
+        result = call_in_subprocess(
+            "core.codegen.loopnest_tvm:verify_sequence", {"document": document, "bindings": bindings}
+        )
         close = result["max_abs_error"] <= 1e-4 * max(1.0, result["scale"])
         failed |= not close
-        print(f"TVM schedule vs untransformed nest: max abs error {result['max_abs_error']:.3g} "
-              f"({'match' if close else 'MISMATCH'})")
+        print(
+            f"TVM schedule vs untransformed nest: max abs error {result['max_abs_error']:.3g} "
+            f"({'match' if close else 'MISMATCH'})"
+        )
     return 1 if failed else 0

@@ -5,6 +5,7 @@ This process never imports TVM or torch: the work runs in a spawned process
 (core.jobs.isolate), or, for an operator with --store, as a job of a worker process
 whose result lands in that store as a measurement (schedule_source 'transfer:...').
 Files, bindings and paths are checked here first, so mistakes are reported at once."""
+
 from __future__ import annotations
 
 import json
@@ -28,29 +29,60 @@ DEFAULT_TRIALS = 64
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("tune", help="tune an operator or a backbone's kernels: from scratch (--trials N), "
-                                    "or by reusing tuned schedules of the same kernel class (--transfer)")
+    p = sub.add_parser(
+        "tune",
+        help="tune an operator or a backbone's kernels: from scratch (--trials N), "
+        "or by reusing tuned schedules of the same kernel class (--transfer)",
+    )
     p.add_argument("file", nargs="?", metavar="FILE", help="an operator file (or give --backbone)")
     p.add_argument("--backbone", choices=BACKBONE_NAMES, help="tune this network's kernels instead of an operator")
     p.add_argument("--width", type=int, default=16, help="backbone: channels of the first stage (default 16)")
     p.add_argument("--resolution", type=int, default=16, help="backbone: input side in pixels (default 16)")
-    p.add_argument("--only", metavar="PARTS", help="backbone: only kernels whose name contains one of these "
-                                                   "comma-separated parts, e.g. conv2d")
+    p.add_argument(
+        "--only",
+        metavar="PARTS",
+        help="backbone: only kernels whose name contains one of these comma-separated parts, e.g. conv2d",
+    )
     p.add_argument("--bind", default="", help="operator: values such as C_in=64,H=56 (default: the file's own)")
-    p.add_argument("--transfer", action="store_true",
-                   help="reuse tuned schedules of the same kernel classes instead of tuning from scratch")
-    p.add_argument("--from", dest="sources", action="append", metavar="STORE_OR_DIR",
-                   help="with --transfer: a tuning-databases folder or a results store to take schedules from; "
-                        "repeat it to let the source-selection heuristic pick one (default: the tuning folder)")
-    p.add_argument("--top-k", type=int, default=1, metavar="K",
-                   help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)")
-    p.add_argument("--trials", type=int, metavar="N", help=f"from scratch: MetaSchedule trial budget, trials "
-                   f"already in the database counting (default {DEFAULT_TRIALS}; a backbone's kernels share it)")
+    p.add_argument(
+        "--transfer",
+        action="store_true",
+        help="reuse tuned schedules of the same kernel classes instead of tuning from scratch",
+    )
+    p.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        metavar="STORE_OR_DIR",
+        help="with --transfer: a tuning-databases folder or a results store to take schedules from; "
+        "repeat it to let the source-selection heuristic pick one (default: the tuning folder)",
+    )
+    p.add_argument(
+        "--top-k",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --transfer: schedules tried per tuned kernel, fastest first (default 1)",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        metavar="N",
+        help=f"from scratch: MetaSchedule trial budget, trials "
+        f"already in the database counting (default {DEFAULT_TRIALS}; a backbone's kernels share it)",
+    )
     add_timing_options(p)
-    p.add_argument("--device", metavar="NAME", help="operator: an RPC device of the store (`tessera device list`) "
-                                                    "to tune on (default: this machine)")
-    p.add_argument("--store", metavar="PATH", help="operator: run as a job and record the measurement in this "
-                                                   "results store (with --device: the store listing it)")
+    p.add_argument(
+        "--device",
+        metavar="NAME",
+        help="operator: an RPC device of the store (`tessera device list`) to tune on (default: this machine)",
+    )
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="operator: run as a job and record the measurement in this "
+        "results store (with --device: the store listing it)",
+    )
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.set_defaults(func=cmd_tune)
 
@@ -103,8 +135,13 @@ def _tune_operator(args) -> dict:
     document, graph, bindings = operator_and_bindings(args.file, args.bind)
     make_plan(graph, bindings)  # shape and binding errors, before TVM
     kind = "transfer" if args.transfer else "measure"
-    payload = {**_common(args), "operator": document, "bindings": bindings, "repeat": args.repeat,
-               "min_repeat_ms": args.min_repeat_ms}
+    payload = {
+        **_common(args),
+        "operator": document,
+        "bindings": bindings,
+        "repeat": args.repeat,
+        "min_repeat_ms": args.min_repeat_ms,
+    }
     if not args.transfer:
         payload["tune_trials"] = args.trials or DEFAULT_TRIALS
     if args.store:
@@ -118,13 +155,19 @@ def _run_as_job(args, kind: str, payload: dict, document: dict) -> dict:
         name = document.get("name") or Path(args.file).stem
         operator_id = store.add_operator(document, name, "hand-made")
         device = get_device(store, args.device or LOCAL_NAME)
-        job_id = JobQueue(store).submit(kind, {**payload, **device.job_fields()}, operator_id=operator_id,
-                                        device_id=device.id, input_key=str(Path(args.file).resolve()),
-                                        input_version=content_hash(document))
+        job_id = JobQueue(store).submit(
+            kind,
+            {**payload, **device.job_fields()},
+            operator_id=operator_id,
+            device_id=device.id,
+            input_key=str(Path(args.file).resolve()),
+            input_version=content_hash(document),
+        )
         path = store.path
     print(f"queued job {job_id} ({kind} {name}) in {path}", file=sys.stderr)
     Supervisor(path, workers=1, handlers={kind: HANDLERS[kind]}).run(
-        report=lambda line: print(line, file=sys.stderr, flush=True))
+        report=lambda line: print(line, file=sys.stderr, flush=True)
+    )
     with Store(path) as store:
         job = JobQueue(store).get(job_id)
     if job.state != DONE:
@@ -134,32 +177,47 @@ def _run_as_job(args, kind: str, payload: dict, document: dict) -> dict:
 
 def _tune_backbone(args) -> dict:
     spec = BackboneSpec(args.backbone, args.width, args.resolution)  # checked here, built in the worker
-    payload = {**_common(args), "backbone": spec.name, "width": spec.width, "resolution": spec.resolution,
-               "mode": "transfer" if args.transfer else "scratch",
-               "only": [part.strip() for part in (args.only or "").split(",") if part.strip()]}
+    payload = {
+        **_common(args),
+        "backbone": spec.name,
+        "width": spec.width,
+        "resolution": spec.resolution,
+        "mode": "transfer" if args.transfer else "scratch",
+        "only": [part.strip() for part in (args.only or "").split(",") if part.strip()],
+    }
     if not args.transfer:
         payload["trials"] = args.trials or DEFAULT_TRIALS
-    return call_in_subprocess("core.compile.transfer_network:network_call", {"payload": payload},
-                              on_progress=print_progress)
+    return call_in_subprocess(
+        "core.compile.transfer_network:network_call", {"payload": payload}, on_progress=print_progress
+    )
 
 
 def _transfer_report(path: str, r: dict) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
     t = r["transfer"]
-    lines = [f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
-             f"kernel class {t['kernel_class']}: {r['found']} tuned schedules found, {r['applied']} applied, "
-             f"{r['skipped']} skipped"]
+    lines = [
+        f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
+        f"kernel class {t['kernel_class']}: {r['found']} tuned schedules found, {r['applied']} applied, "
+        f"{r['skipped']} skipped",
+    ]
     lines += [f"  skipped {count}: {reason}" for reason, count in t["skip_reasons"].items()]
-    lines += [f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of this class)"
-              for s in t["sources_ranked"] if len(t["sources_ranked"]) > 1]
+    lines += [
+        f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of this class)"
+        for s in t["sources_ranked"]
+        if len(t["sources_ranked"]) > 1
+    ]
     kept = r["schedule_source"] if r["tuned"] else "the untuned default (no reused schedule beat it)"
-    torch = (f", PyTorch {r['torch_latency_ms']:.4g} ms: TVM / PyTorch speed-up {r['speedup_vs_torch']:.2f}x"
-             if r["torch_latency_ms"] is not None else " (on the device; PyTorch is not timed there)")
-    lines += [f"kept: {kept}",
-              f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}){torch}",
-              f"speed-up over untuned: {r['speedup_vs_untuned']:.2f}x (screening timings); "
-              f"search {r['search_s']:.1f} s",
-              f"max abs error vs PyTorch: {r['max_abs_error']:.2g}"]
+    torch = (
+        f", PyTorch {r['torch_latency_ms']:.4g} ms: TVM / PyTorch speed-up {r['speedup_vs_torch']:.2f}x"
+        if r["torch_latency_ms"] is not None
+        else " (on the device; PyTorch is not timed there)"
+    )
+    lines += [
+        f"kept: {kept}",
+        f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}){torch}",
+        f"speed-up over untuned: {r['speedup_vs_untuned']:.2f}x (screening timings); search {r['search_s']:.1f} s",
+        f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
+    ]
     return "\n".join(lines)
 
 
@@ -168,19 +226,34 @@ def _network_report(r: dict) -> str:
     rows = [("kernel", "calls", "untuned ms", f"{tuned} ms", "speed-up", "schedule")]
     for k in r["kernels"]:
         after = k.get("transfer_ms", k.get("tuned_ms"))
-        rows.append((k["kernel"], str(k["weight"]), f"{k['untuned_ms']:.4g}", f"{after:.4g}",
-                     f"{k['untuned_ms'] / after:.2f}x", k.get("schedule") or ("-" if r["mode"] == "transfer" else "")))
+        rows.append(
+            (
+                k["kernel"],
+                str(k["weight"]),
+                f"{k['untuned_ms']:.4g}",
+                f"{after:.4g}",
+                f"{k['untuned_ms'] / after:.2f}x",
+                k.get("schedule") or ("-" if r["mode"] == "transfer" else ""),
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [f"{r['network']}: {len(r['kernels'])} kernels"]
-    lines += ["  ".join(c.ljust(w) if i in (0, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-              for row in rows]
-    lines.append(f"kernel time {r['untuned_ms']:.4g} ms untuned -> {r['tuned_ms']:.4g} ms {tuned}: "
-                 f"{r['speedup_vs_untuned']:.2f}x; search {r['search_s']:.1f} s")
+    lines += [
+        "  ".join(c.ljust(w) if i in (0, 5) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        for row in rows
+    ]
+    lines.append(
+        f"kernel time {r['untuned_ms']:.4g} ms untuned -> {r['tuned_ms']:.4g} ms {tuned}: "
+        f"{r['speedup_vs_untuned']:.2f}x; search {r['search_s']:.1f} s"
+    )
     if r["mode"] == "transfer":
         lines.append(f"{r['found']} schedules found, {r['applied']} applied, {r['skipped']} skipped")
         lines += [f"  skipped {count}: {reason}" for reason, count in r["skip_reasons"].items()]
-        lines += [f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of its "
-                  f"classes)" for s in r["sources_ranked"] if len(r["sources_ranked"]) > 1]
+        lines += [
+            f"  source {s['source']}: score {s['score']:.3g} ({s['tuned_kernels']} tuned kernels of its classes)"
+            for s in r["sources_ranked"]
+            if len(r["sources_ranked"]) > 1
+        ]
     else:
         lines.append(f"{r['trials']} trials in {r['tuning_dir']} ({r['new_trials']} new)")
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """Runs in a spawned worker process (core.jobs.isolate): the current operator as
 PyTorch and TVMScript source. It lives outside the GUI process so that torch
 and TVM are never imported there; arguments and answer are plain JSON."""
+
 from __future__ import annotations
 
 from core.ir.serialize import graph_from_document

@@ -5,6 +5,7 @@ and the stale-job rule (editing the operator after Tune cancels its jobs).
 Nothing here runs until it is needed: the results store opens on the first Explore
 action (at once when the window was given --store), the views are built on the first
 switch to Explorer, and worker processes start when the first job is queued."""
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,12 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
+from app.panels import mount_session_panels
 from core.analysis.summary import summarize
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
-from app.panels import mount_session_panels
 from views.document import OperatorDocument
 
 EDITOR, EXPLORER = "editor", "explorer"
@@ -31,9 +32,9 @@ AUTOSTART_KEY = "explore/autostartWorkers"
 EXECUTOR_KEY, RAY_ADDRESS_KEY = "explore/executor", "explore/rayAddress"
 STATUS_TIPS = {
     "editor": "Drag a primitive from the palette onto the canvas; "
-              "drag from an output port to an input port to connect.",
+    "drag from an output port to an input port to connect.",
     "explorer": "Hover a point for its numbers; click selects, double-click opens it in the editor; "
-                "Shift+drag selects a rectangle; wheel zooms.",
+    "Shift+drag selects a rectangle; wheel zooms.",
 }
 
 
@@ -60,12 +61,12 @@ class Explore(QObject):
         self.window = window
         self.store_path = store_path
         self.mode = EDITOR
-        self.session = None     # views.explorer.session.ExplorerSession
-        self.view = None        # views.explorer.explorer_view.ExplorerView
+        self.session = None  # views.explorer.session.ExplorerSession
+        self.view = None  # views.explorer.explorer_view.ExplorerView
         self.dock: QDockWidget | None = None
-        self.monitor = None     # the job monitor in the Jobs dock
-        self.indicator = None   # the status bar's job summary
-        self.dialog = None      # the Evaluate/Tune or Job Runner dialog while it is open
+        self.monitor = None  # the job monitor in the Jobs dock
+        self.indicator = None  # the status bar's job summary
+        self.dialog = None  # the Evaluate/Tune or Job Runner dialog while it is open
         self.devices_dialog = None  # the device manager, kept once opened
         self._hidden_docks: list[str] = []
         self._unsaved_key = uuid.uuid4().hex
@@ -85,25 +86,51 @@ class Explore(QObject):
             return a
 
         actions = {
-            "editor": action("&Editor", lambda: self.set_mode(EDITOR), "Ctrl+1", "Draw and edit the operator",
-                             checkable=True),
-            "explorer": action("E&xplorer", lambda: self.set_mode(EXPLORER), "Ctrl+2",
-                               "The Pareto plot and every result in the store", checkable=True),
-            "evaluate": action("E&valuate…", lambda: self.measure_current(tune=False), "Ctrl+R",
-                               "Compile and time the current operator with TVM's default schedule"),
-            "tune": action("&Tune…", lambda: self.measure_current(tune=True), "Ctrl+T",
-                           "Tune the current operator with MetaSchedule, then time it"),
-            "transfer": action("Tune with Re&used Schedules…", lambda: self.measure_current(tune=True, transfer=True),
-                               "Ctrl+Shift+T", "Apply schedules tuned for kernels of the same class to the "
-                                               "current operator and keep the fastest (transfer-tuning)"),
+            "editor": action(
+                "&Editor", lambda: self.set_mode(EDITOR), "Ctrl+1", "Draw and edit the operator", checkable=True
+            ),
+            "explorer": action(
+                "E&xplorer",
+                lambda: self.set_mode(EXPLORER),
+                "Ctrl+2",
+                "The Pareto plot and every result in the store",
+                checkable=True,
+            ),
+            "evaluate": action(
+                "E&valuate…",
+                lambda: self.measure_current(tune=False),
+                "Ctrl+R",
+                "Compile and time the current operator with TVM's default schedule",
+            ),
+            "tune": action(
+                "&Tune…",
+                lambda: self.measure_current(tune=True),
+                "Ctrl+T",
+                "Tune the current operator with MetaSchedule, then time it",
+            ),
+            "transfer": action(
+                "Tune with Re&used Schedules…",
+                lambda: self.measure_current(tune=True, transfer=True),
+                "Ctrl+Shift+T",
+                "Apply schedules tuned for kernels of the same class to the "
+                "current operator and keep the fastest (transfer-tuning)",
+            ),
             "jobs": action("&Jobs", self.show_jobs, "Ctrl+J", "Show the job monitor"),
             "workers": action("Start &Workers", self.toggle_workers, tip="Start or stop the worker processes"),
-            "autostart": action("Start Workers &Automatically", None, checkable=True,
-                                tip="Start worker processes as soon as jobs are queued"),
-            "runner": action("Job &Runner…", self.choose_runner,
-                             tip="Run jobs in local worker processes or on a Ray cluster"),
-            "devices": action("&Devices…", self.show_devices,
-                              tip="Add RPC devices behind a TVM tracker, check them, choose the default"),
+            "autostart": action(
+                "Start Workers &Automatically",
+                None,
+                checkable=True,
+                tip="Start worker processes as soon as jobs are queued",
+            ),
+            "runner": action(
+                "Job &Runner…", self.choose_runner, tip="Run jobs in local worker processes or on a Ray cluster"
+            ),
+            "devices": action(
+                "&Devices…",
+                self.show_devices,
+                tip="Add RPC devices behind a TVM tracker, check them, choose the default",
+            ),
         }
         settings = self.window.settings
         actions["autostart"].setChecked(settings is None or settings.value(AUTOSTART_KEY, True, type=bool))
@@ -122,6 +149,7 @@ class Explore(QObject):
             return self.session
         from views.explorer.job_monitor import JobMonitor, JobsIndicator
         from views.explorer.session import ExplorerSession
+
         try:
             self.session = ExplorerSession(self.store_path, self)
         except TesseraError as e:
@@ -172,6 +200,7 @@ class Explore(QObject):
     def _build_view(self):
         if self.view is None and self.ensure_session() is not None:
             from views.explorer.explorer_view import ExplorerView
+
             self.view = ExplorerView(self.session)
             self.view.openRequested.connect(self.open_result)
             self.view.measureRequested.connect(self.measure_results)
@@ -196,6 +225,7 @@ class Explore(QObject):
             return
         if self.devices_dialog is None:
             from views.explorer.devices_dialog import DevicesDialog
+
             self.devices_dialog = DevicesDialog(self.session.store, self.window)
             self.devices_dialog.changed.connect(self.session.poll)
         self.devices_dialog.refresh()
@@ -211,6 +241,7 @@ class Explore(QObject):
     def choose_runner(self) -> None:
         """Ask where jobs run; kept in the settings, used the next time workers start."""
         from views.explorer.runner_dialog import RunnerDialog
+
         dialog = self.dialog = RunnerDialog(self.window, *self._runner_setting())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._runner_chosen(*dialog.choice()))
@@ -226,7 +257,8 @@ class Explore(QObject):
         where = f"Ray ({address or 'a local instance'})" if executor == "ray" else "local workers"
         running = self.session is not None and self.session.workers_running
         self.window.statusBar().showMessage(
-            f"jobs will run on {where}" + (" once the workers restart" if running else ""), 8000)
+            f"jobs will run on {where}" + (" once the workers restart" if running else ""), 8000
+        )
 
     def _autostart_toggled(self, on: bool) -> None:
         if self.window.settings is not None:
@@ -242,18 +274,27 @@ class Explore(QObject):
         """Ask how to measure the operator in the editor, then queue its jobs."""
         document = self.window.document
         if not document.summary.shapes.ok:
-            QMessageBox.warning(self.window, "The operator has errors",
-                                "Fix the problems listed under Diagnostics before measuring it.")
+            QMessageBox.warning(
+                self.window, "The operator has errors", "Fix the problems listed under Diagnostics before measuring it."
+            )
             return
         if self.ensure_session() is None:
             return
         graph = document.graph
         name = graph.name or (document.path.stem if document.path else "untitled")
-        self._open_dialog(tune, name, [document.bindings], False, lambda b: binding_problem(graph, b),
-                          lambda request: self._submit_current(request, name), transfer)
+        self._open_dialog(
+            tune,
+            name,
+            [document.bindings],
+            False,
+            lambda b: binding_problem(graph, b),
+            lambda request: self._submit_current(request, name),
+            transfer,
+        )
 
     def _submit_current(self, request, name: str) -> None:
         from views.explorer.submit import Target
+
         graph = self.window.document.graph
         document = to_document(graph)  # sets without some sizes take them from the operator's own bindings
         request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
@@ -264,7 +305,8 @@ class Explore(QObject):
     def measure_results(self, ids, tune: bool) -> None:
         """Measure the operators of selected results again (their own bindings, or new ones)."""
         from views.explorer.submit import Target
-        rows = [r for r in self.session.rows(ids).values()]
+
+        rows = list(self.session.rows(ids).values())
         if not rows:
             return
         targets, graphs = {}, {}
@@ -273,8 +315,12 @@ class Explore(QObject):
             key = (row["operator_id"], json.dumps(bindings, sort_keys=True))
             if key not in targets:
                 operator = self.session.store.operator(row["operator_id"])
-                targets[key] = Target(operator["document"], operator["name"] or f"operator {row['operator_id']}",
-                                      operator["origin"] or "hand-made", bindings)
+                targets[key] = Target(
+                    operator["document"],
+                    operator["name"] or f"operator {row['operator_id']}",
+                    operator["origin"] or "hand-made",
+                    bindings,
+                )
                 graphs.setdefault(row["operator_id"], (targets[key].name, graph_from_document(operator["document"])))
 
         def check(bindings):
@@ -292,19 +338,34 @@ class Explore(QObject):
         subject = targets[next(iter(targets))].name if len(targets) == 1 else f"{len(targets)} selected results"
         measured = all(t.bindings for t in targets.values())  # an operator saved without bindings has no sizes
         first = next((t.bindings for t in targets.values() if t.bindings), {})
-        self._open_dialog(tune, subject, [first] if first else [], measured, check,
-                          lambda request: self._submit(list(targets.values()), request, subject))
+        self._open_dialog(
+            tune,
+            subject,
+            [first] if first else [],
+            measured,
+            check,
+            lambda request: self._submit(list(targets.values()), request, subject),
+        )
 
     def _open_dialog(self, tune, subject, bindings, own, check, on_submit, transfer: bool = False) -> None:
         from core.devices import list_devices
         from views.explorer.measure_dialog import MeasureDialog
+
         try:
             devices = list_devices(self.session.store)
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot list the devices", str(e))
             return
-        self.dialog = MeasureDialog(self.window, tune=tune, subject=subject, bindings=bindings, devices=devices,
-                                    own_bindings=own, check=check, transfer=transfer)
+        self.dialog = MeasureDialog(
+            self.window,
+            tune=tune,
+            subject=subject,
+            bindings=bindings,
+            devices=devices,
+            own_bindings=own,
+            check=check,
+            transfer=transfer,
+        )
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.submitted.connect(on_submit)
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
@@ -318,7 +379,8 @@ class Explore(QObject):
             return []
         left_out = f" (left out: {'; '.join(queued.notes)})" if queued.notes else ""
         self.window.statusBar().showMessage(
-            f"Queued {len(queued.ids)} job(s): {request.describe()} {subject}{left_out}", 15000 if left_out else 8000)
+            f"Queued {len(queued.ids)} job(s): {request.describe()} {subject}{left_out}", 15000 if left_out else 8000
+        )
         self.show_jobs()
         return queued.ids
 
@@ -349,7 +411,9 @@ class Explore(QObject):
             if cancelled:
                 self.window.statusBar().showMessage(
                     f"Cancelled {len(cancelled)} job(s) of the previous version: the operator changed "
-                    "after it was queued", 8000)
+                    "after it was queued",
+                    8000,
+                )
 
     # -- results into the editor --------------------------------------------------------------------
     def open_result(self, result_id: int) -> None:
@@ -362,8 +426,9 @@ class Explore(QObject):
             return
         self.window.set_document(OperatorDocument(graph, parent=self.window))
         self.set_mode(EDITOR)
-        self.window.statusBar().showMessage(f"Opened {graph.name} (result {result_id}) from "
-                                            f"{self.session.path.name}", 8000)
+        self.window.statusBar().showMessage(
+            f"Opened {graph.name} (result {result_id}) from {self.session.path.name}", 8000
+        )
 
     # -- life cycle ----------------------------------------------------------------------------------
     def is_idle(self) -> bool:

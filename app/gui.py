@@ -1,5 +1,6 @@
 """Starting the window: the QApplication, the theme, and the screenshot mode
 that `tessera gui --screenshot` uses for tests, README pictures and reviewers."""
+
 from __future__ import annotations
 
 import sys
@@ -27,12 +28,12 @@ def application() -> QApplication:
         app.setOrganizationName("Tessera")
         app.setDesktopFileName("io.github.tessera.Tessera")
         from views.theme import apply_theme
+
         apply_theme(app)
     return app
 
 
-def run(file: str | None = None, store: str | None = None, screenshot: str | None = None,
-        view: str = "editor") -> int:
+def run(file: str | None = None, store: str | None = None, screenshot: str | None = None, view: str = "editor") -> int:
     """`view` is 'editor' or 'explorer' (the Pareto plot and results browser over `store`)."""
     app = application()
     from app.settings import open_settings

@@ -2,6 +2,7 @@
 session), the transformation-sequence editor, the operator gallery, and the Export
 action. Each dock starts hidden and is shown from the View menu (or the Run menu's
 Search... action)."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -91,14 +92,16 @@ def export_current(window) -> None:
     from views.export_dialog import ExportDialog
 
     doc = window.document
-    window.export_dialog = ExportDialog(document=to_document(doc.graph), name=doc.graph.name or "operator",
-                                        bindings=doc.bindings, parent=window)
+    window.export_dialog = ExportDialog(
+        document=to_document(doc.graph), name=doc.graph.name or "operator", bindings=doc.bindings, parent=window
+    )
     window.export_dialog.open()
 
 
 def export_stored(window, session, operator_id: int) -> None:
     from views.export_dialog import ExportDialog
 
-    window.export_dialog = ExportDialog.of_stored(session.path, operator_id,
-                                                  session.store.operator(operator_id)["name"], parent=window)
+    window.export_dialog = ExportDialog.of_stored(
+        session.path, operator_id, session.store.operator(operator_id)["name"], parent=window
+    )
     window.export_dialog.open()

@@ -2,6 +2,7 @@
 
 INI files via QSettings: in the user's config folder by default, or at an
 explicit path (tests use a temporary file, so they never touch the user's)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -2,15 +2,25 @@
 operator document, with the file and edit commands, and the Explorer page (Pareto
 plot, results, jobs; wired by app/explore.py). It wires views together and owns
 nothing of the model; the dock layout persists through QSettings."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QMainWindow, QMessageBox, QSizePolicy, QStackedWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
+from app.panels import mount_editor_panels
 from core.ir.errors import TesseraError
 from core.ir.serialize import to_document
 from views import theme
@@ -19,7 +29,6 @@ from views.canvas import OperatorScene, OperatorView, canvas_actions
 from views.code_panel import CodePanel
 from views.diagnostics import DiagnosticsPanel
 from views.document import OperatorDocument
-from app.panels import mount_editor_panels
 from views.explorer.style import CHECKABLE_BUTTONS
 from views.inspector import Inspector
 from views.palette import PrimitivePalette
@@ -97,9 +106,11 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{title.lower()}")
         dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        )
         self.addDockWidget(area, dock)
         return dock
 
@@ -228,8 +239,12 @@ class MainWindow(QMainWindow):
         return self._write(self.document.path)
 
     def save_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, "Save operator as", str(Path(self._dialog_dir())
-                                              / f"{self.document.graph.name or 'operator'}.json"), FILE_FILTER)
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "Save operator as",
+            str(Path(self._dialog_dir()) / f"{self.document.graph.name or 'operator'}.json"),
+            FILE_FILTER,
+        )
         if not path:
             return False
         if Path(path).suffix == "":
@@ -253,9 +268,12 @@ class MainWindow(QMainWindow):
         if not self.document.modified:
             return True
         answer = QMessageBox.question(
-            self, "Unsaved changes", f"Save the changes to {self.document.display_name}?",
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+            self,
+            "Unsaved changes",
+            f"Save the changes to {self.document.display_name}?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save,
+        )
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         return answer == QMessageBox.StandardButton.Discard

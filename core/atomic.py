@@ -1,9 +1,10 @@
 """Whole-file writes: a reader, another process or a crash never sees half a file."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 def replace_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:

@@ -4,6 +4,7 @@ A frozen program has no Python interpreter to spawn, so `sys.executable` is this
 program: multiprocessing's spawned workers come back here (freeze_support handles
 them) and so do TVM's pool workers, started as `sys.executable -m tvm.exec.popen_worker`
 (handled here like `python -m`)."""
+
 import multiprocessing
 import runpy
 import sys
@@ -17,6 +18,7 @@ def main() -> int:
         runpy.run_module(module, run_name="__main__", alter_sys=True)
         return 0
     from app.cli import main as cli
+
     return cli()
 
 

@@ -1,15 +1,16 @@
-"""Shared fixtures: paths to the examples and a small graph builder."""
+"""Fixtures shared by every test package: the examples folder, a real store file with its job
+queue, a loopback RPC cluster, and thread counts restored after a measurement."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from core.ir.editing import Editor
-from core.ir.graph import OperatorGraph
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "resources" / "examples"
+from core.ir.serialize import read_document
+from core.jobs.queue import JobQueue
+from core.store import Store
+from tests.support import EXAMPLES
 
 
 @pytest.fixture
@@ -17,14 +18,44 @@ def examples_dir() -> Path:
     return EXAMPLES
 
 
-def chain(input_shape, output_shape, steps, variables=None, bindings=None) -> OperatorGraph:
-    """Build a graph from (node, op, params, [sources]) steps; the last node feeds the output."""
-    g = OperatorGraph(input_shape, output_shape, variables=variables)
-    g.bindings = dict(bindings or {})
-    ed = Editor(g)
-    for node, op, params, srcs in steps:
-        ed.add_node(op, params, node=node)
-        for port, s in enumerate(srcs):
-            ed.connect(s, node, port)
-    ed.connect(steps[-1][0], "output")
-    return g
+@pytest.fixture
+def store_path(tmp_path):
+    return tmp_path / "results.db"
+
+
+@pytest.fixture
+def store(store_path):
+    with Store(store_path) as s:
+        yield s
+
+
+@pytest.fixture
+def queue(store):
+    return JobQueue(store)
+
+
+@pytest.fixture
+def conv2d(store, examples_dir):
+    """Id of the conv2d example operator in `store`."""
+    return store.add_operator(read_document(examples_dir / "conv2d.json"), "conv2d")
+
+
+@pytest.fixture(scope="module")
+def rpc_cluster(tmp_path_factory):
+    """A tracker and two servers of key 'loopcpu' on 127.0.0.1; all their processes are gone after."""
+    from tests.core.rpc_loopback import start_cluster
+
+    cluster = start_cluster(tmp_path_factory.mktemp("rpc"), "loopcpu", servers=2)
+    yield cluster
+    assert cluster.stop() == [], "some tracker or server processes did not stop on SIGTERM"
+
+
+@pytest.fixture
+def restore_threads(monkeypatch):
+    """Measuring sets TVM_NUM_THREADS and torch's thread count; give both back."""
+    import torch
+
+    monkeypatch.setenv("TVM_NUM_THREADS", "1")
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)

@@ -4,6 +4,7 @@ Makefile set-up where it can), the icon is a real SVG, the spec file loads (PyIn
 real hooks for our packages) and bundles what worker processes import by name, and the frozen
 program's launcher runs `-m module` as TVM's pool workers need. The build itself runs in
 `make package` (minutes, gigabytes), not here."""
+
 from __future__ import annotations
 
 import configparser
@@ -12,10 +13,11 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 PACKAGING = ROOT / "packaging"
 APP_ID = "io.github.tessera.Tessera"
@@ -62,8 +64,10 @@ def test_the_icon_is_a_square_svg():
     assert root.get("width") == root.get("height") and root.get("viewBox") == "0 0 64 64"
 
 
-@pytest.mark.skipif(shutil.which("desktop-file-validate") is None,
-                    reason="desktop-file-validate is not installed (Debian: desktop-file-utils)")
+@pytest.mark.skipif(
+    shutil.which("desktop-file-validate") is None,
+    reason="desktop-file-validate is not installed (Debian: desktop-file-utils)",
+)
 def test_desktop_file_validator_accepts_it():
     run = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True)
     assert run.returncode == 0 and not run.stdout.strip(), run.stdout + run.stderr  # no errors, warnings or hints
@@ -78,7 +82,8 @@ def test_appstream_validator_accepts_the_metainfo():
 
 class _Recorded:
     """Stands in for PyInstaller's build steps: keeps what the spec passes to them."""
-    made: dict = {}
+
+    made: ClassVar[dict] = {}
 
     def __init__(self, *args, **kwargs):
         self.args, self.kwargs = args, kwargs
@@ -87,11 +92,18 @@ class _Recorded:
 
 
 def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch):
-    hooks = pytest.importorskip("PyInstaller.utils.hooks", reason="`make` installs PyInstaller with the packaging tools")
+    hooks = pytest.importorskip(
+        "PyInstaller.utils.hooks", reason="`make` installs PyInstaller with the packaging tools"
+    )
     real = hooks.collect_submodules
     # our packages through the real hook; all of TVM's takes minutes and the `make package` smoke test runs it
-    monkeypatch.setattr(hooks, "collect_submodules", lambda package, **kw: real(package, **kw)
-                        if package in ("app", "core", "views") else [f"{package} (all submodules)"])
+    monkeypatch.setattr(
+        hooks,
+        "collect_submodules",
+        lambda package, **kw: (
+            real(package, **kw) if package in ("app", "core", "views") else [f"{package} (all submodules)"]
+        ),
+    )
     steps = {name: type(name, (_Recorded,), {}) for name in ("Analysis", "PYZ", "EXE", "COLLECT")}
     spec = PACKAGING / "tessera.spec"
     exec(compile(spec.read_text(), str(spec), "exec"), {"SPECPATH": str(PACKAGING), **steps})
@@ -99,11 +111,21 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
     (script,) = analysis.args[0]
     assert Path(script) == PACKAGING / "launcher.py" and Path(script).is_file()
     hidden = set(analysis.kwargs["hiddenimports"])
-    assert {"app.cli_export", "app.code_worker", "core.compile.jobs", "core.export.tvm_export",
-            "views.pictures", "tvm (all submodules)", "tvm_ffi (all submodules)"} <= hidden
+    assert {
+        "app.cli_export",
+        "app.code_worker",
+        "core.compile.jobs",
+        "core.export.tvm_export",
+        "views.pictures",
+        "tvm (all submodules)",
+        "tvm_ffi (all submodules)",
+    } <= hidden
     datas = {Path(dest) / Path(src).name for src, dest in analysis.kwargs["datas"]}
-    assert {Path("resources/examples/conv2d.json"), Path("resources/icons/tessera.svg"),
-            Path("resources/style.qss")} <= datas
+    assert {
+        Path("resources/examples/conv2d.json"),
+        Path("resources/icons/tessera.svg"),
+        Path("resources/style.qss"),
+    } <= datas
     assert any(Path(src).name.startswith("libtvm") for src, _ in analysis.kwargs["binaries"])
     assert analysis.kwargs["module_collection_mode"]["tvm"] == "pyz+py"  # TVMScript reads its own source
     assert _Recorded.made["COLLECT"].kwargs["name"] == "tessera" and _Recorded.made["EXE"].kwargs["name"] == "tessera"
@@ -111,10 +133,18 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
 
 def test_the_launcher_runs_the_cli_and_python_dash_m(tmp_path):
     launcher = PACKAGING / "launcher.py"
-    run = subprocess.run([sys.executable, str(launcher), "validate", str(ROOT / "resources/examples/conv2d.json")],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(launcher), "validate", str(ROOT / "resources/examples/conv2d.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0 and run.stdout.startswith("ok "), run.stderr
     (tmp_path / "m.json").write_text('{"b": 1, "a": [2]}')
-    run = subprocess.run([sys.executable, str(launcher), "-m", "json.tool", "--sort-keys", str(tmp_path / "m.json")],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, str(launcher), "-m", "json.tool", "--sort-keys", str(tmp_path / "m.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0 and run.stdout.splitlines()[:2] == ["{", '    "a": ['], run.stderr

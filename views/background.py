@@ -1,6 +1,7 @@
 """A function run in a spawned worker process (core.jobs.isolate.call_in_subprocess)
 from a Qt thread pool, so dialogs that export, check a device or build code never block
 the window. The answer comes back as a signal in the GUI thread."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, QRunnable, Signal

@@ -1,8 +1,9 @@
 """The bindings bar: concrete values for the size variables (C_in=64, ...), so the
 canvas can show numbers, FLOPs and parameters next to the symbolic shapes."""
+
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget

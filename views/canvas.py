@@ -2,6 +2,7 @@
 that shows it. The scene follows the graph's events; every edit it makes goes
 through the document's Editor (one undo step each), and connection rules come
 from graph.check_connect, so the canvas decides nothing about the model."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
@@ -173,8 +174,7 @@ class OperatorScene(QGraphicsScene):
         self._set_target(self._input_port_near(event.scenePos()))
         end = self._target.scenePos() if self._target is not None and self._target_ok else event.scenePos()
         self._wire.set_end(end, refused=self._target is not None and not self._target_ok)
-        self._hint.show_text(self._hint.text if self._target is not None else "",
-                             self._hint.severity, event.scenePos())
+        self._hint.show_text(self._hint.text if self._target is not None else "", self._hint.severity, event.scenePos())
 
     def mouseReleaseEvent(self, event) -> None:
         if self._wire is not None:
@@ -182,8 +182,11 @@ class OperatorScene(QGraphicsScene):
             event.accept()
             return
         super().mouseReleaseEvent(event)
-        moved = {n: _snap(self._nodes[n].pos()) for n, p in self._press_positions.items()
-                 if n in self._nodes and self._nodes[n].pos() != p}
+        moved = {
+            n: _snap(self._nodes[n].pos())
+            for n, p in self._press_positions.items()
+            if n in self._nodes and self._nodes[n].pos() != p
+        }
         self._press_positions = {}
         if moved:
             self.document.editor.move(moved)
@@ -250,9 +253,10 @@ class OperatorScene(QGraphicsScene):
             menu.addAction("Delete", self.delete_selection)
         else:
             add = menu.addMenu("Add primitive")
+            at = event.scenePos()
             for op, cls in sorted(REGISTRY.items(), key=lambda kv: (kv[1].category, kv[1].title)):
                 action = add.addAction(theme.dot_icon(theme.CATEGORY_COLORS[cls.category]), cls.title)
-                action.triggered.connect(lambda _=False, op=op, at=event.scenePos(): self.add_primitive(op, at))
+                action.triggered.connect(lambda _=False, op=op: self.add_primitive(op, at))
             menu.addAction("Auto-layout", self.auto_layout)
         menu.exec(event.screenPos())
 
@@ -262,8 +266,11 @@ class OperatorView(QGraphicsView):
 
     def __init__(self, scene: OperatorScene, parent=None):
         super().__init__(scene, parent)
-        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing
-                            | QPainter.RenderHint.SmoothPixmapTransform)
+        self.setRenderHints(
+            QPainter.RenderHint.Antialiasing
+            | QPainter.RenderHint.TextAntialiasing
+            | QPainter.RenderHint.SmoothPixmapTransform
+        )
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
@@ -332,7 +339,8 @@ class OperatorView(QGraphicsView):
 
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.MiddleButton or (
-                event.button() == Qt.MouseButton.LeftButton and self._space_held):
+            event.button() == Qt.MouseButton.LeftButton and self._space_held
+        ):
             self._pan_from = event.position()
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
             event.accept()
@@ -408,11 +416,19 @@ def canvas_actions(view: OperatorView) -> dict[str, QAction]:
     """Delete and zoom actions bound to a canvas, for the window's menus and toolbar."""
     scene = view.operator_scene
     spec = {
-        "delete": ("Delete", "delete", [QKeySequence.StandardKey.Delete, QKeySequence(Qt.Key.Key_Backspace)],
-                   scene.delete_selection),
+        "delete": (
+            "Delete",
+            "delete",
+            [QKeySequence.StandardKey.Delete, QKeySequence(Qt.Key.Key_Backspace)],
+            scene.delete_selection,
+        ),
         "select_all": ("Select All", None, [QKeySequence.StandardKey.SelectAll], scene.select_all),
-        "zoom_in": ("Zoom In", "zoom-in", [QKeySequence.StandardKey.ZoomIn, QKeySequence("Ctrl+=")],
-                    lambda: view.zoom(1.25)),
+        "zoom_in": (
+            "Zoom In",
+            "zoom-in",
+            [QKeySequence.StandardKey.ZoomIn, QKeySequence("Ctrl+=")],
+            lambda: view.zoom(1.25),
+        ),
         "zoom_out": ("Zoom Out", "zoom-out", [QKeySequence.StandardKey.ZoomOut], lambda: view.zoom(0.8)),
         "zoom_fit": ("Zoom to Fit", "zoom-fit", [QKeySequence("Ctrl+0")], view.fit_all),
         "layout": ("Auto-layout", "layout", [QKeySequence("Ctrl+L")], lambda: (scene.auto_layout(), view.fit_all())),
@@ -426,4 +442,3 @@ def canvas_actions(view: OperatorView) -> dict[str, QAction]:
         action.triggered.connect(slot)
         actions[key] = action
     return actions
-

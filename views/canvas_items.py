@@ -1,6 +1,7 @@
 """Graphics items of the operator canvas: node cards, their ports, edges and the
 rubber wire shown while connecting. Items only draw what the scene tells them;
 the scene owns all editing."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ RADIUS = 7.0
 @dataclass(frozen=True)
 class NodeInfo:
     """What a node card shows, computed by the scene from the document's summary."""
+
     title: str
     category: str
     params: str = ""
@@ -36,7 +38,7 @@ class NodeInfo:
 class PortItem(QGraphicsItem):
     """A connection point: inputs on a card's left edge, the output on its right."""
 
-    def __init__(self, node: "NodeItem", index: int, name: str, is_output: bool):
+    def __init__(self, node: NodeItem, index: int, name: str, is_output: bool):
         super().__init__(node)
         self.node, self.index, self.name, self.is_output = node, index, name, is_output
         self.feedback: str | None = None  # None | "accept" | "refuse"
@@ -70,7 +72,8 @@ class PortItem(QGraphicsItem):
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         color = {"accept": QColor(theme.ACCEPT), "refuse": theme.severity_color("error")}.get(
-            self.feedback, theme.category_color(self.node.info.category))
+            self.feedback, theme.category_color(self.node.info.category)
+        )
         r = PORT_RADIUS + (1.5 if self._hover or self.feedback else 0)
         painter.setPen(QPen(color, 2))
         connected = self.node.port_connected(self)
@@ -86,9 +89,11 @@ class NodeItem(QGraphicsItem):
         self.node_id = node_id
         self.info = info
         self.edges: list[EdgeItem] = []
-        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-                      | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-                      | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setFlags(
+            QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+            | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+        )
         self.setZValue(1)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.inputs = [PortItem(self, i, name, False) for i, name in enumerate(port_names)]
@@ -99,8 +104,12 @@ class NodeItem(QGraphicsItem):
 
     # geometry ----------------------------------------------------------------
     def _lines(self) -> list[tuple[str, str]]:
-        lines = [("params", self.info.params), ("shape", self.info.shape), ("numeric", self.info.numeric),
-                 ("cost", self.info.cost)]
+        lines = [
+            ("params", self.info.params),
+            ("shape", self.info.shape),
+            ("numeric", self.info.numeric),
+            ("cost", self.info.cost),
+        ]
         return [(kind, text) for kind, text in lines if text]
 
     def _measure(self) -> float:
@@ -160,7 +169,8 @@ class NodeItem(QGraphicsItem):
             painter.drawRoundedRect(rect.translated(0, i + 0.5), RADIUS + i / 2, RADIUS + i / 2)
 
         border = {"error": theme.severity_color("error"), "warning": theme.severity_color("warning")}.get(
-            self.info.state, QColor(theme.CARD_BORDER))
+            self.info.state, QColor(theme.CARD_BORDER)
+        )
         if selected:
             border = QColor(theme.SELECTION)
         painter.setBrush(QColor("#fff5f5") if self.info.state == "error" else QColor(theme.CARD_BG))
@@ -185,8 +195,11 @@ class NodeItem(QGraphicsItem):
         if self.info.title.lower() != self.node_id:
             painter.setFont(theme.ui_font(7.5))
             painter.setPen(QColor(255, 255, 255, 200))
-            painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                             _elide(self.node_id, theme.ui_font(7.5), 80))
+            painter.drawText(
+                title_rect,
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                _elide(self.node_id, theme.ui_font(7.5), 80),
+            )
         badge = {"error": "!", "pending": "?"}.get(self.info.state)
         if badge:
             self._paint_badge(painter, QPointF(rect.right() - 2, rect.top() + 2), badge)
@@ -197,8 +210,9 @@ class NodeItem(QGraphicsItem):
             painter.setFont(font)
             painter.setPen(QColor(theme.TEXT if kind == "shape" else theme.TEXT_MUTED))
             line = QRectF(text_left, y, text_width, LINE_HEIGHT)
-            painter.drawText(line, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                             _elide(text, font, text_width))
+            painter.drawText(
+                line, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, _elide(text, font, text_width)
+            )
             y += LINE_HEIGHT
 
         if len(self.inputs) > 1:  # name the ports of a multi-input node, just outside the card
@@ -206,8 +220,11 @@ class NodeItem(QGraphicsItem):
             painter.setPen(QColor(theme.TEXT_MUTED))
             for port in self.inputs:
                 p = port.pos()
-                painter.drawText(QRectF(p.x() - 34, p.y() - 16, 28, 10),
-                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, port.name)
+                painter.drawText(
+                    QRectF(p.x() - 34, p.y() - 16, 28, 10),
+                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                    port.name,
+                )
 
     def _paint_badge(self, painter: QPainter, at: QPointF, text: str) -> None:
         color = theme.severity_color("error" if text == "!" else "pending")
@@ -278,10 +295,12 @@ class EdgeItem(QGraphicsPathItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        color = QColor(theme.SELECTION) if self.isSelected() else theme.tint(
-            theme.category_color(self.src.info.category), 0.25)
-        painter.setPen(QPen(color, 3.0 if self.isSelected() else 2.0, Qt.PenStyle.SolidLine,
-                            Qt.PenCapStyle.RoundCap))
+        color = (
+            QColor(theme.SELECTION)
+            if self.isSelected()
+            else theme.tint(theme.category_color(self.src.info.category), 0.25)
+        )
+        painter.setPen(QPen(color, 3.0 if self.isSelected() else 2.0, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self.path())
         if self.label:
@@ -366,5 +385,8 @@ class HintItem(QGraphicsItem):
         painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 5, 5)
         painter.setFont(self._font)
         painter.setPen(QColor(theme.TEXT))
-        painter.drawText(rect.adjusted(8, 0, -8, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         _elide(self.text, self._font, 420))
+        painter.drawText(
+            rect.adjusted(8, 0, -8, 0),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+            _elide(self.text, self._font, 420),
+        )

@@ -2,6 +2,7 @@
 spawned worker process (core.jobs.isolate) driven from a QThreadPool, so the
 GUI thread never waits and never imports torch or TVM. Only the newest request
 is shown; a superseded job is cancelled at its next progress point."""
+
 from __future__ import annotations
 
 import threading

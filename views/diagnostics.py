@@ -1,5 +1,6 @@
 """The diagnostics panel: every error, warning and pending dynamic variable of the
 operator, one row each; clicking a row selects its node on the canvas."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
@@ -33,8 +34,10 @@ class DiagnosticsPanel(QTreeWidget):
         self.clear()
         report = summary.shapes
         rows = [(d.severity, d.node, d.message) for d in report.diagnostics]
-        rows += [("pending", c.node, f"{c.reason} (candidates: {', '.join(map(str, c.candidates))})")
-                 for c in report.constraints]
+        rows += [
+            ("pending", c.node, f"{c.reason} (candidates: {', '.join(map(str, c.candidates))})")
+            for c in report.constraints
+        ]
         if summary.binding_error:
             rows.append(("error", "", f"bindings: {summary.binding_error}"))
         order = {"error": 0, "warning": 1, "pending": 2}

@@ -1,6 +1,7 @@
 """The editing document: one operator graph, its undo history, its file and its
 live summary. Views read from it and edit through `document.editor`; it adds
 only the Qt signals that tell them when to redraw."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,7 +36,7 @@ class OperatorDocument(QObject):
         self.summary: Summary = summarize(self.graph, self._bindings)
 
     @classmethod
-    def open(cls, path: str | Path, parent=None) -> "OperatorDocument":
+    def open(cls, path: str | Path, parent=None) -> OperatorDocument:
         """Raises FormatError (a TesseraError) with the file and element at fault."""
         return cls(load_operator(path), path, parent)
 

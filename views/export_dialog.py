@@ -4,14 +4,27 @@ torch, TVM and picture drawing never run in the GUI process and the window never
 
 Open it for a stored operator (`target="12"` plus `store`), an operator file, or the
 editor's current document (`document=`); `formats=RESULTS_FORMATS` exports the store."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from PySide6.QtCore import QThreadPool, Signal
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QMessageBox, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.export import FORMATS, OPERATOR_FORMATS, ExportError, Format, file_stem, output_paths
 
@@ -24,17 +37,30 @@ TIMEOUT_S = 1200
 
 class ExportDialog(QDialog):
     exported = Signal(list)  # the files written
-    failed = Signal(str)     # why not (the dialog stays open)
+    failed = Signal(str)  # why not (the dialog stays open)
 
-    def __init__(self, *, target: str | None = None, document: dict | None = None, name: str = "operator",
-                 store: str | Path | None = None, bindings: dict[str, int] | None = None,
-                 formats: Sequence[Format] = OPERATOR_FORMATS, columns: Sequence[str] = (),
-                 directory: str | Path | None = None, parent: QWidget | None = None):
+    def __init__(
+        self,
+        *,
+        target: str | None = None,
+        document: dict | None = None,
+        name: str = "operator",
+        store: str | Path | None = None,
+        bindings: dict[str, int] | None = None,
+        formats: Sequence[Format] = OPERATOR_FORMATS,
+        columns: Sequence[str] = (),
+        directory: str | Path | None = None,
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle(f"Export {name}")
         self.name = name
-        self._request = {"target": target, "document": document, "bindings": dict(bindings or {}),
-                         "store": str(store) if store else None}
+        self._request = {
+            "target": target,
+            "document": document,
+            "bindings": dict(bindings or {}),
+            "store": str(store) if store else None,
+        }
         if columns:  # the two objectives of a Pareto export
             self._request["columns"] = ",".join(columns)
         self._directory = Path(directory) if directory else Path.home()
@@ -75,11 +101,22 @@ class ExportDialog(QDialog):
         self._suggest_path()
 
     @classmethod
-    def of_stored(cls, store: str | Path, operator_id: int, name: str | None,
-                  bindings: dict[str, int] | None = None, parent: QWidget | None = None) -> "ExportDialog":
+    def of_stored(
+        cls,
+        store: str | Path,
+        operator_id: int,
+        name: str | None,
+        bindings: dict[str, int] | None = None,
+        parent: QWidget | None = None,
+    ) -> ExportDialog:
         """For an operator of the results store, at `bindings` (default: its own)."""
-        return cls(target=str(operator_id), store=store, name=name or f"operator{operator_id}", bindings=bindings,
-                   parent=parent)
+        return cls(
+            target=str(operator_id),
+            store=store,
+            name=name or f"operator{operator_id}",
+            bindings=bindings,
+            parent=parent,
+        )
 
     @property
     def format(self) -> str:
@@ -116,8 +153,12 @@ class ExportDialog(QDialog):
         if existing:
             names = "\n".join(str(p) for p in existing)
             answer = QMessageBox.question(
-                self, "Replace files?", f"These files already exist:\n{names}\n\nReplace them?",
-                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+                self,
+                "Replace files?",
+                f"These files already exist:\n{names}\n\nReplace them?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                QMessageBox.StandardButton.No,
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 self._show_status("Nothing exported: the existing files were kept.", "info")
                 return
@@ -147,8 +188,12 @@ class ExportDialog(QDialog):
     # helpers ------------------------------------------------------------------------
     def _set_running(self, running: bool) -> None:
         self._running = running
-        for widget in (self.format_box, self.path_edit, self.export_button,
-                       self.buttons.button(QDialogButtonBox.StandardButton.Cancel)):
+        for widget in (
+            self.format_box,
+            self.path_edit,
+            self.export_button,
+            self.buttons.button(QDialogButtonBox.StandardButton.Cancel),
+        ):
             widget.setEnabled(not running)
 
     def _show_status(self, text: str, severity: str) -> None:
@@ -166,7 +211,8 @@ class ExportDialog(QDialog):
         self.path_edit.setText(str(self._directory / f"{file_stem(self.name)}{FORMATS[fmt].suffix}"))
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.path_edit.text(),
-                                              options=QFileDialog.Option.DontConfirmOverwrite)
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export to", self.path_edit.text(), options=QFileDialog.Option.DontConfirmOverwrite
+        )
         if path:
             self.set_path(path)

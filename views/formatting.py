@@ -1,4 +1,5 @@
 """Short, human-readable text for shapes, costs and parameters shown on the canvas."""
+
 from __future__ import annotations
 
 from core.ir.primitives import Primitive

@@ -5,6 +5,7 @@ double-click away from the editor or an export.
 The front is computed among the results of the chosen origin (core.store.pareto_front),
 so "search:mcts" shows the best that search found. Thumbnails are drawn offscreen by
 the editor's own canvas (views.pictures) and cached per operator and sizes."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,17 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListView, QListWidget, QListWidgetItem,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.export import from_document
 from core.ir.errors import TesseraError
@@ -25,8 +35,14 @@ from . import theme
 from .explorer.columns import BY_KEY
 from .pictures import graph_image
 
-FRONTS = (("latency_ms", "accuracy"), ("latency_ms", "flops"), ("latency_ms", "params"),
-          ("flops", "accuracy"), ("params", "accuracy"), ("latency_ms", "fisher_potential"))
+FRONTS = (
+    ("latency_ms", "accuracy"),
+    ("latency_ms", "flops"),
+    ("latency_ms", "params"),
+    ("flops", "accuracy"),
+    ("params", "accuracy"),
+    ("latency_ms", "fisher_potential"),
+)
 THUMBNAIL = QSize(260, 110)
 MAX_CARDS = 48
 ALL_ORIGINS = "All origins"
@@ -35,11 +51,12 @@ ALL_ORIGINS = "All origins"
 @dataclass(frozen=True)
 class Card:
     """One operator on the front: its best result row there (by the first objective)."""
+
     operator_id: int
     name: str
     origin: str
     operator_hash: str
-    bindings: str     # JSON text, as in the results view
+    bindings: str  # JSON text, as in the results view
     x: float
     y: float
 
@@ -59,13 +76,22 @@ def front_cards(store: Store, x: str, y: str, origin: str | None = None) -> list
         r = rows[i]
         if r["operator_id"] not in seen:
             seen.add(r["operator_id"])
-            cards.append(Card(r["operator_id"], r["operator_name"] or f"operator {r['operator_id']}",
-                              r["origin"] or "", r["operator_hash"], r["bindings"] or "", r[x], r[y]))
+            cards.append(
+                Card(
+                    r["operator_id"],
+                    r["operator_name"] or f"operator {r['operator_id']}",
+                    r["origin"] or "",
+                    r["operator_hash"],
+                    r["bindings"] or "",
+                    r[x],
+                    r[y],
+                )
+            )
     return cards
 
 
 class OperatorGallery(QWidget):
-    openRequested = Signal(int)    # operator id: show it in the editor
+    openRequested = Signal(int)  # operator id: show it in the editor
     exportRequested = Signal(int)  # operator id: open the export dialog for it
 
     def __init__(self, store_path: str | Path | None = None, parent: QWidget | None = None):
@@ -141,8 +167,17 @@ class OperatorGallery(QWidget):
 
     def refresh(self) -> None:
         """Re-read the origins and the front from the store (new results may have arrived)."""
-        origins = self._read(lambda store: [r[0] for r in store.db.execute(
-            "SELECT DISTINCT origin FROM results WHERE origin IS NOT NULL ORDER BY origin")]) or []
+        origins = (
+            self._read(
+                lambda store: [
+                    r[0]
+                    for r in store.db.execute(
+                        "SELECT DISTINCT origin FROM results WHERE origin IS NOT NULL ORDER BY origin"
+                    )
+                ]
+            )
+            or []
+        )
         current = self.origin_box.currentData()
         self.origin_box.blockSignals(True)
         self.origin_box.clear()
@@ -169,9 +204,11 @@ class OperatorGallery(QWidget):
         for card in self._cards:
             item = QListWidgetItem(QIcon(self._thumbnail(card)), _caption(card, x, y))
             item.setData(Qt.ItemDataRole.UserRole, card.operator_id)
-            item.setToolTip(f"{card.name} (operator {card.operator_id}, {card.origin})\n"
-                            f"sizes: {_sizes(card.bindings) or 'its own'}\n"
-                            "Double-click to open it in the editor.")
+            item.setToolTip(
+                f"{card.name} (operator {card.operator_id}, {card.origin})\n"
+                f"sizes: {_sizes(card.bindings) or 'its own'}\n"
+                "Double-click to open it in the editor."
+            )
             self.list.addItem(item)
         more = f"; showing the first {MAX_CARDS}" if len(cards) > MAX_CARDS else ""
         self.status.setText(f"{len(cards)} operator{'s' * (len(cards) != 1)} on the front{more}.")
@@ -226,8 +263,9 @@ def _title(key: str) -> str:
 
 
 def _caption(card: Card, x: str, y: str) -> str:
-    values = "  ·  ".join(f"{_title(k)} {BY_KEY[k].text(v) if k in BY_KEY else v}"
-                          for k, v in ((x, card.x), (y, card.y)))
+    values = "  ·  ".join(
+        f"{_title(k)} {BY_KEY[k].text(v) if k in BY_KEY else v}" for k, v in ((x, card.x), (y, card.y))
+    )
     return f"{card.name}\n{card.origin}\n{values}"
 
 

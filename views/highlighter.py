@@ -1,8 +1,10 @@
 """Python syntax colouring for the code panel (PyTorch modules and TVMScript are both Python)."""
+
 from __future__ import annotations
 
 import keyword
 import re
+from typing import ClassVar
 
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat
 
@@ -26,7 +28,7 @@ def _format(color: str, bold: bool) -> QTextCharFormat:
 
 
 class PythonHighlighter(QSyntaxHighlighter):
-    RULES = [(re.compile(pattern), _format(color, bold)) for pattern, color, bold in _RULES]
+    RULES: ClassVar = [(re.compile(pattern), _format(color, bold)) for pattern, color, bold in _RULES]
 
     def highlightBlock(self, text: str) -> None:
         for pattern, fmt in self.RULES:  # later rules (strings, comments) win over earlier ones

@@ -1,13 +1,24 @@
 """The inspector: the selected node's parameters, editable by kind, and what the
 analysis says about it. Each committed edit is one Editor.set_params call, so
 one undo step; values the core rejects are shown, not applied."""
+
 from __future__ import annotations
 
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit, QScrollArea,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.ir.errors import SizeError, TesseraError
 from core.ir.graph import INPUT, OUTPUT
@@ -39,8 +50,10 @@ class ParamField(QWidget):
             self.editor.activated.connect(lambda i: self._commit(param.name, param.choices[i]))
         else:
             self.editor = QLineEdit()
-            self.editor.setPlaceholderText({"size": "e.g. K or C_out/G", "dims": "e.g. 0, 1"}[param.kind]
-                                           + (" (empty: none)" if param.optional else ""))
+            self.editor.setPlaceholderText(
+                {"size": "e.g. K or C_out/G", "dims": "e.g. 0, 1"}[param.kind]
+                + (" (empty: none)" if param.optional else "")
+            )
             self.editor.editingFinished.connect(self._text_finished)
         self.editor.setToolTip(param.doc)
         layout.addWidget(self.editor, 1)
@@ -174,22 +187,29 @@ class Inspector(QScrollArea):
         if self.node in (INPUT, OUTPUT):
             self.title.setText(self.node.capitalize())
             self.subtitle.setText("declared tensor")
-            self.doc.setText("The operator's input tensor (batch implicit)." if self.node == INPUT else
-                             "The shape the operator must produce: [" + ", ".join(graph.output_shape) + "].")
+            self.doc.setText(
+                "The operator's input tensor (batch implicit)."
+                if self.node == INPUT
+                else "The shape the operator must produce: [" + ", ".join(graph.output_shape) + "]."
+            )
         else:
             prim = graph.prim(self.node)
             color = theme.CATEGORY_COLORS[prim.category]
             self.title.setText(prim.title)
-            self.subtitle.setText(f"<span style='color:{color}'>●</span> {prim.category} · "
-                                  f"<code>{prim.op}</code> · {escape(self.node)}")
+            self.subtitle.setText(
+                f"<span style='color:{color}'>●</span> {prim.category} · <code>{prim.op}</code> · {escape(self.node)}"
+            )
             self.doc.setText(prim.doc)
             first_input = self._input_shape()
             for param in prim.spec:
                 value = prim.params[param.name]
                 hint = ""
                 if param.kind == "dim" and first_input is not None:
-                    hint = (f"= {first_input[value].size}" if -len(first_input) <= value < len(first_input)
-                            else "out of range")
+                    hint = (
+                        f"= {first_input[value].size}"
+                        if -len(first_input) <= value < len(first_input)
+                        else "out of range"
+                    )
                 self.fields[param.name].set_value(value, hint)
         self.facts.setText(self._node_facts())
 
@@ -228,8 +248,12 @@ class Inspector(QScrollArea):
         if cost is not None:
             for f in ("flops", "macs", "params"):
                 value = getattr(cost, f)
-                rows.append((f.upper() if f != "params" else "params",
-                             f"<code>{escape(str(value))}</code>" + (f" = {numbers[f]:,}" if numbers else "")))
+                rows.append(
+                    (
+                        f.upper() if f != "params" else "params",
+                        f"<code>{escape(str(value))}</code>" + (f" = {numbers[f]:,}" if numbers else ""),
+                    )
+                )
         html = _table(rows)
         for d in report.for_node(node):
             html += f"<p style='color:{theme.SEVERITY_COLORS[d.severity]}'>{escape(d.message)}</p>"
@@ -242,16 +266,23 @@ class Inspector(QScrollArea):
         summary = self.document.summary
         graph = summary.graph
         numeric = summary.numeric_shapes or {}
-        rows = [("input", _shape(graph.input_type(), numeric.get(INPUT))),
-                ("output", "[" + ", ".join(graph.output_shape) + "]"),
-                ("primitives", str(len(graph.primitive_nodes())))]
+        rows = [
+            ("input", _shape(graph.input_type(), numeric.get(INPUT))),
+            ("output", "[" + ", ".join(graph.output_shape) + "]"),
+            ("primitives", str(len(graph.primitive_nodes()))),
+        ]
         if summary.numeric_cost:
             c = summary.numeric_cost
-            rows += [("FLOPs", f"{c['flops']:,} ({human(c['flops'])})"), ("MACs", f"{c['macs']:,}"),
-                     ("params", f"{c['params']:,}")]
+            rows += [
+                ("FLOPs", f"{c['flops']:,} ({human(c['flops'])})"),
+                ("MACs", f"{c['macs']:,}"),
+                ("params", f"{c['params']:,}"),
+            ]
         else:
-            rows += [("FLOPs", f"<code>{escape(str(summary.cost.total('flops')))}</code>"),
-                     ("params", f"<code>{escape(str(summary.cost.total('params')))}</code>")]
+            rows += [
+                ("FLOPs", f"<code>{escape(str(summary.cost.total('flops')))}</code>"),
+                ("params", f"<code>{escape(str(summary.cost.total('params')))}</code>"),
+            ]
         return _table(rows)
 
 
@@ -263,6 +294,10 @@ def _shape(shape, numeric) -> str:
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
-    return "<table cellspacing='0' cellpadding='2'>" + "".join(
-        f"<tr><td style='color:{theme.TEXT_MUTED}; padding-right:8px'>{k}</td><td>{v}</td></tr>"
-        for k, v in rows) + "</table>"
+    return (
+        "<table cellspacing='0' cellpadding='2'>"
+        + "".join(
+            f"<tr><td style='color:{theme.TEXT_MUTED}; padding-right:8px'>{k}</td><td>{v}</td></tr>" for k, v in rows
+        )
+        + "</table>"
+    )

@@ -1,6 +1,7 @@
 """The primitive palette: every registered primitive, grouped by family and
 category, searchable, with a tooltip explaining each. Dragging one out carries
 its op name as MIME data, which the canvas accepts as a drop."""
+
 from __future__ import annotations
 
 from html import escape
@@ -15,8 +16,11 @@ from . import theme
 
 MIME_TYPE = "application/x-tessera-primitive"
 OP_ROLE = Qt.ItemDataRole.UserRole
-FAMILIES = (("canvas", "Canvas", "tensor-level primitives"), ("syno", "Syno", "coordinate-level primitives"),
-            ("tessera", "Tessera", "joins the published sets lack"))
+FAMILIES = (
+    ("canvas", "Canvas", "tensor-level primitives"),
+    ("syno", "Syno", "coordinate-level primitives"),
+    ("tessera", "Tessera", "joins the published sets lack"),
+)
 CATEGORIES = ("rearrangement", "view", "arithmetic", "contraction", "blending")
 KIND_NAMES = {"dim": "axis", "dims": "axes", "size": "size expression", "int": "integer", "choice": "choice"}
 
@@ -31,19 +35,24 @@ def primitive_from_mime(mime: QMimeData | None) -> str | None:
 
 def primitive_tooltip(cls: type[Primitive]) -> str:
     families = ", ".join(name for key, name, _ in FAMILIES if key in cls.families)
-    params = "".join(f"<li><b>{escape(p.name)}</b> ({KIND_NAMES[p.kind]}"
-                     + (f": {', '.join(p.choices)}" if p.choices else "") + f") — {escape(p.doc)}</li>"
-                     for p in cls.spec)
+    params = "".join(
+        f"<li><b>{escape(p.name)}</b> ({KIND_NAMES[p.kind]}"
+        + (f": {', '.join(p.choices)}" if p.choices else "")
+        + f") — {escape(p.doc)}</li>"
+        for p in cls.spec
+    )
     ports = f"<br>inputs: {', '.join(cls.ports)}" if len(cls.ports) > 1 else ""
-    return (f"<b>{escape(cls.title)}</b> &nbsp;<code>{cls.op}</code><br>{escape(cls.doc)}"
-            f"<br><span style='color:{theme.TEXT_MUTED}'>{families} · {cls.category}</span>{ports}"
-            + (f"<ul style='margin-left:-20px'>{params}</ul>" if params else ""))
+    return (
+        f"<b>{escape(cls.title)}</b> &nbsp;<code>{cls.op}</code><br>{escape(cls.doc)}"
+        f"<br><span style='color:{theme.TEXT_MUTED}'>{families} · {cls.category}</span>{ports}"
+        + (f"<ul style='margin-left:-20px'>{params}</ul>" if params else "")
+    )
 
 
 class _PaletteTree(QTreeWidget):
     """A tree whose drags carry a primitive (built by the palette) and show a small card."""
 
-    def __init__(self, palette: "PrimitivePalette"):
+    def __init__(self, palette: PrimitivePalette):
         super().__init__()
         self._palette = palette
         self.setHeaderHidden(True)
@@ -97,8 +106,10 @@ class PrimitivePalette(QWidget):
             top.setFont(0, font)
             self.tree.addTopLevelItem(top)
             for category in CATEGORIES:
-                members = sorted((c for c in REGISTRY.values() if family in c.families and c.category == category),
-                                 key=lambda c: c.title)
+                members = sorted(
+                    (c for c in REGISTRY.values() if family in c.families and c.category == category),
+                    key=lambda c: c.title,
+                )
                 if not members:
                     continue
                 group = QTreeWidgetItem(top, [category.capitalize()])
@@ -108,8 +119,9 @@ class PrimitivePalette(QWidget):
                     leaf = QTreeWidgetItem(group, [cls.title])
                     leaf.setData(0, OP_ROLE, cls.op)
                     leaf.setToolTip(0, primitive_tooltip(cls))
-                    leaf.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-                                  | Qt.ItemFlag.ItemIsDragEnabled)
+                    leaf.setFlags(
+                        Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled
+                    )
         self.tree.expandAll()
 
     def mime_data(self, op: str) -> QMimeData:

@@ -5,10 +5,11 @@ The graph is drawn by the editor's own scene (views.canvas), so a picture matche
 the editor shows and needs no Graphviz. A QApplication must exist; the CLI creates one
 on the offscreen platform. Nothing here waits on workers: drawing tens of cards takes
 milliseconds."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -28,7 +29,7 @@ from .explorer.columns import BY_KEY, origin_color
 from .explorer.front import staircase
 
 MARGIN = 24.0
-MAX_SIDE = 4096      # pixels: a picture of a huge graph is scaled down to this
+MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
 PARETO_SIZE = (900, 600)
 
 
@@ -52,8 +53,15 @@ def save_graph_picture(graph: OperatorGraph, path: Path) -> Path:
         return write_with(path, lambda tmp: _save_image(image, tmp, path))
     with _drawn(graph) as (scene, rect):
         target = QRectF(QPointF(), rect.size())
-        return write_with(path, lambda tmp: _save_svg(tmp, target.size().toSize(), graph.name or "operator",
-                                                      lambda painter: _paint_scene(painter, scene, rect, target)))
+        return write_with(
+            path,
+            lambda tmp: _save_svg(
+                tmp,
+                target.size().toSize(),
+                graph.name or "operator",
+                lambda painter: _paint_scene(painter, scene, rect, target),
+            ),
+        )
 
 
 def save_pareto_picture(store: Store, columns: Sequence[str], path: Path) -> Path:
@@ -67,8 +75,9 @@ def save_pareto_picture(store: Store, columns: Sequence[str], path: Path) -> Pat
             image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
             _paint(image, lambda painter: _paint_plot(painter, plot))
             return write_with(path, lambda tmp: _save_image(image, tmp, path))
-        return write_with(path, lambda tmp: _save_svg(tmp, size, "Pareto front",
-                                                      lambda painter: _paint_plot(painter, plot)))
+        return write_with(
+            path, lambda tmp: _save_svg(tmp, size, "Pareto front", lambda painter: _paint_plot(painter, plot))
+        )
     finally:
         plot.close()
         plot.deleteLater()
@@ -142,8 +151,9 @@ def _pareto_plot(store: Store, x_key: str, y_key: str) -> pg.PlotWidget:
     for key in (x_key, y_key):
         if key not in RESULT_OBJECTIVES:
             raise ExportError(f"unknown plot axis {key!r}; axes: {', '.join(RESULT_OBJECTIVES)}")
-    rows = store.db.execute(f"SELECT origin, {x_key}, {y_key} FROM results "
-                            f"WHERE {x_key} IS NOT NULL AND {y_key} IS NOT NULL").fetchall()
+    rows = store.db.execute(
+        f"SELECT origin, {x_key}, {y_key} FROM results WHERE {x_key} IS NOT NULL AND {y_key} IS NOT NULL"
+    ).fetchall()
     if not rows:
         raise ExportError(f"no result in {store.path} has both {x_key} and {y_key}; nothing to plot")
     front = store.pareto([x_key, y_key])
@@ -155,18 +165,27 @@ def _pareto_plot(store: Store, x_key: str, y_key: str) -> pg.PlotWidget:
     for side, key in (("bottom", x_key), ("left", y_key)):
         item.setLabel(side, _axis_title(key))
         item.getAxis(side).enableAutoSIPrefix(False)  # "Accuracy (x0.001)" helps nobody
-    item.setTitle(f"Pareto front: {_axis_title(y_key)} vs {_axis_title(x_key)} "
-                  f"({len(front)} of {len(rows)} results)", color=theme.TEXT)
+    item.setTitle(
+        f"Pareto front: {_axis_title(y_key)} vs {_axis_title(x_key)} ({len(front)} of {len(rows)} results)",
+        color=theme.TEXT,
+    )
     values = np.array([r[1:] for r in rows], dtype=float)
     of_row = np.array([r[0] or "" for r in rows], dtype=object)
-    legend = item.addLegend(offset=_emptiest_corner(values), brush=pg.mkBrush(255, 255, 255, 210),
-                            pen=pg.mkPen(theme.CARD_BORDER), labelTextColor=theme.TEXT)
+    legend = item.addLegend(
+        offset=_emptiest_corner(values),
+        brush=pg.mkBrush(255, 255, 255, 210),
+        pen=pg.mkPen(theme.CARD_BORDER),
+        labelTextColor=theme.TEXT,
+    )
     for origin in origins:
         points = values[of_row == origin]
         color = QColor(origin_color(origin, origins))
         color.setAlpha(170)
-        item.addItem(pg.ScatterPlotItem(points[:, 0], points[:, 1], size=7, pen=None, brush=pg.mkBrush(color),
-                                        name=origin or "unknown origin"))
+        item.addItem(
+            pg.ScatterPlotItem(
+                points[:, 0], points[:, 1], size=7, pen=None, brush=pg.mkBrush(color), name=origin or "unknown origin"
+            )
+        )
     xs = np.array([r[x_key] for r in front], dtype=float)
     ys = np.array([r[y_key] for r in front], dtype=float)
     sx, sy = staircase(xs, ys, RESULT_OBJECTIVES[x_key])
@@ -182,8 +201,9 @@ def _paint_plot(painter: QPainter, plot: pg.PlotWidget) -> None:
     """The plot in export mode, as pyqtgraph's exporters do: dots drawn as shapes, not bitmaps."""
     items = [i for i in plot.scene().items() if hasattr(i, "setExportMode")]
     for item in items:
-        item.setExportMode(True, {"antialias": True, "background": QColor("white"), "painter": painter,
-                                  "resolutionScale": 1.0})
+        item.setExportMode(
+            True, {"antialias": True, "background": QColor("white"), "painter": painter, "resolutionScale": 1.0}
+        )
     try:
         plot.render(painter)
     finally:

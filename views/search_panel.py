@@ -3,25 +3,38 @@
 The search runs as a "search" job (core.search.driver:search_job) in a worker
 process; its candidates land in the store as it goes, so they stream into the
 results browser and the Pareto plot through the explorer session's polling."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel,
-                               QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.jobs.queue import DONE, FAILED, QUEUED, RUNNING
 from core.search.base import SearchError
 from core.search.driver import EVALUATIONS, STRATEGIES, SearchConfig
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
-STRATEGY_LABELS = {"random": "Random sampling with solvers (Canvas)",
-                   "mcts": "MCTS with canonicalization (Syno)",
-                   "sequences": "Transformation sequences (NAS-PTE)"}
-EVALUATION_LABELS = {"none": "FLOPs and parameters only", "fisher": "Fisher Potential",
-                     "train": "Proxy training"}
+STRATEGY_LABELS = {
+    "random": "Random sampling with solvers (Canvas)",
+    "mcts": "MCTS with canonicalization (Syno)",
+    "sequences": "Transformation sequences (NAS-PTE)",
+}
+EVALUATION_LABELS = {"none": "FLOPs and parameters only", "fisher": "Fisher Potential", "train": "Proxy training"}
 
 
 class SearchPanel(QWidget):
@@ -53,7 +66,7 @@ class SearchPanel(QWidget):
             self.evaluate.addItem(EVALUATION_LABELS[key], key)
         self.measure = QCheckBox("measure every candidate with TVM (untuned)")
         self.seed = QSpinBox()
-        self.seed.setRange(0, 2 ** 31 - 1)
+        self.seed.setRange(0, 2**31 - 1)
         self.start_button = QPushButton("Start search")
         self.stop_button = QPushButton("Stop")
         self.start_button.clicked.connect(self.start)
@@ -93,10 +106,13 @@ class SearchPanel(QWidget):
         """The search settings as SearchConfig fields (validated)."""
         config = {
             "template": json.loads(Path(self.template.currentData()).read_text()),
-            "strategy": self.strategy.currentData(), "budget_flops": self.flops.value(),
+            "strategy": self.strategy.currentData(),
+            "budget_flops": self.flops.value(),
             "budget_params": self.params.value() if self.use_params.isChecked() else None,
-            "max_primitives": self.primitives.value(), "samples": self.samples.value(),
-            "evaluate": self.evaluate.currentData(), "seed": self.seed.value(),
+            "max_primitives": self.primitives.value(),
+            "samples": self.samples.value(),
+            "evaluate": self.evaluate.currentData(),
+            "seed": self.seed.value(),
             "tune_trials": 0 if self.measure.isChecked() else None,
         }
         SearchConfig.from_dict(config)

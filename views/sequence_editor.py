@@ -6,15 +6,31 @@ each) and every change re-runs core.analysis.legality.check_sequence (pure Pytho
 milliseconds), so badges are always current. Fisher Potential and compiling belong to
 "Evaluate" and "Tune" on the result: `openOperator` hands the resulting operator document
 to the window, which opens it like a drawn operator."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QMenu, QPlainTextEdit, QSplitter, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPlainTextEdit,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.analysis.legality import ERROR, ILLEGAL, LEGAL, SequenceReport, check_sequence
 from core.codegen.loopnest_ir import result_operator
@@ -22,8 +38,16 @@ from core.codegen.loopnest_text import program_text
 from core.ir.bindings import format_bindings, parse_bindings
 from core.ir.errors import TesseraError
 from core.ir.loopnest import BASES
-from core.ir.sequence import (STEP_DOCS, STEP_PARAMS, Sequence, SequenceHistory, load_sequence, make_step,
-                              save_sequence, suggest_step)
+from core.ir.sequence import (
+    STEP_DOCS,
+    STEP_PARAMS,
+    Sequence,
+    SequenceHistory,
+    load_sequence,
+    make_step,
+    save_sequence,
+    suggest_step,
+)
 from core.ir.serialize import to_document
 
 from . import theme
@@ -34,14 +58,15 @@ _ORIGINAL_ROW = Qt.ItemDataRole.UserRole
 
 
 class SequenceEditor(QWidget):
-    changed = Signal()            # the sequence, its verdicts or the selection changed
-    openOperator = Signal(dict)   # a tessera.operator document of the result (to tune or evaluate it)
+    changed = Signal()  # the sequence, its verdicts or the selection changed
+    openOperator = Signal(dict)  # a tessera.operator document of the result (to tune or evaluate it)
 
     def __init__(self, sequence: Sequence | None = None, parent=None):
         super().__init__(parent)
         self.path: Path | None = None
-        self.history = SequenceHistory(sequence or Sequence(bindings={"C_in": 64, "C_out": 64, "H": 56, "W": 56,
-                                                                       "K": 3}), self._refresh)
+        self.history = SequenceHistory(
+            sequence or Sequence(bindings={"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}), self._refresh
+        )
         self.report: SequenceReport | None = None
         self.problem = ""  # why the starting nest cannot be built (sizes missing), if so
         self._build()
@@ -116,8 +141,10 @@ class SequenceEditor(QWidget):
         self.sizes.setPlaceholderText("C_in=64,C_out=64,H=56,W=56,K=3")
         self.sizes.editingFinished.connect(self._sizes_edited)
         self.reassociate = QCheckBox("Reassociate sums")
-        self.reassociate.setToolTip("Let reorders change the order in which a sum is accumulated "
-                                    "(equal up to rounding); parallel/vectorize still may not race.")
+        self.reassociate.setToolTip(
+            "Let reorders change the order in which a sum is accumulated "
+            "(equal up to rounding); parallel/vectorize still may not race."
+        )
         self.reassociate.toggled.connect(lambda on: self.history.declare(reassociate=on))
         header = QHBoxLayout()
         header.addWidget(QLabel("Nest"))
@@ -144,17 +171,26 @@ class SequenceEditor(QWidget):
         self.add_button.setMenu(menu)
         self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.remove_button = self._tool("Remove", "Remove the selected step", lambda: self.remove_step())
-        self.up_button = self._tool("Up", "Move the selected step earlier",
-                                    lambda: self.move_step(self.selected_row(), self.selected_row() - 1))
-        self.down_button = self._tool("Down", "Move the selected step later",
-                                      lambda: self.move_step(self.selected_row(), self.selected_row() + 1))
+        self.up_button = self._tool(
+            "Up", "Move the selected step earlier", lambda: self.move_step(self.selected_row(), self.selected_row() - 1)
+        )
+        self.down_button = self._tool(
+            "Down", "Move the selected step later", lambda: self.move_step(self.selected_row(), self.selected_row() + 1)
+        )
         self.undo_button = self._tool("Undo", "", self.undo)
         self.redo_button = self._tool("Redo", "", self.redo)
-        self.open_button = self._tool("Open result", "Open the resulting operator to tune or evaluate it",
-                                      self._open_result)
+        self.open_button = self._tool(
+            "Open result", "Open the resulting operator to tune or evaluate it", self._open_result
+        )
         buttons = QHBoxLayout()
-        for b in (self.add_button, self.remove_button, self.up_button, self.down_button, self.undo_button,
-                  self.redo_button):
+        for b in (
+            self.add_button,
+            self.remove_button,
+            self.up_button,
+            self.down_button,
+            self.undo_button,
+            self.redo_button,
+        ):
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(self.open_button)
@@ -253,15 +289,16 @@ class SequenceEditor(QWidget):
             self.nest_title.setText("Loop nest")
             self.nest_view.setPlainText(self.problem)
         else:
-            reached = [s for s in self.report.steps[:row + 1] if s.after is not None] if has else []
+            reached = [s for s in self.report.steps[: row + 1] if s.after is not None] if has else []
             program = reached[-1].after if reached else self.report.start
             self.nest_title.setText(f"Loop nest after step {reached[-1].index + 1}" if reached else "Loop nest")
             self.nest_view.setPlainText(program_text(program))
         if has:
             status, message = self.verdict(row)
             color = BADGE_COLORS.get(status, theme.TEXT_MUTED)
-            self.explanation.setText(f'<b style="color:{color}">{BADGE_WORDS.get(status, status)}</b>: '
-                                     f"{_escape(message)}")
+            self.explanation.setText(
+                f'<b style="color:{color}">{BADGE_WORDS.get(status, status)}</b>: {_escape(message)}'
+            )
         else:
             self.explanation.setText(self.problem)
         self.changed.emit()
@@ -278,9 +315,15 @@ class SequenceEditor(QWidget):
         for name, kind in STEP_PARAMS[step.op].items():
             value = step.params[name]
             field = QLineEdit(", ".join(map(str, value)) if isinstance(value, tuple) else str(value))
-            field.setToolTip("loop names separated by commas" if kind in ("loops", "pair") else
-                             "factors separated by commas" if kind == "sizes" else
-                             "a loop name" if kind == "loop" else "a whole number or a size such as G")
+            field.setToolTip(
+                "loop names separated by commas"
+                if kind in ("loops", "pair")
+                else "factors separated by commas"
+                if kind == "sizes"
+                else "a loop name"
+                if kind == "loop"
+                else "a whole number or a size such as G"
+            )
             field.editingFinished.connect(lambda row=row: self._params_edited(row))
             self.params.addRow(name, field)
             self.fields[name] = field
@@ -307,9 +350,11 @@ class SequenceEditor(QWidget):
         base = result_operator(self.report.start).totals()
         t = op.totals()
         parts = f" ({len(op.graphs)} parts joined by concat)" if len(op.graphs) > 1 else ""
-        self.totals.setText(f"Result{parts}: {t['flops']:,} FLOPs ({t['flops'] / base['flops']:.0%} of the start), "
-                            f"{t['params']:,} parameters ({t['params'] / base['params']:.0%})"
-                            + ("" if self.report.legal else "; some steps are illegal"))
+        self.totals.setText(
+            f"Result{parts}: {t['flops']:,} FLOPs ({t['flops'] / base['flops']:.0%} of the start), "
+            f"{t['params']:,} parameters ({t['params'] / base['params']:.0%})"
+            + ("" if self.report.legal else "; some steps are illegal")
+        )
         self.open_button.setEnabled(True)
 
     def _program_before(self, index: int):
@@ -345,8 +390,10 @@ class SequenceEditor(QWidget):
         part_text = self.fields["part"].text().strip()
         try:
             part = int(part_text) if part_text else None
-            if params == {k: list(v) if isinstance(v, tuple) else v for k, v in step.params.items()} \
-                    and part == step.part:
+            if (
+                params == {k: list(v) if isinstance(v, tuple) else v for k, v in step.params.items()}
+                and part == step.part
+            ):
                 return
             self.edit_step(row, params, part)
         except (TesseraError, ValueError) as e:

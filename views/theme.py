@@ -2,9 +2,10 @@
 
 A light, quiet theme: Fusion with a neutral palette, one accent colour per
 primitive category, red/amber/blue for error/warning/pending diagnostics."""
+
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -18,11 +19,11 @@ ICONS = RESOURCES / "icons"
 
 CATEGORY_COLORS = {
     "rearrangement": "#0d9488",  # teal
-    "view": "#2563eb",           # blue
-    "arithmetic": "#d97706",     # amber
-    "contraction": "#7c3aed",    # violet
-    "blending": "#db2777",       # pink
-    "tensor": "#475569",         # slate: the input and output nodes
+    "view": "#2563eb",  # blue
+    "arithmetic": "#d97706",  # amber
+    "contraction": "#7c3aed",  # violet
+    "blending": "#db2777",  # pink
+    "tensor": "#475569",  # slate: the input and output nodes
 }
 SEVERITY_COLORS = {"error": "#dc2626", "warning": "#d97706", "pending": "#2563eb", "info": "#64748b"}
 
@@ -46,9 +47,11 @@ def severity_color(severity: str) -> QColor:
 
 def tint(color: QColor, amount: float) -> QColor:
     """Blend `color` towards white: amount 0 keeps it, 1 gives white."""
-    return QColor(round(color.red() + (255 - color.red()) * amount),
-                  round(color.green() + (255 - color.green()) * amount),
-                  round(color.blue() + (255 - color.blue()) * amount))
+    return QColor(
+        round(color.red() + (255 - color.red()) * amount),
+        round(color.green() + (255 - color.green()) * amount),
+        round(color.blue() + (255 - color.blue()) * amount),
+    )
 
 
 def ui_font(point_size: float = 9.0, bold: bool = False) -> QFont:
@@ -64,7 +67,7 @@ def mono_font(point_size: float = 8.5) -> QFont:
     return font
 
 
-@lru_cache(maxsize=None)
+@cache
 def dot_icon(color: str, diameter: int = 10) -> QIcon:
     """A filled circle, used for categories and severities in lists."""
     pixmap = QPixmap(diameter * 2, diameter * 2)
@@ -88,13 +91,20 @@ def apply_theme(app: QApplication) -> None:
     app.setStyle("Fusion")
     palette = QPalette()
     roles = {
-        QPalette.ColorRole.Window: "#eef0f3", QPalette.ColorRole.WindowText: TEXT,
-        QPalette.ColorRole.Base: "#ffffff", QPalette.ColorRole.AlternateBase: "#f6f7f9",
-        QPalette.ColorRole.Text: TEXT, QPalette.ColorRole.Button: "#f8f9fb",
-        QPalette.ColorRole.ButtonText: TEXT, QPalette.ColorRole.Highlight: SELECTION,
-        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#ffffff",
-        QPalette.ColorRole.ToolTipText: TEXT, QPalette.ColorRole.PlaceholderText: "#9ca3af",
-        QPalette.ColorRole.Link: SELECTION, QPalette.ColorRole.Mid: CARD_BORDER,
+        QPalette.ColorRole.Window: "#eef0f3",
+        QPalette.ColorRole.WindowText: TEXT,
+        QPalette.ColorRole.Base: "#ffffff",
+        QPalette.ColorRole.AlternateBase: "#f6f7f9",
+        QPalette.ColorRole.Text: TEXT,
+        QPalette.ColorRole.Button: "#f8f9fb",
+        QPalette.ColorRole.ButtonText: TEXT,
+        QPalette.ColorRole.Highlight: SELECTION,
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#ffffff",
+        QPalette.ColorRole.ToolTipText: TEXT,
+        QPalette.ColorRole.PlaceholderText: "#9ca3af",
+        QPalette.ColorRole.Link: SELECTION,
+        QPalette.ColorRole.Mid: CARD_BORDER,
     }
     for role, color in roles.items():
         palette.setColor(role, QColor(color))

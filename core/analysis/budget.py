@@ -5,9 +5,10 @@ C_in / 8, rounded up to the divisibility its uses need) and then the variable
 whose doubling raises FLOPs least is doubled, again and again, while the
 operator stays within the FLOPs/parameter caps. If even the base values exceed
 the caps the operator is discarded (None)."""
+
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from ..ir.graph import OperatorGraph
 from ..ir.symbolic import Size, parse_size
@@ -17,16 +18,20 @@ BASE = parse_size("C_in/8")
 MAX_DOUBLINGS = 6
 
 
-def solve_budget(graph: OperatorGraph, variables: list[str],
-                 cost: Callable[[OperatorGraph], tuple[int, int] | None],
-                 within: Callable[[int, int], bool], base: Size = BASE) -> OperatorGraph | None:
+def solve_budget(
+    graph: OperatorGraph,
+    variables: list[str],
+    cost: Callable[[OperatorGraph], tuple[int, int] | None],
+    within: Callable[[int, int], bool],
+    base: Size = BASE,
+) -> OperatorGraph | None:
     """Substitute `variables` by base * 2^k; `cost` gives (flops, params) or None if invalid."""
     if not variables:
         return graph
-    exps = {v: 0 for v in variables}
+    exps = dict.fromkeys(variables, 0)
 
     def build(e: Mapping[str, int]) -> OperatorGraph:
-        return substitute(graph, {v: base * Size(2 ** k) for v, k in e.items()})
+        return substitute(graph, {v: base * Size(2**k) for v, k in e.items()})
 
     current = build(exps)
     now = cost(current)

@@ -1,6 +1,7 @@
 """Contractions: a share followed by a chain of reduces is one weighted
 contraction (an einsum). Cost counts it as multiply-accumulates and code
 generators emit it as one reduction instead of materialising the product."""
+
 from __future__ import annotations
 
 from ..ir.graph import OperatorGraph

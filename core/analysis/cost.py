@@ -2,10 +2,11 @@
 
 Conventions: a contraction (fc, or share + its reduces) costs 2 FLOPs per MAC;
 element-wise work costs one FLOP per output element; views are free."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..ir.graph import OperatorGraph
 from ..ir.symbolic import Poly, Size
@@ -29,8 +30,9 @@ class CostReport:
 
     def numeric(self, bindings: Mapping[str, int]) -> dict:
         """{'macs', 'flops', 'params'} as integers plus the same per node."""
-        per_node = {n: {f: getattr(c, f).to_int(bindings) for f in ("macs", "flops", "params")}
-                    for n, c in self.nodes.items()}
+        per_node = {
+            n: {f: getattr(c, f).to_int(bindings) for f in ("macs", "flops", "params")} for n, c in self.nodes.items()
+        }
         totals = {f: sum(v[f] for v in per_node.values()) for f in ("macs", "flops", "params")}
         return {**totals, "nodes": per_node}
 
@@ -49,7 +51,7 @@ def operator_cost(graph: OperatorGraph, report: ShapeReport) -> CostReport:
         macs, flops = prim.macs(inputs, out), prim.flops(inputs, out)
         if node in absorbed:
             flops = Size(0)  # the accumulation is counted with its share
-        elif node in shares and shares[node]:
+        elif shares.get(node):
             flops = macs * 2
         weight = prim.weight_shape(inputs, out)
         params = Size(0)

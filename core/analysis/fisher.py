@@ -18,10 +18,11 @@ norm the lost signal passes on the way: scores of 1e10 and far beyond that measu
 rounding, not capacity (operators that ignore their input, e.g. a softmax over a size-1
 axis), and would rank such candidates first. All-zero channels score 0 and pass.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -42,8 +43,9 @@ class FisherScore:
     layers: dict[str, float]  # layer name -> its score
 
 
-def fisher_potential(model: nn.Module, layer_names: Sequence[str], images: torch.Tensor,
-                     labels: torch.Tensor) -> FisherScore:
+def fisher_potential(
+    model: nn.Module, layer_names: Sequence[str], images: torch.Tensor, labels: torch.Tensor
+) -> FisherScore:
     """Score of the outputs of `layer_names` (module paths) from one forward and one backward pass."""
     modules = dict(model.named_modules())
     missing = [n for n in layer_names if n not in modules]
@@ -54,6 +56,7 @@ def fisher_potential(model: nn.Module, layer_names: Sequence[str], images: torch
     def keep(name: str):
         def hook(module, args, output) -> None:
             activations[name] = output
+
         return hook
 
     hooks = [modules[n].register_forward_hook(keep(n)) for n in layer_names]
@@ -98,8 +101,10 @@ def _check(names: Sequence[str], acts: Sequence[torch.Tensor], grads: Sequence[t
         for name, t in zip(names, tensors):
             bad = int((~torch.isfinite(t)).sum())
             if bad:
-                raise FisherError(f"layer {name}: {bad} of {t.numel()} {what} are inf or NaN at initialisation; "
-                                  "the network overflows, so it has no Fisher Potential")
+                raise FisherError(
+                    f"layer {name}: {bad} of {t.numel()} {what} are inf or NaN at initialisation; "
+                    "the network overflows, so it has no Fisher Potential"
+                )
     for name, a in zip(names, acts):
         constant = constant_channels(a)
         if len(constant):
@@ -108,7 +113,8 @@ def _check(names: Sequence[str], acts: Sequence[torch.Tensor], grads: Sequence[t
                 f"layer {name}: {len(constant)} of {a.shape[1]} output channels hold one value for every "
                 f"example and position (channel {c}: {float(a[0, c].flatten()[0]):.4g}): its output does not "
                 "depend on its input there, and batch norm's eps, not the network, would set their "
-                "Fisher Potential")
+                "Fisher Potential"
+            )
 
 
 def passes_fisher(candidate: float, original: float) -> bool:

@@ -15,10 +15,11 @@ Architecture-changing steps (bottleneck, group) are legal when their sizes
 divide, and then when the network keeps its representational capacity: the
 Fisher Potential of a backbone with the operator must not fall below the
 original's (`capacity`, which imports torch and runs in worker processes)."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ..ir.loopnest import REDUCTION_ITERATORS, DivisibilityError, Event, Loop, LoopNestError, Nest, Piece, Program
 from ..ir.sequence import Sequence, Step, apply_step, start
@@ -29,8 +30,9 @@ LEGAL, ILLEGAL, ERROR = "legal", "illegal", "error"
 @dataclass(frozen=True)
 class Dependence:
     """The accumulation dependence carried by one loop: direction per loop ('0', '+', '*')."""
-    array: str           # the output access, e.g. O[co, oh, ow]
-    carrier: str         # the loop that carries it
+
+    array: str  # the output access, e.g. O[co, oh, ow]
+    carrier: str  # the loop that carries it
     loops: tuple[str, ...]
     direction: tuple[str, ...]
 
@@ -40,10 +42,10 @@ class Dependence:
 
 @dataclass(frozen=True)
 class StepReport:
-    index: int           # 0-based position in the sequence
+    index: int  # 0-based position in the sequence
     step: Step
-    status: str          # legal, illegal (applied, but breaks a rule) or error (cannot be applied)
-    kind: str            # dependence, divisibility, structure, or "" when legal
+    status: str  # legal, illegal (applied, but breaks a rule) or error (cannot be applied)
+    kind: str  # dependence, divisibility, structure, or "" when legal
     message: str
     before: Program
     after: Program | None
@@ -92,8 +94,9 @@ def check_sequence(seq: Sequence, bindings: Mapping[str, int] | None = None) -> 
             break
         problem = step_violation(program, after, step, seq.reassociate)
         status, kind = (ILLEGAL, "dependence") if problem else (LEGAL, "")
-        report.steps.append(StepReport(i, step, status, kind, problem or _legal_reason(step), program,
-                                       after, tuple(events)))
+        report.steps.append(
+            StepReport(i, step, status, kind, problem or _legal_reason(step), program, after, tuple(events))
+        )
         program = after
     return report
 
@@ -117,8 +120,10 @@ def step_violation(before: Program, after: Program, step: Step, reassociate: boo
             if carries(loop):
                 dep = next(d for d in dependences(new) if d.carrier == loop.name)
                 verb = "in vector lanes" if step.op == "vectorize" else "on several cores"
-                return (f"{step.text()} would run iterations that add into the same {dep.array} at once "
-                        f"({verb}): loop {loop.name} carries the accumulation dependence {dep.text()}")
+                return (
+                    f"{step.text()} would run iterations that add into the same {dep.array} at once "
+                    f"({verb}): loop {loop.name} carries the accumulation dependence {dep.text()}"
+                )
         elif not reassociate:
             problem = reversed_dependence(old, new)
             if problem:
@@ -143,8 +148,9 @@ def dependences(nest: Nest) -> list[Dependence]:
     deps = []
     for i, loop in enumerate(nest.loops):
         if carries(loop):
-            direction = tuple("0" if j < i else "+" if j == i else ("*" if carries(l) else "0")
-                              for j, l in enumerate(nest.loops))
+            direction = tuple(
+                "0" if j < i else "+" if j == i else ("*" if carries(l) else "0") for j, l in enumerate(nest.loops)
+            )
             deps.append(Dependence(array, loop.name, names, direction))
     return deps
 
@@ -166,21 +172,24 @@ def reversed_dependence(old: Nest, new: Nest) -> str | None:
     for k, carrier in enumerate(old_order):
         if not _free(carrier):
             continue
-        free = [a for a in old_order[k + 1:] if _free(a)]
+        free = [a for a in old_order[k + 1 :] if _free(a)]
         first = min(free, key=lambda a: new_index[id(a)], default=None)
         if first is not None and new_index[id(first)] < new_index[id(carrier)]:
             dep = next(d for d in dependences(old) if d.carrier == owner_old[id(carrier)])
-            moved = _new_direction(new, carrier, old_order[k + 1:])
-            return (f"the accumulation dependence on {dep.array} carried by loop {dep.carrier}: "
-                    f"its direction {dep.text()} becomes ({', '.join(moved)}) over ({', '.join(new.names)}); "
-                    f"{owner_new[id(first)]} would vary ahead of {owner_new[id(carrier)]}")
+            moved = _new_direction(new, carrier, old_order[k + 1 :])
+            return (
+                f"the accumulation dependence on {dep.array} carried by loop {dep.carrier}: "
+                f"its direction {dep.text()} becomes ({', '.join(moved)}) over ({', '.join(new.names)}); "
+                f"{owner_new[id(first)]} would vary ahead of {owner_new[id(carrier)]}"
+            )
     return None
 
 
 def _refining(piece: Piece, atoms: list[Piece]) -> list[Piece]:
     """The new pieces a piece of the old nest was split into, outermost first."""
-    inside = [a for a in atoms if a.iterator == piece.iterator
-              and piece.stride <= a.stride < piece.stride * piece.extent]
+    inside = [
+        a for a in atoms if a.iterator == piece.iterator and piece.stride <= a.stride < piece.stride * piece.extent
+    ]
     return sorted(inside, key=lambda a: -a.stride)
 
 
@@ -244,8 +253,9 @@ class CapacityJudge:
         return self._verdicts[key]
 
 
-def capacity_checks(document: dict, bindings: Mapping[str, int] | None = None,
-                    settings: dict | None = None) -> list[dict]:
+def capacity_checks(
+    document: dict, bindings: Mapping[str, int] | None = None, settings: dict | None = None
+) -> list[dict]:
     """Fisher Potential after each architecture-changing step of a sequence, against the
     original network: JSON in and out, for core.jobs.isolate.call_in_subprocess."""
     from ..codegen.loopnest_ir import result_operator
@@ -262,15 +272,31 @@ def capacity_checks(document: dict, bindings: Mapping[str, int] | None = None,
         entry = {"step": s.index, "text": s.step.text()}
         judge = judge or CapacityJudge(EvalSettings.from_payload(settings or {}))
         verdict = judge(result_operator(s.after, seq.name or "sequence").graph)
-        entry.update(status=LEGAL if verdict["passes"] else ILLEGAL, **verdict,
-                     message=f"no Fisher Potential: {verdict['reason']}" if "reason" in verdict else
-                             f"Fisher Potential {verdict['candidate']:.4g} "
-                             f"{'>=' if verdict['passes'] else '<'} original {verdict['original']:.4g} "
-                             f"over {len(verdict['replaced'])} replaced layer(s)")
+        entry.update(
+            status=LEGAL if verdict["passes"] else ILLEGAL,
+            **verdict,
+            message=f"no Fisher Potential: {verdict['reason']}"
+            if "reason" in verdict
+            else f"Fisher Potential {verdict['candidate']:.4g} "
+            f"{'>=' if verdict['passes'] else '<'} original {verdict['original']:.4g} "
+            f"over {len(verdict['replaced'])} replaced layer(s)",
+        )
         results.append(entry)
     return results
 
 
-__all__ = ["CapacityJudge", "Dependence", "ERROR", "ILLEGAL", "LEGAL", "SequenceReport", "StepReport",
-           "capacity_checks", "carries", "check_sequence", "dependences", "reversed_dependence",
-           "step_violation"]
+__all__ = [
+    "ERROR",
+    "ILLEGAL",
+    "LEGAL",
+    "CapacityJudge",
+    "Dependence",
+    "SequenceReport",
+    "StepReport",
+    "capacity_checks",
+    "carries",
+    "check_sequence",
+    "dependences",
+    "reversed_dependence",
+    "step_violation",
+]

@@ -3,10 +3,11 @@
 Pure Python on tiny monomials: it re-runs after every edit (a 30-node graph
 takes well under a millisecond). Errors name the node, the dimension and the
 reason; nodes downstream of an error simply have no shape."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import networkx as nx
 
@@ -31,6 +32,7 @@ class Diagnostic:
 @dataclass(frozen=True)
 class Constraint:
     """A dynamic variable that must still be chosen: one of `candidates` (by shape matching)."""
+
     node: str
     var: str
     candidates: tuple[Size, ...]
@@ -86,8 +88,9 @@ def infer_shapes(graph: OperatorGraph) -> ShapeReport:
         missing = [names[i] for i, s in enumerate(srcs) if s is None]
         if missing:  # an unfinished side branch is only a warning
             what = "is not connected" if node == OUTPUT else f"has no input on port {', '.join(missing)}"
-            report.diagnostics.append(Diagnostic(node, f"{label(graph, node)} {what}",
-                                                 "error" if node in feeding else "warning"))
+            report.diagnostics.append(
+                Diagnostic(node, f"{label(graph, node)} {what}", "error" if node in feeding else "warning")
+            )
             continue
         if any(s not in report.shapes for s in srcs):
             continue  # an upstream node already carries the diagnostic
@@ -103,8 +106,9 @@ def infer_shapes(graph: OperatorGraph) -> ShapeReport:
             continue
         bad = _dynamic_in_spatial(out, kinds)
         if bad is not None:
-            report.diagnostics.append(Diagnostic(
-                node, f"{label(graph, node)}: dynamic variable in spatial dim {bad} of {out}", dim=bad))
+            report.diagnostics.append(
+                Diagnostic(node, f"{label(graph, node)}: dynamic variable in spatial dim {bad} of {out}", dim=bad)
+            )
             continue
         report.shapes[node] = out
         if isinstance(prim, Broadcast):
@@ -126,9 +130,14 @@ def _broadcast_constraints(graph, node, prim: Broadcast, inputs, kinds, report: 
     m, pending = prim.pending(inputs, kinds)
     for var in pending:
         numerator = m.ratio * Size.var(var) ** (-m.ratio.exponent(var))
-        report.constraints.append(Constraint(
-            node, var, tuple(divisor_monomials(numerator)),
-            f"{label(graph, node)}: {var} must divide {numerator} so that LHS {inputs[0]} divides RHS {inputs[1]}"))
+        report.constraints.append(
+            Constraint(
+                node,
+                var,
+                tuple(divisor_monomials(numerator)),
+                f"{label(graph, node)}: {var} must divide {numerator} so that LHS {inputs[0]} divides RHS {inputs[1]}",
+            )
+        )
 
 
 def _check_output(graph: OperatorGraph, got: TensorType, kinds, report: ShapeReport) -> None:
@@ -136,8 +145,11 @@ def _check_output(graph: OperatorGraph, got: TensorType, kinds, report: ShapeRep
     want = graph.output_template()
     shown = "[" + ", ".join(str(s) for s in want) + "]"
     if len(got) != len(want):
-        report.diagnostics.append(Diagnostic(
-            OUTPUT, f"output: got {got} ({len(got)} dims) but the template expects {shown} ({len(want)} dims)"))
+        report.diagnostics.append(
+            Diagnostic(
+                OUTPUT, f"output: got {got} ({len(got)} dims) but the template expects {shown} ({len(want)} dims)"
+            )
+        )
         return
     for i, (g, w) in enumerate(zip(got.sizes, want)):
         if g == w:
@@ -147,14 +159,18 @@ def _check_output(graph: OperatorGraph, got: TensorType, kinds, report: ShapeRep
             var = dyn[0]
             value = (w / (g / Size.var(var) ** g.exponent(var))) ** g.exponent(var)
             if not value.divisor_blockers(kinds):
-                report.constraints.append(Constraint(
-                    OUTPUT, var, (value,), f"output dim {i}: {g} must equal {w}, so {var} = {value}"))
+                report.constraints.append(
+                    Constraint(OUTPUT, var, (value,), f"output dim {i}: {g} must equal {w}, so {var} = {value}")
+                )
                 continue
-        report.diagnostics.append(Diagnostic(
-            OUTPUT, f"output: dim {i} is {g} but the template expects {w} (got {got}, want {shown})", dim=i))
+        report.diagnostics.append(
+            Diagnostic(OUTPUT, f"output: dim {i} is {g} but the template expects {w} (got {got}, want {shown})", dim=i)
+        )
 
 
-def concrete_shapes(graph: OperatorGraph, report: ShapeReport, bindings: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+def concrete_shapes(
+    graph: OperatorGraph, report: ShapeReport, bindings: Mapping[str, int]
+) -> dict[str, tuple[int, ...]]:
     """Numeric shapes for given bindings; a BindingError names the node and dimension.
 
     Also checks the sizes each primitive needs whole (weights, channels per group)."""

@@ -6,9 +6,10 @@ must equal the template. The valid values are the monomials dividing the
 matched numerator (e.g. LHS [x1, K_H, H, W] against RHS [G, x2/G, K_H, K_W, H, W]
 gives x1 in {1, K_W, x2, K_W*x2}). `solutions` explores them depth-first,
 re-running shape inference after each choice, and keeps complete valid ones."""
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..ir.graph import OperatorGraph
 from ..ir.primitives import make
@@ -27,19 +28,27 @@ def match_candidates(lhs: TensorType, rhs: TensorType, var: str) -> list[Size]:
 
 def substitute(graph: OperatorGraph, values: Mapping[str, Size]) -> OperatorGraph:
     """A copy of the graph with variables replaced in every size expression."""
+
     def rewrite(expr: str) -> str:
         return str(parse_size(expr).subs(values))
 
-    copy = OperatorGraph([rewrite(s) for s in graph.input_shape], [rewrite(s) for s in graph.output_shape],
-                         spatial=graph.spatial, variables={k: v.value for k, v in graph.variables.items()
-                                                           if k not in values},
-                         name=graph.name, description=graph.description)
+    copy = OperatorGraph(
+        [rewrite(s) for s in graph.input_shape],
+        [rewrite(s) for s in graph.output_shape],
+        spatial=graph.spatial,
+        variables={k: v.value for k, v in graph.variables.items() if k not in values},
+        name=graph.name,
+        description=graph.description,
+    )
     copy.bindings = {k: v for k, v in graph.bindings.items() if k not in values}
     for n in graph.primitive_nodes():
         prim = graph.prim(n)
-        params = {p.name: rewrite(str(prim.params[p.name]))
-                  if p.kind == "size" and prim.params[p.name] not in (None, "") else prim.params[p.name]
-                  for p in prim.spec}
+        params = {
+            p.name: rewrite(str(prim.params[p.name]))
+            if p.kind == "size" and prim.params[p.name] not in (None, "")
+            else prim.params[p.name]
+            for p in prim.spec
+        }
         copy.insert_node(n, make(prim.op, params), graph.pos(n))
     for u, v, port in graph.edges():
         copy.insert_edge(u, v, port)
@@ -65,4 +74,3 @@ def solutions(graph: OperatorGraph, limit: int = 64) -> list[dict[str, Size]]:
 
     explore({})
     return found
-

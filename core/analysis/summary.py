@@ -1,9 +1,10 @@
 """One call that the CLI, the GUI and the job layer share: shapes, constraints,
 diagnostics and costs of an operator, symbolic and (with bindings) numeric."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..ir.errors import BindingError
 from ..ir.graph import OperatorGraph
@@ -27,8 +28,9 @@ class Summary:
 
     def messages(self) -> list[str]:
         lines = [f"{d.severity}: {d.message}" for d in self.shapes.diagnostics]
-        lines += [f"pending: {c.reason} (candidates: {', '.join(map(str, c.candidates))})"
-                  for c in self.shapes.constraints]
+        lines += [
+            f"pending: {c.reason} (candidates: {', '.join(map(str, c.candidates))})" for c in self.shapes.constraints
+        ]
         if self.binding_error:
             lines.append(f"error: {self.binding_error}")
         return lines
@@ -37,8 +39,11 @@ class Summary:
         g, num = self.graph, self.numeric_shapes or {}
         nodes = []
         for n in g.topological_order():
-            entry = {"id": n, "op": g.prim(n).op if n in g.primitive_nodes() else n,
-                     "shape": str(self.shapes.shapes[n]) if n in self.shapes.shapes else None}
+            entry = {
+                "id": n,
+                "op": g.prim(n).op if n in g.primitive_nodes() else n,
+                "shape": str(self.shapes.shapes[n]) if n in self.shapes.shapes else None,
+            }
             if n in num:
                 entry["shape_numeric"] = list(num[n])
             if n in self.cost.nodes:
@@ -53,10 +58,14 @@ class Summary:
             total.update({f"{f}_value": self.numeric_cost[f] for f in ("macs", "flops", "params")})
         out = self.shapes.output
         return {
-            "name": g.name, "valid": self.ok,
-            "input_shape": str(g.input_type()), "output_shape": str(out) if out is not None else None,
+            "name": g.name,
+            "valid": self.ok,
+            "input_shape": str(g.input_type()),
+            "output_shape": str(out) if out is not None else None,
             "output_shape_numeric": list(num["output"]) if "output" in num else None,
-            "bindings": self.bindings, "nodes": nodes, "total": total,
+            "bindings": self.bindings,
+            "nodes": nodes,
+            "total": total,
             "messages": self.messages(),
         }
 

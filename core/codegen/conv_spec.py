@@ -11,11 +11,12 @@ An operator is a 2-D convolution when its live steps form one chain from the inp
 K//2 before, as README's unfold), strides on spatial axes after their unfold, and one
 contraction over the channel axes: fc(out, groups) with groups dividing C (grouped conv),
 or share over every channel axis with reduces over the same axes (standard conv)."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import prod
-from typing import Mapping
 
 import numpy as np
 
@@ -37,6 +38,7 @@ class ConvSpec:
     """A 2-D convolution with torch's parameters. `padding` is the zeros added before each
     spatial axis (torch also adds them after; an operator adds what its output size needs)
     or a string such as "same" as an nn.Conv2d may hold it."""
+
     in_channels: int
     out_channels: int
     kernel: tuple[int, int]
@@ -47,11 +49,18 @@ class ConvSpec:
     padding_mode: str = "zeros"
 
     @classmethod
-    def of_module(cls, conv) -> "ConvSpec":
+    def of_module(cls, conv) -> ConvSpec:
         """The spec of an nn.Conv2d (read by attribute, so torch is not imported here)."""
-        return cls(conv.in_channels, conv.out_channels, tuple(conv.kernel_size), tuple(conv.stride),
-                   conv.padding if isinstance(conv.padding, str) else tuple(conv.padding), conv.groups,
-                   tuple(conv.dilation), conv.padding_mode)
+        return cls(
+            conv.in_channels,
+            conv.out_channels,
+            tuple(conv.kernel_size),
+            tuple(conv.stride),
+            conv.padding if isinstance(conv.padding, str) else tuple(conv.padding),
+            conv.groups,
+            tuple(conv.dilation),
+            conv.padding_mode,
+        )
 
     def why_not_standard(self) -> str:
         """Why this is not a standard conv (groups 1, stride 1, dilation 1, a square odd kernel,
@@ -71,21 +80,26 @@ class ConvSpec:
 
     def describe(self) -> str:
         """E.g. 'conv 64->64, 3x3, stride 1, padding 1, groups 4'."""
+
         def pair(p) -> str:
             return str(p[0]) if isinstance(p, tuple) and p[0] == p[1] else str(p)
-        return (f"conv {self.in_channels}->{self.out_channels}, {self.kernel[0]}x{self.kernel[1]}, "
-                f"stride {pair(self.stride)}, padding {pair(self.padding)}, groups {self.groups}")
+
+        return (
+            f"conv {self.in_channels}->{self.out_channels}, {self.kernel[0]}x{self.kernel[1]}, "
+            f"stride {pair(self.stride)}, padding {pair(self.padding)}, groups {self.groups}"
+        )
 
 
 @dataclass(frozen=True)
 class ConvMatch:
     """An operator recognised as a convolution at concrete sizes (batch excluded)."""
+
     spec: ConvSpec
-    input_shape: tuple[int, int, int]    # C, H, W
-    output_shape: tuple[int, int, int]   # K, Ho, Wo
-    weight: str                          # the torch module's parameter holding the weights
-    weight_shape: tuple[int, ...]        # its shape in the operator's layout
-    weight_order: tuple[str, str, str]   # the order of "c", "kh", "kw" after the output axis of that weight
+    input_shape: tuple[int, int, int]  # C, H, W
+    output_shape: tuple[int, int, int]  # K, Ho, Wo
+    weight: str  # the torch module's parameter holding the weights
+    weight_shape: tuple[int, ...]  # its shape in the operator's layout
+    weight_order: tuple[str, str, str]  # the order of "c", "kh", "kw" after the output axis of that weight
 
     def torch_weight(self, w: np.ndarray) -> np.ndarray:
         """The operator's weight in torch's layout [K, C/G, kh, kw]."""
@@ -108,7 +122,7 @@ class _Matcher:
         self.plan, self.graph = plan, plan.graph
         self.name = self.graph.name or "operator"
         self.kernel, self.stride = [1, 1], [1, 1]
-        self.unfolded: list[int] = []        # spatial axes (0: H, 1: W) in the order they were unfolded
+        self.unfolded: list[int] = []  # spatial axes (0: H, 1: W) in the order they were unfolded
         self.contraction: Step | None = None
 
     def fail(self, reason: str) -> NotAConvolution:
@@ -122,8 +136,10 @@ class _Matcher:
         for step in plan.steps:
             where = label(graph, step.node)
             if list(graph.inputs_of(step.node)) != [previous]:
-                raise self.fail(f"{where} does not read just the step before it; a convolution is one "
-                                "chain from the input to the output")
+                raise self.fail(
+                    f"{where} does not read just the step before it; a convolution is one "
+                    "chain from the input to the output"
+                )
             self._step(step, where)
             previous = [step.node, *step.absorbed][-1]
         if self.contraction is None:
@@ -135,8 +151,10 @@ class _Matcher:
         if isinstance(prim, Unfold):
             axis = self._spatial_axis(x, prim.axis(x), where)
             if self.contraction is not None or axis in self.unfolded or self.stride[axis] != 1:
-                raise self.fail(f"{where} unfolds a window after the contraction, a second window, or a "
-                                "strided axis (a dilated window)")
+                raise self.fail(
+                    f"{where} unfolds a window after the contraction, a second window, or a "
+                    "strided axis (a dilated window)"
+                )
             self.unfolded.append(axis)
             self.kernel[axis] = step.out_shape[x.spatial_dims[0]]  # the window axis, before the spatial ones
         elif isinstance(prim, Stride):
@@ -167,17 +185,26 @@ class _Matcher:
             out, block = step.weight.shape
             groups = prod(step.in_shapes[0][a] for a in channels) // block
             if c % groups:
-                raise self.fail(f"{where} has {groups} groups, which do not divide the {c} input channels "
-                                "(its blocks cut through the kernel window)")
+                raise self.fail(
+                    f"{where} has {groups} groups, which do not divide the {c} input channels "
+                    "(its blocks cut through the kernel window)"
+                )
             order = list(roles)  # the weight's columns flatten the channel axes in order
         else:
             out, groups = self._share_channels(step, channels, where), 1
             order = [roles[channels.index(a)] for a in step.prim.shared_axes(x)]
         order += [role for role in _ROLES if role not in order]  # an axis without a window: size 1
-        spec = ConvSpec(c, out, (self.kernel[0], self.kernel[1]), (self.stride[0], self.stride[1]),
-                        (self.kernel[0] // 2, self.kernel[1] // 2), groups)
-        return ConvMatch(spec, (c, h, w), tuple(self.plan.output_shape), step.weight.name, step.weight.shape,
-                         tuple(order))
+        spec = ConvSpec(
+            c,
+            out,
+            (self.kernel[0], self.kernel[1]),
+            (self.stride[0], self.stride[1]),
+            (self.kernel[0] // 2, self.kernel[1] // 2),
+            groups,
+        )
+        return ConvMatch(
+            spec, (c, h, w), tuple(self.plan.output_shape), step.weight.name, step.weight.shape, tuple(order)
+        )
 
     def _share_channels(self, step: Step, channels: list[int], where: str) -> int:
         """A share is a standard conv when it shares every channel axis, adds the output
@@ -187,6 +214,7 @@ class _Matcher:
         axes = ["out", *range(len(x))]  # the share's output axes, named by the input axis they hold
         removed = [axes.pop(d) for d in step.reduced]
         if out is None or sorted(prim.shared_axes(x)) != channels or set(removed) != set(channels):
-            raise self.fail(f"{where} with its reduces is not a contraction of all channel axes into "
-                            "new output channels")
+            raise self.fail(
+                f"{where} with its reduces is not a contraction of all channel axes into new output channels"
+            )
         return out

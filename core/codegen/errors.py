@@ -1,4 +1,5 @@
 """Errors of the code generators."""
+
 from ..ir.errors import TesseraError
 
 

@@ -15,6 +15,7 @@ and `w` output columns are accumulated in registers together (Wo' is Wo rounded 
 multiple of w; the extra columns are computed and dropped). The hand-written schedule
 parallelises over g x N x K_PG/T_O x Ho, vectorises T_O and unrolls the register block,
 so the kernel is fast untuned. Importing this module imports TVM: worker processes only."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ class TileError(CodegenError):
 class Tiles:
     t_o: int  # output channels per vector: the innermost axis of weights and packed output
     t_i: int  # input channels per packed block
-    w: int    # output columns accumulated together in registers
+    w: int  # output columns accumulated together in registers
 
     def layout(self) -> str:
         """What the store's layout column says, e.g. 'NCHW (packed T_O=8,T_I=4)'."""
@@ -86,6 +87,7 @@ def candidate_tiles(conv: ConvMatch, lanes: int, fixed: tuple[int, int] | None =
     def distance(t: Tiles) -> tuple:
         same = (t.t_o == default.t_o, t.t_i == default.t_i, t.w == blocks[t.t_o])
         return 3 - sum(same), same, abs(log2(t.t_o / default.t_o)) + abs(log2(t.t_i / default.t_i)), -t.t_o, -t.w
+
     return sorted(grid, key=distance)
 
 
@@ -94,8 +96,10 @@ def check_tiles(conv: ConvMatch, tiles: Tiles) -> None:
     k_pg, c_pg = _per_group(conv)
     for name, value, channels, what in (("T_O", tiles.t_o, k_pg, "output"), ("T_I", tiles.t_i, c_pg, "input")):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1 or channels % value:
-            raise TileError(f"{name}={value!r} must be a positive divisor of the {channels} {what} channels per "
-                            f"group ({conv.spec.describe()}); divisors: {', '.join(map(str, _divisors(channels)))}")
+            raise TileError(
+                f"{name}={value!r} must be a positive divisor of the {channels} {what} channels per "
+                f"group ({conv.spec.describe()}); divisors: {', '.join(map(str, _divisors(channels)))}"
+            )
     if not isinstance(tiles.w, int) or isinstance(tiles.w, bool) or tiles.w < 1:
         raise TileError(f"the register block of output columns must be a positive integer, got {tiles.w!r}")
 
@@ -106,8 +110,9 @@ def pack_weights(conv: ConvMatch, weight: np.ndarray, tiles: Tiles) -> np.ndarra
     check_tiles(conv, tiles)
     k_pg, c_pg = _per_group(conv)
     kh, kw = conv.spec.kernel
-    w = conv.torch_weight(weight).reshape(conv.spec.groups, k_pg // tiles.t_o, tiles.t_o, c_pg // tiles.t_i,
-                                          tiles.t_i, kh, kw)
+    w = conv.torch_weight(weight).reshape(
+        conv.spec.groups, k_pg // tiles.t_o, tiles.t_o, c_pg // tiles.t_i, tiles.t_i, kh, kw
+    )
     return np.ascontiguousarray(w.transpose(0, 1, 3, 5, 6, 4, 2), dtype=np.float32)
 
 
@@ -136,18 +141,24 @@ def _compute(conv: ConvMatch, batch: int, tiles: Tiles) -> tuple[te.Tensor, te.T
         (g, batch, c_pg // t_i, rows, t_i, cols),
         lambda gi, n, co, r, ci, q: tirx.if_then_else(
             tirx.all(r >= top, r < h + top, q >= left, q < w + left),
-            x[n, gi * c_pg + co * t_i + ci, r - top, q - left], zero),
-        name="pack_input")
+            x[n, gi * c_pg + co * t_i + ci, r - top, q - left],
+            zero,
+        ),
+        name="pack_input",
+    )
     rco, rkh = te.reduce_axis((0, c_pg // t_i), "rco"), te.reduce_axis((0, kh), "rkh")
     rkw, rci = te.reduce_axis((0, kw), "rkw"), te.reduce_axis((0, t_i), "rci")
     out = te.compute(
         (g, batch, k_pg // t_o, ho, wo_packed, t_o),
         lambda gi, n, ko, oh, ow, ki: te.sum(
             packed[gi, n, rco, oh * sh + rkh, rci, ow * sw + rkw] * weights[gi, ko, rco, rkh, rkw, rci, ki],
-            axis=[rco, rkh, rkw, rci]),
-        name="gspc")
-    y = te.compute((batch, k, ho, wo), lambda n, o, oh, ow: out[
-        o // k_pg, n, (o % k_pg) // t_o, oh, ow, o % t_o], name="unpack")
+            axis=[rco, rkh, rkw, rci],
+        ),
+        name="gspc",
+    )
+    y = te.compute(
+        (batch, k, ho, wo), lambda n, o, oh, ow: out[o // k_pg, n, (o % k_pg) // t_o, oh, ow, o % t_o], name="unpack"
+    )
     return x, weights, y
 
 

@@ -16,10 +16,11 @@ Sizes stay symbolic (C_in, C_out, H, W, K and the steps' factor expressions) so
 the graph fits every layer of a backbone; a part of a peeled nest has a fixed
 channel count. A peeled nest's parts become one graph, each part's chain from the
 input joined by concat along channels, with its fixed total channel count."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ..analysis.summary import Summary, summarize
 from ..ir.editing import Editor
@@ -37,9 +38,10 @@ _VARIABLES = {"C_in": "primary", "C_out": "primary", "H": "primary", "W": "prima
 class SequenceOperator:
     """The result of a sequence: the operator graph, and one graph per part (the whole
     graph's branches) for per-part figures."""
+
     graph: OperatorGraph
     graphs: list[OperatorGraph]
-    channels: list[int]          # output channels of each part
+    channels: list[int]  # output channels of each part
     bindings: dict[str, int]
 
     def summaries(self, bindings: Mapping[str, int] | None = None) -> list[Summary]:
@@ -77,9 +79,14 @@ def _graph(parts: list[Computation], name: str, symbolic_out: bool = False) -> O
     out = "C_out" if symbolic_out else str(sum(p.out_count for p in parts))
     spatial = ["H", "W"] if c.spatial else []
     used = ["C_in", *(["C_out"] if symbolic_out else []), *spatial, *(["K"] if c.spatial else [])]
-    graph = OperatorGraph(["C_in", *spatial], [out, *spatial], spatial=len(spatial),
-                          variables={k: _VARIABLES[k] for k in used}, name=name,
-                          description=f"{c.kind} after a transformation sequence")
+    graph = OperatorGraph(
+        ["C_in", *spatial],
+        [out, *spatial],
+        spatial=len(spatial),
+        variables={k: _VARIABLES[k] for k in used},
+        name=name,
+        description=f"{c.kind} after a transformation sequence",
+    )
     editor = Editor(graph)
     joined = None
     for part in parts:
@@ -121,7 +128,7 @@ def _lower(b: _Chain, c: Computation, out_channels: Size) -> None:
         for axis, it in (("H", "oh"), ("W", "ow")):
             if c.group(it).value > 1:
                 b.add("group", dim=at(axis), G=str(c.group(it)))
-                axes[at(axis):at(axis) + 1] = [f"G{axis}", axis]
+                axes[at(axis) : at(axis) + 1] = [f"G{axis}", axis]
         for axis, it in (("H", "kh"), ("W", "kw")):
             b.add("unfold", dim=at(axis), K=str(Size.var("K") / c.factor(it).expr))
             axes.insert(min(at(a) for a in _SPATIAL if a in axes), f"K{axis}")

@@ -4,6 +4,7 @@ Loops print as `for co_o in range(8):`, annotated ones as `parallel(8)`,
 `vectorized(8)` or `unrolled(3)`. Iterators that are no longer a single loop
 are defined just above the statement (`co = co_o*8 + co_i`), so the statement
 keeps the form of the original nest."""
+
 from __future__ import annotations
 
 from ..ir.loopnest import Loop, Nest, Program
@@ -26,8 +27,10 @@ def program_text(program: Program) -> str:
 
 def nest_lines(nest: Nest, weight: str = "W") -> list[str]:
     acc = nest.comp.accesses(weight)
-    lines = [_INDENT * depth + f"for {loop.name} in {_RANGE[loop.annotation]}({loop.extent}):"
-             for depth, loop in enumerate(nest.loops)]
+    lines = [
+        _INDENT * depth + f"for {loop.name} in {_RANGE[loop.annotation]}({loop.extent}):"
+        for depth, loop in enumerate(nest.loops)
+    ]
     body = _INDENT * len(nest.loops)
     lines += [body + d for d in definitions(nest)]
     lines.append(body + acc.statement + (f"  # {acc.clip}, else 0" if acc.clip else ""))
@@ -56,7 +59,7 @@ def definitions(nest: Nest) -> list[str]:
 def _piece_value(loop: Loop, k: int) -> str:
     """The k-th piece of a (possibly fused) loop: f // inner extents % own extent."""
     inner = 1
-    for p in loop.pieces[k + 1:]:
+    for p in loop.pieces[k + 1 :]:
         inner *= p.extent
     text = loop.name if inner == 1 else f"{loop.name} // {inner}"
     if k > 0:

@@ -2,9 +2,10 @@
 of its operator graph (a peeled nest's parts joined by concat).
 
 Imports torch: use it in worker processes, tests and benchmarks."""
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from torch import nn
 

@@ -11,9 +11,10 @@ is the same expression unscheduled, so the two must agree numerically.
 
 Imports TVM: worker processes, tests and benchmarks only. `verify_sequence` and
 `sequence_tvmscript` take and return JSON, for core.jobs.isolate.call_in_subprocess."""
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import tvm
@@ -33,8 +34,9 @@ def build_expression(program: Program, batch: int = 1) -> tuple[list[te.Tensor],
     first = program.parts[0].comp
     spatial = first.spatial
     c_in = first.size("C_in")
-    image = te.placeholder((batch, c_in, first.size("H"), first.size("W")) if spatial else (batch, c_in),
-                           DTYPE, name="I")
+    image = te.placeholder(
+        (batch, c_in, first.size("H"), first.size("W")) if spatial else (batch, c_in), DTYPE, name="I"
+    )
     pad = first.size("K") // 2 if spatial else 0
     padded = image
     if pad:
@@ -42,8 +44,12 @@ def build_expression(program: Program, batch: int = 1) -> tuple[list[te.Tensor],
         padded = te.compute(
             (batch, c_in, h + 2 * pad, w + 2 * pad),
             lambda n, c, y, x: tirx.if_then_else(
-                tirx.all(y >= pad, y < h + pad, x >= pad, x < w + pad), image[n, c, y - pad, x - pad],
-                tirx.const(0.0, DTYPE)), name="I_pad")
+                tirx.all(y >= pad, y < h + pad, x >= pad, x < w + pad),
+                image[n, c, y - pad, x - pad],
+                tirx.const(0.0, DTYPE),
+            ),
+            name="I_pad",
+        )
     many = len(program.parts) > 1 or first.replicated
     weights, stages, names = [], [], []
     for k, nest in enumerate(program.parts):
@@ -67,8 +73,11 @@ def _part(c: Computation, padded: te.Tensor, pad: int, batch: int, name: str, we
 
     if not c.spatial:
         weight = te.placeholder((c.computed_channels, ext["ci"]), DTYPE, name=weight_name)
-        stage = te.compute((batch, c.computed_channels),
-                           lambda n, co: te.sum(padded[n, channel(co)] * weight[co, ci], axis=[ci]), name=name)
+        stage = te.compute(
+            (batch, c.computed_channels),
+            lambda n, co: te.sum(padded[n, channel(co)] * weight[co, ci], axis=[ci]),
+            name=name,
+        )
         return weight, stage
     kh, kw = te.reduce_axis((0, ext["kh"]), "kh"), te.reduce_axis((0, ext["kw"]), "kw")
     weight = te.placeholder((c.computed_channels, ext["ci"], ext["kh"], ext["kw"]), DTYPE, name=weight_name)
@@ -112,12 +121,14 @@ def _gather(program: Program, stages: list[te.Tensor], batch: int) -> te.Tensor:
     return te.compute((batch, total, *spatial), body, name="O")
 
 
-def schedule(report: SequenceReport, batch: int = 1) -> tuple[tvm.IRModule, "tvm.s_tir.Schedule"]:
+def schedule(report: SequenceReport, batch: int = 1) -> tuple[tvm.IRModule, tvm.s_tir.Schedule]:
     """(untransformed module, schedule of the sequence's meaning-preserving steps)."""
     program = report.final
     if program is None or not report.legal:
-        raise CodegenError("the schedule is built only for a sequence whose steps all apply and are legal: "
-                           + "; ".join(report.problems()))
+        raise CodegenError(
+            "the schedule is built only for a sequence whose steps all apply and are legal: "
+            + "; ".join(report.problems())
+        )
     args, names = build_expression(program, batch)
     mod = tvm.IRModule({"main": te.create_prim_func(args)})
     sch = tvm.s_tir.Schedule(mod)
@@ -130,14 +141,14 @@ def schedule(report: SequenceReport, batch: int = 1) -> tuple[tvm.IRModule, "tvm
 def _replay(sch, block_name: str, nest: Nest, events: list[Event]) -> None:
     loops = sch.get_loops(sch.get_sblock(block_name))
     if nest.comp.spatial:
-        n, co, oh, ow, ci, kh, kw = loops
+        _n, co, oh, ow, ci, kh, kw = loops
         rv = {"co": co, "ci": ci, "oh": oh, "ow": ow, "kh": kh, "kw": kw}
         sch.reorder(co, ci, oh, ow, kh, kw)
     else:
-        n, co, ci = loops
+        _n, co, ci = loops
         rv = {"co": co, "ci": ci}
     for e in events:
-        if nest.path[:len(e.path)] != e.path:
+        if nest.path[: len(e.path)] != e.path:
             continue
         try:
             if e.kind == "split":
@@ -151,18 +162,19 @@ def _replay(sch, block_name: str, nest: Nest, events: list[Event]) -> None:
             elif e.kind == "annotate":
                 name, kind = e.args
                 if nest_extent(sch, rv[name]) > 1:  # one iteration: nothing to annotate (TVM would
-                    getattr(sch, kind)(rv[name])    # refuse it on a reduction loop all the same)
+                    getattr(sch, kind)(rv[name])  # refuse it on a reduction loop all the same)
         except tvm.s_tir.ScheduleError as err:
             reason = str(err).rsplit("Error message:", 1)[-1].strip()
-            raise CodegenError(f"TVM refused {e.kind} {', '.join(map(str, e.args))} on {block_name}: "
-                               f"{reason}") from None
+            raise CodegenError(
+                f"TVM refused {e.kind} {', '.join(map(str, e.args))} on {block_name}: {reason}"
+            ) from None
 
 
 def nest_extent(sch, loop) -> int:
     return int(sch.get(loop).extent)
 
 
-def compile_module(mod) -> "tvm.runtime.Executable":
+def compile_module(mod) -> tvm.runtime.Executable:
     return tvm.compile(mod, target=local_target(core_count()))
 
 
@@ -185,8 +197,9 @@ def sequence_tvmscript(document: dict, bindings: Mapping[str, int] | None = None
     return sch.mod.script()
 
 
-def verify_sequence(document: dict, bindings: Mapping[str, int] | None = None, batch: int = 1, seed: int = 0,
-                    repeats: int = 0) -> dict:
+def verify_sequence(
+    document: dict, bindings: Mapping[str, int] | None = None, batch: int = 1, seed: int = 0, repeats: int = 0
+) -> dict:
     """Compile the scheduled and the untransformed PrimFunc, run both on the same random
     input and weights and compare; with repeats > 0 also time both (median ms)."""
     use_threads(core_count())
@@ -198,8 +211,12 @@ def verify_sequence(document: dict, bindings: Mapping[str, int] | None = None, b
     built = {"scheduled": compile_module(sch.mod), "untransformed": compile_module(mod)}
     outputs = {k: run(ex, inputs, out_shape) for k, ex in built.items()}
     error = float(np.max(np.abs(outputs["scheduled"] - outputs["untransformed"])))
-    result = {"max_abs_error": error, "scale": float(np.max(np.abs(outputs["untransformed"]))),
-              "output_shape": list(out_shape), "trace": str(sch.trace)}
+    result = {
+        "max_abs_error": error,
+        "scale": float(np.max(np.abs(outputs["untransformed"]))),
+        "output_shape": list(out_shape),
+        "trace": str(sch.trace),
+    }
     if repeats:
         dev = tvm.cpu()
         values = [tvm.runtime.tensor(a, dev) for a in inputs] + [tvm.runtime.empty(out_shape, DTYPE, dev)]

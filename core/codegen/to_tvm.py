@@ -9,11 +9,12 @@ reduce chains one reduction stage each, split where Syno's rfactor saves work
 The PrimFunc "main" takes (x [N, *input], the weights in the torch module's
 parameter order and layout, y [N, *output]) and writes y. Importing this module
 imports TVM: do it in worker processes only."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import Callable, Mapping, Sequence
 
 import tvm
 from tvm import te, tirx
@@ -32,18 +33,28 @@ _ZERO = tirx.const(0.0, DTYPE)
 UNARY: dict[str, Callable] = {
     "relu": lambda v: tirx.max(v, _ZERO),
     "gelu": lambda v: 0.5 * v * (1.0 + tirx.erf(v * 0.7071067811865476)),  # exact, as torch's default
-    "sigmoid": tirx.sigmoid, "tanh": tirx.tanh, "abs": tirx.abs, "exp": tirx.exp, "neg": lambda v: -v,
-    "sin": tirx.sin, "sqrt": lambda v: tirx.sqrt(tirx.abs(v)), "sqr": lambda v: v * v,
+    "sigmoid": tirx.sigmoid,
+    "tanh": tirx.tanh,
+    "abs": tirx.abs,
+    "exp": tirx.exp,
+    "neg": lambda v: -v,
+    "sin": tirx.sin,
+    "sqrt": lambda v: tirx.sqrt(tirx.abs(v)),
+    "sqr": lambda v: v * v,
 }
 BINARY: dict[str, Callable] = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "min": tirx.min, "max": tirx.max,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "min": tirx.min,
+    "max": tirx.max,
 }
 
 
 @dataclass(frozen=True)
 class Lowered:
     """The PrimFunc with what a caller needs to feed it: the plan (shapes, weights in order)."""
+
     plan: Plan
     batch: int
     func: tirx.PrimFunc
@@ -68,12 +79,13 @@ class Lowered:
 @dataclass(frozen=True)
 class _Node:
     """One step to lower, with what it reads."""
+
     step: Step
-    ins: list[Lazy]               # per input port
+    ins: list[Lazy]  # per input port
     weight: te.Tensor | None
-    name: str                     # stage name
-    where: str                    # "share conv", for errors
-    chain: list[Step]             # reduces merged into this reduce
+    name: str  # stage name
+    where: str  # "share conv", for errors
+    chain: list[Step]  # reduces merged into this reduce
 
     @property
     def batch(self) -> int:
@@ -92,8 +104,11 @@ def lower(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, batch
     stages = Stages()
     names = python_names(graph)
     x = stages.placeholder((batch, *plan.input_shape), "x", "input")
-    weights = {s.node: stages.placeholder(s.weight.shape, s.weight.name, label(graph, s.node))
-               for s in plan.steps if s.weight is not None}
+    weights = {
+        s.node: stages.placeholder(s.weight.shape, s.weight.name, label(graph, s.node))
+        for s in plan.steps
+        if s.weight is not None
+    }
     env: dict[str, Lazy] = {INPUT: Lazy.of(x)}
     chains = _reduce_chains(plan)
     merged = {r for chain in chains.values() for r in chain}
@@ -102,8 +117,14 @@ def lower(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, batch
         if step.node in merged:
             continue
         chain = [by_node[r] for r in chains.get(step.node, [])]
-        node = _Node(step, [env[s] for s in graph.inputs_of(step.node)], weights.get(step.node),
-                     names[step.node], label(graph, step.node), chain)
+        node = _Node(
+            step,
+            [env[s] for s in graph.inputs_of(step.node)],
+            weights.get(step.node),
+            names[step.node],
+            label(graph, step.node),
+            chain,
+        )
         produced = [step.node, *step.absorbed, *(c.node for c in chain)][-1]  # the value this stage holds
         env[produced] = _lower_step(stages, node)
     result = env[graph.inputs_of(OUTPUT)[0]]
@@ -162,20 +183,22 @@ def _broadcast(stages: Stages, node: _Node) -> te.Tensor:
     m = match(*step.ins)
     lhs_shape, rhs_shape = step.in_shapes
     p = m.prefix + 1  # TE axis where the middles start
-    lhs_mid, rhs_mid = lhs_shape[m.prefix:m.lhs_suffix_start], rhs_shape[m.prefix:m.rhs_suffix_start]
+    lhs_mid, rhs_mid = lhs_shape[m.prefix : m.lhs_suffix_start], rhs_shape[m.prefix : m.rhs_suffix_start]
     rhs_end = m.rhs_suffix_start + 1
-    aligned = tuple(rhs_mid[:len(lhs_mid)]) == tuple(lhs_mid)
+    aligned = tuple(rhs_mid[: len(lhs_mid)]) == tuple(lhs_mid)
     repeat = prod(rhs_mid) // prod(lhs_mid)
 
     def lhs_index(i):
         if aligned:  # LHS's middle is RHS's leading middle axes
-            mid = list(i[p:p + len(lhs_mid)])
+            mid = list(i[p : p + len(lhs_mid)])
         else:
             mid = _unflatten(tirx.floordiv(_flatten(i[p:rhs_end], rhs_mid), repeat), lhs_mid)
         return [*i[:p], *mid, *i[rhs_end:]]
+
     fn = BINARY[step.prim.params["fn"]]
-    return stages.compute(rhs.shape, lambda *i: fn(stages.read(lhs, lhs_index(list(i))), stages.read(rhs, i)),
-                          node.name, node.where)
+    return stages.compute(
+        rhs.shape, lambda *i: fn(stages.read(lhs, lhs_index(list(i))), stages.read(rhs, i)), node.name, node.where
+    )
 
 
 def _concat(stages: Stages, node: _Node) -> te.Tensor:
@@ -185,8 +208,9 @@ def _concat(stages: Stages, node: _Node) -> te.Tensor:
     split = node.step.in_shapes[0][d - 1]
 
     def element(*i):
-        shifted = [*i[:d], i[d] - split, *i[d + 1:]]
+        shifted = [*i[:d], i[d] - split, *i[d + 1 :]]
         return tirx.if_then_else(i[d] < split, stages.read(a, list(i)), stages.read(b, shifted))
+
     return stages.compute(node.shape(node.step.out_shape), element, node.name, node.where)
 
 
@@ -195,18 +219,36 @@ def _fold(stages: Stages, node: _Node) -> te.Tensor:
     d = step.prim.axis(step.ins[0]) + 1
     size = step.in_shapes[0][d - 1]
     avg = step.prim.params["fn"] == "avg"
-    return build_reduction(stages, Reduction(
-        node.name, node.where, node.shape(step.out_shape), (size,), node.ins[0],
-        lambda o, r: [*o[:d], r[0], *o[d:]], combiner="sum" if avg else "max", scale=1.0 / size if avg else 1.0))
+    return build_reduction(
+        stages,
+        Reduction(
+            node.name,
+            node.where,
+            node.shape(step.out_shape),
+            (size,),
+            node.ins[0],
+            lambda o, r: [*o[:d], r[0], *o[d:]],
+            combiner="sum" if avg else "max",
+            scale=1.0 / size if avg else 1.0,
+        ),
+    )
 
 
 def _reduce(stages: Stages, node: _Node) -> te.Tensor:
     """A reduce and the reduces chained after it: one sum over all their axes."""
     steps, x = [node.step, *node.chain], node.ins[0]
     kept, removed = _split_axes(len(x.shape), [s.prim.axis(s.ins[0]) + 1 for s in steps])
-    return build_reduction(stages, Reduction(
-        node.name, node.where, node.shape(steps[-1].out_shape), tuple(x.shape[a] for a in removed), x,
-        lambda o, r: _place(len(x.shape), kept, o, removed, r)))
+    return build_reduction(
+        stages,
+        Reduction(
+            node.name,
+            node.where,
+            node.shape(steps[-1].out_shape),
+            tuple(x.shape[a] for a in removed),
+            x,
+            lambda o, r: _place(len(x.shape), kept, o, removed, r),
+        ),
+    )
 
 
 def _share(stages: Stages, node: _Node) -> te.Tensor:
@@ -219,10 +261,20 @@ def _share(stages: Stages, node: _Node) -> te.Tensor:
 
     def axes(o, r):
         return _place(len(full), kept, o, removed, r)
-    return build_reduction(stages, Reduction(
-        node.name, node.where, node.shape(step.out_shape), tuple(full[a] for a in removed), x,
-        lambda o, r: [a for i, a in enumerate(axes(o, r)) if i == 0 or i > lead], node.weight,
-        lambda o, r: [axes(o, r)[a] for a in weight_axes]))
+
+    return build_reduction(
+        stages,
+        Reduction(
+            node.name,
+            node.where,
+            node.shape(step.out_shape),
+            tuple(full[a] for a in removed),
+            x,
+            lambda o, r: [a for i, a in enumerate(axes(o, r)) if i == 0 or i > lead],
+            node.weight,
+            lambda o, r: [axes(o, r)[a] for a in weight_axes],
+        ),
+    )
 
 
 def _fc(stages: Stages, node: _Node) -> te.Tensor:
@@ -245,22 +297,33 @@ def _fc(stages: Stages, node: _Node) -> te.Tensor:
             idx[a] = v
         return idx
 
-    return build_reduction(stages, Reduction(
-        node.name, node.where, node.shape(step.out_shape), extents, x, x_index, node.weight,
-        lambda o, r: [o[1], _flatten(r, extents)]))
+    return build_reduction(
+        stages,
+        Reduction(
+            node.name,
+            node.where,
+            node.shape(step.out_shape),
+            extents,
+            x,
+            x_index,
+            node.weight,
+            lambda o, r: [o[1], _flatten(r, extents)],
+        ),
+    )
 
 
 def _softmax(stages: Stages, node: _Node) -> te.Tensor:
     """exp(x - max) / sum(exp(x - max)) along the axis, the exponentials computed once."""
     x, name, where = node.ins[0], node.name, node.where
     d = node.step.prim.axis(node.step.ins[0]) + 1
-    size, reduced = x.shape[d], (*x.shape[:d], *x.shape[d + 1:])
+    size, reduced = x.shape[d], (*x.shape[:d], *x.shape[d + 1 :])
 
     def along(o, r):
         return [*o[:d], r[0], *o[d:]]
 
     def others(i):
-        return (*i[:d], *i[d + 1:])
+        return (*i[:d], *i[d + 1 :])
+
     top = build_reduction(stages, Reduction(f"{name}_max", where, reduced, (size,), x, along, combiner="max"))
     exp = stages.compute(x.shape, lambda *i: tirx.exp(stages.read(x, i) - top[others(i)]), f"{name}_exp", where)
     total = build_reduction(stages, Reduction(f"{name}_sum", where, reduced, (size,), Lazy.of(exp), along))
@@ -277,17 +340,26 @@ def _block_reduction(sizes: list[int], block: int) -> tuple[tuple[int, ...], Cal
     if rest == 1:  # axes j.. whole; the group picks the leading axes
         return tuple(sizes[j:]), lambda group, r: [*_unflatten(group, sizes[:j]), *r]
     if j > 0 and sizes[j - 1] % rest == 0:  # axis j-1 cut into (outer from the group, `rest` reduced)
-        outer = [*sizes[:j - 1], sizes[j - 1] // rest]
+        outer = [*sizes[: j - 1], sizes[j - 1] // rest]
 
         def cut(group, r):
             g = _unflatten(group, outer)
             return [*g[:-1], g[-1] * rest + r[0], *r[1:]]
+
         return (rest, *sizes[j:]), cut
     return (block,), lambda group, r: _unflatten(group * block + r[0], sizes)
 
 
-_ARITHMETIC = {ElementWise: _elementwise, Broadcast: _broadcast, Concat: _concat, Fold: _fold, Reduce: _reduce,
-               Share: _share, FullyConnected: _fc, Softmax: _softmax}
+_ARITHMETIC = {
+    ElementWise: _elementwise,
+    Broadcast: _broadcast,
+    Concat: _concat,
+    Fold: _fold,
+    Reduce: _reduce,
+    Share: _share,
+    FullyConnected: _fc,
+    Softmax: _softmax,
+}
 
 
 # -- index helpers --------------------------------------------------------------------

@@ -3,26 +3,52 @@
 The expressions follow README.md's semantics table; the batch axis is axis 0,
 so IR axis d is torch axis d + 1. Templates only format integers from the plan,
 names the plan made, and fixed text chosen by parameter values."""
+
 from __future__ import annotations
 
 import string
+from collections.abc import Callable, Sequence
 from math import prod
-from typing import Callable, Sequence
 
-from ..ir.primitives import (Broadcast, Concat, ElementWise, Expand, Fold, FullyConnected, Group, Merge, Reduce,
-                             Share, Shift, Softmax, Split, Stride, Unfold)
+from ..ir.primitives import (
+    Broadcast,
+    Concat,
+    ElementWise,
+    Expand,
+    Fold,
+    FullyConnected,
+    Group,
+    Merge,
+    Reduce,
+    Share,
+    Shift,
+    Softmax,
+    Split,
+    Stride,
+    Unfold,
+)
 from ..ir.primitives.blending import match
 from .errors import CodegenError
 from .torch_plan import BATCH_NAME, Step
 
 UNARY = {
-    "relu": "torch.relu({})", "gelu": "nn.functional.gelu({})", "sigmoid": "torch.sigmoid({})",
-    "tanh": "torch.tanh({})", "abs": "torch.abs({})", "exp": "torch.exp({})", "neg": "torch.neg({})",
-    "sin": "torch.sin({})", "sqrt": "torch.sqrt(torch.abs({}))", "sqr": "torch.square({})",
+    "relu": "torch.relu({})",
+    "gelu": "nn.functional.gelu({})",
+    "sigmoid": "torch.sigmoid({})",
+    "tanh": "torch.tanh({})",
+    "abs": "torch.abs({})",
+    "exp": "torch.exp({})",
+    "neg": "torch.neg({})",
+    "sin": "torch.sin({})",
+    "sqrt": "torch.sqrt(torch.abs({}))",
+    "sqr": "torch.square({})",
 }
 BINARY = {
-    "add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}",
-    "min": "torch.minimum({}, {})", "max": "torch.maximum({}, {})",
+    "add": "{} + {}",
+    "sub": "{} - {}",
+    "mul": "{} * {}",
+    "min": "torch.minimum({}, {})",
+    "max": "torch.maximum({}, {})",
 }
 _OPERATORS = ("add", "sub", "mul")  # infix results need parentheses before a method call
 _LETTERS = [c for c in string.ascii_lowercase + string.ascii_uppercase if c not in "nog"]
@@ -75,8 +101,7 @@ def _unfold(step: Step) -> str:
     d, first = _axis(step), step.ins[0].spatial_dims[0]
     k = step.out_shape[first]
     pad = [0, 0] * (len(step.ins[0]) - 1 - d) + [k // 2, k - 1 - k // 2]
-    return (f"nn.functional.pad({step.args[0]}, ({ints(pad)})).unfold({d + 1}, {k}, 1)"
-            f".movedim(-1, {first + 1})")
+    return f"nn.functional.pad({step.args[0]}, ({ints(pad)})).unfold({d + 1}, {k}, 1).movedim(-1, {first + 1})"
 
 
 def _stride(step: Step) -> str:
@@ -107,12 +132,12 @@ def _broadcast(step: Step) -> str:
     followed by ones, so torch repeats each LHS element over M consecutive RHS elements."""
     m = match(*step.ins)
     (lhs, rhs), (a, b) = step.in_shapes, step.args
-    pre, lhs_suf, rhs_mid = rhs[:m.prefix], lhs[m.lhs_suffix_start:], rhs[m.prefix:m.rhs_suffix_start]
-    l_size = prod(lhs[m.prefix:m.lhs_suffix_start])
+    pre, lhs_suf, rhs_mid = rhs[: m.prefix], lhs[m.lhs_suffix_start :], rhs[m.prefix : m.rhs_suffix_start]
+    l_size = prod(lhs[m.prefix : m.lhs_suffix_start])
     lead = next((j for j in range(len(rhs_mid) + 1) if prod(rhs_mid[:j]) == l_size), None)
     if lead is None:  # no run of RHS's axes has LHS's size: read RHS's middle as [L, M] explicitly
         rhs_mid, lead = (l_size, prod(rhs_mid) // l_size), 1
-    rhs_view = (*pre, *rhs_mid, *rhs[m.rhs_suffix_start:])
+    rhs_view = (*pre, *rhs_mid, *rhs[m.rhs_suffix_start :])
     lhs_view = (*pre, *rhs_mid[:lead], *[1] * (len(rhs_mid) - lead), *lhs_suf)
     fn = step.prim.params["fn"]
     expr = BINARY[fn].format(_view(a, lhs, lhs_view), _view(b, rhs, rhs_view))
@@ -134,15 +159,16 @@ def _fc(step: Step) -> str:
         src = f"{src}.permute({ints([0, *[i + 1 for i in channels + spatial]])})"
         shape = tuple(shape[i] for i in channels + spatial)
     out, p_size = step.out_shape[0], prod(shape[i] for i in range(len(channels)))
-    space = shape[len(channels):]
+    space = shape[len(channels) :]
     groups = p_size // step.weight.shape[1]
     s = "".join(_letters(len(space), step.node))
     w = f"self.{step.weight.name}"
     if groups == 1:
         return f'torch.einsum("np{s},op->no{s}", {_view(src, shape, (p_size, *space))}, {w})'
     grouped = _view(src, shape, (groups, p_size // groups, *space))
-    einsum = (f'torch.einsum("ngp{s},gop->ngo{s}", {grouped}, '
-              f'{w}.reshape({ints([groups, out // groups, p_size // groups])}))')
+    einsum = (
+        f'torch.einsum("ngp{s},gop->ngo{s}", {grouped}, {w}.reshape({ints([groups, out // groups, p_size // groups])}))'
+    )
     return _view(einsum, (groups, out // groups, *space), step.out_shape)
 
 
@@ -155,12 +181,26 @@ def _share(step: Step) -> str:
     result = lead + axes
     for d in step.reduced:
         del result[d]
-    return (f'torch.einsum("n{"".join(axes)},{"".join(weight)}->n{"".join(result)}", '
-            f'{step.args[0]}, self.{step.weight.name})')
+    return (
+        f'torch.einsum("n{"".join(axes)},{"".join(weight)}->n{"".join(result)}", '
+        f"{step.args[0]}, self.{step.weight.name})"
+    )
 
 
 TEMPLATES: dict[type, Callable[[Step], str]] = {
-    Group: _reshape, Split: _reshape, Merge: _reshape, Shift: _shift, Expand: _expand, Unfold: _unfold,
-    Stride: _stride, ElementWise: _elementwise, Fold: _fold, Reduce: _reduce, Softmax: _softmax,
-    Broadcast: _broadcast, Concat: _concat, FullyConnected: _fc, Share: _share,
+    Group: _reshape,
+    Split: _reshape,
+    Merge: _reshape,
+    Shift: _shift,
+    Expand: _expand,
+    Unfold: _unfold,
+    Stride: _stride,
+    ElementWise: _elementwise,
+    Fold: _fold,
+    Reduce: _reduce,
+    Softmax: _softmax,
+    Broadcast: _broadcast,
+    Concat: _concat,
+    FullyConnected: _fc,
+    Share: _share,
 }

@@ -4,12 +4,14 @@ topological order, their concrete shapes, safe Python names and the weights.
 Everything that can go wrong with a user's graph or bindings goes wrong here,
 naming the node, before a line of code is written; the templates in
 core.codegen.torch_ops then only format integers and names from this plan."""
+
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import prod
-from typing import Mapping
 
 import networkx as nx
 
@@ -28,36 +30,37 @@ BATCH_NAME = "n"  # forward's local holding the batch size
 
 @dataclass(frozen=True)
 class Weight:
-    name: str                  # module attribute and state_dict key
+    name: str  # module attribute and state_dict key
     shape: tuple[int, ...]
     symbolic: tuple[Size, ...]
-    fan_in: int                # input terms summed into each output element
+    fan_in: int  # input terms summed into each output element
 
 
 @dataclass(frozen=True)
 class Step:
     """One line of forward: a primitive, or a share together with the reduces it absorbs."""
+
     node: str
     prim: Primitive
-    result: str                # Python name of the value produced
-    args: tuple[str, ...]      # Python names of the inputs, per port
+    result: str  # Python name of the value produced
+    args: tuple[str, ...]  # Python names of the inputs, per port
     ins: tuple[TensorType, ...]
     in_shapes: tuple[tuple[int, ...], ...]  # concrete, batch excluded
-    out: TensorType            # for a contraction: the type after the last reduce
+    out: TensorType  # for a contraction: the type after the last reduce
     out_shape: tuple[int, ...]
     absorbed: tuple[str, ...] = ()  # reduces folded into a share's einsum
-    reduced: tuple[int, ...] = ()   # their axes, each against the tensor it reduces
+    reduced: tuple[int, ...] = ()  # their axes, each against the tensor it reduces
     weight: Weight | None = None
 
 
 @dataclass(frozen=True)
 class Plan:
     graph: OperatorGraph
-    bindings: dict[str, int]   # the variables the graph mentions, with their values
+    bindings: dict[str, int]  # the variables the graph mentions, with their values
     input_shape: tuple[int, ...]
     output_shape: tuple[int, ...]
     steps: tuple[Step, ...]
-    result: str                # Python name of the value forward returns
+    result: str  # Python name of the value forward returns
 
 
 def python_names(graph: OperatorGraph) -> dict[str, str]:
@@ -81,8 +84,7 @@ def python_names(graph: OperatorGraph) -> dict[str, str]:
 def weight_names(graph: OperatorGraph) -> dict[str, str]:
     """node id -> parameter name (module attribute and state_dict key) of each fc and share node."""
     names = python_names(graph)
-    return {n: f"w_{names[n]}" for n in graph.primitive_nodes()
-            if isinstance(graph.prim(n), (FullyConnected, Share))}
+    return {n: f"w_{names[n]}" for n in graph.primitive_nodes() if isinstance(graph.prim(n), (FullyConnected, Share))}
 
 
 def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -> Plan:
@@ -90,8 +92,9 @@ def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
     values = _checked_bindings({**graph.bindings, **(bindings or {})})
     report = infer_shapes(graph)
     if report.errors:
-        raise CodegenError("cannot generate code for an invalid operator: "
-                           + "; ".join(d.message for d in report.errors))
+        raise CodegenError(
+            "cannot generate code for an invalid operator: " + "; ".join(d.message for d in report.errors)
+        )
     _check_solved(report, values)
     shapes = concrete_shapes(graph, report, values)
     names, weights = python_names(graph), weight_names(graph)
@@ -106,15 +109,29 @@ def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
         chain = chains.get(node, [])
         last = chain[-1] if chain else node
         srcs = graph.inputs_of(node)
-        step = Step(node, graph.prim(node), value_of[last], tuple(value_of[s] for s in srcs),
-                    tuple(report.shapes[s] for s in srcs), tuple(shapes[s] for s in srcs),
-                    report.shapes[last], shapes[last], absorbed=tuple(chain),
-                    reduced=tuple(graph.prim(r).axis(report.shapes[graph.inputs_of(r)[0]]) for r in chain))
+        step = Step(
+            node,
+            graph.prim(node),
+            value_of[last],
+            tuple(value_of[s] for s in srcs),
+            tuple(report.shapes[s] for s in srcs),
+            tuple(shapes[s] for s in srcs),
+            report.shapes[last],
+            shapes[last],
+            absorbed=tuple(chain),
+            reduced=tuple(graph.prim(r).axis(report.shapes[graph.inputs_of(r)[0]]) for r in chain),
+        )
         weight = _weight(graph, step, weights.get(node), report.shapes[node], shapes, values)
         steps.append(step if weight is None else replace(step, weight=weight))
     mentioned = graph.mentioned_variables()
-    return Plan(graph, {k: v for k, v in sorted(values.items()) if k in mentioned},
-                shapes[INPUT], shapes[OUTPUT], tuple(steps), value_of[graph.inputs_of(OUTPUT)[0]])
+    return Plan(
+        graph,
+        {k: v for k, v in sorted(values.items()) if k in mentioned},
+        shapes[INPUT],
+        shapes[OUTPUT],
+        tuple(steps),
+        value_of[graph.inputs_of(OUTPUT)[0]],
+    )
 
 
 def _checked_bindings(values: dict) -> dict[str, int]:
@@ -129,10 +146,8 @@ def _check_solved(report: ShapeReport, values: Mapping[str, int]) -> None:
     for c in report.constraints:
         allowed = set()
         for cand in c.candidates:
-            try:
+            with contextlib.suppress(BindingError):
                 allowed.add(cand.evaluate(values))
-            except BindingError:
-                pass
         if values.get(c.var) not in allowed:
             shown = ", ".join(map(str, c.candidates))
             got = f"it is bound to {values[c.var]}" if c.var in values else "it is unbound"
@@ -150,4 +165,3 @@ def _weight(graph, step: Step, name: str | None, own_type: TensorType, shapes, v
     else:
         fan_in = shape[1]
     return Weight(name, shape, tuple(symbolic), fan_in)
-

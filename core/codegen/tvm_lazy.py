@@ -13,18 +13,19 @@ it rewrites floormod(floormod(i + 1, 5) + 4, 5) to floormod(i + 4, 5).
 
 `Stages` creates the compute stages of one PrimFunc: unique names, int32 size
 checks and the pad and roll stages (shared between consumers of the same root)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from math import prod
-from typing import Callable, Sequence
 
 from tvm import te, tirx
 
 from .errors import CodegenError
 
 DTYPE = "float32"
-_INT32_MAX = 2 ** 31 - 1
+_INT32_MAX = 2**31 - 1
 
 Index = list  # of tvm PrimExpr, one per axis (batch first)
 
@@ -33,17 +34,18 @@ Index = list  # of tvm PrimExpr, one per axis (batch first)
 class Lazy:
     """`index(idx)` maps an element of this view to coordinates of `root` (before padding);
     `pads[a]` = zeros (before, after) that root axis `a` needs for coordinates outside it."""
+
     root: te.Tensor
     pads: tuple[tuple[int, int], ...]
     shape: tuple[int, ...]
     index: Callable[[Index], Index]
 
     @classmethod
-    def of(cls, tensor: te.Tensor) -> "Lazy":
+    def of(cls, tensor: te.Tensor) -> Lazy:
         shape = tuple(int(s) for s in tensor.shape)
         return cls(tensor, ((0, 0),) * len(shape), shape, list)
 
-    def view(self, shape: Sequence[int], remap: Callable[[Index], Index]) -> "Lazy":
+    def view(self, shape: Sequence[int], remap: Callable[[Index], Index]) -> Lazy:
         """This tensor seen through one more view: `remap` maps the new view's index to this one's."""
         inner = self.index
         return replace(self, shape=tuple(shape), index=lambda idx: inner(remap(list(idx))))
@@ -93,8 +95,10 @@ class Stages:
     @staticmethod
     def _check(shape: Sequence[int], name: str, node: str) -> None:
         if prod(shape) > _INT32_MAX:
-            raise CodegenError(f"{node}: stage {name} would hold {prod(shape):,} elements "
-                               f"{list(shape)}, beyond TVM's 32-bit indexing; use smaller bindings")
+            raise CodegenError(
+                f"{node}: stage {name} would hold {prod(shape):,} elements "
+                f"{list(shape)}, beyond TVM's 32-bit indexing; use smaller bindings"
+            )
 
     def read(self, lazy: Lazy, idx: Index):
         """The element `idx` of a lazy tensor, read from its (padded) root."""
@@ -111,13 +115,17 @@ class Stages:
             shape = [int(s) for s in root.shape]
 
             def body(*i):
-                inside = [tirx.all(before <= x, x < before + n)
-                          for x, n, (before, after) in zip(i, shape, pads) if before or after]
+                inside = [
+                    tirx.all(before <= x, x < before + n)
+                    for x, n, (before, after) in zip(i, shape, pads)
+                    if before or after
+                ]
                 value = root[tuple(x - before for x, (before, _) in zip(i, pads))]
                 return tirx.if_then_else(tirx.all(*inside), value, tirx.const(0.0, DTYPE))
 
-            self._padded[key] = self.compute([n + b + a for n, (b, a) in zip(shape, pads)], body,
-                                             f"pad_{root.op.name}", f"padding of {root.op.name}")
+            self._padded[key] = self.compute(
+                [n + b + a for n, (b, a) in zip(shape, pads)], body, f"pad_{root.op.name}", f"padding of {root.op.name}"
+            )
         return self._padded[key]
 
     def rolled(self, root: te.Tensor, axis: int, offset: int) -> te.Tensor:
@@ -132,11 +140,11 @@ class Stages:
             return root
         key = (root.op.name, axis, offset)
         if key not in self._rolled:
-            def body(*i):
-                return root[(*i[:axis], tirx.floormod(i[axis] + offset, size), *i[axis + 1:])]
 
-            rolled = self.compute([int(s) for s in root.shape], body, f"roll_{root.op.name}",
-                                  f"roll of {root.op.name}")
+            def body(*i):
+                return root[(*i[:axis], tirx.floormod(i[axis] + offset, size), *i[axis + 1 :])]
+
+            rolled = self.compute([int(s) for s in root.shape], body, f"roll_{root.op.name}", f"roll of {root.op.name}")
             self._rolled[key] = rolled
             self._roll_of[rolled.op.name] = (root, axis, offset)
         return self._rolled[key]

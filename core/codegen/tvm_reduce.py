@@ -7,11 +7,12 @@ axis of the operand one-to-one (e.g. C_in below an unfold), it can be summed on
 the root before the one-to-many view replicates it:
 `y[h] = sum_{c,k} x[c, h + k]` becomes `t[h'] = sum_c x[c, h']`, `y[h] = sum_k t[h + k]`
 (C*K*H -> C*H + K*H operations). The split is used only when it lowers that count."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from math import prod
-from typing import Callable
 
 from tvm import te
 
@@ -23,15 +24,16 @@ Coordinates = Callable[[Index, Index], Index]  # (output index, reduction index)
 @dataclass(frozen=True)
 class Reduction:
     """out[o] = combine_r operand[operand_index(o, r)] * weight[weight_index(o, r)] * scale."""
+
     name: str
-    node: str                  # label for errors, e.g. "share conv"
-    shape: tuple[int, ...]     # output, batch first
-    extents: tuple[int, ...]   # reduction axes
+    node: str  # label for errors, e.g. "share conv"
+    shape: tuple[int, ...]  # output, batch first
+    extents: tuple[int, ...]  # reduction axes
     operand: Lazy
     operand_index: Coordinates
     weight: te.Tensor | None = None
     weight_index: Coordinates | None = None
-    combiner: str = "sum"      # sum | max
+    combiner: str = "sum"  # sum | max
     scale: float = 1.0
 
 
@@ -54,6 +56,7 @@ def _emit(stages: Stages, red: Reduction) -> te.Tensor:
     def fn(*o):
         axes = [te.reduce_axis((0, e), name=f"r{j}") for j, e in enumerate(red.extents)]
         return reducer(body(list(o), [a.var for a in axes]), axis=axes)
+
     return stages.compute(red.shape, fn, red.name, red.node)
 
 
@@ -68,8 +71,12 @@ def _rfactor(stages: Stages, red: Reduction) -> Reduction | None:
     early: dict[int, int] = {}  # reduction variable -> the root axis it indexes
     for j, r in enumerate(reds):
         hits = [a for a, c in enumerate(coords) if c.same_as(r)]
-        if (len(hits) == 1 and sum(r.name in u for u in used) == 1
-                and int(root.shape[hits[0]]) == red.extents[j] and pads[hits[0]] == (0, 0)):
+        if (
+            len(hits) == 1
+            and sum(r.name in u for u in used) == 1
+            and int(root.shape[hits[0]]) == red.extents[j]
+            and pads[hits[0]] == (0, 0)
+        ):
             early[j] = hits[0]
     if not early:
         return None
@@ -87,8 +94,7 @@ def _rfactor(stages: Stages, red: Reduction) -> Reduction | None:
     t_shape = [int(root.shape[a]) for a in rest] + [e for _, _, e in carried]
     late = [j for j in range(len(reds)) if j not in early]
     single = prod(red.shape) * prod(red.extents)
-    split = (prod(t_shape) * prod(red.extents[j] for j in early)
-             + prod(red.shape) * prod(red.extents[j] for j in late))
+    split = prod(t_shape) * prod(red.extents[j] for j in early) + prod(red.shape) * prod(red.extents[j] for j in late)
     if split >= single:
         return None
 
@@ -97,7 +103,7 @@ def _rfactor(stages: Stages, red: Reduction) -> Reduction | None:
         o, r = [0] * len(outs), [0] * len(reds)
         for j, v in zip(early, r_early):
             r[j] = v
-        for (kind, i, _), v in zip(carried, t_idx[len(rest):]):
+        for (kind, i, _), v in zip(carried, t_idx[len(rest) :]):
             (o if kind == "o" else r)[i] = v
         root_idx = [0] * len(coords)
         for a, v in zip(rest, t_idx):
@@ -107,11 +113,16 @@ def _rfactor(stages: Stages, red: Reduction) -> Reduction | None:
         return root_idx, o, r
 
     stage1 = Reduction(
-        f"{red.name}_rf", red.node, tuple(t_shape), tuple(red.extents[j] for j in early), Lazy.of(root),
+        f"{red.name}_rf",
+        red.node,
+        tuple(t_shape),
+        tuple(red.extents[j] for j in early),
+        Lazy.of(root),
         lambda t_idx, r_early: stage1_coords(t_idx, r_early)[0],
-        red.weight, None if red.weight is None else
-        (lambda t_idx, r_early: red.weight_index(*stage1_coords(t_idx, r_early)[1:])),
-        red.combiner)
+        red.weight,
+        None if red.weight is None else (lambda t_idx, r_early: red.weight_index(*stage1_coords(t_idx, r_early)[1:])),
+        red.combiner,
+    )
     partial = _emit(stages, stage1)
 
     def stage2_index(o: Index, r_late: Index) -> Index:
@@ -122,5 +133,11 @@ def _rfactor(stages: Stages, red: Reduction) -> Reduction | None:
         return [full[a] for a in rest] + [(o if kind == "o" else r)[i] for kind, i, _ in carried]
 
     operand = Lazy(partial, tuple(pads[a] for a in rest) + ((0, 0),) * len(carried), tuple(t_shape), list)
-    return replace(red, extents=tuple(red.extents[j] for j in late), operand=operand,
-                   operand_index=stage2_index, weight=None, weight_index=None)
+    return replace(
+        red,
+        extents=tuple(red.extents[j] for j in late),
+        operand=operand,
+        operand_index=stage2_index,
+        weight=None,
+        weight_index=None,
+    )

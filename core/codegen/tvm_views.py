@@ -4,10 +4,11 @@ Each lowering maps a planned step and the lazy tensor it reads to a new lazy
 tensor. Shift rolls the root (a roll stage) and unfold pads it (a pad stage);
 where the axis does not reach the root one-to-one, the view below is
 materialised first. TE axis 0 is the batch, so IR axis d is TE axis d + 1."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from tvm import tirx
 
@@ -26,7 +27,8 @@ def _reshape_split(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     inner = step.out_shape[d]
 
     def remap(idx):
-        return [*idx[:d], idx[d] * inner + idx[d + 1], *idx[d + 2:]]
+        return [*idx[:d], idx[d] * inner + idx[d + 1], *idx[d + 2 :]]
+
     return x.view(_te_shape(x, step), remap)
 
 
@@ -36,7 +38,8 @@ def _merge(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     b = step.in_shapes[0][d]
 
     def remap(idx):
-        return [*idx[:d], tirx.floordiv(idx[d], b), tirx.floormod(idx[d], b), *idx[d + 1:]]
+        return [*idx[:d], tirx.floordiv(idx[d], b), tirx.floormod(idx[d], b), *idx[d + 1 :]]
+
     return x.view(_te_shape(x, step), remap)
 
 
@@ -58,14 +61,14 @@ def _shift(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
 def _expand(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     """A new axis whose every position repeats x."""
     d = step.prim.params["dim"] % (len(step.ins[0]) + 1) + 1
-    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], *idx[d + 1:]])
+    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], *idx[d + 1 :]])
 
 
 def _stride(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     """Element i is x[S * i]."""
     d = step.prim.axis(step.ins[0]) + 1
     s = step.in_shapes[0][d - 1] // step.out_shape[d - 1]
-    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], idx[d] * s, *idx[d + 1:]])
+    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], idx[d] * s, *idx[d + 1 :]])
 
 
 def _unfold(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
@@ -83,9 +86,10 @@ def _unfold(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     pads[root_axis] = (k // 2, k - 1 - k // 2)
 
     def remap(idx):
-        window, rest = idx[k_axis], [*idx[:k_axis], *idx[k_axis + 1:]]
+        window, rest = idx[k_axis], [*idx[:k_axis], *idx[k_axis + 1 :]]
         rest[d] = rest[d] + window - k // 2
         return rest
+
     return Lazy(x.root, tuple(pads), x.shape, x.index).view(_te_shape(x, step), remap)
 
 
@@ -98,13 +102,21 @@ def _pass_through(x: Lazy, axis: int) -> int | None:
     if len(hits) != 1:
         return None
     a = hits[0]
-    if (int(x.root.shape[a]) != x.shape[axis] or x.pads[a] != (0, 0)
-            or any(var.name in uses(c) for b, c in enumerate(coords) if b != a)):
+    if (
+        int(x.root.shape[a]) != x.shape[axis]
+        or x.pads[a] != (0, 0)
+        or any(var.name in uses(c) for b, c in enumerate(coords) if b != a)
+    ):
         return None
     return a
 
 
 VIEWS: dict[type, Callable[[Stages, Step, Lazy, str], Lazy]] = {
-    Group: _reshape_split, Split: _reshape_split, Merge: _merge, Shift: _shift,
-    Expand: _expand, Stride: _stride, Unfold: _unfold,
+    Group: _reshape_split,
+    Split: _reshape_split,
+    Merge: _merge,
+    Shift: _shift,
+    Expand: _expand,
+    Stride: _stride,
+    Unfold: _unfold,
 }

@@ -1,4 +1,5 @@
 """Errors of compiling, checking and tuning an operator; each message names the operator."""
+
 from __future__ import annotations
 
 from core.ir.errors import TesseraError

@@ -6,12 +6,13 @@ The operator arrives as its document and is lowered in canonical form (nodes
 renamed n0, n1, ... as for its content hash), so that every document with the
 same content hash gives the same TVM stage names and shares one tuning
 database. TVM is imported only when a call runs."""
+
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..codegen.conv_spec import ConvMatch, NotAConvolution, match_conv
 from ..codegen.torch_plan import make_plan
@@ -43,19 +44,28 @@ def measure_job(payload: dict, ctx) -> dict:
     batch = _positive(payload, "batch", 1)
     trials = _positive(payload, "tune_trials", 0, allow_zero=True)
     if _is_gpu(device) and not trials:
-        raise CompileError(f"device {device.name} is a GPU ({device.target['kind']}): untuned kernels do not run "
-                           f"there (their loops are not bound to threads); tune them (tune_trials > 0)")
+        raise CompileError(
+            f"device {device.name} is a GPU ({device.target['kind']}): untuned kernels do not run "
+            f"there (their loops are not bound to threads); tune them (tune_trials > 0)"
+        )
     sized = {**_used(graph, bindings), "N": batch}
     root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
-    settings = Settings(batch=batch, tune_trials=trials, cost_model=payload.get("cost_model", "xgb"),
-                        work_dir=tuning_dir(content_hash(document), sized, device.name, root),
-                        threads=core_count(), repeat=_positive(payload, "repeat", 10),
-                        min_repeat_ms=_milliseconds(payload, "min_repeat_ms", 100.0),
-                        algorithm=payload.get("algorithm", "default"), tiles=_tiles(payload))
+    settings = Settings(
+        batch=batch,
+        tune_trials=trials,
+        cost_model=payload.get("cost_model", "xgb"),
+        work_dir=tuning_dir(content_hash(document), sized, device.name, root),
+        threads=core_count(),
+        repeat=_positive(payload, "repeat", 10),
+        min_repeat_ms=_milliseconds(payload, "min_repeat_ms", 100.0),
+        algorithm=payload.get("algorithm", "default"),
+        tiles=_tiles(payload),
+    )
 
     def check_cancelled() -> None:
         if ctx.cancelled():
             raise JobCancelled(f"measuring {graph.name or 'the operator'} was cancelled")
+
     with on_device(device) as remote:
         return measure_operator(graph, bindings, settings, ctx.progress, check_cancelled, remote)
 
@@ -65,7 +75,7 @@ def variant_payloads(payload: dict) -> tuple[list[dict], str]:
     device: default and gspc, untuned and (with the payload's tune_trials > 0) tuned; gspc
     only for grouped convolutions. -> (payloads, why gspc was left out, or "")."""
     document, bindings = payload.get("operator"), payload.get("bindings") or {}
-    graph, bindings = _operator(document, bindings)
+    _graph, bindings = _operator(document, bindings)
     trials = _positive(payload, "tune_trials", 0, allow_zero=True)
     try:
         gspc_convolution(graph_from_document(document), bindings)
@@ -73,9 +83,16 @@ def variant_payloads(payload: dict) -> tuple[list[dict], str]:
     except CompileError as e:
         algorithms, skipped = ("default",), str(e)
     base = {k: v for k, v in payload.items() if k not in ("algorithm", "tiles", "tune_trials")}
-    return [{**base, "algorithm": algorithm, "tune_trials": budget,
-             **({"tiles": payload["tiles"]} if algorithm == "gspc" and "tiles" in payload else {})}
-            for algorithm in algorithms for budget in sorted({0, trials})], skipped
+    return [
+        {
+            **base,
+            "algorithm": algorithm,
+            "tune_trials": budget,
+            **({"tiles": payload["tiles"]} if algorithm == "gspc" and "tiles" in payload else {}),
+        }
+        for algorithm in algorithms
+        for budget in sorted({0, trials})
+    ], skipped
 
 
 def gspc_convolution(graph: OperatorGraph, bindings: dict[str, int]) -> ConvMatch:
@@ -117,19 +134,33 @@ def transfer_job(payload: dict, ctx) -> dict:
     graph, bindings = _operator(payload.get("operator"), payload.get("bindings") or {})
     device = _device(payload)
     if _is_gpu(device):  # the untuned default, kept when no schedule applies, would not run there
-        raise CompileError(f"transfer-tuning runs on CPU devices (an llvm target); {device.name} is "
-                           f"{device.target['kind']}: tune it from scratch")
+        raise CompileError(
+            f"transfer-tuning runs on CPU devices (an llvm target); {device.name} is "
+            f"{device.target['kind']}: tune it from scratch"
+        )
     root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
-    settings = Settings(batch=_positive(payload, "batch", 1), threads=core_count(),
-                        repeat=_positive(payload, "repeat", 10),
-                        min_repeat_ms=_milliseconds(payload, "min_repeat_ms", 100.0))
+    settings = Settings(
+        batch=_positive(payload, "batch", 1),
+        threads=core_count(),
+        repeat=_positive(payload, "repeat", 10),
+        min_repeat_ms=_milliseconds(payload, "min_repeat_ms", 100.0),
+    )
 
     def check_cancelled() -> None:
         if ctx.cancelled():
             raise JobCancelled(f"transfer-tuning {graph.name or 'the operator'} was cancelled")
+
     with on_device(device) as remote:
-        return transfer_operator(graph, bindings, payload_sources(payload.get("sources"), root), settings,
-                                 _positive(payload, "top_k", 1), ctx.progress, check_cancelled, remote)
+        return transfer_operator(
+            graph,
+            bindings,
+            payload_sources(payload.get("sources"), root),
+            settings,
+            _positive(payload, "top_k", 1),
+            ctx.progress,
+            check_cancelled,
+            remote,
+        )
 
 
 def transfer_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:
@@ -141,6 +172,7 @@ def transfer_call(payload: dict, progress: Callable[[float, str], None] | None =
 def tvmscript_call(operator: dict, bindings: dict, batch: int = 1) -> str:
     """The operator's PrimFunc as TVMScript, for `tessera codegen --target tvmscript`."""
     from ..codegen.to_tvm import tvmscript
+
     graph = graph_from_document(operator)
     return tvmscript(graph, bindings, batch)
 
@@ -175,11 +207,14 @@ def _operator(document, bindings) -> tuple[OperatorGraph, dict[str, int]]:
 def _device(payload: dict):
     """The device the payload names (core.devices.Device), as the payload describes it."""
     from ..devices import LOCAL, Device
+
     name, config = payload.get("device", LOCAL.name), payload.get("device_config")
     if config is None:
         if name != LOCAL.name:
-            raise CompileError(f"unknown device {name!r}: the request does not describe it (no device_config); "
-                               f"add it with `tessera device add` and submit with --device {name}")
+            raise CompileError(
+                f"unknown device {name!r}: the request does not describe it (no device_config); "
+                f"add it with `tessera device add` and submit with --device {name}"
+            )
         return LOCAL
     device = Device.from_dict(config)
     if device.name != name:
@@ -207,8 +242,11 @@ def _tiles(payload: dict) -> tuple[int, int] | None:
     tiles = payload.get("tiles")
     if tiles is None:
         return None
-    if not (isinstance(tiles, (list, tuple)) and len(tiles) == 2
-            and all(isinstance(t, int) and not isinstance(t, bool) and t > 0 for t in tiles)):
+    if not (
+        isinstance(tiles, (list, tuple))
+        and len(tiles) == 2
+        and all(isinstance(t, int) and not isinstance(t, bool) and t > 0 for t in tiles)
+    ):
         raise CompileError(f"tiles must be two positive integers [T_O, T_I], got {tiles!r}")
     return tuple(tiles)
 

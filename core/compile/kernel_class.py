@@ -17,6 +17,7 @@ Two documents of our IR that lower to the same structure share a class; one
 whose lowering changes with its sizes (a reduction split only where it pays)
 falls into different classes at those sizes, as its schedules would differ too.
 Imports TVM: worker processes only."""
+
 from __future__ import annotations
 
 import ast
@@ -24,8 +25,8 @@ import hashlib
 import io
 import keyword
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import tvm
 from tvm import tirx
@@ -45,6 +46,7 @@ _LAYOUT = {tokenize.NEWLINE: ";", tokenize.INDENT: "{", tokenize.DEDENT: "}"}
 @dataclass(frozen=True)
 class KernelClass:
     """`key`: 16 hex digits naming the class; `blocks`: the kernel's block names, for reports."""
+
     key: str
     blocks: tuple[str, ...]
 
@@ -61,6 +63,7 @@ def kernel_class(kernel: tvm.IRModule | tirx.PrimFunc) -> KernelClass:
 def operator_class(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, batch: int = 1) -> KernelClass:
     """The class of an operator of our IR at the given sizes (its lowered PrimFunc's class)."""
     from ..codegen.to_tvm import lower
+
     return kernel_class(lower(graph, bindings, batch).func)
 
 
@@ -94,4 +97,3 @@ def _prim_func(kernel) -> tirx.PrimFunc:
     if len(funcs) != 1:
         raise TransferError(f"a kernel module holds one PrimFunc, this one holds {len(funcs)}")
     return funcs[0]
-

@@ -6,13 +6,14 @@ the weights TVM is fed; TVM's output must match it before any timing counts.
 Both are timed the same way: warm-up, then `repeat` timed repeats of at least
 `min_repeat_ms` each (TVM through `time_evaluator`), reported as median and
 standard deviation, with the same thread count."""
+
 from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 import numpy as np
 import torch
@@ -38,7 +39,7 @@ class Timing:
     runs_ms: tuple[float, ...]  # mean time of one call, per repeat
 
     @classmethod
-    def of(cls, runs_s) -> "Timing":
+    def of(cls, runs_s) -> Timing:
         runs = tuple(float(r) * 1e3 for r in runs_s)
         return cls(statistics.median(runs), statistics.stdev(runs) if len(runs) > 1 else 0.0, runs)
 
@@ -48,12 +49,12 @@ class Settings:
     batch: int = 1
     tune_trials: int = 0
     cost_model: str = "xgb"
-    work_dir: Path | None = None   # tuning database; required when tune_trials > 0
+    work_dir: Path | None = None  # tuning database; required when tune_trials > 0
     threads: int = 1
     repeat: int = 10
     min_repeat_ms: float = 100.0
     seed: int = 0
-    algorithm: str = "default"     # or "gspc" (core.compile.gspc), for grouped convolutions
+    algorithm: str = "default"  # or "gspc" (core.compile.gspc), for grouped convolutions
     tiles: tuple[int, int] | None = None  # gspc's (T_O, T_I); None: the defaults, or the tuning grid's choice
 
     def __post_init__(self):
@@ -63,9 +64,14 @@ class Settings:
             raise CompileError(f"tile sizes (T_O, T_I) apply to algorithm 'gspc' only, not {self.algorithm!r}")
 
 
-def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, settings: Settings,
-                     progress: Progress = lambda fraction, message: None,
-                     check_cancelled: Callable[[], None] = lambda: None, remote=None) -> dict:
+def measure_operator(
+    graph: OperatorGraph,
+    bindings: Mapping[str, int] | None,
+    settings: Settings,
+    progress: Progress = lambda fraction, message: None,
+    check_cancelled: Callable[[], None] = lambda: None,
+    remote=None,
+) -> dict:
     """Tune (optionally), build, check and time the operator and its torch module: a JSON-able dict.
     With `remote` (an entered core.compile.remote.RemoteDevice) the kernel is built for, tuned on and
     timed on that RPC device, and torch is not timed (this CPU's time would say nothing about it)."""
@@ -74,8 +80,11 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
     name = graph.name or "operator"
     progress(0.01, "generating TVM and torch code")
     lowered = lower(graph, bindings, settings.batch)
-    gspc = (GspcKernel(graph, bindings, settings.batch, target, settings.tiles, remote)
-            if settings.algorithm == "gspc" else None)
+    gspc = (
+        GspcKernel(graph, bindings, settings.batch, target, settings.tiles, remote)
+        if settings.algorithm == "gspc"
+        else None
+    )
     torch.manual_seed(settings.seed)
     module = build_module(graph, bindings).eval()
     x = torch.randn(lowered.input_shape)
@@ -88,11 +97,19 @@ def measure_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, s
         tuning = gspc.tune(settings.work_dir, settings.tune_trials, progress, check_cancelled)
     elif settings.tune_trials > 0:
         progress(0.05, f"tuning with up to {settings.tune_trials} trials")
-        tuning = tune(lowered.module(), target, settings.work_dir, settings.tune_trials,
-                      cost_model=settings.cost_model, seed=settings.seed, check_cancelled=check_cancelled,
-                      rpc=remote.rpc_config if remote is not None else None,
-                      on_progress=lambda done, total: progress(
-                          0.05 + 0.75 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"))
+        tuning = tune(
+            lowered.module(),
+            target,
+            settings.work_dir,
+            settings.tune_trials,
+            cost_model=settings.cost_model,
+            seed=settings.seed,
+            check_cancelled=check_cancelled,
+            rpc=remote.rpc_config if remote is not None else None,
+            on_progress=lambda done, total: progress(
+                0.05 + 0.75 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"
+            ),
+        )
     check_cancelled()
     tuned = tuning is not None and tuning.schedule is not None
     progress(0.82, "building the tuned kernel" if tuned else "building the kernel (untuned)")
@@ -150,9 +167,11 @@ def kernel_arguments(lowered: Lowered, x: torch.Tensor, module: torch.nn.Module)
     """Input, the module's own weights (argument order of the PrimFunc), an output buffer."""
     dev = tvm.cpu()
     params = dict(module.named_parameters())
-    return [tvm.runtime.tensor(x.numpy(), dev),
-            *(tvm.runtime.tensor(params[w.name].detach().numpy(), dev) for w in lowered.weights),
-            tvm.runtime.empty(lowered.output_shape, "float32", dev)]
+    return [
+        tvm.runtime.tensor(x.numpy(), dev),
+        *(tvm.runtime.tensor(params[w.name].detach().numpy(), dev) for w in lowered.weights),
+        tvm.runtime.empty(lowered.output_shape, "float32", dev),
+    ]
 
 
 def check_close(got: np.ndarray, reference: np.ndarray, name: str) -> float:
@@ -161,8 +180,10 @@ def check_close(got: np.ndarray, reference: np.ndarray, name: str) -> float:
     error = float(np.abs(got - reference).max()) if got.size else 0.0
     tolerance = 1e-3 * max(1.0, float(np.abs(reference).max()) if reference.size else 0.0)
     if not error <= tolerance:  # also catches NaN
-        raise NumericalMismatch(f"{name}: TVM's output differs from the torch module's by up to {error:.3g} "
-                                f"(tolerance {tolerance:.3g})", error)
+        raise NumericalMismatch(
+            f"{name}: TVM's output differs from the torch module's by up to {error:.3g} (tolerance {tolerance:.3g})",
+            error,
+        )
     return error
 
 
@@ -176,14 +197,19 @@ def torch_fields(torch_time: Timing | None, tvm_time: Timing, flops: float) -> d
     """torch's latency and TVM's speed-up over it; None where torch was not timed (RPC devices)."""
     if torch_time is None:
         return dict.fromkeys(("torch_latency_ms", "torch_latency_std_ms", "torch_gflops", "speedup_vs_torch"))
-    return {"torch_latency_ms": torch_time.median_ms, "torch_latency_std_ms": torch_time.std_ms,
-            "torch_gflops": flops / torch_time.median_ms / 1e6,
-            "speedup_vs_torch": torch_time.median_ms / tvm_time.median_ms}
+    return {
+        "torch_latency_ms": torch_time.median_ms,
+        "torch_latency_std_ms": torch_time.std_ms,
+        "torch_gflops": flops / torch_time.median_ms / 1e6,
+        "speedup_vs_torch": torch_time.median_ms / tvm_time.median_ms,
+    }
 
 
-def time_torch(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, repeat: int,
-               min_repeat_ms: float) -> Timing:
+def time_torch(
+    fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, repeat: int, min_repeat_ms: float
+) -> Timing:
     """Like time_evaluator: calls per repeat doubled until a repeat lasts min_repeat_ms."""
+
     def run(number: int) -> float:
         start = time.perf_counter()
         for _ in range(number):

@@ -9,6 +9,7 @@ a tar of object files (so no cross-linker is needed here: the server links it), 
 loaded, checked and timed there. A TVM error on the session becomes a DeviceError when the
 context exits: SessionLost (retryable) if the server is gone, so the job queue runs the
 measurement again and the tracker hands the next attempt another server of the key."""
+
 from __future__ import annotations
 
 import contextlib
@@ -38,7 +39,7 @@ class RemoteDevice:
         self.target: tvm.target.Target | None = None
         self._session: Session | None = None
 
-    def __enter__(self) -> "RemoteDevice":
+    def __enter__(self) -> RemoteDevice:
         self.target = device_target(self.device, open_session(self.device, self.device.wait))
         return self
 
@@ -50,9 +51,12 @@ class RemoteDevice:
     @property
     def rpc_config(self) -> ms.runner.RPCConfig:
         """Where MetaSchedule's RPCRunner measures the trials."""
-        return ms.runner.RPCConfig(tracker_host=self.device.tracker_host, tracker_port=self.device.tracker_port,
-                                   tracker_key=self.device.key,
-                                   session_timeout_sec=math.ceil(self.device.session_timeout))
+        return ms.runner.RPCConfig(
+            tracker_host=self.device.tracker_host,
+            tracker_port=self.device.tracker_port,
+            tracker_key=self.device.key,
+            session_timeout_sec=math.ceil(self.device.session_timeout),
+        )
 
     def load(self, executable, args: list) -> tuple:
         """Upload a kernel built for self.target to a free server, and copy its arguments (tensors
@@ -83,8 +87,10 @@ def device_target(device: Device, session: Session) -> tvm.target.Target:
         return tvm.target.Target(config)
     except (ValueError, RuntimeError, TypeError) as exc:
         message = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
-        raise DeviceError(f"device {device.name}: TVM does not accept its target "
-                          f"{json.dumps(device.target, sort_keys=True)}: {message[-1].strip()}") from None
+        raise DeviceError(
+            f"device {device.name}: TVM does not accept its target "
+            f"{json.dumps(device.target, sort_keys=True)}: {message[-1].strip()}"
+        ) from None
 
 
 def default_schedule(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:

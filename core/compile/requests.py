@@ -4,6 +4,7 @@ kinds and payloads (core.compile.jobs), for the GUI's dialog and `tessera submit
 A request measures TVM's default schedule, tunes with MetaSchedule (trials > 0), reuses
 tuned schedules of the operator's kernel class (transfer), or compares the algorithm x
 tuned/untuned variants (variants). Building the payloads imports neither torch nor TVM."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,14 +18,14 @@ MEASURE, TRANSFER = "measure", "transfer"
 
 @dataclass(frozen=True)
 class MeasureRequest:
-    device: str = "local"                            # a device of the store (core.devices)
+    device: str = "local"  # a device of the store (core.devices)
     bindings_sets: tuple[dict[str, int], ...] = ()  # empty: each target's own bindings
-    trials: int = 0                                  # MetaSchedule trials; 0 measures the default schedule
-    transfer: bool = False                           # reuse tuned schedules of the same kernel class
-    sources: tuple[str, ...] = ()                    # transfer: tuning folders or results stores (default:
-                                                     # the tuning folder)
-    top_k: int = 1                                   # transfer: schedules tried per tuned kernel
-    variants: bool = False                           # every algorithm, untuned and (trials > 0) tuned
+    trials: int = 0  # MetaSchedule trials; 0 measures the default schedule
+    transfer: bool = False  # reuse tuned schedules of the same kernel class
+    sources: tuple[str, ...] = ()  # transfer: tuning folders or results stores (default:
+    # the tuning folder)
+    top_k: int = 1  # transfer: schedules tried per tuned kernel
+    variants: bool = False  # every algorithm, untuned and (trials > 0) tuned
 
     def __post_init__(self):
         if self.transfer and (self.trials or self.variants):

@@ -4,6 +4,7 @@ TVM's runtime reads TVM_NUM_THREADS when its thread pool starts (without it, it
 used a single thread on this kind of machine), so `use_threads` runs before the
 first kernel in a worker process; torch gets the same count so that their
 timings compare like with like."""
+
 from __future__ import annotations
 
 import os
@@ -23,5 +24,4 @@ def use_threads(count: int) -> None:
 
 
 def local_target(cores: int) -> tvm.target.Target:
-    return tvm.target.Target({"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu(),
-                              "num-cores": cores})
+    return tvm.target.Target({"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu(), "num-cores": cores})

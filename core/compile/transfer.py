@@ -17,13 +17,14 @@ re-derived, postprocessing refuses it, the build fails, the output is wrong) is
 skipped with a short reason. The others are built, checked against a reference
 output and timed like MetaSchedule's runner does; the fastest wins if it beats
 the untuned default, which stays otherwise. Imports TVM: worker processes only."""
+
 from __future__ import annotations
 
 import math
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import tvm
@@ -100,14 +101,16 @@ def _tiles(sch: s_tir.Schedule, loop, n: int, decision) -> list[int]:
 
 def _brief(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = next((line for line in lines if not line.startswith(("Traceback", "File ", "0:", "1:"))),
-                type(error).__name__)
+    text = next(
+        (line for line in lines if not line.startswith(("Traceback", "File ", "0:", "1:"))), type(error).__name__
+    )
     return text if len(text) <= 160 else text[:157] + "..."
 
 
 @dataclass
 class Loaded:
     """A built kernel where it runs: its module, that device, its arguments there (output last)."""
+
     module: object
     device: object
     args: list
@@ -122,13 +125,15 @@ class Bench:
         self.target, self.args, self.reference, self.name, self.remote = target, args, reference, name, remote
 
     @classmethod
-    def of_kernel(cls, mod: tvm.IRModule, target: tvm.target.Target, name: str, seed: int = 0) -> "Bench":
+    def of_kernel(cls, mod: tvm.IRModule, target: tvm.target.Target, name: str, seed: int = 0) -> Bench:
         """Random inputs for a kernel without a torch counterpart (a task of a network): the
         untuned default build gives the reference."""
         rng = np.random.default_rng(seed)
         func = next(iter(mod.functions.values()))
-        args = [tvm.runtime.tensor(_random(tuple(int(d) for d in arg.shape), arg.dtype, rng))
-                for arg in ms.arg_info.ArgInfo.from_prim_func(func)]
+        args = [
+            tvm.runtime.tensor(_random(tuple(int(d) for d in arg.shape), arg.dtype, rng))
+            for arg in ms.arg_info.ArgInfo.from_prim_func(func)
+        ]
         bench = cls(target, args, np.empty(0), name)
         kernel = bench.build(mod)
         kernel.module["main"](*args)
@@ -147,8 +152,7 @@ class Bench:
     def check(self, kernel: Loaded) -> float:
         """Run on fresh output (NaN-filled, so unwritten elements show) and compare."""
         out = kernel.args[-1].numpy()
-        kernel.args[-1] = tvm.runtime.tensor(np.full_like(out, np.nan if out.dtype.kind == "f" else 0),
-                                             kernel.device)
+        kernel.args[-1] = tvm.runtime.tensor(np.full_like(out, np.nan if out.dtype.kind == "f" else 0), kernel.device)
         kernel.module["main"](*kernel.args)
         try:
             return check_close(kernel.args[-1].numpy(), self.reference, self.name)
@@ -174,20 +178,26 @@ def _random(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.
 @dataclass(frozen=True)
 class Tried:
     """One candidate schedule: its latency on the new kernel, or why it was skipped."""
+
     schedule: TunedSchedule
     latency_ms: float | None = None
     skipped: str | None = None
 
     def as_dict(self) -> dict:
-        return {"schedule": self.schedule.name, "source_kernel": self.schedule.kernel,
-                "source_latency_ms": self.schedule.latency_ms, "latency_ms": self.latency_ms,
-                "skipped": self.skipped}
+        return {
+            "schedule": self.schedule.name,
+            "source_kernel": self.schedule.kernel,
+            "source_latency_ms": self.schedule.latency_ms,
+            "latency_ms": self.latency_ms,
+            "skipped": self.skipped,
+        }
 
 
 @dataclass
 class KernelTransfer:
     """What transfer-tuning did for one kernel. `best` is None when no schedule applied or
     none beat the untuned default (`untuned_ms`), which is then kept."""
+
     kclass: KernelClass
     untuned_ms: float
     tried: list[Tried] = field(default_factory=list)
@@ -209,12 +219,19 @@ class KernelTransfer:
 
     def summary(self) -> dict:
         """found / applied / skipped counts, reasons, every candidate, the choice (JSON-able)."""
-        return {"kernel_class": self.kclass.key, "found": len(self.tried), "applied": self.applied,
-                "skipped": len(self.tried) - self.applied, "skip_reasons": self.skip_reasons,
-                "untuned_ms": self.untuned_ms, "transfer_ms": self.latency_ms,
-                "speedup_vs_untuned": self.untuned_ms / self.latency_ms,
-                "schedule": self.best.schedule.name if self.best is not None else None,
-                "search_s": self.search_s, "candidates": [t.as_dict() for t in self.tried]}
+        return {
+            "kernel_class": self.kclass.key,
+            "found": len(self.tried),
+            "applied": self.applied,
+            "skipped": len(self.tried) - self.applied,
+            "skip_reasons": self.skip_reasons,
+            "untuned_ms": self.untuned_ms,
+            "transfer_ms": self.latency_ms,
+            "speedup_vs_untuned": self.untuned_ms / self.latency_ms,
+            "schedule": self.best.schedule.name if self.best is not None else None,
+            "search_s": self.search_s,
+            "candidates": [t.as_dict() for t in self.tried],
+        }
 
 
 def untuned_latency(mod: tvm.IRModule, bench: Bench) -> float:
@@ -225,10 +242,15 @@ def untuned_latency(mod: tvm.IRModule, bench: Bench) -> float:
         raise CompileError(f"{bench.name}: the untuned kernel {e}") from None
 
 
-def transfer_kernel(mod: tvm.IRModule, kclass: KernelClass, bench: Bench, candidates: Sequence[TunedSchedule],
-                    check_cancelled: Callable[[], None] = lambda: None,
-                    on_tried: Callable[[int, int], None] = lambda done, total: None,
-                    untuned_ms: float | None = None) -> KernelTransfer:
+def transfer_kernel(
+    mod: tvm.IRModule,
+    kclass: KernelClass,
+    bench: Bench,
+    candidates: Sequence[TunedSchedule],
+    check_cancelled: Callable[[], None] = lambda: None,
+    on_tried: Callable[[int, int], None] = lambda done, total: None,
+    untuned_ms: float | None = None,
+) -> KernelTransfer:
     """Try every candidate on `mod`; keep the fastest if it beats the untuned default
     (timed here unless `untuned_ms` gives it)."""
     untuned = untuned_latency(mod, bench) if untuned_ms is None else untuned_ms

@@ -8,15 +8,16 @@ timed the same way (core.compile.transfer.SCREEN, random inputs, the untuned
 build's output as the reference), so the network's kernel time is the sum of
 weight x latency, untuned, transferred or tuned. Imports TVM and torch: worker
 processes only."""
+
 from __future__ import annotations
 
 import math
 import time
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import torch
 import tvm
@@ -40,9 +41,9 @@ MODES = ("transfer", "scratch")
 
 @dataclass(frozen=True)
 class NetworkKernel:
-    name: str                # relax's name for the task, e.g. "fused_conv2d_add_relu"
+    name: str  # relax's name for the task, e.g. "fused_conv2d_add_relu"
     mod: tvm.IRModule
-    weight: int              # how many times one forward pass runs it
+    weight: int  # how many times one forward pass runs it
     kclass: KernelClass
 
 
@@ -58,8 +59,11 @@ def network_kernels(spec: BackboneSpec, target: tvm.target.Target, only: Sequenc
         tasks = ms.relax_integration.extract_tasks(relax.get_pipeline("zero")(mod), target, params={})
     except Exception as e:  # torch.export and TVM raise many types; the message says what failed
         raise CompileError(f"{spec.label}: TVM could not compile the network: {type(e).__name__}: {e}") from None
-    kernels = [NetworkKernel(t.task_name, t.dispatched[0], int(t.weight), kernel_class(t.dispatched[0]))
-               for t in tasks if not only or any(part in t.task_name for part in only)]
+    kernels = [
+        NetworkKernel(t.task_name, t.dispatched[0], int(t.weight), kernel_class(t.dispatched[0]))
+        for t in tasks
+        if not only or any(part in t.task_name for part in only)
+    ]
     if not kernels:
         raise CompileError(f"{spec.label} has no kernel whose name contains {' or '.join(only)}")
     return kernels
@@ -73,8 +77,9 @@ def network_time(kernels: Sequence[NetworkKernel], latency_ms: dict[str, float])
 Baseline = tuple[dict[str, Bench], dict[str, float]]
 
 
-def untuned_times(kernels: Sequence[NetworkKernel], target: tvm.target.Target,
-                  progress: Progress = lambda f, m: None) -> Baseline:
+def untuned_times(
+    kernels: Sequence[NetworkKernel], target: tvm.target.Target, progress: Progress = lambda f, m: None
+) -> Baseline:
     """A bench per kernel and each kernel's untuned latency (ms): the baseline of both methods."""
     benches, untuned = {}, {}
     for i, k in enumerate(kernels):
@@ -84,8 +89,14 @@ def untuned_times(kernels: Sequence[NetworkKernel], target: tvm.target.Target,
     return benches, untuned
 
 
-def transfer_network(kernels: Sequence[NetworkKernel], sources: Sequence[Source], target: tvm.target.Target,
-                     top_k: int = 1, progress: Progress = lambda f, m: None, baseline: Baseline | None = None) -> dict:
+def transfer_network(
+    kernels: Sequence[NetworkKernel],
+    sources: Sequence[Source],
+    target: tvm.target.Target,
+    top_k: int = 1,
+    progress: Progress = lambda f, m: None,
+    baseline: Baseline | None = None,
+) -> dict:
     """Transfer-tuning for every kernel from the best-ranked source (P_c from the untuned times;
     `baseline`: untuned_times() if already known)."""
     benches, untuned = baseline or untuned_times(kernels, target, progress)
@@ -98,42 +109,84 @@ def transfer_network(kernels: Sequence[NetworkKernel], sources: Sequence[Source]
     rows = []
     for i, k in enumerate(kernels):
         progress(0.3 + 0.7 * i / len(kernels), f"reusing schedules on {k.name}")
-        done = transfer_kernel(k.mod, k.kclass, benches[k.name], schedules_of(k.kclass.key, chosen, top_k),
-                               untuned_ms=untuned[k.name])
+        done = transfer_kernel(
+            k.mod, k.kclass, benches[k.name], schedules_of(k.kclass.key, chosen, top_k), untuned_ms=untuned[k.name]
+        )
         search_s += done.search_s
         rows.append({"kernel": k.name, "weight": k.weight, **done.summary()})
     reasons: Counter = Counter()
     for row in rows:
         reasons.update(row["skip_reasons"])
     transferred = {row["kernel"]: row["transfer_ms"] for row in rows}
-    return {"mode": "transfer", **_totals(kernels, untuned, transferred), "search_s": search_s,
-            "found": sum(r["found"] for r in rows), "applied": sum(r["applied"] for r in rows),
-            "skipped": sum(r["skipped"] for r in rows), "skip_reasons": dict(reasons),
-            "sources_ranked": ranking, "kernels": rows}
+    return {
+        "mode": "transfer",
+        **_totals(kernels, untuned, transferred),
+        "search_s": search_s,
+        "found": sum(r["found"] for r in rows),
+        "applied": sum(r["applied"] for r in rows),
+        "skipped": sum(r["skipped"] for r in rows),
+        "skip_reasons": dict(reasons),
+        "sources_ranked": ranking,
+        "kernels": rows,
+    }
 
 
-def tune_network(kernels: Sequence[NetworkKernel], target: tvm.target.Target, work_dir: Path, trials: int, *,
-                 cost_model: str = "xgb", seed: int = 0, progress: Progress = lambda f, m: None,
-                 baseline: Baseline | None = None) -> dict:
+def tune_network(
+    kernels: Sequence[NetworkKernel],
+    target: tvm.target.Target,
+    work_dir: Path,
+    trials: int,
+    *,
+    cost_model: str = "xgb",
+    seed: int = 0,
+    progress: Progress = lambda f, m: None,
+    baseline: Baseline | None = None,
+) -> dict:
     """MetaSchedule from scratch on the kernels with one `trials` budget (trials already in
     `work_dir` count). "curve": the network's kernel time after each trial in measured order,
     as if tuning had stopped there (tuning_curve); "tuned_ms" is its last point."""
     benches, untuned = baseline or untuned_times(kernels, target, progress)
     start = time.perf_counter()
-    new = tune_kernels([(k.name, k.mod, k.weight) for k in kernels], target, work_dir, trials,
-                       cost_model=cost_model, seed=seed, on_progress=lambda done, total: progress(
-                           0.3 + 0.6 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"))
+    new = tune_kernels(
+        [(k.name, k.mod, k.weight) for k in kernels],
+        target,
+        work_dir,
+        trials,
+        cost_model=cost_model,
+        seed=seed,
+        on_progress=lambda done, total: progress(
+            0.3 + 0.6 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"
+        ),
+    )
     search_s = time.perf_counter() - start
     progress(0.9, "timing the best schedules")
     curve, tuned = tuning_curve(work_dir, kernels, (benches, untuned))
-    rows = [{"kernel": k.name, "weight": k.weight, "kernel_class": k.kclass.key, "untuned_ms": untuned[k.name],
-             "tuned_ms": tuned[k.name], "speedup_vs_untuned": untuned[k.name] / tuned[k.name]} for k in kernels]
-    return {"mode": "scratch", **_totals(kernels, untuned, tuned), "search_s": search_s, "new_trials": new,
-            "trials": len(curve), "curve": curve, "tuning_dir": str(work_dir), "kernels": rows}
+    rows = [
+        {
+            "kernel": k.name,
+            "weight": k.weight,
+            "kernel_class": k.kclass.key,
+            "untuned_ms": untuned[k.name],
+            "tuned_ms": tuned[k.name],
+            "speedup_vs_untuned": untuned[k.name] / tuned[k.name],
+        }
+        for k in kernels
+    ]
+    return {
+        "mode": "scratch",
+        **_totals(kernels, untuned, tuned),
+        "search_s": search_s,
+        "new_trials": new,
+        "trials": len(curve),
+        "curve": curve,
+        "tuning_dir": str(work_dir),
+        "kernels": rows,
+    }
 
 
-def tuning_curve(work_dir: Path, kernels: Sequence[NetworkKernel],
-                 baseline: Baseline) -> tuple[list[float], dict[str, float]]:
+def tuning_curve(
+    work_dir: Path, kernels: Sequence[NetworkKernel], baseline: Baseline
+) -> tuple[list[float], dict[str, float]]:
     """The network's kernel time (ms) after each trial of `work_dir` in measured order, as if
     tuning had stopped there: each kernel with the schedule MetaSchedule would pick by then (its
     fastest recorded trial), built and timed like the untuned kernel, or untuned where that is
@@ -150,7 +203,8 @@ def tuning_curve(work_dir: Path, kernels: Sequence[NetworkKernel],
             recorded[k.name] = latency
             sch = s_tir.Schedule(k.mod)
             ms.database.TuningRecord.from_json(record, ms.database.Workload(k.mod)).trace.apply_to_schedule(
-                sch, remove_postproc=False)
+                sch, remove_postproc=False
+            )
             try:
                 current[k.name] = min(untuned[k.name], benches[k.name].screen(sch.mod))
             except NotApplicable as e:
@@ -182,12 +236,19 @@ def network_call(payload: dict, progress: Progress | None = None) -> dict:
     progress(0.0, f"extracting the kernels of {spec.label}")
     kernels = network_kernels(spec, target, payload.get("only") or ())
     if mode == "transfer":
-        report = transfer_network(kernels, payload_sources(payload.get("sources"), root), target,
-                                  payload.get("top_k", 1), progress)
+        report = transfer_network(
+            kernels, payload_sources(payload.get("sources"), root), target, payload.get("top_k", 1), progress
+        )
     else:
         work_dir = root / "local" / f"backbone-{spec.name}-w{spec.width}-r{spec.resolution}"
-        report = tune_network(kernels, target, work_dir, payload.get("trials", 0),
-                              cost_model=payload.get("cost_model", "xgb"), progress=progress)
+        report = tune_network(
+            kernels,
+            target,
+            work_dir,
+            payload.get("trials", 0),
+            cost_model=payload.get("cost_model", "xgb"),
+            progress=progress,
+        )
     progress(1.0, "done")
     return {"network": f"{spec.label} at {spec.resolution}x{spec.resolution}", **report}
 

@@ -7,10 +7,11 @@ reused schedule, else the untuned default) is then timed like a measurement
 (core.compile.measure), beside torch. On an RPC device (`remote`) every candidate is
 built for its target and checked and timed there; torch is then not timed (it runs
 here, not there). Imports TVM: worker processes only."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
@@ -26,10 +27,16 @@ from .transfer_records import choose_source, schedules_of
 from .transfer_sources import Source
 
 
-def transfer_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, sources: Sequence[Source],
-                      settings: Settings, top_k: int = 1,
-                      progress: Progress = lambda fraction, message: None,
-                      check_cancelled: Callable[[], None] = lambda: None, remote=None) -> dict:
+def transfer_operator(
+    graph: OperatorGraph,
+    bindings: Mapping[str, int] | None,
+    sources: Sequence[Source],
+    settings: Settings,
+    top_k: int = 1,
+    progress: Progress = lambda fraction, message: None,
+    check_cancelled: Callable[[], None] = lambda: None,
+    remote=None,
+) -> dict:
     """Reuse tuned schedules on the operator; a JSON-able dict with the measurement fields
     (schedule_source 'transfer:<database> trial <n>', or 'untuned' when nothing beat the
     default) and what transfer-tuning did ('transfer': found, applied, skipped and why, ...)."""
@@ -53,9 +60,14 @@ def transfer_operator(graph: OperatorGraph, bindings: Mapping[str, int] | None, 
     check_cancelled()
     progress(0.1, f"found {len(candidates)} schedules of {kclass.describe()}; timing the untuned kernel")
     bench = Bench(target, kernel_arguments(lowered, x, module), reference, name, remote)
-    transfer = transfer_kernel(lowered.module(), kclass, bench, candidates, check_cancelled,
-                               on_tried=lambda done, total: progress(
-                                   0.1 + 0.75 * done / total, f"tried {done} of {total} tuned schedules"))
+    transfer = transfer_kernel(
+        lowered.module(),
+        kclass,
+        bench,
+        candidates,
+        check_cancelled,
+        on_tried=lambda done, total: progress(0.1 + 0.75 * done / total, f"tried {done} of {total} tuned schedules"),
+    )
     check_cancelled()
     progress(0.88, "timing the kept kernel and torch")
     kernel = bench.build(transfer.best_mod or lowered.module())

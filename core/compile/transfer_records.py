@@ -6,12 +6,13 @@ order. Each workload with a successful trial is a tuned kernel; its fastest
 trials are the schedules transfer-tuning offers to other kernels of its class.
 Read directly from the files (not through JSONDatabase, which sorts by latency)
 so that each schedule keeps its trial number. Imports TVM: worker processes only."""
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.schedule import Trace
@@ -25,6 +26,7 @@ from .tune import read_database
 class TunedSchedule:
     """One tuned schedule: its database folder, trial number there (measured order), latency
     when tuned (on its own kernel), that kernel's argument shapes, and the trace."""
+
     database: Path
     trial: int
     latency_ms: float
@@ -45,11 +47,15 @@ class TunedKernel:
     trials: tuple[tuple[int, float, list], ...]  # (trial, latency ms, record as JSON), fastest first
 
     def schedules(self, top_k: int) -> list[TunedSchedule]:
-        shapes = ", ".join("x".join(str(int(d)) for d in arg.shape)
-                           for arg in ms.arg_info.ArgInfo.from_prim_func(_main(self.workload)))
-        return [TunedSchedule(self.database, trial, latency, shapes,
-                              ms.database.TuningRecord.from_json(record, self.workload).trace)
-                for trial, latency, record in self.trials[:top_k]]
+        shapes = ", ".join(
+            "x".join(str(int(d)) for d in arg.shape) for arg in ms.arg_info.ArgInfo.from_prim_func(_main(self.workload))
+        )
+        return [
+            TunedSchedule(
+                self.database, trial, latency, shapes, ms.database.TuningRecord.from_json(record, self.workload).trace
+            )
+            for trial, latency, record in self.trials[:top_k]
+        ]
 
 
 def tuned_kernels(folders: Iterable[Path]) -> list[TunedKernel]:
@@ -77,8 +83,10 @@ def choose_source(sources: Sequence[Source], untuned_ms: Mapping[str, float]) ->
     kernels = {source.name: tuned_kernels(source.folders) for source in sources}
     counts = {name: class_counts(found) for name, found in kernels.items()}
     ranking = rank_sources(untuned_ms, counts)
-    report = [{"source": name, "score": score, "tuned_kernels": sum(counts[name][c] for c in untuned_ms)}
-              for name, score in ranking]
+    report = [
+        {"source": name, "score": score, "tuned_kernels": sum(counts[name][c] for c in untuned_ms)}
+        for name, score in ranking
+    ]
     return (kernels[ranking[0][0]] if ranking else []), report
 
 
@@ -97,9 +105,10 @@ def _read(folder: Path) -> list[TunedKernel]:
             trials.setdefault(index, []).append((trial, latency, record))
     try:
         found_in = {i: ms.database.Workload.from_json(workloads[i]) for i in trials}
-        return [TunedKernel(folder, kernel_class(found_in[i].mod), found_in[i],
-                            tuple(sorted(found, key=lambda t: t[1])))
-                for i, found in sorted(trials.items())]
+        return [
+            TunedKernel(folder, kernel_class(found_in[i].mod), found_in[i], tuple(sorted(found, key=lambda t: t[1])))
+            for i, found in sorted(trials.items())
+        ]
     except (ValueError, TypeError, IndexError, RuntimeError) as e:
         raise _damaged(folder, e) from None
 
@@ -112,10 +121,11 @@ def _database(folder: Path) -> tuple[list[list], list[tuple[int, float | None, l
 
 
 def _damaged(folder: Path, error: Exception) -> TransferError:
-    return TransferError(f"tuning database {folder} is damaged ({type(error).__name__}: {error}); "
-                         f"delete that folder or leave it out of the sources")
+    return TransferError(
+        f"tuning database {folder} is damaged ({type(error).__name__}: {error}); "
+        f"delete that folder or leave it out of the sources"
+    )
 
 
 def _main(workload: ms.database.Workload):
     return next(iter(workload.mod.functions.values()))
-

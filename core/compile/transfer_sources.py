@@ -12,12 +12,13 @@ P_c is the share of the target's untuned time spent in kernels of class c,
 |W_Tc| the number of tuned kernels of class c in the source: squaring P_c
 favours sources that cover the classes where the time goes, the square root
 gives diminishing returns to many schedules of one class. Imports no TVM."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from .errors import CompileError
 
@@ -27,6 +28,7 @@ WORKLOADS = "database_workload.json"
 @dataclass(frozen=True)
 class Source:
     """`name`: as the user gave it; `folders`: its tuning-database folders."""
+
     name: str
     folders: tuple[Path, ...]
 
@@ -51,8 +53,9 @@ def source_score(untuned_ms: Mapping[str, float], tuned_kernels: Mapping[str, in
     return sum((ms / total) ** 2 * math.sqrt(tuned_kernels.get(c, 0)) for c, ms in untuned_ms.items())
 
 
-def rank_sources(untuned_ms: Mapping[str, float],
-                 candidates: Mapping[str, Mapping[str, int]]) -> list[tuple[str, float]]:
+def rank_sources(
+    untuned_ms: Mapping[str, float], candidates: Mapping[str, Mapping[str, int]]
+) -> list[tuple[str, float]]:
     """(source name, score), best first; ties keep the candidates' order."""
     scored = [(name, source_score(untuned_ms, counts)) for name, counts in candidates.items()]
     return sorted(scored, key=lambda item: -item[1])
@@ -61,13 +64,17 @@ def rank_sources(untuned_ms: Mapping[str, float],
 def _store_folders(path: Path) -> tuple[Path, ...]:
     from core.jobs.queue import DONE, JobQueue
     from core.store import Store, StoreError
+
     try:
         with Store(path) as store:
             jobs = JobQueue(store).jobs((DONE,))
     except StoreError as e:
         raise CompileError(f"{path}: not a results store ({e})") from None
-    folders = {Path(job.result["tuning_dir"]) for job in jobs
-               if isinstance(job.result, dict) and isinstance(job.result.get("tuning_dir"), str)}
+    folders = {
+        Path(job.result["tuning_dir"])
+        for job in jobs
+        if isinstance(job.result, dict) and isinstance(job.result.get("tuning_dir"), str)
+    }
     return tuple(sorted(f for f in folders if (f / WORKLOADS).exists()))
 
 

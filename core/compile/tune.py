@@ -6,14 +6,15 @@ it only tunes the part of the trial budget not yet spent, and with nothing
 left it takes the best recorded schedule straight away. Trials are read back in
 the order they were measured (database_tuning_record.json, one line each) for
 convergence plots."""
+
 from __future__ import annotations
 
 import json
 import logging
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
 
 import tvm
 from tvm.ir.utils import derived_object
@@ -42,9 +43,9 @@ def tuning_dir(content_hash: str, bindings: Mapping[str, int], device: str, root
 @dataclass(frozen=True)
 class Tuning:
     work_dir: Path
-    schedule: tvm.IRModule | None          # the best recorded schedule; None if no trial succeeded
+    schedule: tvm.IRModule | None  # the best recorded schedule; None if no trial succeeded
     trials: list[tuple[int, float | None]]  # (index, latency ms) in measured order; None = failed
-    new_trials: int                         # measured by this call (0: everything came from the database)
+    new_trials: int  # measured by this call (0: everything came from the database)
 
     @property
     def best_ms(self) -> float | None:
@@ -52,11 +53,18 @@ class Tuning:
         return min(done) if done else None
 
 
-def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: int, *,
-         cost_model: str = "xgb", seed: int = 0,
-         on_progress: Callable[[int, int], None] | None = None,
-         check_cancelled: Callable[[], None] | None = None,
-         rpc: ms.runner.RPCConfig | None = None) -> Tuning:
+def tune(
+    mod: tvm.IRModule,
+    target: tvm.target.Target,
+    work_dir: Path,
+    trials: int,
+    *,
+    cost_model: str = "xgb",
+    seed: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+    check_cancelled: Callable[[], None] | None = None,
+    rpc: ms.runner.RPCConfig | None = None,
+) -> Tuning:
     """Spend what is left of a `trials` budget on `mod` (its own earlier trials count), then
     return the best schedule. `on_progress(done, trials)` follows each measured batch;
     `check_cancelled()` may raise there to stop tuning (trials measured so far are kept).
@@ -73,11 +81,19 @@ def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: i
         progress = _Progress(spent, trials, on_progress, check_cancelled)
         callbacks = [*ms.measure_callback.MeasureCallback.create("default"), progress]
         try:
-            ms.tune_tir(mod, target, str(work_dir), max_trials_global=remaining,
-                        num_trials_per_iter=min(32, remaining), cost_model=_cost_model(cost_model),
-                        strategy=_search(remaining), seed=seed, measure_callbacks=callbacks,
-                        builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
-                        runner=_runner(rpc))
+            ms.tune_tir(
+                mod,
+                target,
+                str(work_dir),
+                max_trials_global=remaining,
+                num_trials_per_iter=min(32, remaining),
+                cost_model=_cost_model(cost_model),
+                strategy=_search(remaining),
+                seed=seed,
+                measure_callbacks=callbacks,
+                builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
+                runner=_runner(rpc),
+            )
         except RuntimeError as e:
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
                 raise progress.stopped from None
@@ -88,15 +104,23 @@ def tune(mod: tvm.IRModule, target: tvm.target.Target, work_dir: Path, trials: i
         try:
             best = ms.tir_integration.compile_tir(ms.database.JSONDatabase(work_dir=str(work_dir)), mod, target)
         except (RuntimeError, ValueError) as e:
-            raise TuningError(f"the best schedule in {work_dir} does not apply to this kernel ({e}); "
-                              f"delete that folder to tune again") from None
+            raise TuningError(
+                f"the best schedule in {work_dir} does not apply to this kernel ({e}); delete that folder to tune again"
+            ) from None
         schedule = best.mod if best is not None else None
     return Tuning(work_dir, schedule, list(enumerate(records)), max(remaining, 0))
 
 
-def tune_kernels(kernels: list[tuple[str, tvm.IRModule, int]], target: tvm.target.Target, work_dir: Path,
-                 trials: int, *, cost_model: str = "xgb", seed: int = 0,
-                 on_progress: Callable[[int, int], None] | None = None) -> int:
+def tune_kernels(
+    kernels: list[tuple[str, tvm.IRModule, int]],
+    target: tvm.target.Target,
+    work_dir: Path,
+    trials: int,
+    *,
+    cost_model: str = "xgb",
+    seed: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Several kernels (name, module, how often it runs) sharing one `trials` budget and one
     database in `work_dir`, as MetaSchedule tunes a network's tasks: each kernel gets a batch
     in turn, then the gradient task scheduler spends the rest where it gains most. Trials already
@@ -112,18 +136,35 @@ def tune_kernels(kernels: list[tuple[str, tvm.IRModule, int]], target: tvm.targe
     logging.getLogger(_LOGGER).setLevel(logging.WARNING)
     per_kernel = max(1, remaining // len(kernels))
     names = [name for name, *_ in kernels]
-    contexts = [ms.TuneContext(mod, target=target, space_generator="post-order-apply", task_name=name,
-                               search_strategy=_search(per_kernel), rand_state=state, logger=logger)
-                for (name, mod, _), state, logger in zip(kernels, ms.utils.fork_seed(seed, n=len(kernels)),
-                                                         ms.logging.get_loggers_from_work_dir(str(work_dir), names))]
+    contexts = [
+        ms.TuneContext(
+            mod,
+            target=target,
+            space_generator="post-order-apply",
+            task_name=name,
+            search_strategy=_search(per_kernel),
+            rand_state=state,
+            logger=logger,
+        )
+        for (name, mod, _), state, logger in zip(
+            kernels,
+            ms.utils.fork_seed(seed, n=len(kernels)),
+            ms.logging.get_loggers_from_work_dir(str(work_dir), names),
+        )
+    ]
     progress = _Progress(trials - remaining, trials, on_progress, None)
     try:
-        ms.tune.tune_tasks(tasks=contexts, task_weights=[float(weight) for *_, weight in kernels],
-                           work_dir=str(work_dir), max_trials_global=remaining,
-                           num_trials_per_iter=min(32, per_kernel), cost_model=_cost_model(cost_model),
-                           measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
-                           builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
-                           runner=_runner(None))
+        ms.tune.tune_tasks(
+            tasks=contexts,
+            task_weights=[float(weight) for *_, weight in kernels],
+            work_dir=str(work_dir),
+            max_trials_global=remaining,
+            num_trials_per_iter=min(32, per_kernel),
+            cost_model=_cost_model(cost_model),
+            measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
+            builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
+            runner=_runner(None),
+        )
     except RuntimeError as e:
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
     return remaining
@@ -184,8 +225,7 @@ def _search(trials: int) -> ms.search_strategy.EvolutionarySearch:
     """Evolutionary search with a population sized to the budget: MetaSchedule's 512 from
     64 trials up, smaller for small budgets, where searching would dwarf measuring."""
     population = max(32, min(512, 8 * trials))
-    return ms.search_strategy.EvolutionarySearch(population_size=population,
-                                                 init_min_unmeasured=min(50, population))
+    return ms.search_strategy.EvolutionarySearch(population_size=population, init_min_unmeasured=min(50, population))
 
 
 @derived_object

@@ -5,6 +5,7 @@ With torch loaded, that import spends 35-75 s in `inspect.getmodule`, called by
 out. Memoising `inspect.getmodule` per file name during the import brings it to
 a few seconds. This module imports nothing heavy, since MetaSchedule pickles
 `warm_tensor_intrin` by reference as its builders' initializer."""
+
 from __future__ import annotations
 
 import inspect

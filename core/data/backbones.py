@@ -6,9 +6,10 @@ trains an epoch of the digits in seconds on this CPU. All nets end in adaptive
 average pooling, so any resolution >= 8 works. Their standard convolutions are
 plain nn.Conv2d modules, which core.data.replace swaps for IR operators.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -27,8 +28,9 @@ class BasicBlock(nn.Module):
         super().__init__()
         self.conv1, self.bn1 = conv_bn(c_in, c_out, 3, stride)
         self.conv2, self.bn2 = conv_bn(c_out, c_out, 3, 1)
-        self.shortcut = (nn.Sequential(*conv_bn(c_in, c_out, 1, stride))
-                         if stride != 1 or c_in != c_out else nn.Identity())
+        self.shortcut = (
+            nn.Sequential(*conv_bn(c_in, c_out, 1, stride)) if stride != 1 or c_in != c_out else nn.Identity()
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.relu(self.bn1(self.conv1(x)))
@@ -41,7 +43,7 @@ class ResNet(nn.Module):
         self.stem = nn.Sequential(*conv_bn(3, width), nn.ReLU())
         layers, c_in = [], width
         for i, n in enumerate(blocks):
-            c_out = width * 2 ** i
+            c_out = width * 2**i
             for j in range(n):
                 layers.append(BasicBlock(c_in, c_out, 2 if i > 0 and j == 0 else 1))
                 c_in = c_out
@@ -94,8 +96,15 @@ class InvertedResidual(nn.Module):
 
 class MobileNetV2(nn.Module):
     # (expansion t, channels at width 32, repeats n, stride s); CIFAR variant: strides 1 early
-    SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 1), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-                (6, 160, 3, 2), (6, 320, 1, 1))
+    SETTINGS = (
+        (1, 16, 1, 1),
+        (6, 24, 2, 1),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    )
 
     def __init__(self, width: int, num_classes: int):
         super().__init__()

@@ -14,6 +14,7 @@ Every dataset comes out as float32 images [N, 3, R, R] in [0, 1] at the requeste
 resolution R and int64 labels 0..classes-1; split_dataset makes the seeded,
 stratified train/validation split and standardises both with training statistics.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,13 +48,14 @@ class ImageDataset:
     def resolution(self) -> int:
         return self.images.shape[-1]
 
-    def subset(self, index: np.ndarray) -> "ImageDataset":
+    def subset(self, index: np.ndarray) -> ImageDataset:
         return ImageDataset(self.name, self.images[index], self.labels[index], self.classes)
 
 
 @dataclass(frozen=True)
 class Split:
     """Training and validation parts, standardised with the training part's per-channel statistics."""
+
     train: ImageDataset
     val: ImageDataset
     mean: tuple[float, ...]
@@ -69,20 +71,22 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = 16) -> ImageDa
         return _digits(resolution)
     path = Path(source).expanduser()
     if not path.exists():
-        raise DatasetError(f"{path}: no such file or folder (datasets are 'digits' or a path to "
-                           "CIFAR binary files, an .npz archive or an image folder)")
+        raise DatasetError(
+            f"{path}: no such file or folder (datasets are 'digits' or a path to "
+            "CIFAR binary files, an .npz archive or an image folder)"
+        )
     if path.is_file():
         if path.suffix == ".npz":
             return _npz(path, resolution)
         if path.suffix == ".bin":
             return _cifar_files([path], _cifar_kind(path), resolution)
-        raise DatasetError(f"{path}: unsupported file type {path.suffix or '(none)'!r}; "
-                           "expected a .npz archive or a CIFAR .bin file")
+        raise DatasetError(
+            f"{path}: unsupported file type {path.suffix or '(none)'!r}; expected a .npz archive or a CIFAR .bin file"
+        )
     return _folder(path, resolution)
 
 
-def split_dataset(dataset: ImageDataset, val_fraction: float = 0.2, seed: int = 0,
-                  limit: int | None = None) -> Split:
+def split_dataset(dataset: ImageDataset, val_fraction: float = 0.2, seed: int = 0, limit: int | None = None) -> Split:
     """Stratified, seeded train/validation split (the same seed always gives the same split).
 
     `limit` first keeps a stratified sample of that many examples, for quick proxy runs."""
@@ -93,23 +97,23 @@ def split_dataset(dataset: ImageDataset, val_fraction: float = 0.2, seed: int = 
     index = np.arange(len(dataset))
     try:
         if limit is not None and limit < len(index):
-            index, _ = train_test_split(index, train_size=limit, random_state=seed,
-                                        stratify=dataset.labels)
-        train, val = train_test_split(index, test_size=val_fraction, random_state=seed,
-                                      stratify=dataset.labels[index])
+            index, _ = train_test_split(index, train_size=limit, random_state=seed, stratify=dataset.labels)
+        train, val = train_test_split(index, test_size=val_fraction, random_state=seed, stratify=dataset.labels[index])
     except ValueError as e:
-        raise DatasetError(f"{dataset.name}: cannot split {len(index)} examples of "
-                           f"{dataset.num_classes} classes into train and validation ({e})") from None
+        raise DatasetError(
+            f"{dataset.name}: cannot split {len(index)} examples of "
+            f"{dataset.num_classes} classes into train and validation ({e})"
+        ) from None
     train_set, val_set = dataset.subset(np.sort(train)), dataset.subset(np.sort(val))
     mean = train_set.images.mean(axis=(0, 2, 3), keepdims=True)
     std = train_set.images.std(axis=(0, 2, 3), keepdims=True) + 1e-6
 
     def standardise(part: ImageDataset) -> ImageDataset:
-        return ImageDataset(part.name, ((part.images - mean) / std).astype(np.float32), part.labels,
-                            part.classes)
+        return ImageDataset(part.name, ((part.images - mean) / std).astype(np.float32), part.labels, part.classes)
 
-    return Split(standardise(train_set), standardise(val_set),
-                 tuple(mean.ravel().tolist()), tuple(std.ravel().tolist()))
+    return Split(
+        standardise(train_set), standardise(val_set), tuple(mean.ravel().tolist()), tuple(std.ravel().tolist())
+    )
 
 
 # -- the bundled default -------------------------------------------------------------
@@ -118,8 +122,9 @@ def _digits(resolution: int) -> ImageDataset:
 
     bunch = load_digits()
     images = (bunch.images / 16.0).astype(np.float32)[:, None]  # [N, 1, 8, 8], 0..16 -> 0..1
-    return _finish("digits", "scikit-learn's digits", images, bunch.target,
-                   tuple(map(str, bunch.target_names)), resolution)
+    return _finish(
+        "digits", "scikit-learn's digits", images, bunch.target, tuple(map(str, bunch.target_names)), resolution
+    )
 
 
 # -- CIFAR binary ----------------------------------------------------------------------
@@ -135,8 +140,10 @@ def _cifar_kind(path: Path) -> str:
         return "cifar10"
     if path.name in ("train.bin", "test.bin"):
         return "cifar100"
-    raise DatasetError(f"{path}: not a CIFAR binary file name (CIFAR-10: data_batch_1.bin ... "
-                       "test_batch.bin; CIFAR-100: train.bin, test.bin)")
+    raise DatasetError(
+        f"{path}: not a CIFAR binary file name (CIFAR-10: data_batch_1.bin ... "
+        "test_batch.bin; CIFAR-100: train.bin, test.bin)"
+    )
 
 
 def _cifar_files(files: list[Path], kind: str, resolution: int) -> ImageDataset:
@@ -146,15 +153,16 @@ def _cifar_files(files: list[Path], kind: str, resolution: int) -> ImageDataset:
     for f in files:
         raw = _read_bytes(f)
         if not raw or len(raw) % record:
-            raise DatasetError(f"{f}: {len(raw)} bytes is not a whole number of {record}-byte "
-                               f"{kind.upper().replace('CIFAR', 'CIFAR-')} records (truncated or not "
-                               "a CIFAR binary file)")
+            raise DatasetError(
+                f"{f}: {len(raw)} bytes is not a whole number of {record}-byte "
+                f"{kind.upper().replace('CIFAR', 'CIFAR-')} records (truncated or not "
+                "a CIFAR binary file)"
+            )
         rows = np.frombuffer(raw, np.uint8).reshape(-1, record)
         lab = rows[:, label_at].astype(np.int64)
         if lab.max() >= n_classes:
             bad = int(np.argmax(lab >= n_classes))
-            raise DatasetError(f"{f}: record {bad} has label {lab[bad]}, but {kind} has "
-                               f"{n_classes} classes")
+            raise DatasetError(f"{f}: record {bad} has label {lab[bad]}, but {kind} has {n_classes} classes")
         images.append(rows[:, label_bytes:].reshape(-1, 3, 32, 32))
         labels.append(lab)
     names = _class_names(files[0].parent / names_file, n_classes)
@@ -180,9 +188,11 @@ def _npz(path: Path, resolution: int) -> ImageDataset:
         with np.load(path, allow_pickle=False) as archive:
             keys = next((k for k in _NPZ_KEYS if all(n in archive.files for n in k)), None)
             if keys is None:
-                raise DatasetError(f"{path}: missing arrays; expected {' and '.join(_NPZ_KEYS[0])} "
-                                   f"(or {' and '.join(_NPZ_KEYS[1])}), found "
-                                   f"{', '.join(archive.files) or 'none'}")
+                raise DatasetError(
+                    f"{path}: missing arrays; expected {' and '.join(_NPZ_KEYS[0])} "
+                    f"(or {' and '.join(_NPZ_KEYS[1])}), found "
+                    f"{', '.join(archive.files) or 'none'}"
+                )
             images, labels = archive[keys[0]], archive[keys[1]]
     except DatasetError:
         raise
@@ -190,18 +200,22 @@ def _npz(path: Path, resolution: int) -> ImageDataset:
         raise DatasetError(f"{path}: cannot read as a NumPy .npz archive ({e})") from None
     where = f"{path}: {keys[0]}"
     if images.dtype.kind not in "uif" or images.size == 0:
-        raise DatasetError(f"{where} must be a non-empty numeric array, got dtype {images.dtype} "
-                           f"and shape {images.shape}")
+        raise DatasetError(
+            f"{where} must be a non-empty numeric array, got dtype {images.dtype} and shape {images.shape}"
+        )
     if images.ndim == 3:
         images = images[:, None]
     elif images.ndim == 4 and images.shape[-1] in (1, 3):
         images = images.transpose(0, 3, 1, 2)
     elif not (images.ndim == 4 and images.shape[1] in (1, 3)):
-        raise DatasetError(f"{where} has shape {images.shape}; expected [N, H, W], [N, H, W, C] or "
-                           "[N, C, H, W] with C = 1 or 3")
+        raise DatasetError(
+            f"{where} has shape {images.shape}; expected [N, H, W], [N, H, W, C] or [N, C, H, W] with C = 1 or 3"
+        )
     if labels.ndim != 1 or labels.dtype.kind not in "ui" or len(labels) != len(images):
-        raise DatasetError(f"{path}: {keys[1]} must be a 1-d integer array with one label per image "
-                           f"({len(images)}), got dtype {labels.dtype} and shape {labels.shape}")
+        raise DatasetError(
+            f"{path}: {keys[1]} must be a 1-d integer array with one label per image "
+            f"({len(images)}), got dtype {labels.dtype} and shape {labels.shape}"
+        )
     if not np.isfinite(images).all():
         raise DatasetError(f"{where} contains NaN or infinite values")
     images = images.astype(np.float32)
@@ -225,8 +239,10 @@ def _folder(path: Path, resolution: int) -> ImageDataset:
 def _image_tree(path: Path, resolution: int) -> ImageDataset:
     class_dirs = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not class_dirs:
-        raise DatasetError(f"{path}: no CIFAR .bin files and no class subfolders; an image-folder "
-                           "dataset needs one subfolder of images per class")
+        raise DatasetError(
+            f"{path}: no CIFAR .bin files and no class subfolders; an image-folder "
+            "dataset needs one subfolder of images per class"
+        )
     files: list[tuple[Path, int]] = []
     for label, d in enumerate(class_dirs):
         found = sorted(f for f in d.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
@@ -236,8 +252,9 @@ def _image_tree(path: Path, resolution: int) -> ImageDataset:
     try:
         from PIL import Image, UnidentifiedImageError
     except ImportError:
-        raise DatasetError(f"{path}: reading an image folder needs Pillow, which is not installed "
-                           "(pip install pillow)") from None
+        raise DatasetError(
+            f"{path}: reading an image folder needs Pillow, which is not installed (pip install pillow)"
+        ) from None
     images = np.empty((len(files), 3, resolution, resolution), np.float32)
     for i, (f, _) in enumerate(files):
         try:
@@ -247,8 +264,7 @@ def _image_tree(path: Path, resolution: int) -> ImageDataset:
             raise DatasetError(f"{f}: cannot read as an image ({e})") from None
         images[i] = np.asarray(rgb, np.float32).transpose(2, 0, 1) / 255.0
     labels = np.array([label for _, label in files], np.int64)
-    return _finish(path.name, path, images, labels, tuple(d.name for d in class_dirs), resolution,
-                   relabel=False)
+    return _finish(path.name, path, images, labels, tuple(d.name for d in class_dirs), resolution, relabel=False)
 
 
 # -- shared ---------------------------------------------------------------------------------
@@ -259,8 +275,15 @@ def _read_bytes(path: Path) -> bytes:
         raise DatasetError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
-def _finish(name: str, source: object, images: np.ndarray, labels: np.ndarray,
-            classes: tuple[str, ...] | None, resolution: int, relabel: bool = True) -> ImageDataset:
+def _finish(
+    name: str,
+    source: object,
+    images: np.ndarray,
+    labels: np.ndarray,
+    classes: tuple[str, ...] | None,
+    resolution: int,
+    relabel: bool = True,
+) -> ImageDataset:
     """Labels -> 0..K-1 (named by their original values), gray -> 3 channels, resize to R x R.
     `source` (the file or folder) names the data in errors."""
     labels = np.asarray(labels)
@@ -282,7 +305,11 @@ def _resize(images: np.ndarray, resolution: int) -> np.ndarray:
     import torch
     import torch.nn.functional as F
 
-    out = F.interpolate(torch.from_numpy(np.ascontiguousarray(images, np.float32)),
-                        size=(resolution, resolution), mode="bilinear", align_corners=False,
-                        antialias=images.shape[-1] > resolution)
+    out = F.interpolate(
+        torch.from_numpy(np.ascontiguousarray(images, np.float32)),
+        size=(resolution, resolution),
+        mode="bilinear",
+        align_corners=False,
+        antialias=images.shape[-1] > resolution,
+    )
     return out.clamp_(0.0, 1.0).numpy()

@@ -1,4 +1,5 @@
 """Errors of the data layer, each naming the file, folder, backbone or layer at fault."""
+
 from __future__ import annotations
 
 from core.ir.errors import TesseraError

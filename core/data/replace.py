@@ -10,6 +10,7 @@ composition applies: C_out = m*c runs m independent copies side by side and
 concatenates them; c = m*C_out sums the output's m consecutive groups of C_out
 channels. Anything else leaves the layer alone, with the reason in the report.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -26,6 +27,7 @@ from core.ir.graph import OperatorGraph
 @dataclass(frozen=True)
 class LayerOutcome:
     """One nn.Conv2d of the backbone: its shape, whether it was replaced, and how or why not."""
+
     name: str
     c_in: int
     c_out: int
@@ -54,8 +56,7 @@ class ReplacementReport:
         return [head, *(o.line() for o in self.layers)]
 
     def to_json(self) -> dict:
-        return {"operator": self.operator, "replaced": len(self.replaced),
-                "layers": [asdict(o) for o in self.layers]}
+        return {"operator": self.operator, "replaced": len(self.replaced), "layers": [asdict(o) for o in self.layers]}
 
 
 class ReplacedConv(nn.Module):
@@ -93,10 +94,10 @@ def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) ->
     def record(name: str):
         def hook(module, args) -> None:
             sizes.setdefault(name, tuple(args[0].shape[-2:]))
+
         return hook
 
-    hooks = [m.register_forward_pre_hook(record(name))
-             for name, m in model.named_modules() if isinstance(m, nn.Conv2d)]
+    hooks = [m.register_forward_pre_hook(record(name)) for name, m in model.named_modules() if isinstance(m, nn.Conv2d)]
     was_training = model.training
     try:
         model.eval()
@@ -109,18 +110,24 @@ def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) ->
     return sizes
 
 
-def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int,
-                  in_channels: int = 3) -> ReplacementReport:
+def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int, in_channels: int = 3) -> ReplacementReport:
     """Replace, in place, every standard conv the operator fits; the report lists all convs.
     The model takes [N, in_channels, resolution, resolution]."""
     sizes = conv_input_sizes(model, resolution, in_channels)
     outcomes = []
     for name, conv in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]:
         h, w = sizes.get(name, (0, 0))
-        outcome = dict(name=name, c_in=conv.in_channels, c_out=conv.out_channels, height=h, width=w,
-                       kernel=conv.kernel_size[0])
+        outcome = {
+            "name": name,
+            "c_in": conv.in_channels,
+            "c_out": conv.out_channels,
+            "height": h,
+            "width": w,
+            "kernel": conv.kernel_size[0],
+        }
         why_not = ConvSpec.of_module(conv).why_not_standard() or (
-            "" if name in sizes else "not used in the forward pass")
+            "" if name in sizes else "not used in the forward pass"
+        )
         if why_not:
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not))
             continue
@@ -138,8 +145,7 @@ def layer_bindings(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, 
     """The operator's defaults, overridden by the sizes of one [C_in, H, W] -> [C_out, H, W] layer."""
     bindings = dict(graph.bindings)
     if len(graph.input_shape) != 3 or len(graph.output_shape) != 3 or graph.spatial != 2:
-        raise LayerMismatch(f"operator maps {graph.input_shape} -> {graph.output_shape}, not "
-                            "[C, H, W] -> [C, H, W]")
+        raise LayerMismatch(f"operator maps {graph.input_shape} -> {graph.output_shape}, not [C, H, W] -> [C, H, W]")
     for expr, value in zip(graph.input_shape, (c_in, h, w)):
         if expr.isidentifier():
             bindings[expr] = value
@@ -176,6 +182,5 @@ def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, h: int, w: int) -> tupl
         parts = [first, *(instance() for _ in range(m - 1))]
         return ReplacedConv(parts, "concat", c_out, conv.bias is not None), f"{m} copies concatenated"
     if c % c_out == 0:
-        return (ReplacedConv([first], "sum", c_out, conv.bias is not None),
-                f"sum of {c // c_out} channel groups")
+        return (ReplacedConv([first], "sum", c_out, conv.bias is not None), f"sum of {c // c_out} channel groups")
     raise LayerMismatch(f"operator gives {c} channels, the layer needs {c_out} (neither divides the other)")

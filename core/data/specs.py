@@ -1,5 +1,6 @@
 """Which backbone, how wide, at which resolution: the torch-free description of a network,
 so the CLI and the GUI can check a request and label its results without importing torch."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ BACKBONE_NAMES = ("resnet18", "resnet34", "vgg", "mobilenetv2")
 @dataclass(frozen=True)
 class BackboneSpec:
     """`width` is the channel count of the first stage; `resolution` the input's side in pixels."""
+
     name: str = "resnet18"
     width: int = 16
     resolution: int = 16

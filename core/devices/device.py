@@ -4,6 +4,7 @@
 A Device is plain data and imports nothing heavy, so the CLI and the GUI can list, add and
 validate devices without TVM; `to_dict()` is the JSON that crosses to worker processes
 (a measure job's "device_config", core.devices.health.check_call's `config`)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ KINDS = ("local", "rpc")
 #: TVM target kinds a device may have; CPUs compile with LLVM, the others are GPUs
 TARGET_KINDS = ("llvm", "cuda", "rocm", "opencl", "vulkan", "metal")
 DEFAULT_TARGET = {"kind": "llvm"}
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")   # also a folder name (tuning databases)
-_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")    # TVM joins keys with ':' and options with ' '
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")  # also a folder name (tuning databases)
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")  # TVM joins keys with ':' and options with ' '
 _HOST = re.compile(r"[A-Za-z0-9_.:-]{1,253}")
 
 
@@ -30,6 +31,7 @@ class Device:
     "num-cores" gets the server's thread count when a job starts), `session_timeout` how long
     one session (one measurement, one tuning trial) may last, `wait` how long a job waits for
     a free server of the key before giving up (and being retried later)."""
+
     name: str
     kind: str = "local"
     tracker_host: str | None = None
@@ -62,9 +64,16 @@ class Device:
         """The description (no store bookkeeping), as JSON; Device.from_dict reads it back."""
         if self.is_local:
             return {"name": self.name, "kind": self.kind}
-        return {"name": self.name, "kind": self.kind, "tracker_host": self.tracker_host,
-                "tracker_port": self.tracker_port, "key": self.key, "target": dict(self.target),
-                "session_timeout": self.session_timeout, "wait": self.wait}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "tracker_host": self.tracker_host,
+            "tracker_port": self.tracker_port,
+            "key": self.key,
+            "target": dict(self.target),
+            "session_timeout": self.session_timeout,
+            "wait": self.wait,
+        }
 
     def job_fields(self) -> dict:
         """What a measure job's payload carries about its device (core.compile.jobs.measure_job):
@@ -72,7 +81,7 @@ class Device:
         return {"device": self.name} if self.is_local else {"device": self.name, "device_config": self.to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Device":
+    def from_dict(cls, data: dict) -> Device:
         """A validated Device from to_dict()'s JSON; DeviceError naming the field at fault."""
         if not isinstance(data, dict):
             raise DeviceError(f"a device description must be an object, got {data!r}")
@@ -91,12 +100,18 @@ class Device:
         if name == LOCAL_NAME:
             raise DeviceError(f"'{LOCAL_NAME}' is this machine's CPU; give the RPC device another name")
         host, port = check_host(data.get("tracker_host"), name), check_port(data.get("tracker_port"), name)
-        return cls(name, kind, host, port, check_key(data.get("key"), name),
-                   check_target(data.get("target", DEFAULT_TARGET), name),
-                   _seconds(data.get("session_timeout", cls.session_timeout), "session_timeout", name),
-                   _seconds(data.get("wait", cls.wait), "wait", name))
+        return cls(
+            name,
+            kind,
+            host,
+            port,
+            check_key(data.get("key"), name),
+            check_target(data.get("target", DEFAULT_TARGET), name),
+            _seconds(data.get("session_timeout", cls.session_timeout), "session_timeout", name),
+            _seconds(data.get("wait", cls.wait), "wait", name),
+        )
 
-    def stored(self, row_id: int, default: bool, last_check: dict | None) -> "Device":
+    def stored(self, row_id: int, default: bool, last_check: dict | None) -> Device:
         return replace(self, id=row_id, default=default, last_check=last_check)
 
 
@@ -105,15 +120,19 @@ LOCAL = Device(LOCAL_NAME)
 
 def check_name(name) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise DeviceError(f"device name {name!r} must be 1-63 letters, digits, '.', '_' or '-', "
-                          f"starting with a letter or digit (e.g. rasp4)")
+        raise DeviceError(
+            f"device name {name!r} must be 1-63 letters, digits, '.', '_' or '-', "
+            f"starting with a letter or digit (e.g. rasp4)"
+        )
     return name
 
 
 def check_key(key, device: str) -> str:
     if not isinstance(key, str) or not _KEY.fullmatch(key):
-        raise DeviceError(f"device {device}: the key {key!r} must be 1-63 letters, digits, '.', '_' or '-' "
-                          f"(the --key its servers were started with, e.g. rasp4)")
+        raise DeviceError(
+            f"device {device}: the key {key!r} must be 1-63 letters, digits, '.', '_' or '-' "
+            f"(the --key its servers were started with, e.g. rasp4)"
+        )
     return key
 
 
@@ -136,17 +155,23 @@ def check_target(target, device: str) -> dict:
         try:
             target = json.loads(target)
         except ValueError:
-            raise DeviceError(f"device {device}: the target must be JSON such as "
-                              f'{{"kind": "llvm", "mtriple": "aarch64-linux-gnu"}}, got {target!r}') from None
+            raise DeviceError(
+                f"device {device}: the target must be JSON such as "
+                f'{{"kind": "llvm", "mtriple": "aarch64-linux-gnu"}}, got {target!r}'
+            ) from None
     if not isinstance(target, dict) or target.get("kind") not in TARGET_KINDS:
-        raise DeviceError(f"device {device}: the target must be an object whose \"kind\" is one of "
-                          f"{', '.join(TARGET_KINDS)}, got {target!r}")
+        raise DeviceError(
+            f'device {device}: the target must be an object whose "kind" is one of '
+            f"{', '.join(TARGET_KINDS)}, got {target!r}"
+        )
     for key, value in target.items():
         scalar = isinstance(value, (str, int, float, bool))
-        if not isinstance(key, str) or not (scalar or (isinstance(value, list) and all(
-                isinstance(v, (str, int)) for v in value))):
-            raise DeviceError(f"device {device}: target field {key!r} must be a string, number, flag or list, "
-                              f"got {value!r}")
+        if not isinstance(key, str) or not (
+            scalar or (isinstance(value, list) and all(isinstance(v, (str, int)) for v in value))
+        ):
+            raise DeviceError(
+                f"device {device}: target field {key!r} must be a string, number, flag or list, got {value!r}"
+            )
     return dict(target)
 
 

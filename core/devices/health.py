@@ -1,6 +1,7 @@
 """A device's health check, run in a spawned process through core.jobs.isolate.call_in_subprocess
 (it imports TVM): is the tracker there, how many servers of the key are free, busy or
 asked for, and how long a tiny kernel's round trip to one of them takes."""
+
 from __future__ import annotations
 
 import time
@@ -29,6 +30,7 @@ def check_call(config: dict, timeout: float) -> dict:
             return answer
         from ..compile.remote import round_trip  # TVM: only in this (spawned) process
         from .session import key_status, no_server_error, tracker_summary
+
         summary = tracker_summary(device.tracker_host, device.tracker_port, timeout)
         status = key_status(summary, device.key)
         answer.update(reachable=True, free=status.free, busy=status.busy, pending=status.pending)

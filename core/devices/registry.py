@@ -6,6 +6,7 @@ one row; none means the local CPU), "last_check" (core.devices.health.check_call
 and "removed" (when). Removing a device keeps its row, marked removed, so measurements
 made on it still say where they ran; adding the same name again brings the row back.
 The local CPU ("local") is always there and always listed first."""
+
 from __future__ import annotations
 
 import time
@@ -33,21 +34,38 @@ def get_device(store: Store, name: str) -> Device:
             return device
     removed = any(row["name"] == name for row in store.devices())
     known = ", ".join(d.name for d in list_devices(store))
-    raise DeviceError(f"there is no device called {name!r}{' (it was removed)' if removed else ''} in "
-                      f"{store.path}; known devices: {known}. Add one with `tessera device add NAME "
-                      f"--tracker HOST:PORT --key KEY`")
+    raise DeviceError(
+        f"there is no device called {name!r}{' (it was removed)' if removed else ''} in "
+        f"{store.path}; known devices: {known}. Add one with `tessera device add NAME "
+        f"--tracker HOST:PORT --key KEY`"
+    )
 
 
-def add_device(store: Store, name: str, tracker: str, key: str, target: dict | str | None = None, *,
-               session_timeout: float = Device.session_timeout, wait: float = Device.wait,
-               replace: bool = False) -> Device:
+def add_device(
+    store: Store,
+    name: str,
+    tracker: str,
+    key: str,
+    target: dict | str | None = None,
+    *,
+    session_timeout: float = Device.session_timeout,
+    wait: float = Device.wait,
+    replace: bool = False,
+) -> Device:
     """Add the RPC device `name` whose servers register with `tracker` ('HOST:PORT') under `key`,
     compiled for `target` (a TVM target dict or its JSON; default {"kind": "llvm"}). An existing
     device of that name is changed only with replace=True (keeping its default flag)."""
     check_name(name)
     host, port = parse_address(tracker)
-    description = {"name": name, "kind": "rpc", "tracker_host": host, "tracker_port": port, "key": key,
-                   "session_timeout": session_timeout, "wait": wait}
+    description = {
+        "name": name,
+        "kind": "rpc",
+        "tracker_host": host,
+        "tracker_port": port,
+        "key": key,
+        "session_timeout": session_timeout,
+        "wait": wait,
+    }
     if target is not None:
         description["target"] = target
     device = Device.from_dict(description)
@@ -55,8 +73,10 @@ def add_device(store: Store, name: str, tracker: str, key: str, target: dict | s
         row = _row(store, name)
         if row is not None and not row["config"].get("removed"):
             if not replace:
-                raise DeviceError(f"device {name} already exists ({_device(row).describe()}); "
-                                  f"remove it first or replace it (--replace)")
+                raise DeviceError(
+                    f"device {name} already exists ({_device(row).describe()}); "
+                    f"remove it first or replace it (--replace)"
+                )
             keep = {"default": row["config"].get("default", False)}
         else:
             keep = {}
@@ -74,8 +94,10 @@ def remove_device(store: Store, name: str) -> None:
         device = get_device(store, name)
         waiting = [job.id for job in JobQueue(store).jobs((QUEUED, RUNNING)) if job.device_id == device.id]
         if waiting:
-            raise DeviceError(f"device {name} has queued or running job(s) {', '.join(map(str, waiting))}; "
-                              f"cancel them first (`tessera jobs cancel ID`)")
+            raise DeviceError(
+                f"device {name} has queued or running job(s) {', '.join(map(str, waiting))}; "
+                f"cancel them first (`tessera jobs cancel ID`)"
+            )
         _update(store, name, {"removed": time.time(), "default": False})
 
 
@@ -126,4 +148,6 @@ def _device(row: dict) -> Device:
     try:
         return Device.from_dict({"name": row["name"], "kind": row["kind"], **description}).stored(*bookkeeping)
     except DeviceError as exc:
-        raise DeviceError(f"the store's device row {row['id']} ({row['name']!r}) is not a valid device: {exc}") from None
+        raise DeviceError(
+            f"the store's device row {row['id']} ({row['name']!r}) is not a valid device: {exc}"
+        ) from None

@@ -6,13 +6,14 @@ so SIGINT and SIGTERM here stop the listener with everything under it (TVM's own
 terminate() kills the child's whole tree) before exiting. A SIGKILL cannot be caught:
 whoever sends one must stop the children too (by process id; see tests/core/rpc_fixtures.py).
 Both bind to loopback unless given another host. This module imports TVM."""
+
 from __future__ import annotations
 
 import os
 import signal
 import socket
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from tvm import rpc
 from tvm.rpc.tracker import Tracker
@@ -34,11 +35,13 @@ def run_tracker(host: str, port: int, announce: Callable[[str], None] = print) -
         tracker = Tracker(host, port=port, port_end=port + 1, silent=True)
         announce(f"tracker listening on {host}:{tracker.port} (process {os.getpid()}); Ctrl-C to stop")
         return tracker
+
     _serve(start, "the tracker")
 
 
-def run_server(tracker: str, key: str, host: str, port: int | None, threads: int,
-               announce: Callable[[str], None] = print) -> None:
+def run_server(
+    tracker: str, key: str, host: str, port: int | None, threads: int, announce: Callable[[str], None] = print
+) -> None:
     """Serve kernels for `key`, registered with `tracker` ('HOST:PORT'), on host:port (the first
     free one of TVM's range if None), with `threads` runtime threads, until SIGINT or SIGTERM.
 
@@ -54,11 +57,14 @@ def run_server(tracker: str, key: str, host: str, port: int | None, threads: int
 
     def start() -> rpc.Server:
         nonlocal ports
-        server = rpc.Server(host, port=ports[0], port_end=ports[1], key=key,
-                            tracker_addr=(tracker_host, tracker_port), silent=True)
+        server = rpc.Server(
+            host, port=ports[0], port_end=ports[1], key=key, tracker_addr=(tracker_host, tracker_port), silent=True
+        )
         ports = (server.port, server.port + 1)  # a restart listens on the same port
-        announce(f"server for key {key} listening on {host}:{server.port}, registered with tracker "
-                 f"{tracker_host}:{tracker_port}, {threads} thread(s) (process {os.getpid()}); Ctrl-C to stop")
+        announce(
+            f"server for key {key} listening on {host}:{server.port}, registered with tracker "
+            f"{tracker_host}:{tracker_port}, {threads} thread(s) (process {os.getpid()}); Ctrl-C to stop"
+        )
         return server
 
     def registered(server: rpc.Server) -> bool:
@@ -66,13 +72,20 @@ def run_server(tracker: str, key: str, host: str, port: int | None, threads: int
             summary = tracker_summary(tracker_host, tracker_port, 5.0)
         except DeviceError:
             return True  # the tracker is away; TVM's listener waits for it (and ends if it takes long)
-        return any(info.get("key") == f"server:{key}" and list(info.get("addr", ()))[1:] == [server.port]
-                   for info in summary.get("server_info", []))
+        return any(
+            info.get("key") == f"server:{key}" and list(info.get("addr", ()))[1:] == [server.port]
+            for info in summary.get("server_info", [])
+        )
+
     _serve(start, "the server", registered, announce)
 
 
-def _serve(start: Callable[[], object], what: str, healthy: Callable[[object], bool] | None = None,
-           announce: Callable[[str], None] = print) -> None:
+def _serve(
+    start: Callable[[], object],
+    what: str,
+    healthy: Callable[[object], bool] | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
     """Run the listener start() returns until SIGINT/SIGTERM, then stop it with its children
     (TVM's terminate() kills the listener's whole tree). When `healthy(listener)` fails
     MISSED_LOOKS looks in a row, the listener is replaced by a fresh one."""

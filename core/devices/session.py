@@ -5,6 +5,7 @@ for a free server forever; here every step has a deadline, and each failure beco
 DeviceError that says which tracker, key or server, never TVM's internal codes. The
 tracker protocol itself (tvm.rpc.base: a magic number, then length-prefixed JSON) is
 TVM's. This module imports TVM: it runs in worker processes only."""
+
 from __future__ import annotations
 
 import socket
@@ -26,6 +27,7 @@ _RETRY_PAUSE = 1.0  # s between attempts while waiting for a tracker or a server
 class KeyStatus:
     """What a tracker says about one key: servers registered, free, busy (in a session), and
     requests waiting for one of them."""
+
     servers: int
     free: int
     pending: int
@@ -50,18 +52,26 @@ def key_status(summary: dict, key: str) -> KeyStatus:
 
 def no_server_error(device: Device, summary: dict) -> DeviceError:
     """'tracker 127.0.0.1:9190 has no server with key rasp5 (keys with servers there: rasp4)'."""
-    keys = sorted({info["key"].partition(":")[2] for info in summary.get("server_info", [])
-                   if str(info.get("key", "")).startswith("server:")})
+    keys = sorted(
+        {
+            info["key"].partition(":")[2]
+            for info in summary.get("server_info", [])
+            if str(info.get("key", "")).startswith("server:")
+        }
+    )
     there = f"keys with servers there: {', '.join(keys)}" if keys else "no server is registered there at all"
-    return DeviceError(f"tracker {device.tracker} has no server with key {device.key} ({there}); start one "
-                       f"with `tessera device serve --tracker {device.tracker} --key {device.key}`")
+    return DeviceError(
+        f"tracker {device.tracker} has no server with key {device.key} ({there}); start one "
+        f"with `tessera device serve --tracker {device.tracker} --key {device.key}`"
+    )
 
 
 @dataclass
 class Session:
     """An open RPC session with one server of a device."""
+
     device: Device
-    server: str           # 'HOST:PORT' of the server the tracker handed out
+    server: str  # 'HOST:PORT' of the server the tracker handed out
     remote: rpc.RPCSession
 
     def num_threads(self) -> int:
@@ -85,13 +95,15 @@ class Session:
             return DeviceError(
                 f"device {self.device.name}: the session on server {self.server} lasted longer than the "
                 f"device's session timeout of {self.device.session_timeout:g} s while {doing}, so the server "
-                f"ended it; allow more with `tessera device add {self.device.name} ... --session-timeout S --replace`")
+                f"ended it; allow more with `tessera device add {self.device.name} ... --session-timeout S --replace`"
+            )
         if not self.alive():
-            return SessionLost(f"device {self.device.name}: lost the session with server {self.server} "
-                               f"(key {self.device.key}) while {doing}: the server died, restarted or dropped "
-                               f"the connection")
-        return DeviceError(f"device {self.device.name}: server {self.server} failed while {doing}: "
-                           f"{_last_line(exc)}")
+            return SessionLost(
+                f"device {self.device.name}: lost the session with server {self.server} "
+                f"(key {self.device.key}) while {doing}: the server died, restarted or dropped "
+                f"the connection"
+            )
+        return DeviceError(f"device {self.device.name}: server {self.server} failed while {doing}: {_last_line(exc)}")
 
 
 def open_session(device: Device, wait: float) -> Session:
@@ -127,8 +139,9 @@ def _request(device: Device, timeout: float, wait: float) -> Session:
             busy = key_status(tracker_summary(host, port, 5.0), key).busy
             raise DeviceUnavailable(f"no free device for key {key} after {wait:g} s ({busy} busy)") from None
         except OSError:
-            raise DeviceUnavailable(f"tracker {device.tracker} closed the connection while we waited "
-                                    f"for a server with key {key}") from None
+            raise DeviceUnavailable(
+                f"tracker {device.tracker} closed the connection while we waited for a server with key {key}"
+            ) from None
     if not (isinstance(answer, list) and answer and answer[0] == base.TrackerCode.SUCCESS):
         raise DeviceError(f"tracker {device.tracker} refused a request for key {key}")
     server_host, server_port, match = answer[1]
@@ -136,8 +149,10 @@ def _request(device: Device, timeout: float, wait: float) -> Session:
     try:
         remote = rpc.connect(server_host, server_port, match, session_timeout=device.session_timeout)
     except (RuntimeError, OSError):
-        raise DeviceUnavailable(f"server {server} (key {key}) did not accept a session; the tracker "
-                                f"still listed it, so it may just have died") from None
+        raise DeviceUnavailable(
+            f"server {server} (key {key}) did not accept a session; the tracker "
+            f"still listed it, so it may just have died"
+        ) from None
     return Session(device, server, remote)
 
 

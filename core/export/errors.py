@@ -1,4 +1,5 @@
 """Errors of exporting: each message names the operator, the file or the format at fault."""
+
 from __future__ import annotations
 
 from core.ir.errors import TesseraError

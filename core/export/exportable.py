@@ -5,12 +5,13 @@ code at, and one line saying where the operator came from (for docstrings). The 
 keeps operators in canonical form (no name, positions or sizes), so an operator from the
 store takes its name from its row, a layered layout, and the sizes of its latest
 measurement, each overridden by what the caller passes."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from core.ir.graph import OperatorGraph
 from core.ir.layout import layered_layout
@@ -22,8 +23,8 @@ from .errors import ExportError
 
 @dataclass(frozen=True)
 class Exportable:
-    graph: OperatorGraph          # laid out; its bindings are the export's sizes
-    origin: str                   # e.g. "file conv2d.json" or "operator 12 (search:mcts) in results store ..."
+    graph: OperatorGraph  # laid out; its bindings are the export's sizes
+    origin: str  # e.g. "file conv2d.json" or "operator 12 (search:mcts) in results store ..."
     content_hash: str
 
     @property
@@ -43,12 +44,19 @@ class Exportable:
         """Code needs every size: ExportError naming the unbound variables."""
         missing = sorted(self.graph.mentioned_variables() - set(self.graph.bindings))
         if missing:
-            raise ExportError(f"{self.name} ({self.origin}) has no size for {', '.join(missing)}; "
-                              f"pass e.g. --bind {','.join(f'{v}=...' for v in missing)}")
+            raise ExportError(
+                f"{self.name} ({self.origin}) has no size for {', '.join(missing)}; "
+                f"pass e.g. --bind {','.join(f'{v}=...' for v in missing)}"
+            )
 
 
-def from_document(document: dict, origin: str, bindings: Mapping[str, int] | None = None,
-                  name: str | None = None, source: str = "<document>") -> Exportable:
+def from_document(
+    document: dict,
+    origin: str,
+    bindings: Mapping[str, int] | None = None,
+    name: str | None = None,
+    source: str = "<document>",
+) -> Exportable:
     """Check the document (FormatError names the element at fault) and apply name and sizes."""
     graph = graph_from_document(document, source)
     if name:
@@ -65,8 +73,9 @@ def from_file(path: str | Path, bindings: Mapping[str, int] | None = None) -> Ex
     return from_document(read_document(path), f"file {path.name}", bindings, source=str(path))
 
 
-def from_store(store_path: str | Path | None, operator_id: int,
-               bindings: Mapping[str, int] | None = None) -> Exportable:
+def from_store(
+    store_path: str | Path | None, operator_id: int, bindings: Mapping[str, int] | None = None
+) -> Exportable:
     path = Path(store_path).expanduser() if store_path else default_store_path()
     if not path.is_file():
         raise ExportError(f"no results store at {path} (pass --store PATH)")
@@ -75,16 +84,28 @@ def from_store(store_path: str | Path | None, operator_id: int,
             row = store.operator(operator_id)
         except StoreError:
             raise ExportError(f"no operator {operator_id} in results store {path}") from None
-        measured = next(iter(store.results("operator_id = ? AND measurement_id IS NOT NULL", [operator_id],
-                                           order_by="created DESC, measurement_id DESC")), None)
+        measured = next(
+            iter(
+                store.results(
+                    "operator_id = ? AND measurement_id IS NOT NULL",
+                    [operator_id],
+                    order_by="created DESC, measurement_id DESC",
+                )
+            ),
+            None,
+        )
     sizes = json.loads(measured["bindings"]) if measured and measured["bindings"] else {}
     origin = f"operator {operator_id} ({row['origin'] or 'unknown origin'}) in results store {path.name}"
-    return from_document(row["document"], origin, {**sizes, **(bindings or {})},
-                         name=row["name"] or f"operator {operator_id}", source=f"{path} operator {operator_id}")
+    return from_document(
+        row["document"],
+        origin,
+        {**sizes, **(bindings or {})},
+        name=row["name"] or f"operator {operator_id}",
+        source=f"{path} operator {operator_id}",
+    )
 
 
-def resolve(target: str, store_path: str | Path | None = None,
-            bindings: Mapping[str, int] | None = None) -> Exportable:
+def resolve(target: str, store_path: str | Path | None = None, bindings: Mapping[str, int] | None = None) -> Exportable:
     """`target` is an operator id in the store (digits only) or an operator file."""
     if target.isdigit():
         return from_store(store_path, int(target), bindings)

@@ -4,6 +4,7 @@ Graphviz. Pictures (PNG, SVG) are drawn by Qt from the editor's own canvas inste
 
 Every label and id is quoted and escaped, so node ids and names from files cannot
 change the DOT structure."""
+
 from __future__ import annotations
 
 from core.analysis.summary import summarize
@@ -12,8 +13,13 @@ from core.ir.graph import INPUT, OUTPUT
 from .exportable import Exportable
 
 # line style per primitive family: views move data, arithmetic computes, contractions dominate the cost
-_STYLE = {"view": "rounded,dashed", "rearrangement": "rounded,dashed", "arithmetic": "rounded",
-          "blending": "rounded", "contraction": "rounded,bold"}
+_STYLE = {
+    "view": "rounded,dashed",
+    "rearrangement": "rounded,dashed",
+    "arithmetic": "rounded",
+    "blending": "rounded",
+    "contraction": "rounded,bold",
+}
 
 
 def graph_dot(item: Exportable) -> str:
@@ -30,12 +36,14 @@ def graph_dot(item: Exportable) -> str:
         sizes = numeric.get(node)
         return f"{symbolic}" + (f" = {'x'.join(map(str, sizes))}" if sizes else "")
 
-    lines = [f"digraph {_quote(item.name)} {{",
-             "  rankdir=LR;",
-             '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=11];',
-             '  edge [fontname="Helvetica", fontsize=9];',
-             f"  input [shape=oval, label={_quote(f'input {graph.input_type()}')}];",
-             f"  output [shape=oval, label={_quote('output [' + ', '.join(graph.output_shape) + ']')}];"]
+    lines = [
+        f"digraph {_quote(item.name)} {{",
+        "  rankdir=LR;",
+        '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=11];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+        f"  input [shape=oval, label={_quote(f'input {graph.input_type()}')}];",
+        f"  output [shape=oval, label={_quote('output [' + ', '.join(graph.output_shape) + ']')}];",
+    ]
     for node in graph.topological_order():
         if node in (INPUT, OUTPUT):
             continue

@@ -4,6 +4,7 @@ that is also a Python module name, a class name, and text fit for a generated do
 Nothing a user typed reaches a file name or generated source unfiltered: names keep only
 ASCII letters, digits and underscores, and docstring text only printable ASCII without
 quotes or backslashes, so it can neither end the docstring nor form an escape."""
+
 from __future__ import annotations
 
 import keyword
@@ -45,4 +46,4 @@ def class_name(name: str) -> str:
 def docstring_text(text: str, limit: int = 200) -> str:
     """One line of printable ASCII without quotes or backslashes, at most `limit` characters."""
     clean = re.sub(r"[^ -~]|[\"'\\]", "?", _ascii(" ".join(str(text).split())))
-    return clean if len(clean) <= limit else clean[:limit - 3] + "..."
+    return clean if len(clean) <= limit else clean[: limit - 3] + "..."

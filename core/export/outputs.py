@@ -1,12 +1,13 @@
 """Where an export goes and how it is written: a folder gets a sanitised file name, an
 existing file is never replaced unless the caller allows it, and every file is written
 to a temporary name first and renamed, so a failed export never leaves half a file."""
+
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..atomic import replace_atomically
 from .errors import ExportError
@@ -34,8 +35,10 @@ def output_paths(fmt: str, out: str | Path, name: str) -> list[Path]:
 def check_library_name(path: Path) -> None:
     """The loader script names the library in its source: only plain names may go there."""
     if not _PLAIN_NAME.fullmatch(path.name):
-        raise ExportError(f"library file name {path.name!r}: use only letters, digits, '.', '_' and '-' "
-                          "(its loader script refers to it by name)")
+        raise ExportError(
+            f"library file name {path.name!r}: use only letters, digits, '.', '_' and '-' "
+            "(its loader script refers to it by name)"
+        )
 
 
 def refuse_overwrite(paths: list[Path], force: bool) -> None:
@@ -45,8 +48,9 @@ def refuse_overwrite(paths: list[Path], force: bool) -> None:
             raise ExportError(f"{path} is a folder; give a file name or a folder to write into")
     existing = [str(p) for p in paths if p.exists()]
     if existing and not force:
-        raise ExportError(f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; "
-                          "pass --force to overwrite")
+        raise ExportError(
+            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; pass --force to overwrite"
+        )
 
 
 def write_with(path: Path, write: Callable[[Path], None]) -> Path:

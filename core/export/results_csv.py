@@ -3,11 +3,12 @@
 Columns are the results view's, in its order. Text cells that a spreadsheet would run
 as a formula (starting with =, +, - or @) get a leading apostrophe, as OWASP advises:
 operator names come from files and searches."""
+
 from __future__ import annotations
 
 import csv
 import io
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from core.store import Store
 

@@ -6,6 +6,7 @@ The file imports only torch. Its weights are the module's parameters (`w_<node>`
 weights saved from Tessera's module with `torch.save(module.state_dict(), path)` load
 into it with `load_state_dict`. User text (names, shapes, origin) reaches the file only
 through names.docstring_text; the helper is fixed text plus integers and the class name."""
+
 from __future__ import annotations
 
 from core.analysis.summary import summarize
@@ -120,11 +121,23 @@ def _docstring(item: Exportable, plan: Plan, cls: str, replace_helper: bool) -> 
 
 def _helper(item: Exportable, plan: Plan, cls: str) -> str:
     graph = item.graph
-    if len(plan.input_shape) != 3 or len(plan.output_shape) != 3 or graph.spatial != 2 \
-            or plan.input_shape[1:] != plan.output_shape[1:]:
-        raise ExportError(f"{item.name}: replace_convs needs an operator mapping [C, H, W] to [C', H, W] "
-                          f"like a convolution; this one maps {list(plan.input_shape)} to {list(plan.output_shape)}")
+    if (
+        len(plan.input_shape) != 3
+        or len(plan.output_shape) != 3
+        or graph.spatial != 2
+        or plan.input_shape[1:] != plan.output_shape[1:]
+    ):
+        raise ExportError(
+            f"{item.name}: replace_convs needs an operator mapping [C, H, W] to [C', H, W] "
+            f"like a convolution; this one maps {list(plan.input_shape)} to {list(plan.output_shape)}"
+        )
     c_in, height, width = plan.input_shape
     kernel = plan.bindings.get("K")
-    return _REPLACE_HELPER.format(cls=cls, c_in=c_in, c_out=plan.output_shape[0], height=height, width=width,
-                                  kernel=kernel if kernel is not None else "None")
+    return _REPLACE_HELPER.format(
+        cls=cls,
+        c_in=c_in,
+        c_out=plan.output_shape[0],
+        height=height,
+        width=width,
+        kernel=kernel if kernel is not None else "None",
+    )

@@ -6,6 +6,7 @@ document. The library is built for this machine's CPU from the operator's canoni
 form, the form `tessera measure` tunes, so when this machine has tuned the operator at
 these sizes the library holds the best schedule found (else the untuned kernel). Its
 loader takes the weights by the names of the exported PyTorch module's state_dict."""
+
 from __future__ import annotations
 
 import json
@@ -88,8 +89,9 @@ def tvmscript_call(document: dict, bindings: dict, batch: int, out: str) -> list
     return [str(write_text(Path(out), text))]
 
 
-def library_call(document: dict, bindings: dict, batch: int, out: str, loader: str,
-                 tuning_root: str | None = None) -> dict:
+def library_call(
+    document: dict, bindings: dict, batch: int, out: str, loader: str, tuning_root: str | None = None
+) -> dict:
     """Build the operator for this CPU, export it to `out` (a .so) and write the loader script.
     -> {"files": [library, loader], "tuned": bool}."""
     check_library_name(Path(out))
@@ -107,12 +109,20 @@ def library_call(document: dict, bindings: dict, batch: int, out: str, loader: s
     weights = tuple((renamed[w.name], w.shape) for w in lowered.weights)
     text = _LOADER.format(
         name=docstring_text(graph.name or "operator"),
-        library=library.name, loader=Path(loader).name, module=Path(loader).stem,
-        cpu=str(target.attrs.get("mcpu", "this CPU")), tvm_version=tvm.__version__.split("+")[0],
-        tuned="tuned: the best schedule this machine found" if schedule is not None
+        library=library.name,
+        loader=Path(loader).name,
+        module=Path(loader).stem,
+        cpu=str(target.attrs.get("mcpu", "this CPU")),
+        tvm_version=tvm.__version__.split("+")[0],
+        tuned="tuned: the best schedule this machine found"
+        if schedule is not None
         else "untuned: run `tessera measure --tune-trials N` first for a tuned kernel",
-        input_shape=list(lowered.input_shape), output_shape=list(lowered.output_shape),
-        input_tuple=lowered.input_shape, output_tuple=lowered.output_shape, weights=weights)
+        input_shape=list(lowered.input_shape),
+        output_shape=list(lowered.output_shape),
+        input_tuple=lowered.input_shape,
+        output_tuple=lowered.output_shape,
+        weights=weights,
+    )
     return {"files": [str(library), str(write_text(Path(loader), text))], "tuned": schedule is not None}
 
 
@@ -128,6 +138,7 @@ def _tuned_schedule(lowered: Lowered, document: dict, target, root: Path | None)
 def _original_names(graph: OperatorGraph, canonical: OperatorGraph) -> dict[str, str]:
     """Canonical weight name (w_n3) -> the same weight's name in the user's graph (w_share),
     by matching the two graphs node for node (they are isomorphic by construction)."""
+
     def labelled(g: OperatorGraph) -> nx.DiGraph:
         h = nx.DiGraph()
         for n in g.g.nodes:
@@ -137,8 +148,11 @@ def _original_names(graph: OperatorGraph, canonical: OperatorGraph) -> dict[str,
         return h
 
     matcher = nx.algorithms.isomorphism.DiGraphMatcher(
-        labelled(canonical), labelled(graph), node_match=lambda a, b: a["label"] == b["label"],
-        edge_match=lambda a, b: a["port"] == b["port"])
+        labelled(canonical),
+        labelled(graph),
+        node_match=lambda a, b: a["label"] == b["label"],
+        edge_match=lambda a, b: a["port"] == b["port"],
+    )
     mapping = next(matcher.isomorphisms_iter(), None)
     if mapping is None:  # cannot happen for a document and its canonical form
         raise ExportError(f"{graph.name or 'the operator'}: its canonical form does not match it")

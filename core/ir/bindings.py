@@ -1,9 +1,10 @@
 """Concrete values for symbolic variables, as typed on a command line or in the GUI."""
+
 from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from .errors import BindingError
 

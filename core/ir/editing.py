@@ -2,10 +2,12 @@
 
 Each command records only the change it makes. A macro groups several commands
 into one undo step (e.g. deleting a selection with its edges)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .graph import INPUT, OUTPUT, OperatorGraph
 from .primitives import make
@@ -119,6 +121,7 @@ class Move(Command):
 @dataclass
 class Declare(Command):
     """Change graph-level declarations (input/output shapes, variables, bindings)."""
+
     new: dict[str, Any]
     old: dict[str, Any] = field(default_factory=dict)
     text = "Change declarations"
@@ -275,5 +278,16 @@ class Editor:
         return self.undo_stack.modified
 
 
-__all__ = ["Editor", "UndoStack", "Command", "AddNode", "RemoveNode", "Connect", "Disconnect",
-           "SetParams", "Move", "Declare", "Macro"]
+__all__ = [
+    "AddNode",
+    "Command",
+    "Connect",
+    "Declare",
+    "Disconnect",
+    "Editor",
+    "Macro",
+    "Move",
+    "RemoveNode",
+    "SetParams",
+    "UndoStack",
+]

@@ -4,10 +4,12 @@ A small class around a networkx DiGraph. Node "input" carries the declared
 input shape, node "output" the template's expected output shape. Edges carry
 the input port they feed. Mutators are low-level and emit events; user edits go
 through core.ir.editing so they can be undone."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import networkx as nx
 
@@ -22,6 +24,7 @@ INPUT, OUTPUT = "input", "output"
 @dataclass(frozen=True)
 class GraphEvent:
     """kind: node_added, node_removed, edge_added, edge_removed, params_changed, moved, reset."""
+
     kind: str
     node: str | None = None
     edge: tuple[str, str, int] | None = None
@@ -29,8 +32,16 @@ class GraphEvent:
 
 
 class OperatorGraph:
-    def __init__(self, input_shape: list[str], output_shape: list[str], *, spatial: int = 2,
-                 variables: Mapping[str, str] | None = None, name: str = "", description: str = ""):
+    def __init__(
+        self,
+        input_shape: list[str],
+        output_shape: list[str],
+        *,
+        spatial: int = 2,
+        variables: Mapping[str, str] | None = None,
+        name: str = "",
+        description: str = "",
+    ):
         self.name, self.description = name, description
         self.input_shape = [str(s) for s in input_shape]
         self.output_shape = [str(s) for s in output_shape]
@@ -73,8 +84,11 @@ class OperatorGraph:
         exprs = [*self.input_shape, *self.output_shape]
         for n in self.primitive_nodes():
             prim = self.prim(n)
-            exprs += [str(prim.params[p.name]) for p in prim.spec
-                      if p.kind == "size" and prim.params[p.name] not in (None, "")]
+            exprs += [
+                str(prim.params[p.name])
+                for p in prim.spec
+                if p.kind == "size" and prim.params[p.name] not in (None, "")
+            ]
         for e in exprs:
             names |= parse_size(e).variables
         return names
@@ -157,7 +171,7 @@ class OperatorGraph:
         self._emit(GraphEvent("node_added", node))
 
     def delete_node(self, node: str) -> None:
-        for u, v, port in [e for e in self.edges() if node in e[:2]]:
+        for u, v, _port in [e for e in self.edges() if node in e[:2]]:
             self.delete_edge(u, v)
         self.g.remove_node(node)
         self._order = None

@@ -1,5 +1,6 @@
 """Layered left-to-right layout: topological layers from networkx, each layer
 ordered by the barycentre of its neighbours (fewer crossings), centred vertically."""
+
 from __future__ import annotations
 
 import networkx as nx
@@ -24,12 +25,15 @@ def layered_layout(graph: OperatorGraph) -> dict[str, tuple[float, float]]:
         def key(n):
             near = [index[m] for m in neighbours(n)]
             return sum(near) / len(near) if near else index[n]
+
         nodes.sort(key=key)
         index.update({n: i for i, n in enumerate(nodes)})
 
     for _ in range(SWEEPS):  # barycentre heuristic: sweep right, then left
         for nodes in layers[1:]:
-            reorder(nodes, lambda n: [m for m in g.predecessors(n) if layer[m] == layer[n] - 1] or list(g.predecessors(n)))
+            reorder(
+                nodes, lambda n: [m for m in g.predecessors(n) if layer[m] == layer[n] - 1] or list(g.predecessors(n))
+            )
         for nodes in reversed(layers[:-1]):
             reorder(nodes, lambda n: list(g.successors(n)))
     return {n: (layer[n] * X_GAP, (index[n] - (len(layers[layer[n]]) - 1) / 2) * Y_GAP) for n in g.nodes}

@@ -29,11 +29,12 @@ Every operation returns a new nest (nests are immutable) and the structural even
 that code generation replays on a TVM schedule. Anything that cannot be applied
 raises LoopNestError (DivisibilityError when a size does not divide) naming the
 step, the loop and the sizes."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import prod
-from typing import Mapping
 
 from .errors import TesseraError
 from .symbolic import Size
@@ -57,10 +58,11 @@ class DivisibilityError(LoopNestError):
 @dataclass(frozen=True)
 class Factor:
     """A step's factor: the expression as written (for the symbolic operator) and its value."""
+
     expr: Size
     value: int
 
-    def __mul__(self, other: "Factor") -> "Factor":
+    def __mul__(self, other: Factor) -> Factor:
         return Factor(self.expr * other.expr, self.value * other.value)
 
     def __str__(self) -> str:
@@ -73,6 +75,7 @@ ONE = Factor(Size(1), 1)
 @dataclass(frozen=True)
 class Piece:
     """`extent` values of one iterator, contributing value * stride to it."""
+
     iterator: str
     extent: int
     stride: int
@@ -101,6 +104,7 @@ class Loop:
 class Event:
     """A structural change for schedule replay: split, fuse, reorder, annotate or peel,
     on the part reached by `path` (and every part later peeled from it)."""
+
     kind: str
     path: tuple[int, ...]
     args: tuple
@@ -110,8 +114,9 @@ class Event:
 class Computation:
     """What one part computes: the layer's sizes, its slice of output channels and the
     architecture changes (bottleneck factors per iterator, channel and spatial groups)."""
-    kind: str                                   # "conv2d" or "dense"
-    sizes: tuple[tuple[str, int], ...]          # C_in, C_out (H, W, K for conv2d)
+
+    kind: str  # "conv2d" or "dense"
+    sizes: tuple[tuple[str, int], ...]  # C_in, C_out (H, W, K for conv2d)
     out_start: int
     out_count: int
     bottleneck: tuple[tuple[str, Factor], ...] = ()
@@ -150,12 +155,17 @@ class Computation:
     def extents(self) -> dict[str, int]:
         """Extent of every iterator of the statement."""
         g = self.group("co").value
-        ext = {"g": g, "co": self.computed_channels // g,
-               "ci": self.size("C_in") // (self.factor("ci").value * g)}
+        ext = {"g": g, "co": self.computed_channels // g, "ci": self.size("C_in") // (self.factor("ci").value * g)}
         if self.spatial:
             gh, gw = self.group("oh").value, self.group("ow").value
-            ext.update(gh=gh, oh=self.computed_rows // gh, gw=gw, ow=self.computed_cols // gw,
-                       kh=self.window("kh"), kw=self.window("kw"))
+            ext.update(
+                gh=gh,
+                oh=self.computed_rows // gh,
+                gw=gw,
+                ow=self.computed_cols // gw,
+                kh=self.window("kh"),
+                kw=self.window("kw"),
+            )
         return ext
 
     @property
@@ -163,13 +173,14 @@ class Computation:
         """Whether an output bottleneck repeats computed values into the output."""
         return any(self.factor(i).value > 1 for i in ("co", "oh", "ow"))
 
-    def accesses(self, weight: str = "W") -> "Accesses":
+    def accesses(self, weight: str = "W") -> Accesses:
         """The statement's array accesses in terms of its iterators (see Accesses)."""
         ext = self.extents()
         channel = _affine([(ext["co"], "g"), (1, "co")] if self.group("co").value > 1 else [(1, "co")])
         w_index = [channel, "ci"]
-        in_channel = _affine(([(self.size("C_in") // ext["g"], "g")] if ext["g"] > 1 else [])
-                             + [(self.factor("ci").value, "ci")])
+        in_channel = _affine(
+            ([(self.size("C_in") // ext["g"], "g")] if ext["g"] > 1 else []) + [(self.factor("ci").value, "ci")]
+        )
         out_index, in_index, repeat = [channel], [in_channel], [self.factor("co").value]
         clip = None
         if self.spatial:
@@ -177,15 +188,19 @@ class Computation:
             for o, k, grp, size in (("oh", "kh", "gh", "H"), ("ow", "kw", "gw", "W")):
                 blocks, block = ext[grp], self.size(size) // ext[grp]
                 out_index.append(_affine([(ext[o], grp), (1, o)] if blocks > 1 else [(1, o)]))
-                in_index.append(_affine(([(block, grp)] if blocks > 1 else [])
-                                        + [(self.factor(o).value, o), (1, k)], -(ext[k] // 2)))
+                in_index.append(
+                    _affine(
+                        ([(block, grp)] if blocks > 1 else []) + [(self.factor(o).value, o), (1, k)], -(ext[k] // 2)
+                    )
+                )
                 repeat.append(self.factor(o).value)
                 if blocks > 1:
                     clip = (f"{clip}; " if clip else "") + (
-                        f"reads stay in strip {grp} of {block} {'rows' if o == 'oh' else 'columns'}")
+                        f"reads stay in strip {grp} of {block} {'rows' if o == 'oh' else 'columns'}"
+                    )
         offset = f"{self.out_start} + " if self.out_start else ""
         if self.replicated:
-            names = ["c", "y", "x"][:len(out_index)]
+            names = ["c", "y", "x"][: len(out_index)]
             target = f"Y[{', '.join(out_index)}]"
             sources = [n if r == 1 else f"{n} // {r}" for n, r in zip(names, repeat)]
             copy = f"O[{offset}{', '.join(names)}] = Y[{', '.join(sources)}]"
@@ -199,6 +214,7 @@ class Computation:
 class Accesses:
     """`out` += `weight` * `input`; `copy` repeats a bottlenecked result Y into O;
     `clip` says where reads outside a strip give zero (spatial grouping)."""
+
     out: str
     weight: str
     input: str
@@ -222,6 +238,7 @@ def _affine(terms: list[tuple[int, str]], const: int = 0) -> str:
 @dataclass(frozen=True)
 class Nest:
     """One part: a computation and its loops (outermost first)."""
+
     comp: Computation
     loops: tuple[Loop, ...]
     path: tuple[int, ...] = ()
@@ -258,21 +275,21 @@ class Nest:
             raise LoopNestError(f"{what}: {name} is a fused loop; apply it before fusing")
         piece = loop.pieces[0]
         if iterators is not None and piece.iterator not in iterators:
-            raise LoopNestError(f"{what}: {name} runs over {piece.iterator}; this step applies to a loop "
-                                f"over {' or '.join(iterators)}")
+            raise LoopNestError(
+                f"{what}: {name} runs over {piece.iterator}; this step applies to a loop over {' or '.join(iterators)}"
+            )
         if max(p.stride for p in self.pieces_of(piece.iterator)) != piece.stride:
-            raise LoopNestError(f"{what}: {name} is an inner piece of {piece.iterator}; "
-                                f"apply it to the outermost one")
+            raise LoopNestError(f"{what}: {name} is an inner piece of {piece.iterator}; apply it to the outermost one")
         return i, loop, piece
 
-    def _with_loops(self, loops) -> "Nest":
+    def _with_loops(self, loops) -> Nest:
         return replace(self, loops=tuple(loops))
 
     def _event(self, kind: str, *args) -> Event:
         return Event(kind, self.path, tuple(args))
 
     # -- meaning-preserving ------------------------------------------------------------
-    def split(self, name: str, factor: int, what: str) -> tuple["Nest", list[Event]]:
+    def split(self, name: str, factor: int, what: str) -> tuple[Nest, list[Event]]:
         """Strip-mine: loop -> (outer, inner) with `factor` inner iterations."""
         i = self.position(name, what)
         loop = self.loops[i]
@@ -285,14 +302,13 @@ class Nest:
         p = loop.pieces[0]
         outer = Loop(self._fresh(f"{name}_o"), (Piece(p.iterator, p.extent // factor, p.stride * factor),))
         inner = Loop(self._fresh(f"{name}_i", {outer.name}), (Piece(p.iterator, factor, p.stride),))
-        loops = [*self.loops[:i], outer, inner, *self.loops[i + 1:]]
+        loops = [*self.loops[:i], outer, inner, *self.loops[i + 1 :]]
         return self._with_loops(loops), [self._event("split", name, outer.name, inner.name, factor)]
 
-    def fuse(self, a: str, b: str, what: str) -> tuple["Nest", list[Event]]:
+    def fuse(self, a: str, b: str, what: str) -> tuple[Nest, list[Event]]:
         i, j = self.position(a, what), self.position(b, what)
         if j != i + 1:
-            raise LoopNestError(f"{what}: {b} must come right after {a} to fuse them "
-                                f"(order: {', '.join(self.names)})")
+            raise LoopNestError(f"{what}: {b} must come right after {a} to fuse them (order: {', '.join(self.names)})")
         la, lb = self.loops[i], self.loops[j]
         if la.reduction != lb.reduction:
             raise LoopNestError(f"{what}: {a} and {b} are not both output loops or both reduction loops")
@@ -300,10 +316,10 @@ class Nest:
             if l.annotation:
                 raise LoopNestError(f"{what}: {l.name} is already marked {l.annotation}; fuse before annotating")
         fused = Loop(self._fresh(f"{a}_{b}"), la.pieces + lb.pieces)
-        loops = [*self.loops[:i], fused, *self.loops[j + 1:]]
+        loops = [*self.loops[:i], fused, *self.loops[j + 1 :]]
         return self._with_loops(loops), [self._event("fuse", a, b, fused.name)]
 
-    def reorder(self, names: list[str], what: str) -> tuple["Nest", list[Event]]:
+    def reorder(self, names: list[str], what: str) -> tuple[Nest, list[Event]]:
         """The named loops take the positions they occupy together, in the given order (as TVM)."""
         if len(set(names)) != len(names):
             raise LoopNestError(f"{what}: a loop is named twice")
@@ -313,11 +329,11 @@ class Nest:
             loops[pos] = self.loop(n, what)
         return self._with_loops(loops), [self._event("reorder", *names)]
 
-    def interchange(self, a: str, b: str, what: str) -> tuple["Nest", list[Event]]:
+    def interchange(self, a: str, b: str, what: str) -> tuple[Nest, list[Event]]:
         first, second = sorted((a, b), key=lambda n: self.position(n, what))
         return self.reorder([second, first], what)
 
-    def annotate(self, name: str, kind: str, what: str) -> tuple["Nest", list[Event]]:
+    def annotate(self, name: str, kind: str, what: str) -> tuple[Nest, list[Event]]:
         i = self.position(name, what)
         loop = self.loops[i]
         if loop.annotation:
@@ -328,29 +344,32 @@ class Nest:
         loops[i] = replace(loop, annotation=kind)
         return self._with_loops(loops), [self._event("annotate", name, kind)]
 
-    def peel(self, name: str, at: int, what: str) -> tuple[list["Nest"], list[Event]]:
+    def peel(self, name: str, at: int, what: str) -> tuple[list[Nest], list[Event]]:
         """Index-set splitting of the output channels into [0, at) and [at, C)."""
         i, loop, piece = self._whole_piece(name, what, ("co",))
         comp = self.comp
         if comp.group("co").value > 1 or comp.factor("co").value > 1:
             raise LoopNestError(f"{what}: peel the output channels before grouping or bottlenecking them")
         if not 0 < at < comp.out_count or at % piece.stride:
-            raise DivisibilityError(f"{what}: cannot peel {comp.out_count} output channels at {at} "
-                                    f"(need 0 < at < {comp.out_count} and a multiple of {piece.stride})")
+            raise DivisibilityError(
+                f"{what}: cannot peel {comp.out_count} output channels at {at} "
+                f"(need 0 < at < {comp.out_count} and a multiple of {piece.stride})"
+            )
         parts = []
         for k, (start, count) in enumerate(((comp.out_start, at), (comp.out_start + at, comp.out_count - at))):
             loops = list(self.loops)
             loops[i] = Loop(loop.name, (replace(piece, extent=count // piece.stride),), loop.annotation)
-            parts.append(Nest(replace(comp, out_start=start, out_count=count), tuple(loops), self.path + (k,)))
+            parts.append(Nest(replace(comp, out_start=start, out_count=count), tuple(loops), (*self.path, k)))
         return parts, [self._event("peel")]
 
     # -- architecture-changing ---------------------------------------------------------
-    def bottleneck(self, name: str, b: Factor, what: str) -> tuple["Nest", list[Event]]:
+    def bottleneck(self, name: str, b: Factor, what: str) -> tuple[Nest, list[Event]]:
         allowed = ("co", "ci", "oh", "ow", "kh", "kw") if self.comp.spatial else ("co", "ci")
         i, loop, piece = self._whole_piece(name, what, allowed)
         if b.value < 1 or loop.extent % b.value:
-            raise DivisibilityError(f"{what}: {name} has {loop.extent} iterations, not divisible by "
-                                    f"{b.expr} = {b.value}")
+            raise DivisibilityError(
+                f"{what}: {name} has {loop.extent} iterations, not divisible by {b.expr} = {b.value}"
+            )
         it = piece.iterator
         factors = dict(self.comp.bottleneck)
         factors[it] = factors.get(it, ONE) * b
@@ -359,24 +378,28 @@ class Nest:
         loops[i] = replace(loop, pieces=(replace(piece, extent=piece.extent // b.value),))
         return replace(self, comp=comp, loops=tuple(loops)), []
 
-    def group(self, a: str, b: str, g: Factor, what: str) -> tuple["Nest", list[Event]]:
+    def group(self, a: str, b: str, g: Factor, what: str) -> tuple[Nest, list[Event]]:
         outputs = tuple(GROUP_PARTNERS) if self.comp.spatial else ("co",)
         i, la, pa = self._whole_piece(a, what, outputs)
         partner = GROUP_PARTNERS[pa.iterator]
         if self.comp.group(pa.iterator).value > 1:
-            raise LoopNestError(f"{what}: {pa.iterator} is already grouped; group it once with the "
-                                f"product of the factors")
+            raise LoopNestError(
+                f"{what}: {pa.iterator} is already grouped; group it once with the product of the factors"
+            )
         j = self.position(b, what)
         lb = self.loops[j]
         if lb.iterators != (partner,):
-            raise LoopNestError(f"{what}: {pa.iterator} is grouped with the input it reads through "
-                                f"{partner}; name a loop over {partner}, not {b}")
+            raise LoopNestError(
+                f"{what}: {pa.iterator} is grouped with the input it reads through "
+                f"{partner}; name a loop over {partner}, not {b}"
+            )
         if partner == "ci":
             j, lb, pb = self._whole_piece(b, what)
         for loop in (la, lb) if partner == "ci" else (la,):
             if g.value < 1 or loop.extent % g.value:
-                raise DivisibilityError(f"{what}: {loop.name} has {loop.extent} iterations, not divisible "
-                                        f"by {g.expr} = {g.value}")
+                raise DivisibilityError(
+                    f"{what}: {loop.name} has {loop.extent} iterations, not divisible by {g.expr} = {g.value}"
+                )
         groups = dict(self.comp.groups)
         groups[pa.iterator] = g
         comp = replace(self.comp, groups=tuple(sorted(groups.items())))
@@ -385,14 +408,17 @@ class Nest:
         loops = list(self.loops)
         if partner == "ci":
             loops[j] = replace(lb, pieces=(replace(pb, extent=pb.extent // g.value),))
-        loops[i:i + 1] = [block, rest]
-        return (replace(self, comp=comp, loops=tuple(loops)),
-                [self._event("split", a, block.name, rest.name, rest.extent)])
+        loops[i : i + 1] = [block, rest]
+        return (
+            replace(self, comp=comp, loops=tuple(loops)),
+            [self._event("split", a, block.name, rest.name, rest.extent)],
+        )
 
 
 @dataclass(frozen=True)
 class Program:
     """The nest as transformed so far: one part, or several after peeling (concatenated)."""
+
     base: str
     bindings: tuple[tuple[str, int], ...]
     parts: tuple[Nest, ...]
@@ -415,11 +441,19 @@ class BaseNest:
 
 
 BASES = {
-    "conv2d": BaseNest("conv2d", "conv2d", ("C_in", "C_out", "H", "W", "K"),
-                       "KxK convolution, same padding: for co, ci, oh, ow, kh, kw"),
-    "grouped_conv2d": BaseNest("grouped_conv2d", "conv2d", ("C_in", "C_out", "H", "W", "K", "G"),
-                               "grouped KxK convolution: conv2d with group(co, ci, G)",
-                               (("group", {"loops": ["co", "ci"], "G": "G"}),)),
+    "conv2d": BaseNest(
+        "conv2d",
+        "conv2d",
+        ("C_in", "C_out", "H", "W", "K"),
+        "KxK convolution, same padding: for co, ci, oh, ow, kh, kw",
+    ),
+    "grouped_conv2d": BaseNest(
+        "grouped_conv2d",
+        "conv2d",
+        ("C_in", "C_out", "H", "W", "K", "G"),
+        "grouped KxK convolution: conv2d with group(co, ci, G)",
+        (("group", {"loops": ["co", "ci"], "G": "G"}),),
+    ),
     "dense": BaseNest("dense", "dense", ("C_in", "C_out"), "fully connected layer: for co, ci"),
 }
 
@@ -439,6 +473,24 @@ def initial_nest(base: BaseNest, bindings: Mapping[str, int]) -> Nest:
     return Nest(comp, tuple(Loop(it, (Piece(it, extents[it], 1),)) for it in order))
 
 
-__all__ = ["ANNOTATIONS", "Accesses", "BASES", "BaseNest", "Computation", "DivisibilityError", "Event", "Factor",
-           "GROUP_ITERATOR", "GROUP_PARTNERS", "Loop", "LoopNestError", "Nest", "ONE", "OUTPUT_ITERATORS",
-           "Piece", "Program", "REDUCTION_ITERATORS", "initial_nest"]
+__all__ = [
+    "ANNOTATIONS",
+    "BASES",
+    "GROUP_ITERATOR",
+    "GROUP_PARTNERS",
+    "ONE",
+    "OUTPUT_ITERATORS",
+    "REDUCTION_ITERATORS",
+    "Accesses",
+    "BaseNest",
+    "Computation",
+    "DivisibilityError",
+    "Event",
+    "Factor",
+    "Loop",
+    "LoopNestError",
+    "Nest",
+    "Piece",
+    "Program",
+    "initial_nest",
+]

@@ -6,13 +6,16 @@ read like operator files: parsed, checked field by field, never executed; every
 error names the file and the step. Loop names must be identifiers and factors
 positive integers or size expressions ('2', 'G', 'C_out/2'), evaluated with the
 bindings when the sequence is applied."""
+
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
@@ -76,8 +79,7 @@ class Step:
         return f"{self.op}({', '.join(args)}){where}"
 
     def to_json(self) -> dict:
-        doc = {"op": self.op, **{k: (list(v) if isinstance(v, (list, tuple)) else v)
-                                 for k, v in self.params.items()}}
+        doc = {"op": self.op, **{k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in self.params.items()}}
         if self.part is not None:
             doc["part"] = self.part
         return doc
@@ -96,7 +98,7 @@ class Sequence:
     def base(self):
         return BASES[self.nest]
 
-    def with_steps(self, steps) -> "Sequence":
+    def with_steps(self, steps) -> Sequence:
         return replace(self, steps=tuple(steps))
 
     def variables(self) -> set[str]:
@@ -165,8 +167,9 @@ def _param(value: Any, kind: str, where: str):
 # -- the document ----------------------------------------------------------------------------
 def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
     fail = check_header(doc, FORMAT, VERSION, source)
-    refuse_unknown_fields(doc, {"format", "version", "name", "description", "nest", "bindings",
-                                "reassociate", "steps"}, fail)
+    refuse_unknown_fields(
+        doc, {"format", "version", "name", "description", "nest", "bindings", "reassociate", "steps"}, fail
+    )
     nest = doc.get("nest", "conv2d")
     if nest not in BASES:
         raise fail("nest", f"unknown nest {nest!r} (known: {', '.join(BASES)})")
@@ -193,8 +196,7 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
             parsed.append(_step(s, f"steps[{i}]"))
         except FormatError as e:
             raise FormatError(f"{source}: {e}") from None
-    return Sequence(nest, tuple(parsed), dict(bindings), doc.get("name", ""), doc.get("description", ""),
-                    reassociate)
+    return Sequence(nest, tuple(parsed), dict(bindings), doc.get("name", ""), doc.get("description", ""), reassociate)
 
 
 def parse_sequence(text: str, source: str = "<document>") -> Sequence:
@@ -250,8 +252,10 @@ def apply_step(program: Program, step: Step, what: str | None = None) -> tuple[P
     LoopNestError (DivisibilityError for sizes that do not divide) if it cannot be applied."""
     what = what or step.text()
     if step.part is not None and step.part >= len(program.parts):
-        raise LoopNestError(f"{what}: there is no part {step.part} (the nest has {len(program.parts)} "
-                            f"part{'s' if len(program.parts) > 1 else ''}, numbered from 0)")
+        raise LoopNestError(
+            f"{what}: there is no part {step.part} (the nest has {len(program.parts)} "
+            f"part{'s' if len(program.parts) > 1 else ''}, numbered from 0)"
+        )
     bindings = dict(program.bindings)
     parts: list[Nest] = []
     events: list[Event] = []
@@ -319,7 +323,7 @@ def suggest_step(op: str, nest: Nest) -> Step:
     """A step of kind `op` with parameters that fit `nest`, for an editor's "add step"."""
     loops = nest.loops
     whole = [l for l in loops if len(l.pieces) == 1]
-    pairs = [(a, b) for a, b in zip(loops, loops[1:]) if a.reduction == b.reduction]
+    pairs = [(a, b) for a, b in itertools.pairwise(loops) if a.reduction == b.reduction]
 
     def over(*iterators):
         return next((l.name for l in whole if l.pieces[0].iterator in iterators), loops[0].name)
@@ -419,7 +423,25 @@ class SequenceHistory:
         self.apply(replace(self.current, **fields), "Change " + ", ".join(fields))
 
 
-__all__ = ["ARCHITECTURE_OPS", "FORMAT", "MEANING_PRESERVING_OPS", "STEP_DOCS", "STEP_PARAMS", "Sequence",
-           "SequenceHistory", "Step", "VERSION", "apply_sequence", "apply_step", "factor", "load_sequence",
-           "make_step", "parse_sequence", "save_sequence", "sequence_document", "sequence_from_document", "start",
-           "suggest_step"]
+__all__ = [
+    "ARCHITECTURE_OPS",
+    "FORMAT",
+    "MEANING_PRESERVING_OPS",
+    "STEP_DOCS",
+    "STEP_PARAMS",
+    "VERSION",
+    "Sequence",
+    "SequenceHistory",
+    "Step",
+    "apply_sequence",
+    "apply_step",
+    "factor",
+    "load_sequence",
+    "make_step",
+    "parse_sequence",
+    "save_sequence",
+    "sequence_document",
+    "sequence_from_document",
+    "start",
+    "suggest_step",
+]

@@ -2,13 +2,15 @@
 
 Loading only parses JSON and checks it field by field; nothing from a file is
 ever executed. Every error names the file and the offending element."""
+
 from __future__ import annotations
 
 import hashlib
 import json
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 
@@ -51,6 +53,7 @@ def load_operator(path: str | Path) -> OperatorGraph:
 def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str, str], FormatError]:
     """The checks every versioned Tessera document shares (an object, its format tag and
     version); returns fail(where, what) building errors that name `source`."""
+
     def fail(where: str, what: str) -> FormatError:
         return FormatError(f"{source}: {where}: {what}")
 
@@ -74,8 +77,11 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     for key in ("input", "output", "nodes", "edges"):
         if key not in doc:
             raise fail(key, "missing field")
-    refuse_unknown_fields(doc, {"format", "version", "name", "description", "variables", "input",
-                                "output", "bindings", "nodes", "edges"}, fail)
+    refuse_unknown_fields(
+        doc,
+        {"format", "version", "name", "description", "variables", "input", "output", "bindings", "nodes", "edges"},
+        fail,
+    )
 
     variables = _obj(doc.get("variables", {}), "variables", fail)
     for name, kind in variables.items():
@@ -90,8 +96,14 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     name = doc.get("name", "")
     if not isinstance(name, str):
         raise fail("name", "must be a string")
-    graph = OperatorGraph(in_shape, out_shape, spatial=spatial, variables=variables, name=name,
-                          description=str(doc.get("description", "")))
+    graph = OperatorGraph(
+        in_shape,
+        out_shape,
+        spatial=spatial,
+        variables=variables,
+        name=name,
+        description=str(doc.get("description", "")),
+    )
     bindings = _obj(doc.get("bindings", {}), "bindings", fail)
     for k, v in bindings.items():
         if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
@@ -145,8 +157,11 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
 
 
 def _pos(value, where, fail) -> tuple[float, float]:
-    if (not isinstance(value, list) or len(value) != 2
-            or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in value)):
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in value)
+    ):
         raise fail(where, f"must be [x, y], got {value!r}")
     return float(value[0]), float(value[1])
 
@@ -176,16 +191,26 @@ def _shape(value, where, fail) -> list[str]:
 
 # -- writing ---------------------------------------------------------------------
 def to_document(graph: OperatorGraph) -> dict:
-    nodes = [{"id": n, "op": graph.prim(n).op, "params": dict(graph.prim(n).params),
-              "pos": [round(c, 1) for c in graph.pos(n)]} for n in graph.topological_order()
-             if n not in (INPUT, OUTPUT)]
+    nodes = [
+        {
+            "id": n,
+            "op": graph.prim(n).op,
+            "params": dict(graph.prim(n).params),
+            "pos": [round(c, 1) for c in graph.pos(n)],
+        }
+        for n in graph.topological_order()
+        if n not in (INPUT, OUTPUT)
+    ]
     edges = [{"from": u, "to": v, "port": p} for u, v, p in sorted(graph.edges())]
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": graph.name}
     if graph.description:
         doc["description"] = graph.description
     doc["variables"] = {k: v.value for k, v in sorted(graph.variables.items())}
-    doc["input"] = {"shape": list(graph.input_shape), "spatial": graph.spatial,
-                    "pos": [round(c, 1) for c in graph.pos(INPUT)]}
+    doc["input"] = {
+        "shape": list(graph.input_shape),
+        "spatial": graph.spatial,
+        "pos": [round(c, 1) for c in graph.pos(INPUT)],
+    }
     doc["output"] = {"shape": list(graph.output_shape), "pos": [round(c, 1) for c in graph.pos(OUTPUT)]}
     if graph.bindings:
         doc["bindings"] = dict(graph.bindings)
@@ -229,14 +254,22 @@ def canonical_document(doc: dict) -> dict:
     key[OUTPUT] = "output"
     for n in g:  # nodes unreachable from the input keep a stable name too
         key.setdefault(n, f"n{len(key)}")
-    nodes = [{"id": key[n], "op": graph.prim(n).op, "params": graph.prim(n).params}
-             for n in sorted(graph.primitive_nodes(), key=lambda n: int(key[n][1:]))]
-    edges = sorted(({"from": key[u], "to": key[v], "port": p} for u, v, p in graph.edges()),
-                   key=lambda e: (e["to"], e["port"]))
-    return {"format": FORMAT, "version": VERSION,
-            "variables": {k: v.value for k, v in sorted(graph.variables.items())},
-            "input": {"shape": graph.input_shape, "spatial": graph.spatial},
-            "output": {"shape": graph.output_shape}, "nodes": nodes, "edges": edges}
+    nodes = [
+        {"id": key[n], "op": graph.prim(n).op, "params": graph.prim(n).params}
+        for n in sorted(graph.primitive_nodes(), key=lambda n: int(key[n][1:]))
+    ]
+    edges = sorted(
+        ({"from": key[u], "to": key[v], "port": p} for u, v, p in graph.edges()), key=lambda e: (e["to"], e["port"])
+    )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "variables": {k: v.value for k, v in sorted(graph.variables.items())},
+        "input": {"shape": graph.input_shape, "spatial": graph.spatial},
+        "output": {"shape": graph.output_shape},
+        "nodes": nodes,
+        "edges": edges,
+    }
 
 
 def canonical_json(doc: dict) -> str:

@@ -6,18 +6,19 @@ kinds (see algorithms.md, Canvas and Syno): primary (C_in, H, ...: never in a
 denominator), coefficient (K, G, s, ...: small, may divide) and dynamic
 (x1, x2, ...: introduced by fully-connected primitives, solved later).
 """
+
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from fractions import Fraction
-from typing import Iterable, Mapping
+from functools import lru_cache
 
 from .errors import BindingError, SizeError
 
 
-class VarKind(str, Enum):
+class VarKind(str, Enum):  # noqa: UP042 (StrEnum would change how kinds print in messages)
     PRIMARY = "primary"
     COEFFICIENT = "coefficient"
     DYNAMIC = "dynamic"
@@ -39,7 +40,7 @@ def default_kind(name: str) -> VarKind:
 class Size:
     """coef * prod(var ** exp); immutable and hashable."""
 
-    __slots__ = ("coef", "powers", "_hash")
+    __slots__ = ("_hash", "coef", "powers")
 
     def __init__(self, coef: Fraction | int = 1, powers: Mapping[str, int] | Iterable = ()):
         items = powers.items() if isinstance(powers, dict) else powers
@@ -48,30 +49,30 @@ class Size:
         self._hash = hash((self.coef, self.powers))
 
     @classmethod
-    def var(cls, name: str) -> "Size":
+    def var(cls, name: str) -> Size:
         return cls(1, ((name, 1),))
 
     # arithmetic ---------------------------------------------------------
-    def _combine(self, other: "Size", sign: int) -> "Size":
+    def _combine(self, other: Size, sign: int) -> Size:
         powers = dict(self.powers)
         for v, e in other.powers:
             powers[v] = powers.get(v, 0) + sign * e
         coef = self.coef * other.coef if sign > 0 else self.coef / other.coef
         return Size(coef, powers)
 
-    def __mul__(self, other: "Size | int") -> "Size":
+    def __mul__(self, other: Size | int) -> Size:
         return self._combine(as_size(other), 1)
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: "Size | int") -> "Size":
+    def __truediv__(self, other: Size | int) -> Size:
         other = as_size(other)
         if other.coef == 0:
             raise SizeError("division by zero in a size")
         return self._combine(other, -1)
 
-    def __pow__(self, k: int) -> "Size":
-        return Size(self.coef ** k, {v: e * k for v, e in self.powers})
+    def __pow__(self, k: int) -> Size:
+        return Size(self.coef**k, {v: e * k for v, e in self.powers})
 
     def __eq__(self, other) -> bool:
         if isinstance(other, int):
@@ -89,10 +90,10 @@ class Size:
     def exponent(self, name: str) -> int:
         return dict(self.powers).get(name, 0)
 
-    def numerator(self) -> "Size":
+    def numerator(self) -> Size:
         return Size(self.coef.numerator, {v: e for v, e in self.powers if e > 0})
 
-    def denominator(self) -> "Size":
+    def denominator(self) -> Size:
         return Size(self.coef.denominator, {v: -e for v, e in self.powers if e < 0})
 
     def is_constant(self) -> bool:
@@ -125,7 +126,7 @@ class Size:
             raise BindingError(f"{self} = {Fraction(num, den)} is not an integer (with {shown})")
         return num // den
 
-    def subs(self, values: Mapping[str, "Size"]) -> "Size":
+    def subs(self, values: Mapping[str, Size]) -> Size:
         """Replace variables by sizes (used when solved dynamic variables are applied)."""
         out = Size(self.coef)
         for v, e in self.powers:
@@ -217,7 +218,7 @@ class Poly:
             acc[t.powers] = acc.get(t.powers, Fraction(0)) + t.coef
         self.terms = {p: c for p, c in acc.items() if c}
 
-    def __add__(self, other: "Poly | Size") -> "Poly":
+    def __add__(self, other: Poly | Size) -> Poly:
         other_terms = other.monomials() if isinstance(other, Poly) else [other]
         return Poly([*self.monomials(), *other_terms])
 

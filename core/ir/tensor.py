@@ -3,9 +3,11 @@
 A dimension is either a channel dimension or a spatial one (H, W and what comes
 from them); Canvas's rules (fc mixes channels only, no dynamic variable in a
 spatial dimension) need the distinction."""
+
 from __future__ import annotations
 
-from typing import Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from .symbolic import Size
 
@@ -39,9 +41,9 @@ class TensorType(tuple):
             total = total * d.size
         return total
 
-    def replace(self, index: int, new_dims) -> "TensorType":
+    def replace(self, index: int, new_dims) -> TensorType:
         dims = list(self)
-        dims[index:index + 1] = list(new_dims)
+        dims[index : index + 1] = list(new_dims)
         return TensorType(dims)
 
     def concrete(self, bindings: Mapping[str, int]) -> tuple[int, ...]:

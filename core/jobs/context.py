@@ -1,5 +1,6 @@
 """What a running handler may do besides computing: report progress, notice that its
 job was cancelled (or superseded, or handed to another worker), save partial results."""
+
 from __future__ import annotations
 
 import time

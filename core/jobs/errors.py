@@ -1,5 +1,6 @@
 """Errors of the job system. Each message is written for a person and names the
 job, worker or function at fault, so the CLI and GUI show it as-is."""
+
 from __future__ import annotations
 
 from core.ir.errors import TesseraError

@@ -9,12 +9,13 @@ the one process writing their progress and outcome there.
 Nothing here imports Ray: the Ray runner's module is named by path and imported by the
 runner process only, so the GUI and the supervisor stay free of it.
 """
+
 from __future__ import annotations
 
 import ipaddress
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from .errors import ExecutorError
 from .kinds import CLUSTER_KINDS, TaskResources
@@ -30,6 +31,7 @@ class Runner:
     """What every runner process is given. `stop` is a multiprocessing Event; `current` a
     shared integer, the id of the job a local worker runs (0 when idle); `notes` the sending
     end of a pipe for sentences the supervisor reports (a connection made or refused)."""
+
     store_path: str
     handlers: dict[str, str]
     stop: object
@@ -41,6 +43,7 @@ class Runner:
 
 class Executor(ABC):
     """Runs the jobs of `kinds(handlers)` through `processes` runner processes."""
+
     processes: int
 
     @abstractmethod
@@ -59,14 +62,14 @@ class Executor(ABC):
 @dataclass(frozen=True)
 class LocalPool(Executor):
     """`processes` worker processes on this machine, each running one job at a time itself."""
+
     processes: int
 
     def kinds(self, handlers: Mapping[str, str]) -> dict[str, str]:
         return dict(handlers)
 
     def runner(self, given: Runner) -> tuple[Callable, tuple]:
-        return worker_main, (given.store_path, given.handlers, given.stop, given.current,
-                             given.heartbeat_interval)
+        return worker_main, (given.store_path, given.handlers, given.stop, given.current, given.heartbeat_interval)
 
     def describe(self, kinds: Mapping[str, str]) -> str:
         return f"{self.processes} local worker process{'es' if self.processes != 1 else ''} for {', '.join(kinds)}"
@@ -81,6 +84,7 @@ class RayExecutor(Executor):
     process claims the jobs, sends them and writes what they return; tasks never open
     the store.
     """
+
     address: str | None = None
     cpus: int = 2
     resources: Mapping[str, TaskResources] = field(default_factory=lambda: dict(CLUSTER_KINDS))

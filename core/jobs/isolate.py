@@ -4,13 +4,14 @@ Used where the calling process must stay small and safe: `tessera measure`
 never imports TVM itself, and a segfault inside TVM ends only the child.
 Arguments, progress and the result cross the pipe as JSON, never pickles.
 """
+
 from __future__ import annotations
 
 import json
 import multiprocessing
 import time
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import WorkerCrashed, WorkerError
 from .processes import describe_exit, enter_own_group, kill_tree
@@ -19,8 +20,9 @@ from .targets import resolve
 ProgressCallback = Callable[[float, str], None]
 
 
-def call_in_subprocess(target: str, kwargs: dict, on_progress: ProgressCallback | None = None,
-                       timeout: float | None = None):
+def call_in_subprocess(
+    target: str, kwargs: dict, on_progress: ProgressCallback | None = None, timeout: float | None = None
+):
     """Call `target` ("package.module:function") with `kwargs` in a spawned process.
 
     If `on_progress` is given, the function receives one more keyword argument,
@@ -36,8 +38,9 @@ def call_in_subprocess(target: str, kwargs: dict, on_progress: ProgressCallback 
         raise WorkerError(f"arguments for {target} are not JSON: {exc}", type(exc).__name__) from None
     mp = multiprocessing.get_context("spawn")
     receiver, sender = mp.Pipe(duplex=False)
-    process = mp.Process(target=_child, args=(target, arguments, sender, on_progress is not None),
-                         name=f"tessera: {target}")
+    process = mp.Process(
+        target=_child, args=(target, arguments, sender, on_progress is not None), name=f"tessera: {target}"
+    )
     process.start()
     sender.close()  # the child holds the only writing end, so its death reads as EOF here
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -46,16 +49,19 @@ def call_in_subprocess(target: str, kwargs: dict, on_progress: ProgressCallback 
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 kill_tree(process)
-                raise WorkerCrashed(f"process {process.pid} running {target} took longer than "
-                                    f"{timeout:g} s and was killed", process.exitcode)
+                raise WorkerCrashed(
+                    f"process {process.pid} running {target} took longer than {timeout:g} s and was killed",
+                    process.exitcode,
+                )
             if not receiver.poll(remaining):
                 continue
             try:
                 message = json.loads(receiver.recv_bytes())
             except EOFError:
                 process.join()
-                raise WorkerCrashed(f"process {process.pid} running {target} "
-                                    f"{describe_exit(process.exitcode)}", process.exitcode) from None
+                raise WorkerCrashed(
+                    f"process {process.pid} running {target} {describe_exit(process.exitcode)}", process.exitcode
+                ) from None
             if message["kind"] == "progress":
                 on_progress(message["fraction"], message["message"])
             elif message["kind"] == "result":
@@ -80,7 +86,8 @@ def _child(target: str, arguments: str, sender, with_progress: bool) -> None:
         kwargs = json.loads(arguments)
         if with_progress:
             kwargs["progress"] = lambda fraction, message="": send(
-                "progress", fraction=float(fraction), message=str(message))
+                "progress", fraction=float(fraction), message=str(message)
+            )
         value = resolve(target)(**kwargs)
     except Exception as exc:  # every failure goes back as a message; the caller raises it
         send("error", type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())

@@ -5,6 +5,7 @@ Workers import a handler only when they run its first job, so heavy imports
 (TVM, torch) stay out of the GUI and the supervisor. A handler is called as
 handler(payload: dict, ctx: JobContext) -> dict.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ HANDLERS: dict[str, str] = {
 class TaskResources:
     """What one job of a kind takes on a cluster node: CPUs, and a GPU if it can use one
     (asked for only where the cluster has GPUs; elsewhere it runs on CPUs)."""
+
     cpus: float = 1.0
     gpu: bool = False
 

@@ -7,6 +7,7 @@ An outcome is a JSON-able dict: {"state": "done", "result": {...}} or
 exception with a true `retryable` attribute (e.g. core.devices.SessionLost: its RPC device went
 away mid-run): the job is queued again, like one whose process died, until its attempts run out.
 """
+
 from __future__ import annotations
 
 import logging

@@ -1,8 +1,10 @@
 """Small facts about OS processes that the isolation helper, workers and supervisor share:
 how a process ended, whether a recorded pid is still that process, how to kill it with
 everything it started (TVM's builders and RPC servers run in child processes)."""
+
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 
@@ -35,10 +37,8 @@ def kill_tree(process) -> None:
     The group goes first (it outlives a dead leader while members remain);
     the pid itself is signalled only while unreaped, so it cannot be a reused one.
     """
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if process.exitcode is None:
         process.kill()
     process.join()

@@ -6,6 +6,7 @@ every later write by that worker (progress, partial, result) checks the lease
 and the state, so a job that was cancelled, superseded or handed to another
 worker meanwhile is never overwritten by the old one.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Collection, Sequence
 
 from core.store import Store, StoreError
 
@@ -24,13 +25,15 @@ QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed"
 STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
 HOST = socket.gethostname()
 
-_SELECT = "SELECT jobs.*, operators.name AS operator_name FROM jobs " \
-          "LEFT JOIN operators ON operators.id = jobs.operator_id"
+_SELECT = (
+    "SELECT jobs.*, operators.name AS operator_name FROM jobs LEFT JOIN operators ON operators.id = jobs.operator_id"
+)
 
 
 @dataclass(frozen=True)
 class Job:
     """A jobs row as read at one moment (payload and result parsed from JSON)."""
+
     id: int
     kind: str
     payload: dict
@@ -56,7 +59,7 @@ class Job:
     runs_on: str | None  # where it runs (ran): "worker 812 on laptop", "Ray node 3f2a9c1b (10.0.0.5), worker 4121"
 
     @classmethod
-    def from_row(cls, row: dict) -> "Job":
+    def from_row(cls, row: dict) -> Job:
         fields = {name: row[name] for name in cls.__dataclass_fields__}
         fields["payload"] = json.loads(row["payload"])
         fields["result"] = json.loads(row["result"]) if row["result"] else None
@@ -76,20 +79,41 @@ class JobQueue:
         self.db = store.db
 
     # -- the people's side: submit, look, cancel, retry ----------------------------
-    def submit(self, kind: str, payload: dict, *, operator_id: int | None = None,
-               device_id: int | None = None, input_key: str | None = None,
-               input_version: str | None = None, max_attempts: int = 3) -> int:
+    def submit(
+        self,
+        kind: str,
+        payload: dict,
+        *,
+        operator_id: int | None = None,
+        device_id: int | None = None,
+        input_key: str | None = None,
+        input_version: str | None = None,
+        max_attempts: int = 3,
+    ) -> int:
         """Queue a job; `input_key`/`input_version` name what it was computed from (e.g. an
         edited operator and its content hash) so cancel_stale can drop superseded jobs."""
         if max_attempts < 1:
             raise StoreError(f"max_attempts must be at least 1, got {max_attempts}")
         with self.store.write():
-            return self.db["jobs"].insert({
-                "kind": kind, "payload": json.dumps(payload), "state": QUEUED,
-                "operator_id": operator_id, "device_id": device_id,
-                "input_key": input_key, "input_version": input_version,
-                "attempts": 0, "max_attempts": max_attempts, "progress": 0.0,
-                "created": time.time()}).last_pk
+            return (
+                self.db["jobs"]
+                .insert(
+                    {
+                        "kind": kind,
+                        "payload": json.dumps(payload),
+                        "state": QUEUED,
+                        "operator_id": operator_id,
+                        "device_id": device_id,
+                        "input_key": input_key,
+                        "input_version": input_version,
+                        "attempts": 0,
+                        "max_attempts": max_attempts,
+                        "progress": 0.0,
+                        "created": time.time(),
+                    }
+                )
+                .last_pk
+            )
 
     def get(self, job_id: int) -> Job:
         for row in self.db.query(f"{_SELECT} WHERE jobs.id = ?", [job_id]):
@@ -106,8 +130,14 @@ class JobQueue:
         check; its result is never written). False if it had already finished."""
         with self.store.write():
             self.get(job_id)
-            return self._update({"state": CANCELLED, "error": reason, "finished": time.time()},
-                                "id = ? AND state IN (?, ?)", [job_id, QUEUED, RUNNING]) == 1
+            return (
+                self._update(
+                    {"state": CANCELLED, "error": reason, "finished": time.time()},
+                    "id = ? AND state IN (?, ?)",
+                    [job_id, QUEUED, RUNNING],
+                )
+                == 1
+            )
 
     def cancel_stale(self, input_key: str, current_version: str) -> list[int]:
         """Cancel the queued and running jobs computed from an older version of `input_key`."""
@@ -115,8 +145,16 @@ class JobQueue:
             rows = self.db.execute(
                 "UPDATE jobs SET state = ?, error = ?, finished = ? WHERE input_key = ? "
                 "AND input_version IS NOT ? AND state IN (?, ?) RETURNING id",
-                [CANCELLED, f"superseded: {input_key} changed after this job was queued",
-                 time.time(), input_key, current_version, QUEUED, RUNNING]).fetchall()
+                [
+                    CANCELLED,
+                    f"superseded: {input_key} changed after this job was queued",
+                    time.time(),
+                    input_key,
+                    current_version,
+                    QUEUED,
+                    RUNNING,
+                ],
+            ).fetchall()
         return sorted(r[0] for r in rows)
 
     def retry(self, job_id: int) -> None:
@@ -125,8 +163,19 @@ class JobQueue:
             job = self.get(job_id)
             if job.state not in (FAILED, CANCELLED):
                 raise StoreError(f"{job.describe()} is {job.state}; only failed or cancelled jobs can be retried")
-            self._update({"state": QUEUED, "attempts": 0, "error": None, "lease": None,
-                          "finished": None, "progress": 0.0, "message": None}, "id = ?", [job_id])
+            self._update(
+                {
+                    "state": QUEUED,
+                    "attempts": 0,
+                    "error": None,
+                    "lease": None,
+                    "finished": None,
+                    "progress": 0.0,
+                    "message": None,
+                },
+                "id = ?",
+                [job_id],
+            )
 
     # -- the workers' side: claim, report, finish -----------------------------------
     def claim(self, kinds: Collection[str], runs_on: str | None = None) -> Job | None:
@@ -143,14 +192,28 @@ class JobQueue:
                 "UPDATE jobs SET state = ?, attempts = attempts + 1, lease = ?, worker_host = ?, "
                 "worker_pid = ?, runs_on = ?, started = ?, heartbeat = ?, finished = NULL, progress = 0, "
                 f"message = 'started' WHERE id = ({waiting}) RETURNING id",
-                [RUNNING, uuid.uuid4().hex, HOST, os.getpid(), runs_on or f"worker {os.getpid()} on {HOST}",
-                 now, now, QUEUED, *kinds]).fetchall()
+                [
+                    RUNNING,
+                    uuid.uuid4().hex,
+                    HOST,
+                    os.getpid(),
+                    runs_on or f"worker {os.getpid()} on {HOST}",
+                    now,
+                    now,
+                    QUEUED,
+                    *kinds,
+                ],
+            ).fetchall()
             return self.get(claimed[0][0]) if claimed else None
 
     def owns(self, job: Job) -> bool:
         """True while `job` (as claimed) is still running under its lease."""
-        return self.db.execute("SELECT 1 FROM jobs WHERE id = ? AND lease = ? AND state = ?",
-                               [job.id, job.lease, RUNNING]).fetchone() is not None
+        return (
+            self.db.execute(
+                "SELECT 1 FROM jobs WHERE id = ? AND lease = ? AND state = ?", [job.id, job.lease, RUNNING]
+            ).fetchone()
+            is not None
+        )
 
     def place(self, job: Job, runs_on: str) -> bool:
         """Say where a claimed job runs, once known (a Ray task reports its node when it starts)."""
@@ -174,9 +237,17 @@ class JobQueue:
             if not self.owns(job):
                 return False
             record_result(self.store, job, result)
-            return self._update_owned(job, {"state": DONE, "result": text, "progress": 1.0,
-                                            "message": result_summary(job.kind, result), "error": None,
-                                            "finished": time.time()})
+            return self._update_owned(
+                job,
+                {
+                    "state": DONE,
+                    "result": text,
+                    "progress": 1.0,
+                    "message": result_summary(job.kind, result),
+                    "error": None,
+                    "finished": time.time(),
+                },
+            )
 
     def finish(self, job: Job, state: str, error: str) -> bool:
         """End a job this worker owns as FAILED or CANCELLED, with a reason."""
@@ -194,30 +265,38 @@ class JobQueue:
             if attempts < now.max_attempts:
                 fields = {"state": QUEUED, "error": reason, "message": "waiting for a retry"}
             else:
-                fields = {"state": FAILED, "finished": time.time(),
-                          "error": f"{reason}; gave up after {attempts} attempt(s)"}
+                fields = {
+                    "state": FAILED,
+                    "finished": time.time(),
+                    "error": f"{reason}; gave up after {attempts} attempt(s)",
+                }
             self._update({**fields, "attempts": attempts, "lease": None}, "id = ?", [job.id])
             return fields["state"]
 
     def ended_since(self, since: float) -> list[Job]:
         """Jobs that reached done, failed or cancelled after time `since`, in that order."""
-        return [Job.from_row(row) for row in self.db.query(
-            f"{_SELECT} WHERE jobs.finished > ? ORDER BY jobs.finished", [since])]
+        return [
+            Job.from_row(row)
+            for row in self.db.query(f"{_SELECT} WHERE jobs.finished > ? ORDER BY jobs.finished", [since])
+        ]
 
     def has_work(self, kinds: Collection[str], worker_pids: Collection[int]) -> bool:
         """Queued jobs of `kinds`, or jobs running in one of `worker_pids` on this host."""
         kinds, pids = list(kinds), list(worker_pids)
-        return self.db.execute(
-            f"SELECT 1 FROM jobs WHERE (state = ? AND kind IN ({', '.join('?' * len(kinds))})) "
-            f"OR (state = ? AND worker_host = ? AND worker_pid IN ({', '.join('?' * len(pids))})) LIMIT 1",
-            [QUEUED, *kinds, RUNNING, HOST, *pids]).fetchone() is not None
+        return (
+            self.db.execute(
+                f"SELECT 1 FROM jobs WHERE (state = ? AND kind IN ({', '.join('?' * len(kinds))})) "
+                f"OR (state = ? AND worker_host = ? AND worker_pid IN ({', '.join('?' * len(pids))})) LIMIT 1",
+                [QUEUED, *kinds, RUNNING, HOST, *pids],
+            ).fetchone()
+            is not None
+        )
 
     # -- plumbing ------------------------------------------------------------------------
     def _update(self, fields: dict, where: str, args: Sequence) -> int:
         assignments = ", ".join(f"{name} = ?" for name in fields)
         with self.store.write():
-            return self.db.execute(f"UPDATE jobs SET {assignments} WHERE {where}",
-                                   [*fields.values(), *args]).rowcount
+            return self.db.execute(f"UPDATE jobs SET {assignments} WHERE {where}", [*fields.values(), *args]).rowcount
 
     def _update_owned(self, job: Job, fields: dict) -> bool:
         return self._update(fields, "id = ? AND lease = ? AND state = ?", [job.id, job.lease, RUNNING]) == 1

@@ -8,6 +8,7 @@ returns. A task whose worker or node died is queued again like a job of a killed
 worker; a cancelled job is told through the actor, and its task is killed with
 ray.cancel(force=True) if it has not stopped `cancel_grace` s later.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,8 @@ from .queue import CANCELLED, FAILED, Job, JobQueue
 # Ray advertises the machine's network address unless it believes it cannot form a
 # cluster; then it binds and names 127.0.0.1 only. A session instance stays on loopback.
 LOOPBACK_ONLY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-LOCAL_OBJECT_STORE = 128 * 2 ** 20  # bytes: tasks carry JSON text, not tensors
-WAIT = 0.1             # longest wait for a task to finish before looking at the store again, s
+LOCAL_OBJECT_STORE = 128 * 2**20  # bytes: tasks carry JSON text, not tensors
+WAIT = 0.1  # longest wait for a task to finish before looking at the store again, s
 WATCH_INTERVAL = 0.25  # how often jobs are checked for a cancel, s
 CLUSTER_INTERVAL = 5.0  # how often the cluster's size is read again, s
 CONNECT_TIMEOUT = 10.0  # for the first answer from a cluster's head, s
@@ -68,7 +69,7 @@ def connect(executor: RayExecutor):
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray  # here only: a runner process is the only Tessera process that drives Ray
 
-    options = dict(address=executor.address, namespace="tessera", log_to_driver=False)
+    options = {"address": executor.address, "namespace": "tessera", "log_to_driver": False}
     if executor.address is None:
         options.update(num_cpus=executor.cpus, include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE)
     try:
@@ -85,13 +86,16 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
     except OSError as exc:
-        raise ExecutorError(f"nothing answers at the Ray cluster address {address}: {exc}; "
-                            "start its head with `ray start --head` there, or check the address") from None
+        raise ExecutorError(
+            f"nothing answers at the Ray cluster address {address}: {exc}; "
+            "start its head with `ray start --head` there, or check the address"
+        ) from None
 
 
 @dataclass
 class Flight:
     """A job sent as a task, until its outcome is written."""
+
     job: Job
     target: str
     cpus: float
@@ -112,10 +116,13 @@ class Dispatcher:
         self.reporter = ray_task.Reporter.remote()
         errors = ray.exceptions
         #: Ray errors that mean the task's process or node died: its job is queued again
-        self.deaths = {errors.WorkerCrashedError: "died", errors.NodeDiedError: "lost its node",
-                       errors.LocalRayletDiedError: "lost its node",
-                       errors.OutOfMemoryError: "was killed by Ray for lack of memory",
-                       errors.ObjectLostError: "lost its result with its node"}
+        self.deaths = {
+            errors.WorkerCrashedError: "died",
+            errors.NodeDiedError: "lost its node",
+            errors.LocalRayletDiedError: "lost its node",
+            errors.OutOfMemoryError: "was killed by Ray for lack of memory",
+            errors.ObjectLostError: "lost its result with its node",
+        }
         self.ray_error, self.task_cancelled = errors.RayError, errors.TaskCancelledError
         self.flights: dict[object, Flight] = {}  # ObjectRef -> Flight
         self._last_watch = self._last_heartbeat = self._last_cluster = float("-inf")
@@ -141,8 +148,9 @@ class Dispatcher:
         for ref, flight in self.flights.items():
             self.ray.cancel(ref, force=True)
             if flight.cancelled_at is None:  # still ours
-                state = self.queue.abandon(flight.job, f"interrupted: Ray runner {os.getpid()} was stopped",
-                                           count_attempt=False)
+                state = self.queue.abandon(
+                    flight.job, f"interrupted: Ray runner {os.getpid()} was stopped", count_attempt=False
+                )
                 self._note(f"{flight.job.describe()} was interrupted and is {state} again")
         self.flights.clear()
 
@@ -205,8 +213,9 @@ class Dispatcher:
                     self._note(line)
             else:  # the task itself failed: Tessera missing on the node, a runtime environment, ...
                 cause = getattr(exc, "cause", None) or exc
-                self.queue.finish(job, FAILED, f"Ray could not run it on {flight.where}: "
-                                               f"{type(cause).__name__}: {cause}")
+                self.queue.finish(
+                    job, FAILED, f"Ray could not run it on {flight.where}: {type(cause).__name__}: {cause}"
+                )
             return
         settle(self.queue, job, flight.target, outcome)
 

@@ -7,6 +7,7 @@ earlier attempt's partial result), never a live object, and never opens the stor
 runner process that sent it writes everything. Progress reaches the store when the runner
 next drains the actor (a few times a second), so it is as fine as the handler's reports.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,9 @@ class TaskContext(HandlerContext):
 
     @property
     def store(self):
-        raise ExecutorError(f"{self.job.describe()} runs as a Ray task, which has no store; "
-                            f"its kind must run in a local worker")
+        raise ExecutorError(
+            f"{self.job.describe()} runs as a Ray task, which has no store; its kind must run in a local worker"
+        )
 
     def _report(self, fraction: float, message: str) -> bool:
         self._reporter.note.remote(self.job.lease, "progress", [fraction, message])
@@ -83,8 +85,9 @@ def run_task(target: str, job: str, reporter) -> str:
     job = Job(**json.loads(job))
     runtime = ray.get_runtime_context()
     # waited for, so that even a task dying at once is known by where it ran
-    ray.get(reporter.note.remote(job.lease, "placed",
-                                 [runtime.get_node_id(), ray.util.get_node_ip_address(), os.getpid()]))
+    ray.get(
+        reporter.note.remote(job.lease, "placed", [runtime.get_node_id(), ray.util.get_node_ip_address(), os.getpid()])
+    )
     outcome = run_handler(target, job, TaskContext(job, reporter))
     try:
         return json.dumps(outcome)

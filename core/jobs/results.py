@@ -2,6 +2,7 @@
 
 Kinds without an entry keep their result only as JSON on the job row.
 """
+
 from __future__ import annotations
 
 from core.store import InvalidResult, Store
@@ -32,8 +33,14 @@ def _nested_score(store: Store, job, result: dict) -> None:
     _score(store, job, result["score"])
 
 
-RECORDERS = {"measure": _measurement, "transfer": _measurement, "score": _score, "fisher": _nested_score,
-             "train": _nested_score, "e2e": _nested_score}
+RECORDERS = {
+    "measure": _measurement,
+    "transfer": _measurement,
+    "score": _score,
+    "fisher": _nested_score,
+    "train": _nested_score,
+    "e2e": _nested_score,
+}
 
 
 def _measured(result: dict) -> str:

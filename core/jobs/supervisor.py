@@ -7,14 +7,15 @@ process) is queued again with the reason, until its attempts run out; a job
 cancelled while its handler ignores cancellation gets its worker killed. The
 GUI calls start(), poll() from a timer and stop(); the CLI calls run().
 """
+
 from __future__ import annotations
 
 import multiprocessing
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from core.store import Store
 
@@ -35,6 +36,7 @@ def default_worker_count() -> int:
 @dataclass
 class _Group:
     """The runners of one executor, for the kinds it takes."""
+
     executor: Executor
     handlers: dict[str, str]
     idle_deaths: int = 0  # runners that died in a row without a job
@@ -50,7 +52,7 @@ class _Worker:
     process: multiprocessing.Process
     current: object  # multiprocessing.Value("q"): id of the job a local worker runs, 0 when idle
     group: _Group
-    notes: object    # receiving end of the runner's notes pipe, None once it closed
+    notes: object  # receiving end of the runner's notes pipe, None once it closed
 
 
 class Supervisor:
@@ -65,9 +67,17 @@ class Supervisor:
     still on it. A Supervisor is used once: start ... stop.
     """
 
-    def __init__(self, store_path: str | Path | None = None, workers: int | None = None,
-                 handlers: dict[str, str] | None = None, *, ray: RayExecutor | None = None,
-                 heartbeat_interval: float = 2.0, stale_after: float = 120.0, cancel_grace: float = 5.0):
+    def __init__(
+        self,
+        store_path: str | Path | None = None,
+        workers: int | None = None,
+        handlers: dict[str, str] | None = None,
+        *,
+        ray: RayExecutor | None = None,
+        heartbeat_interval: float = 2.0,
+        stale_after: float = 120.0,
+        cancel_grace: float = 5.0,
+    ):
         self.store = Store(store_path)
         self.queue = JobQueue(self.store)
         self.handlers = dict(HANDLERS if handlers is None else handlers)
@@ -104,15 +114,19 @@ class Supervisor:
 
     def poll(self) -> list[str]:
         """One look at workers and jobs; returns what happened, as sentences. Never blocks."""
-        return (self._read_notes() + self._reap_dead_workers() + self._take_back_orphans()
-                + self._stop_cancelled() + self._report_ended())
+        return (
+            self._read_notes()
+            + self._reap_dead_workers()
+            + self._take_back_orphans()
+            + self._stop_cancelled()
+            + self._report_ended()
+        )
 
     def busy(self) -> bool:
         """Jobs are queued for our kinds, or our workers are running some."""
         return self.queue.has_work(self.handlers, [w.process.pid for w in self._workers])
 
-    def run(self, forever: bool = False, interval: float = 0.25,
-            report: Callable[[str], None] = print) -> None:
+    def run(self, forever: bool = False, interval: float = 0.25, report: Callable[[str], None] = print) -> None:
         """start(), then poll until no work is left (or forever), then stop(). Raises
         WorkerCrashed if every worker died before taking a job (a broken installation)."""
         for line in self.start():
@@ -126,8 +140,10 @@ class Supervisor:
                     break
                 for group in self._groups:
                     if not any(w.group is group for w in self._workers):
-                        raise WorkerCrashed(f"no {group.label} is left: they kept stopping before taking a job "
-                                            f"(the last {group.last_exit}); see their error output above")
+                        raise WorkerCrashed(
+                            f"no {group.label} is left: they kept stopping before taking a job "
+                            f"(the last {group.last_exit}); see their error output above"
+                        )
                 time.sleep(interval)
         finally:
             for line in self.stop():
@@ -144,14 +160,15 @@ class Supervisor:
         for worker in self._workers:
             kill_tree(worker.process)
             for job in self._running_in(worker.process.pid):
-                state = self.queue.abandon(job, f"interrupted: {worker.group.label} {worker.process.pid} "
-                                                f"was stopped", count_attempt=False)
+                state = self.queue.abandon(
+                    job, f"interrupted: {worker.group.label} {worker.process.pid} was stopped", count_attempt=False
+                )
                 events.append(f"{job.describe()} was interrupted and is {state} again")
         self._workers = []
         self.store.close()
         return events
 
-    def __enter__(self) -> "Supervisor":
+    def __enter__(self) -> Supervisor:
         self.start()
         return self
 
@@ -166,9 +183,17 @@ class Supervisor:
     def _spawn(self, group: _Group) -> None:
         current = self._mp.Value("q", 0, lock=False)
         notes, sender = self._mp.Pipe(duplex=False)
-        target, args = group.executor.runner(Runner(
-            str(self.store.path), group.handlers, self._stop, current, self.heartbeat_interval,
-            self.cancel_grace, sender))
+        target, args = group.executor.runner(
+            Runner(
+                str(self.store.path),
+                group.handlers,
+                self._stop,
+                current,
+                self.heartbeat_interval,
+                self.cancel_grace,
+                sender,
+            )
+        )
         process = self._mp.Process(target=target, args=args, name=f"tessera {group.label}")
         process.start()
         sender.close()  # the runner holds the only sending end: its exit reads as EOF here
@@ -206,8 +231,9 @@ class Supervisor:
             if self._stop.is_set():
                 continue
             if group.idle_deaths >= MAX_IDLE_DEATHS:
-                events.append(f"{group.label}s keep stopping before taking a job (the last {how}); "
-                              "not starting another")
+                events.append(
+                    f"{group.label}s keep stopping before taking a job (the last {how}); not starting another"
+                )
                 continue
             self._spawn(group)
         return events
@@ -223,11 +249,13 @@ class Supervisor:
             who = f"worker {job.worker_pid}" if here else f"worker {job.worker_host}:{job.worker_pid}"
             silent = time.time() - (job.heartbeat or 0.0)
             if here and not pid_alive(job.worker_pid, job.started):
-                events += requeue(self.queue, job, f"{who} is gone (not started by this session) "
-                                                   f"while running {job.describe()}")
+                events += requeue(
+                    self.queue, job, f"{who} is gone (not started by this session) while running {job.describe()}"
+                )
             elif silent > self.stale_after:
-                events += requeue(self.queue, job, f"{who} sent no heartbeat for {silent:.0f} s "
-                                                   f"while running {job.describe()}")
+                events += requeue(
+                    self.queue, job, f"{who} sent no heartbeat for {silent:.0f} s while running {job.describe()}"
+                )
         return events
 
     def _stop_cancelled(self) -> list[str]:
@@ -240,8 +268,9 @@ class Supervisor:
             job = self.queue.get(job_id)
             if job.state == CANCELLED and time.time() - (job.finished or 0.0) > self.cancel_grace:
                 kill_tree(worker.process)
-                events.append(f"{job.describe()} was cancelled but its handler kept running; "
-                              f"stopped worker {worker.process.pid}")
+                events.append(
+                    f"{job.describe()} was cancelled but its handler kept running; stopped worker {worker.process.pid}"
+                )
         return events
 
     def _report_ended(self) -> list[str]:

@@ -3,10 +3,11 @@
 A path string (not a function object) is what crosses process boundaries, so
 the child imports heavy modules (TVM, torch) itself and the caller never does.
 """
+
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import TargetError
 

@@ -1,5 +1,6 @@
 """A worker process: claim a job, run its handler with a JobContext while a thread keeps
 the job's heartbeat, write the outcome; repeat until told to stop or orphaned."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,7 @@ from .queue import Job, JobQueue
 IDLE_WAIT = (0.05, 0.5)  # first and longest pause between looks at an empty queue, s
 
 
-def worker_main(store_path: str, handlers: dict[str, str], stop, current,
-                heartbeat_interval: float) -> None:
+def worker_main(store_path: str, handlers: dict[str, str], stop, current, heartbeat_interval: float) -> None:
     """Entry point of a spawned worker process. `stop` is a multiprocessing Event; `current`
     a shared integer set to the id of the job being run (0 when idle). The worker also
     stops, after its current job, when the process that started it is gone."""
@@ -62,7 +62,7 @@ class _Heartbeat(threading.Thread):
             while not self.stopped.wait(self.interval) and queue.heartbeat(self.job):
                 pass
 
-    def __enter__(self) -> "_Heartbeat":
+    def __enter__(self) -> _Heartbeat:
         self.start()
         return self
 

@@ -5,6 +5,7 @@ Fisher Potential, or proxy training) and reports a score back (`tell`). Budgets
 are relative to the operator being replaced (the template), measured at the
 template's own bindings. Duplicates are never proposed twice: a Weisfeiler-Lehman
 hash screens quickly and the canonical form decides."""
+
 from __future__ import annotations
 
 import random
@@ -24,6 +25,7 @@ class SearchError(TesseraError):
 @dataclass(frozen=True)
 class Budget:
     """Caps relative to the template: flops=0.5 allows half the template's FLOPs."""
+
     flops: float | None = 1.0
     params: float | None = None
     max_primitives: int = 8
@@ -33,8 +35,8 @@ class Budget:
 class Candidate:
     graph: OperatorGraph
     origin: str
-    key: str                       # content hash of the canonical form
-    flops: int                     # at the template's bindings
+    key: str  # content hash of the canonical form
+    flops: int  # at the template's bindings
     params: int
     info: dict = field(default_factory=dict)
 
@@ -68,8 +70,10 @@ class Limits:
     def __init__(self, template: OperatorGraph, budget: Budget):
         s = summarize(template)
         if not s.ok or s.numeric_cost is None:
-            raise SearchError(f"template {template.name or '?'} must be valid and fully bound "
-                              f"(bindings in the file): {'; '.join(s.messages()) or 'unbound variables'}")
+            raise SearchError(
+                f"template {template.name or '?'} must be valid and fully bound "
+                f"(bindings in the file): {'; '.join(s.messages()) or 'unbound variables'}"
+            )
         self.bindings = dict(s.bindings)
         self.reference_flops = s.numeric_cost["flops"]
         self.reference_params = s.numeric_cost["params"]
@@ -85,8 +89,9 @@ class Limits:
         return s.numeric_cost["flops"], s.numeric_cost["params"]
 
     def within(self, flops: int, params: int) -> bool:
-        return ((self.max_flops is None or flops <= self.max_flops)
-                and (self.max_params is None or params <= self.max_params))
+        return (self.max_flops is None or flops <= self.max_flops) and (
+            self.max_params is None or params <= self.max_params
+        )
 
 
 class Strategy(ABC):
@@ -107,10 +112,9 @@ class Strategy(ABC):
         return f"search:{self.name}"
 
     @abstractmethod
-    def ask(self, n: int = 1) -> list[Candidate]:
-        ...
+    def ask(self, n: int = 1) -> list[Candidate]: ...
 
-    def tell(self, key: str, score: float) -> None:
+    def tell(self, key: str, score: float) -> None:  # noqa: B027 (a hook: samplers keep this no-op)
         """Strategies that learn (MCTS) override this; samplers ignore scores."""
 
     def admit(self, graph: OperatorGraph, info: dict | None = None) -> Candidate | None:

@@ -4,13 +4,15 @@ Each rule is a small named function over a pair of neighbouring steps, read
 top-down: `upper` runs first, then `lower`. A rule returns a reason string when
 the pair is redundant (some other chain computes the same thing more simply),
 else None. Add rules by appending to RULES; each is tested on its own."""
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+import itertools
+from collections.abc import Callable
 
 from .chain import Step
 
-Rule = Callable[[Step, Step], Optional[str]]
+Rule = Callable[[Step, Step], str | None]
 
 
 def expand_then_reduce(upper: Step, lower: Step) -> str | None:
@@ -78,16 +80,22 @@ def unfold_reduced_spatially(steps_top_down: list[Step], spatial: list[bool]) ->
         elif op in ("split", "merge", "expand"):
             tag, sp = axes[d] if d < len(axes) else (f"new{k}", False)
             if op == "split":
-                axes[d:d + 1] = [(f"{tag}.o", sp), (f"{tag}.i", sp)]
+                axes[d : d + 1] = [(f"{tag}.o", sp), (f"{tag}.i", sp)]
             elif op == "merge":
-                axes[d:d + 2] = [(f"merge{k}", sp or axes[d + 1][1])]
+                axes[d : d + 2] = [(f"merge{k}", sp or axes[d + 1][1])]
             else:
                 axes.insert(d, (f"new{k}", False))
     return None
 
 
-PAIR_RULES: list[Rule] = [expand_then_reduce, merge_above_split, split_then_merge, shift_twice,
-                          view_above_reduce, reduce_order]
+PAIR_RULES: list[Rule] = [
+    expand_then_reduce,
+    merge_above_split,
+    split_then_merge,
+    shift_twice,
+    view_above_reduce,
+    reduce_order,
+]
 
 
 def violation(upper: Step, lower: Step | None) -> str | None:
@@ -103,7 +111,7 @@ def violation(upper: Step, lower: Step | None) -> str | None:
 
 def chain_violation(steps_top_down: list[Step], spatial: list[bool]) -> str | None:
     """Every rule over a whole chain starting from an input with these spatial flags."""
-    for upper, lower in zip(steps_top_down, steps_top_down[1:]):
+    for upper, lower in itertools.pairwise(steps_top_down):
         reason = violation(upper, lower)
         if reason:
             return reason

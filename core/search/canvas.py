@@ -5,6 +5,7 @@ there are O(n^2) ways to blend); merges are forced when open branches outnumber
 the remaining steps; obviously redundant constructions are pruned; dynamic
 variables are solved by shape matching while sampling and by the budget solver
 afterwards (core/analysis/budget.py)."""
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,13 @@ class CanvasSampler(Strategy):
     def sample(self) -> OperatorGraph | None:
         """One attempt; None when it dead-ends (counted as invalid)."""
         t = self.template
-        g = OperatorGraph(t.input_shape, t.output_shape, spatial=t.spatial,
-                          variables={k: v.value for k, v in t.variables.items()}, name="canvas-sample")
+        g = OperatorGraph(
+            t.input_shape,
+            t.output_shape,
+            spatial=t.spatial,
+            variables={k: v.value for k, v in t.variables.items()},
+            name="canvas-sample",
+        )
         g.bindings = {"G": self.rng.choice(self.group_choices), "K": self.limits.bindings.get("K", 3)}
         steps = self.rng.randint(self.min_primitives, self.budget.max_primitives)
         report = infer_shapes(g)
@@ -157,8 +163,10 @@ class CanvasSampler(Strategy):
             report = infer_shapes(g)
             if not report.ok:
                 return None
-        left = sorted({v for n in g.primitive_nodes() for v in _size_vars(g, n)} &
-                      {v for v, k in g.kinds().items() if k.value == "dynamic"})
+        left = sorted(
+            {v for n in g.primitive_nodes() for v in _size_vars(g, n)}
+            & {v for v, k in g.kinds().items() if k.value == "dynamic"}
+        )
         if any(isinstance(g.prim(c.node), Broadcast) for c in report.constraints):
             return None  # every broadcast was matched while sampling
         return solve_budget(g, left, self.limits.measure, self.limits.within)

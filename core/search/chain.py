@@ -6,10 +6,12 @@ each action takes the current *frontier* (the shape the part still to be built
 must produce) and proposes a top-down primitive P and the frontier it needs,
 checked by running P's own shape rule forward. A chain is complete when the
 frontier equals the input shape."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import ClassVar
 
 from ..ir.errors import TesseraError
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
@@ -24,7 +26,7 @@ class Step:
     params: tuple  # sorted (name, value) pairs, hashable
 
     @classmethod
-    def of(cls, op: str, **params) -> "Step":
+    def of(cls, op: str, **params) -> Step:
         return cls(op, tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())))
 
     def prim(self) -> Primitive:
@@ -45,17 +47,22 @@ class Synthesizer:
     sizes it may introduce (K, s); LIMITS caps low-quality primitives per chain;
     frontiers must have whole sizes at the reference `bindings`."""
 
-    LIMITS = {"expand": 1, "stride": 1, "shift": 2}
+    LIMITS: ClassVar[dict[str, int]] = {"expand": 1, "stride": 1, "shift": 2}
 
-    def __init__(self, input_type: TensorType, kinds: Mapping[str, VarKind], coefficients: list[str],
-                 bindings: Mapping[str, int]):
+    def __init__(
+        self, input_type: TensorType, kinds: Mapping[str, VarKind], coefficients: list[str], bindings: Mapping[str, int]
+    ):
         self.target = input_type
         self.kinds = dict(kinds)
         self.bindings = dict(bindings)
         self.coefficients = [Size.var(c) for c in coefficients]
         self._cache: dict[TensorType, list[Action]] = {}
-        primaries = [Size.var(v) for d in input_type for v in d.size.variables
-                     if kind_of(v, kinds) is VarKind.PRIMARY and not d.spatial]
+        primaries = [
+            Size.var(v)
+            for d in input_type
+            for v in d.size.variables
+            if kind_of(v, kinds) is VarKind.PRIMARY and not d.spatial
+        ]
         self.new_sizes = primaries + self.coefficients  # sizes a reduce may sum over
 
     def done(self, frontier: TensorType) -> bool:
@@ -64,10 +71,16 @@ class Synthesizer:
     def actions(self, frontier: TensorType, steps: tuple[Step, ...]) -> list[Action]:
         counts = {op: sum(1 for s in steps if s.op == op) for op in self.LIMITS}
         if frontier not in self._cache:
-            self._cache[frontier] = [Action(step, before) for step, before in self._candidates(frontier)
-                                     if self._valid(step, before, frontier)]
-        return [a for a in self._cache[frontier]
-                if a.step.op not in self.LIMITS or counts[a.step.op] < self.LIMITS[a.step.op]]
+            self._cache[frontier] = [
+                Action(step, before)
+                for step, before in self._candidates(frontier)
+                if self._valid(step, before, frontier)
+            ]
+        return [
+            a
+            for a in self._cache[frontier]
+            if a.step.op not in self.LIMITS or counts[a.step.op] < self.LIMITS[a.step.op]
+        ]
 
     def _valid(self, step: Step, before: TensorType, frontier: TensorType) -> bool:
         """The top-down rule is the judge; sizes must also be whole at the reference bindings."""
@@ -95,7 +108,7 @@ class Synthesizer:
                     yield Step.of("share", dims=rest_channels[:1], out=str(s[0].size)), rest
         # unfold: the window axis sits just before the spatial axes
         if spatial and first_spatial > 0 and s[first_spatial - 1].size in self.coefficients:
-            before = TensorType([*s[:first_spatial - 1], *s[first_spatial:]])
+            before = TensorType([*s[: first_spatial - 1], *s[first_spatial:]])
             for d in before.spatial_dims:
                 yield Step.of("unfold", dim=d, K=str(s[first_spatial - 1].size)), before
         # split: two neighbouring channel axes came from one
@@ -121,8 +134,13 @@ class Synthesizer:
 
 def chain_graph(template: OperatorGraph, steps: tuple[Step, ...], name: str = "syno-sample") -> OperatorGraph:
     """Top-down graph input -> steps (reversed: they were added bottom-up) -> output."""
-    g = OperatorGraph(template.input_shape, template.output_shape, spatial=template.spatial,
-                      variables={k: v.value for k, v in template.variables.items()}, name=name)
+    g = OperatorGraph(
+        template.input_shape,
+        template.output_shape,
+        spatial=template.spatial,
+        variables={k: v.value for k, v in template.variables.items()},
+        name=name,
+    )
     prev = INPUT
     for step in reversed(steps):
         node = g.new_id(step.op)

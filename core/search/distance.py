@@ -12,10 +12,11 @@ it); an axis with no primary variable (K) costs one step (an unfold or a
 reduce) unless joining a group is cheaper, e.g. [C_in/K, K] is one split away from
 [C_in]: every such assignment is tried. Grouping by variables makes permutations
 of repeated axes irrelevant."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import combinations
-from typing import Mapping
 
 from ..ir.symbolic import Size, VarKind, kind_of
 from ..ir.tensor import TensorType
@@ -54,7 +55,7 @@ def shape_distance(frontier: TensorType, target: TensorType, kinds: Mapping[str,
     base = len(free) + sum(_group_cost(left, right) for left, right in groups.values())
     best = base
     # a K-like axis can only help a group whose sizes it makes equal; try those joins
-    for key, (left, right) in groups.items():
+    for left, right in groups.values():
         if not right or not left:
             continue
         missing = _product(right) / _product(left)

@@ -4,12 +4,13 @@ tell the score back, and queue measurement jobs when tuning is asked for.
 
 The same function serves `tessera search` (in a spawned process) and the GUI
 (as a "search" job run by a worker), so both write the same rows."""
+
 from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..analysis.summary import summarize
 from ..ir.bindings import format_bindings
@@ -39,12 +40,12 @@ class SearchConfig:
     samples: int | None = 20
     minutes: float | None = None
     evaluate: str = "none"
-    tune_trials: int | None = None       # queue a measure job per candidate when set (0: untuned)
+    tune_trials: int | None = None  # queue a measure job per candidate when set (0: untuned)
     measure_bindings: dict = field(default_factory=dict)
     evaluation: dict = field(default_factory=dict)  # EvalSettings / TrainConfig fields
 
     @classmethod
-    def from_dict(cls, values: dict) -> "SearchConfig":
+    def from_dict(cls, values: dict) -> SearchConfig:
         unknown = sorted(set(values) - set(cls.__dataclass_fields__))
         if unknown:
             raise SearchError(f"unknown search setting(s): {', '.join(unknown)}")
@@ -83,8 +84,12 @@ class _Inner:
         pass
 
 
-def run_search(config: dict, store_path: str, progress: Callable[[float, str], None] | None = None,
-               cancelled: Callable[[], bool] | None = None) -> dict:
+def run_search(
+    config: dict,
+    store_path: str,
+    progress: Callable[[float, str], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> dict:
     """Run until `samples` candidates were found, `minutes` passed, the strategy is
     exhausted or the caller cancels; returns counts and the strategy's statistics."""
     cfg = SearchConfig.from_dict(config)
@@ -125,17 +130,28 @@ def run_search(config: dict, store_path: str, progress: Callable[[float, str], N
                     bindings = {**c.graph.bindings, **cfg.measure_bindings}
                     check = summarize(c.graph, bindings)
                     if not check.ok:  # valid at the template's sizes, not at these
-                        failures.append(f"{c.key[:8]}: not measurable at {format_bindings(bindings)}: "
-                                        + "; ".join(check.messages()))
+                        failures.append(
+                            f"{c.key[:8]}: not measurable at {format_bindings(bindings)}: "
+                            + "; ".join(check.messages())
+                        )
                     else:
-                        queue.submit("measure", {"operator": doc, "bindings": bindings,
-                                                 "tune_trials": cfg.tune_trials, "device": "local"},
-                                     operator_id=operator_id, device_id=local)
+                        queue.submit(
+                            "measure",
+                            {"operator": doc, "bindings": bindings, "tune_trials": cfg.tune_trials, "device": "local"},
+                            operator_id=operator_id,
+                            device_id=local,
+                        )
                         queued += 1
-                fraction = (found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60))
+                fraction = found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60)
                 progress(min(fraction, 1.0), f"{found} candidates, {scored} scored, {queued} queued")
-    return {"found": found, "scored": scored, "queued": queued, "failures": failures[:20],
-            "seconds": round(time.monotonic() - start, 2), "stats": strategy.stats}
+    return {
+        "found": found,
+        "scored": scored,
+        "queued": queued,
+        "failures": failures[:20],
+        "seconds": round(time.monotonic() - start, 2),
+        "stats": strategy.stats,
+    }
 
 
 def search_job(payload: dict, ctx) -> dict:

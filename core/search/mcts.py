@@ -6,6 +6,7 @@ pruned by shape distance against the remaining primitive budget. A rollout
 finishes a chain at random; the complete operator is proposed through `ask`
 and its score (accuracy, Fisher Potential or any reward) comes back through
 `tell`, which backs it up the tree. FLOPs are a hard cap (Strategy.admit)."""
+
 from __future__ import annotations
 
 import math
@@ -18,9 +19,9 @@ from ..ir.tensor import TensorType
 from .base import Budget, Candidate, Strategy
 from .canonical import chain_violation, violation
 from .chain import Action, Step, Synthesizer, chain_graph
+from .distance import shape_distance
 
 LOG_SPAN = 1e3  # positive scores spanning more than this ratio are compared by their logarithm
-from .distance import shape_distance
 
 EXPLORATION = 0.7
 WIDENING = 1.5
@@ -46,8 +47,8 @@ def scaled_reward(low: float, high: float, score: float) -> float:
 class Node:
     frontier: TensorType
     steps: tuple[Step, ...]
-    parent: "Node | None" = None
-    children: list["Node"] = field(default_factory=list)
+    parent: Node | None = None
+    children: list[Node] = field(default_factory=list)
     untried: list[Action] | None = None
     visits: int = 0
     value: float = 0.0
@@ -57,8 +58,15 @@ class Node:
 class SynoMCTS(Strategy):
     name = "mcts"
 
-    def __init__(self, template: OperatorGraph, budget: Budget = Budget(), seed: int = 0,
-                 use_distance: bool = True, use_canonical: bool = True, rollouts_per_ask: int = 400):
+    def __init__(
+        self,
+        template: OperatorGraph,
+        budget: Budget = Budget(),
+        seed: int = 0,
+        use_distance: bool = True,
+        use_canonical: bool = True,
+        rollouts_per_ask: int = 400,
+    ):
         super().__init__(template, budget, seed)
         kinds = template.kinds()
         self.extra_bindings = {c: v for c, v in COEFFICIENTS.items() if c not in self.limits.bindings}
@@ -151,7 +159,7 @@ class SynoMCTS(Strategy):
             live = [c for c in node.children if not c.dead]
             if node.untried and (not live or len(node.children) < WIDENING * math.sqrt(node.visits + 1)):
                 a = node.untried.pop()
-                child = Node(a.frontier, node.steps + (a.step,), parent=node)
+                child = Node(a.frontier, (*node.steps, a.step), parent=node)
                 node.children.append(child)
                 return child
             if not live:
@@ -184,7 +192,7 @@ class SynoMCTS(Strategy):
                     node.dead = not self.synth.done(frontier)
                 return None
             a = self.rng.choice(actions)
-            frontier, steps = a.frontier, steps + (a.step,)
+            frontier, steps = a.frontier, (*steps, a.step)
 
     def _path(self, node: Node) -> list[Node]:
         path = []

@@ -9,9 +9,10 @@ seen before) and, when a `screen` is given (legality.CapacityJudge), through
 Fisher Potential against the original network, NAS-PTE's filter. The sequence
 travels with the candidate (info["sequence"]) so its schedule can be compiled
 and measured for the survivors."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..analysis.legality import check_sequence
 from ..codegen.loopnest_ir import result_operator
@@ -28,9 +29,16 @@ ATTEMPTS_PER_STEP = 20
 class SequenceSearch(Strategy):
     name = "sequences"
 
-    def __init__(self, template: OperatorGraph, budget: Budget = Budget(), seed: int = 0, nest: str = "conv2d",
-                 architecture_steps: tuple[int, int] = (1, 2), schedule_steps: tuple[int, int] = (0, 4),
-                 screen: Callable[[OperatorGraph], dict] | None = None):
+    def __init__(
+        self,
+        template: OperatorGraph,
+        budget: Budget = Budget(),
+        seed: int = 0,
+        nest: str = "conv2d",
+        architecture_steps: tuple[int, int] = (1, 2),
+        schedule_steps: tuple[int, int] = (0, 4),
+        screen: Callable[[OperatorGraph], dict] | None = None,
+    ):
         super().__init__(template, budget, seed)
         if nest not in BASES:
             raise SearchError(f"unknown nest {nest!r} (known: {', '.join(BASES)})")
@@ -62,8 +70,7 @@ class SequenceSearch(Strategy):
             self.stats["illegal"] += 1
             return None
         graph = result_operator(report.final, "nas-pte-sample").graph
-        candidate = self.admit(graph, {"sequence": sequence_document(seq),
-                                       "steps": [s.text() for s in seq.steps]})
+        candidate = self.admit(graph, {"sequence": sequence_document(seq), "steps": [s.text() for s in seq.steps]})
         if candidate is None or self.screen is None:
             return candidate
         verdict = self.screen(graph)
@@ -75,8 +82,9 @@ class SequenceSearch(Strategy):
 
     # -- sampling -----------------------------------------------------------------------
     def sample(self) -> Sequence:
-        kinds = (["architecture"] * self.rng.randint(*self.architecture_steps)
-                 + ["schedule"] * self.rng.randint(*self.schedule_steps))
+        kinds = ["architecture"] * self.rng.randint(*self.architecture_steps) + ["schedule"] * self.rng.randint(
+            *self.schedule_steps
+        )
         self.rng.shuffle(kinds)
         program, steps = self.start, []
         for kind in kinds:
@@ -96,8 +104,9 @@ class SequenceSearch(Strategy):
     def _architecture(self, nest: Nest) -> Step | None:
         """bottleneck or group with a factor of 2, 4 or 8; depthwise (G = extent) for channel
         groups and a single tap for kernel bottlenecks."""
-        loops = [l for l in nest.loops if len(l.pieces) == 1 and l.pieces[0].iterator in
-                 ("co", "ci", "oh", "ow", "kh", "kw")]
+        loops = [
+            l for l in nest.loops if len(l.pieces) == 1 and l.pieces[0].iterator in ("co", "ci", "oh", "ow", "kh", "kw")
+        ]
         loop = self.rng.choice(loops)
         it = loop.pieces[0].iterator
         partners = [l.name for l in nest.loops if it in GROUP_PARTNERS and l.iterators == (GROUP_PARTNERS[it],)]
@@ -119,7 +128,7 @@ class SequenceSearch(Strategy):
             return make_step(op, {"loops": self.rng.sample(names, 2)})
         if op == "fuse":
             i = self.rng.randrange(len(names) - 1)
-            return make_step(op, {"loops": names[i:i + 2]})
+            return make_step(op, {"loops": names[i : i + 2]})
         if op == "vectorize":
             return make_step(op, {"loop": names[-1]})
         loop = self.rng.choice(nest.loops)

@@ -5,13 +5,14 @@ BEGIN IMMEDIATE (a deferred transaction that reads first and writes later can
 fail at once instead of waiting), wait for it through SQLite's busy timeout,
 and retry for a while longer if that runs out; transactions stay short.
 """
+
 from __future__ import annotations
 
 import contextlib
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import sqlite_utils
 
@@ -59,8 +60,9 @@ def write_transaction(db: sqlite_utils.Database, path: Path, patience: float) ->
             if not _locked(exc):
                 raise StoreError(f"cannot write to the results store {path}: {exc}") from None
             if time.monotonic() > deadline:
-                raise StoreError(f"the results store {path} stayed locked by another process "
-                                 f"for {patience:g} s: {exc}") from None
+                raise StoreError(
+                    f"the results store {path} stayed locked by another process for {patience:g} s: {exc}"
+                ) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
     try:

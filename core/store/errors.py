@@ -1,4 +1,5 @@
 """Errors of the results store, each with a message meant for a person."""
+
 from __future__ import annotations
 
 from core.ir.errors import TesseraError

@@ -1,4 +1,5 @@
 """Where the results store lives unless a caller says otherwise."""
+
 from __future__ import annotations
 
 import os

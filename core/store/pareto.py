@@ -4,9 +4,10 @@ A row dominates another if it is at least as good in every column and better in
 one. Identical rows never dominate each other, so duplicates of a front point
 are all on the front.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -22,8 +23,9 @@ def pareto_front(values: np.ndarray, directions: Sequence[str]) -> np.ndarray:
     """
     values = np.asarray(values, dtype=float)
     if values.ndim != 2 or values.shape[1] != len(directions):
-        raise ValueError(f"expected an (N, {len(directions)}) array for {len(directions)} directions, "
-                         f"got shape {values.shape}")
+        raise ValueError(
+            f"expected an (N, {len(directions)}) array for {len(directions)} directions, got shape {values.shape}"
+        )
     bad = [d for d in directions if d not in (MINIMIZE, MAXIMIZE)]
     if bad:
         raise ValueError(f"direction must be {MINIMIZE!r} or {MAXIMIZE!r}, got {bad[0]!r}")

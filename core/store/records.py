@@ -1,5 +1,6 @@
 """The result dicts the store records (a measurement, a score), checked field by field,
 so a handler's mistake fails its job with a message naming the field."""
+
 from __future__ import annotations
 
 import math
@@ -44,20 +45,19 @@ def _check_keys(result: dict, fields: dict, what: str) -> None:
         raise InvalidResult(f"a {what} result must be a dict, got {type(result).__name__}")
     unknown = sorted(set(result) - set(fields))
     if unknown:
-        raise InvalidResult(f"unknown {what} field(s) {', '.join(map(repr, unknown))}; "
-                            f"known fields: {', '.join(fields)}")
+        raise InvalidResult(
+            f"unknown {what} field(s) {', '.join(map(repr, unknown))}; known fields: {', '.join(fields)}"
+        )
 
 
 def _as_number(value, key: str, what: str, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) \
-            or (positive and value <= 0):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or (positive and value <= 0):
         kind = "a positive number" if positive else "a number"
         raise InvalidResult(f"{what} field {key!r} must be {kind}, got {value!r}")
     return float(value)
 
 
-def _number(result: dict, key: str, what: str, required: bool = False,
-            positive: bool = False) -> float | None:
+def _number(result: dict, key: str, what: str, required: bool = False, positive: bool = False) -> float | None:
     value = result.get(key)
     if value is None:
         if required:
@@ -76,12 +76,16 @@ def _numbers(result: dict, key: str, what: str) -> list[float]:
 def _trials(result: dict, what: str) -> list[tuple[int, float]]:
     pairs = result.get("trials") or []
     if not isinstance(pairs, list):
-        raise InvalidResult(f"{what} field 'trials' must be a list of [trial index, latency ms] pairs, "
-                            f"got {pairs!r}")
+        raise InvalidResult(f"{what} field 'trials' must be a list of [trial index, latency ms] pairs, got {pairs!r}")
     trials = []
     for pair in pairs:
-        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], int)
-                and not isinstance(pair[0], bool) and pair[0] >= 0):
+        if not (
+            isinstance(pair, (list, tuple))
+            and len(pair) == 2
+            and isinstance(pair[0], int)
+            and not isinstance(pair[0], bool)
+            and pair[0] >= 0
+        ):
             raise InvalidResult(f"{what} field 'trials' must hold [trial index, latency ms] pairs, got {pair!r}")
         trials.append((pair[0], _as_number(pair[1], "trials", what, positive=True)))
     return trials
@@ -120,7 +124,8 @@ def measurement_row(result: dict) -> tuple[dict, list[tuple[int, float]]]:
         raise InvalidResult(f"{what} field 'tuned' must be true or false, got {tuned!r}")
     bindings = result.get("bindings") or {}
     if not isinstance(bindings, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in bindings.items()):
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in bindings.items()
+    ):
         raise InvalidResult(f"{what} field 'bindings' must map variable names to integers, got {bindings!r}")
     row = {
         "bindings": bindings,

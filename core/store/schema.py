@@ -4,6 +4,7 @@ MIGRATIONS[i] takes a database from version i to i + 1 (version 0 is an empty
 file), so a new file and an old one reach the current schema the same way.
 The version lives in PRAGMA user_version and is set in the same transaction.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,36 +31,81 @@ LEFT JOIN scores AS s ON s.id = (SELECT MAX(id) FROM scores WHERE operator_id = 
 def _create_v1(db: sqlite_utils.Database) -> None:
     """Version 1: operators, sequences, devices, jobs (no retries), measurements, scores."""
     for name in ("operators", "sequences"):
-        db[name].create({"id": int, "hash": str, "document": str, "name": str, "origin": str,
-                         "created": float}, pk="id", not_null={"hash", "document"})
+        db[name].create(
+            {"id": int, "hash": str, "document": str, "name": str, "origin": str, "created": float},
+            pk="id",
+            not_null={"hash", "document"},
+        )
         db[name].create_index(["hash"], unique=True)
-    db["devices"].create({"id": int, "name": str, "kind": str, "config": str},
-                         pk="id", not_null={"name", "kind"})
+    db["devices"].create({"id": int, "name": str, "kind": str, "config": str}, pk="id", not_null={"name", "kind"})
     db["devices"].create_index(["name"], unique=True)
-    db["jobs"].create({
-        "id": int, "kind": str, "payload": str, "operator_id": int, "device_id": int,
-        "state": str, "error": str, "result": str,
-        "worker_host": str, "worker_pid": int, "heartbeat": float,
-        "created": float, "started": float, "finished": float,
-        "progress": float, "message": str, "input_key": str, "input_version": str,
-    }, pk="id", not_null={"kind", "payload", "state"},
-        foreign_keys=[("operator_id", "operators"), ("device_id", "devices")])
+    db["jobs"].create(
+        {
+            "id": int,
+            "kind": str,
+            "payload": str,
+            "operator_id": int,
+            "device_id": int,
+            "state": str,
+            "error": str,
+            "result": str,
+            "worker_host": str,
+            "worker_pid": int,
+            "heartbeat": float,
+            "created": float,
+            "started": float,
+            "finished": float,
+            "progress": float,
+            "message": str,
+            "input_key": str,
+            "input_version": str,
+        },
+        pk="id",
+        not_null={"kind", "payload", "state"},
+        foreign_keys=[("operator_id", "operators"), ("device_id", "devices")],
+    )
     db["jobs"].create_index(["state"])
     db["jobs"].create_index(["input_key"])
-    db["measurements"].create({
-        "id": int, "job_id": int, "operator_id": int, "device_id": int, "bindings": str,
-        "latency_ms": float, "latency_std_ms": float, "gflops": float, "flops": float,
-        "params": float, "tuned": int, "trial_count": int, "torch_latency_ms": float,
-        "speedup": float, "created": float,
-    }, pk="id", not_null={"operator_id", "latency_ms"},
-        foreign_keys=[("job_id", "jobs"), ("operator_id", "operators"), ("device_id", "devices")])
+    db["measurements"].create(
+        {
+            "id": int,
+            "job_id": int,
+            "operator_id": int,
+            "device_id": int,
+            "bindings": str,
+            "latency_ms": float,
+            "latency_std_ms": float,
+            "gflops": float,
+            "flops": float,
+            "params": float,
+            "tuned": int,
+            "trial_count": int,
+            "torch_latency_ms": float,
+            "speedup": float,
+            "created": float,
+        },
+        pk="id",
+        not_null={"operator_id", "latency_ms"},
+        foreign_keys=[("job_id", "jobs"), ("operator_id", "operators"), ("device_id", "devices")],
+    )
     db["measurements"].create_index(["operator_id"])
-    db["scores"].create({
-        "id": int, "job_id": int, "operator_id": int, "dataset": str, "backbone": str,
-        "fisher_potential": float, "epochs": int, "accuracy": float,
-        "accuracy_per_epoch": str, "created": float,
-    }, pk="id", not_null={"operator_id", "dataset"},
-        foreign_keys=[("job_id", "jobs"), ("operator_id", "operators")])
+    db["scores"].create(
+        {
+            "id": int,
+            "job_id": int,
+            "operator_id": int,
+            "dataset": str,
+            "backbone": str,
+            "fisher_potential": float,
+            "epochs": int,
+            "accuracy": float,
+            "accuracy_per_epoch": str,
+            "created": float,
+        },
+        pk="id",
+        not_null={"operator_id", "dataset"},
+        foreign_keys=[("job_id", "jobs"), ("operator_id", "operators")],
+    )
     db["scores"].create_index(["operator_id"])
 
 
@@ -69,9 +115,12 @@ def _add_retries_and_trials(db: sqlite_utils.Database) -> None:
     db["jobs"].add_column("attempts", int, not_null_default=0)
     db["jobs"].add_column("max_attempts", int, not_null_default=3)
     db["jobs"].add_column("lease", str)
-    db["trials"].create({"id": int, "measurement_id": int, "job_id": int, "trial_index": int,
-                         "latency_ms": float}, pk="id", not_null={"measurement_id", "latency_ms"},
-                        foreign_keys=[("measurement_id", "measurements"), ("job_id", "jobs")])
+    db["trials"].create(
+        {"id": int, "measurement_id": int, "job_id": int, "trial_index": int, "latency_ms": float},
+        pk="id",
+        not_null={"measurement_id", "latency_ms"},
+        foreign_keys=[("measurement_id", "measurements"), ("job_id", "jobs")],
+    )
     db["trials"].create_index(["measurement_id"])
     db.create_view("results", RESULTS_VIEW)
 
@@ -106,10 +155,12 @@ WHERE NOT EXISTS (SELECT 1 FROM measurements WHERE operator_id = o.id)
 """
 
 
-RESULTS_VIEW_V5 = (RESULTS_VIEW_V3
-                   .replace("m.tuned, m.trial_count,", "m.tuned, m.trial_count, m.algorithm, m.layout, m.schedule_source,")
-                   .replace("NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL,",
-                            "NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"))
+RESULTS_VIEW_V5 = RESULTS_VIEW_V3.replace(
+    "m.tuned, m.trial_count,", "m.tuned, m.trial_count, m.algorithm, m.layout, m.schedule_source,"
+).replace(
+    "NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL,",
+    "NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL,",
+)
 
 
 def _operator_costs(db: sqlite_utils.Database) -> None:
@@ -154,8 +205,14 @@ def _operator_bindings(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V6)
 
 
-MIGRATIONS = [_create_v1, _add_retries_and_trials, _operator_costs, _job_placement, _measurement_variants,
-              _operator_bindings]
+MIGRATIONS = [
+    _create_v1,
+    _add_retries_and_trials,
+    _operator_costs,
+    _job_placement,
+    _measurement_variants,
+    _operator_bindings,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -168,8 +225,10 @@ def migrate(db: sqlite_utils.Database, path: Path) -> None:
     read here is final even when several processes open a new file at once."""
     version = schema_version(db)
     if version > SCHEMA_VERSION:
-        raise StoreError(f"the results store {path} has schema version {version}, newer than this "
-                         f"program's {SCHEMA_VERSION}; update Tessera or use another store")
+        raise StoreError(
+            f"the results store {path} has schema version {version}, newer than this "
+            f"program's {SCHEMA_VERSION}; update Tessera or use another store"
+        )
     for step in MIGRATIONS[version:]:
         step(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

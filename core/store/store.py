@@ -3,13 +3,14 @@
 Every write is one short BEGIN IMMEDIATE transaction (see connection.py); rows
 hold JSON text only, so reading a store never executes anything.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
 import sqlite_utils
@@ -25,18 +26,25 @@ from .schema import SCHEMA_VERSION, migrate, schema_version
 
 #: numeric columns of the results view and the direction in which each is better
 RESULT_OBJECTIVES = {
-    "latency_ms": MINIMIZE, "latency_std_ms": MINIMIZE, "flops": MINIMIZE, "params": MINIMIZE,
-    "gflops": MAXIMIZE, "trial_count": MINIMIZE, "torch_latency_ms": MINIMIZE,
-    "speedup": MAXIMIZE, "fisher_potential": MAXIMIZE, "accuracy": MAXIMIZE,
-    "e2e_latency_ms": MINIMIZE, "e2e_speedup": MAXIMIZE,
+    "latency_ms": MINIMIZE,
+    "latency_std_ms": MINIMIZE,
+    "flops": MINIMIZE,
+    "params": MINIMIZE,
+    "gflops": MAXIMIZE,
+    "trial_count": MINIMIZE,
+    "torch_latency_ms": MINIMIZE,
+    "speedup": MAXIMIZE,
+    "fisher_potential": MAXIMIZE,
+    "accuracy": MAXIMIZE,
+    "e2e_latency_ms": MINIMIZE,
+    "e2e_speedup": MAXIMIZE,
 }
 
 
 class Store:
     """Open (creating or migrating) the store at `path`, default default_store_path()."""
 
-    def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 10.0,
-                 patience: float = 60.0):
+    def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 10.0, patience: float = 60.0):
         self.path = Path(path).expanduser() if path else default_store_path()
         self.patience = patience
         self.db: sqlite_utils.Database = open_database(self.path, busy_timeout)
@@ -51,7 +59,7 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -71,8 +79,13 @@ class Store:
         its cost at them; the same operator saved again (same content hash,
         core.ir.serialize.content_hash) returns the existing row's id."""
         bindings = doc.get("bindings") or None
-        return self._add_unique("operators", canonical_json(doc), name, origin,
-                                {**operator_cost(doc), "bindings": json.dumps(bindings) if bindings else None})
+        return self._add_unique(
+            "operators",
+            canonical_json(doc),
+            name,
+            origin,
+            {**operator_cost(doc), "bindings": json.dumps(bindings) if bindings else None},
+        )
 
     def add_sequence(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
         """Save a transformation-sequence document; equal documents (as sorted JSON) are one row."""
@@ -82,8 +95,17 @@ class Store:
         """Insert unless a row with the same hash (sha256 of `text`) exists; return the row's id."""
         digest = hashlib.sha256(text.encode()).hexdigest()
         with self.write():
-            self.db[table].insert({"hash": digest, "document": text, "name": name, "origin": origin,
-                                   "created": time.time(), **(extra or {})}, ignore=True)
+            self.db[table].insert(
+                {
+                    "hash": digest,
+                    "document": text,
+                    "name": name,
+                    "origin": origin,
+                    "created": time.time(),
+                    **(extra or {}),
+                },
+                ignore=True,
+            )
             return self.db.execute(f"SELECT id FROM {table} WHERE hash = ?", [digest]).fetchone()[0]
 
     def operator(self, operator_id: int) -> dict:
@@ -112,8 +134,7 @@ class Store:
                 raise StoreError(f"no operator {operator_id} in {self.path}")
 
     def devices(self) -> list[dict]:
-        return [{**row, "config": json.loads(row["config"])}
-                for row in self.db["devices"].rows_where(order_by="id")]
+        return [{**row, "config": json.loads(row["config"])} for row in self.db["devices"].rows_where(order_by="id")]
 
     def _get(self, table: str, row_id: int) -> dict:
         try:
@@ -122,17 +143,27 @@ class Store:
             raise StoreError(f"no row {row_id} in {table} of {self.path}") from None
 
     # -- results ----------------------------------------------------------------
-    def add_measurement(self, operator_id: int, device_id: int | None, result: dict,
-                        job_id: int | None = None) -> int:
+    def add_measurement(self, operator_id: int, device_id: int | None, result: dict, job_id: int | None = None) -> int:
         """Record one measurement result dict (fields: records.MEASUREMENT_FIELDS) and its trials."""
         row, trials = measurement_row(result)
         with self.write():
-            measurement_id = self.db["measurements"].insert(
-                {**row, "job_id": job_id, "operator_id": operator_id, "device_id": device_id,
-                 "created": time.time()}).last_pk
+            measurement_id = (
+                self.db["measurements"]
+                .insert(
+                    {
+                        **row,
+                        "job_id": job_id,
+                        "operator_id": operator_id,
+                        "device_id": device_id,
+                        "created": time.time(),
+                    }
+                )
+                .last_pk
+            )
             self.db["trials"].insert_all(
                 {"measurement_id": measurement_id, "job_id": job_id, "trial_index": i, "latency_ms": t}
-                for i, t in trials)
+                for i, t in trials
+            )
         return measurement_id
 
     def delete_measurements(self, ids: Sequence[int]) -> int:
@@ -140,23 +171,30 @@ class Store:
         marks = json.dumps([int(i) for i in ids])
         with self.write():
             self.db.execute("DELETE FROM trials WHERE measurement_id IN (SELECT value FROM json_each(?))", [marks])
-            return self.db.execute("DELETE FROM measurements WHERE id IN (SELECT value FROM json_each(?))",
-                                   [marks]).rowcount
+            return self.db.execute(
+                "DELETE FROM measurements WHERE id IN (SELECT value FROM json_each(?))", [marks]
+            ).rowcount
 
     def add_score(self, operator_id: int, result: dict, job_id: int | None = None) -> int:
         """Record one score result dict (fields: records.SCORE_FIELDS)."""
         row = score_row(result)
         with self.write():
-            return self.db["scores"].insert({**row, "job_id": job_id, "operator_id": operator_id,
-                                             "created": time.time()}).last_pk
+            return (
+                self.db["scores"]
+                .insert({**row, "job_id": job_id, "operator_id": operator_id, "created": time.time()})
+                .last_pk
+            )
 
     def trials(self, measurement_id: int) -> list[tuple[int, float]]:
         """(trial index, latency ms) of the measurement's tuning trials, in trial order."""
-        return [(r["trial_index"], r["latency_ms"]) for r in self.db["trials"].rows_where(
-            "measurement_id = ?", [measurement_id], order_by="trial_index")]
+        return [
+            (r["trial_index"], r["latency_ms"])
+            for r in self.db["trials"].rows_where("measurement_id = ?", [measurement_id], order_by="trial_index")
+        ]
 
-    def results(self, where: str | None = None, where_args: Sequence = (),
-                order_by: str = "created, result_key") -> Iterator[dict]:
+    def results(
+        self, where: str | None = None, where_args: Sequence = (), order_by: str = "created, result_key"
+    ) -> Iterator[dict]:
         """Rows of the results view: measurements joined with operators, devices and the
         operator's latest score, plus operators not measured yet (measurement_id NULL);
         each row has a `result_key`; `bindings` stays JSON text."""
@@ -168,8 +206,9 @@ class Store:
         to RESULT_OBJECTIVES ('min' for latency, 'max' for accuracy, ...)."""
         unknown = [c for c in columns if c not in RESULT_OBJECTIVES]
         if unknown or not 2 <= len(columns) <= 3:
-            raise StoreError(f"a Pareto front needs 2 or 3 of {', '.join(RESULT_OBJECTIVES)}; "
-                             f"got {', '.join(columns) or 'none'}")
+            raise StoreError(
+                f"a Pareto front needs 2 or 3 of {', '.join(RESULT_OBJECTIVES)}; got {', '.join(columns) or 'none'}"
+            )
         directions = list(directions or [RESULT_OBJECTIVES[c] for c in columns])
         selected = ", ".join(columns)
         present = " AND ".join(f"{c} IS NOT NULL" for c in columns)
@@ -181,6 +220,8 @@ class Store:
         front = pareto_front(table, directions)
         front = front[np.argsort(table[front, 0], kind="stable")]
         chosen = [keys[i] for i in front]
-        found = {r["result_key"]: r for r in self.results(
-            "result_key IN (SELECT value FROM json_each(?))", [json.dumps(chosen)])}
+        found = {
+            r["result_key"]: r
+            for r in self.results("result_key IN (SELECT value FROM json_each(?))", [json.dumps(chosen)])
+        }
         return [found[k] for k in chosen]

@@ -4,6 +4,7 @@ as one comparison table for `tessera results --variants` and the explorer's Vari
 
 The baseline is TVM's default algorithm untuned, the schedule every other variant has
 to beat; without one, the slowest variant."""
+
 from __future__ import annotations
 
 import json
@@ -15,15 +16,15 @@ from .errors import StoreError
 @dataclass(frozen=True)
 class Variant:
     measurement_id: int
-    algorithm: str               # 'default' (TVM's lowering), 'gspc', ...
-    label: str                   # 'default · untuned', 'gspc · tuned (32 trials)', 'default · reused'
+    algorithm: str  # 'default' (TVM's lowering), 'gspc', ...
+    label: str  # 'default · untuned', 'gspc · tuned (32 trials)', 'default · reused'
     layout: str
-    schedule: str                # the schedule's source: untuned, tuned, transfer:<database> trial <n>
+    schedule: str  # the schedule's source: untuned, tuned, transfer:<database> trial <n>
     latency_ms: float
     latency_std_ms: float | None
     gflops: float | None
     torch_latency_ms: float | None
-    vs_baseline: float           # the baseline's latency over this one's: > 1 is faster
+    vs_baseline: float  # the baseline's latency over this one's: > 1 is faster
 
     @property
     def vs_torch(self) -> float | None:
@@ -42,8 +43,8 @@ class Variants:
     operator: str
     device: str
     bindings: dict[str, int]
-    baseline: str                # the label the speed-ups are relative to
-    rows: list[Variant]          # fastest first
+    baseline: str  # the label the speed-ups are relative to
+    rows: list[Variant]  # fastest first
 
     def title(self) -> str:
         sizes = ", ".join(f"{k}={v}" for k, v in self.bindings.items()) or "no bindings"
@@ -51,9 +52,20 @@ class Variants:
 
     def table(self) -> list[tuple[str, ...]]:
         """HEADER's cells of every variant, fastest first."""
-        return [(str(v.measurement_id), v.label, v.layout or "-", v.schedule or "-", _number(v.latency_ms),
-                 _number(v.latency_std_ms, ".2g"), _number(v.gflops, ".3g"), _number(v.vs_torch, ".2f", "x"),
-                 _number(v.vs_baseline, ".2f", "x")) for v in self.rows]
+        return [
+            (
+                str(v.measurement_id),
+                v.label,
+                v.layout or "-",
+                v.schedule or "-",
+                _number(v.latency_ms),
+                _number(v.latency_std_ms, ".2g"),
+                _number(v.gflops, ".3g"),
+                _number(v.vs_torch, ".2f", "x"),
+                _number(v.vs_baseline, ".2f", "x"),
+            )
+            for v in self.rows
+        ]
 
 
 def variant_label(row: dict) -> str:
@@ -75,15 +87,36 @@ def read_variants(store, measurement_id: int) -> Variants:
         raise StoreError(f"there is no measurement {measurement_id} in {store.path}")
     first = rows[0]
     sizes = json.loads(first["bindings"] or "{}")
-    same = [r for r in store.results("measurement_id IS NOT NULL AND operator_id = ? AND device_id IS ? "
-                                     "AND latency_ms IS NOT NULL", [first["operator_id"], first["device_id"]],
-                                     order_by="latency_ms, measurement_id")
-            if json.loads(r["bindings"] or "{}") == sizes]
+    same = [
+        r
+        for r in store.results(
+            "measurement_id IS NOT NULL AND operator_id = ? AND device_id IS ? AND latency_ms IS NOT NULL",
+            [first["operator_id"], first["device_id"]],
+            order_by="latency_ms, measurement_id",
+        )
+        if json.loads(r["bindings"] or "{}") == sizes
+    ]
     if not same:
         raise StoreError(f"measurement {measurement_id} has no latency to compare")
     baseline = next((r for r in same if variant_label(r) == "default · untuned"), None) or same[-1]
-    return Variants(first["operator_name"] or f"operator {first['operator_id']}", first["device_name"] or "-",
-                    sizes, variant_label(baseline),
-                    [Variant(r["measurement_id"], r["algorithm"] or "default", variant_label(r), r["layout"] or "", r["schedule_source"] or "",
-                             r["latency_ms"], r["latency_std_ms"], r["gflops"], r["torch_latency_ms"],
-                             baseline["latency_ms"] / r["latency_ms"]) for r in same])
+    return Variants(
+        first["operator_name"] or f"operator {first['operator_id']}",
+        first["device_name"] or "-",
+        sizes,
+        variant_label(baseline),
+        [
+            Variant(
+                r["measurement_id"],
+                r["algorithm"] or "default",
+                variant_label(r),
+                r["layout"] or "",
+                r["schedule_source"] or "",
+                r["latency_ms"],
+                r["latency_std_ms"],
+                r["gflops"],
+                r["torch_latency_ms"],
+                baseline["latency_ms"] / r["latency_ms"],
+            )
+            for r in same
+        ],
+    )

@@ -5,6 +5,7 @@ Measured like single kernels (core.compile): TVM's output checked against torch'
 any timing counts, then `repeat` timed repeats of at least `min_repeat_ms` each, median and
 standard deviation. Imports TVM: worker processes only.
 """
+
 from __future__ import annotations
 
 import time
@@ -36,30 +37,32 @@ def _unfold(node, importer):
     shape = [int(s) for s in importer.shape_of(x)]
     dim %= len(shape)
     count = (shape[dim] - size) // step + 1
-    windows = [relax.op.strided_slice(x, axes=[dim], begin=[k], end=[k + (count - 1) * step + 1],
-                                      strides=[step]) for k in range(size)]
+    windows = [
+        relax.op.strided_slice(x, axes=[dim], begin=[k], end=[k + (count - 1) * step + 1], strides=[step])
+        for k in range(size)
+    ]
     return importer.block_builder.emit(relax.op.stack(windows, axis=len(shape)))
 
 
 CONVERTERS = {"unfold.default": _unfold}
 
 
-def compile_network(model: nn.Module, example: torch.Tensor, target) -> "relax.VirtualMachine":
+def compile_network(model: nn.Module, example: torch.Tensor, target) -> relax.VirtualMachine:
     """torch.export -> relax -> tvm.compile; the returned VM's 'main' takes the input tensor."""
     model.eval()
     try:
         with warnings.catch_warnings():  # torch.export's own deprecation notice, once per network
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             program = torch.export.export(model, (example,))
-            mod = from_exported_program(program, custom_convert_map=CONVERTERS,
-                                        unwrap_unit_return_tuple=True)
+            mod = from_exported_program(program, custom_convert_map=CONVERTERS, unwrap_unit_return_tuple=True)
         return relax.VirtualMachine(tvm.compile(mod, target=target), tvm.cpu())
     except Exception as e:  # torch.export and TVM raise many types; the job reports the message
         raise EvaluationError(f"TVM could not compile the network: {type(e).__name__}: {e}") from None
 
 
-def time_network(model: nn.Module, example: torch.Tensor, target, name: str, repeat: int = 10,
-                 min_repeat_ms: float = 100.0) -> NetworkTiming:
+def time_network(
+    model: nn.Module, example: torch.Tensor, target, name: str, repeat: int = 10, min_repeat_ms: float = 100.0
+) -> NetworkTiming:
     """Compile, check TVM's output against torch's on `example`, then time TVM's VM."""
     start = time.perf_counter()
     vm = compile_network(model, example, target)

@@ -6,10 +6,11 @@ where best is the accuracy-per-epoch curve of the best finished run so far with 
 same dataset, backbone and epoch budget: lenient early on, as strict as the best at
 the end. Without a best curve every run goes the full E epochs.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from .errors import EvaluationError
 
@@ -26,8 +27,7 @@ def required_accuracy(epoch: int, epochs: int, best: Sequence[float], theta: flo
     return lam * best[epoch - 1]
 
 
-def keep_training(accuracy: float, epoch: int, epochs: int, best: Sequence[float] | None,
-                  theta: float = 0.5) -> bool:
+def keep_training(accuracy: float, epoch: int, epochs: int, best: Sequence[float] | None, theta: float = 0.5) -> bool:
     """False when the run falls below the rule; always True without a best curve."""
     if not best or len(best) < epoch:
         return True
@@ -39,7 +39,9 @@ def best_curve(store, dataset: str, backbone: str, epochs: int) -> list[float] |
     trained all `epochs` epochs on this dataset and backbone (labels as scores record them)."""
     rows = store.db.execute(
         "SELECT accuracy_per_epoch FROM scores WHERE dataset = ? AND backbone = ? AND epochs = ? "
-        "AND accuracy IS NOT NULL ORDER BY accuracy DESC, id", [dataset, backbone, epochs])
+        "AND accuracy IS NOT NULL ORDER BY accuracy DESC, id",
+        [dataset, backbone, epochs],
+    )
     for (text,) in rows:
         curve = json.loads(text) if text else []
         if len(curve) == epochs:

@@ -1,4 +1,5 @@
 """Errors of an evaluation job, each naming the setting or operator at fault."""
+
 from __future__ import annotations
 
 from core.ir.errors import TesseraError

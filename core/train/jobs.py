@@ -7,6 +7,7 @@ resolution, seed, ...); "train" adds TrainConfig's fields and an optional "best_
 "e2e" adds "repeat" and "min_repeat_ms" for the timer. All three results carry the store's score
 fields under "score"; everything else stays with the job's result.
 """
+
 from __future__ import annotations
 
 import torch
@@ -42,27 +43,41 @@ def fisher_job(payload: dict, ctx) -> dict:
     settings, split, original, candidate, report = _setup(payload, ctx)
     ctx.progress(0.5, f"Fisher Potential over {len(report.replaced)} replaced layers")
     fisher = screen(original, candidate, report, split, settings)
-    return {"score": _score(settings, epochs=0, fisher_potential=fisher["fisher_potential"]),
-            **fisher, "replacement": report.to_json()}
+    return {
+        "score": _score(settings, epochs=0, fisher_potential=fisher["fisher_potential"]),
+        **fisher,
+        "replacement": report.to_json(),
+    }
 
 
 def train_job(payload: dict, ctx) -> dict:
     """Fisher Potential at initialisation, then proxy training with Canvas's early stop."""
     config = TrainConfig.from_dict(payload)
     best = payload.get("best_curve")
-    if best is not None and (not isinstance(best, list) or not all(
-            isinstance(a, (int, float)) and not isinstance(a, bool) for a in best)):
+    if best is not None and (
+        not isinstance(best, list) or not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in best)
+    ):
         raise EvaluationError(f"best_curve must be a list of accuracies, got {best!r}")
     settings, split, original, candidate, report = _setup(payload, ctx)
     fisher = screen(original, candidate, report, split, settings)
     del original
-    trained = train_proxy(candidate, split, config, best,
-                          lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message))
+    trained = train_proxy(
+        candidate, split, config, best, lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message)
+    )
     curve = trained.accuracy_per_epoch
-    return {"score": _score(settings, epochs=len(curve), accuracy=curve[-1], accuracy_per_epoch=curve,
-                            fisher_potential=fisher["fisher_potential"]),
-            **fisher, **trained.to_json(), "epochs_planned": config.epochs,
-            "replacement": report.to_json()}
+    return {
+        "score": _score(
+            settings,
+            epochs=len(curve),
+            accuracy=curve[-1],
+            accuracy_per_epoch=curve,
+            fisher_potential=fisher["fisher_potential"],
+        ),
+        **fisher,
+        **trained.to_json(),
+        "epochs_planned": config.epochs,
+        "replacement": report.to_json(),
+    }
 
 
 def e2e_job(payload: dict, ctx) -> dict:
@@ -80,20 +95,35 @@ def e2e_job(payload: dict, ctx) -> dict:
     use_threads(core_count())
     target, example = local_target(core_count()), torch.from_numpy(split.val.images[:1])
     ctx.progress(0.1, f"compiling and timing the original {settings.spec.label}")
-    base = time_network(original, example, target, f"original {settings.spec.label}", int(timer["repeat"]),
-                        timer["min_repeat_ms"])
+    base = time_network(
+        original, example, target, f"original {settings.spec.label}", int(timer["repeat"]), timer["min_repeat_ms"]
+    )
     ctx.progress(0.5, f"compiling and timing {settings.spec.label} with {report.operator}")
-    ours = time_network(candidate, example, target, f"{settings.spec.label} with {report.operator}",
-                        int(timer["repeat"]), timer["min_repeat_ms"])
+    ours = time_network(
+        candidate,
+        example,
+        target,
+        f"{settings.spec.label} with {report.operator}",
+        int(timer["repeat"]),
+        timer["min_repeat_ms"],
+    )
     speedup = base.latency.median_ms / ours.latency.median_ms
-    return {"score": _score(settings, e2e_latency_ms=ours.latency.median_ms,
-                            e2e_baseline_ms=base.latency.median_ms, e2e_speedup=speedup),
-            "backbone": settings.spec.label, "resolution": settings.resolution, "batch": 1,
-            "threads": core_count(),
-            "latency_ms": ours.latency.median_ms, "latency_std_ms": ours.latency.std_ms,
-            "baseline_latency_ms": base.latency.median_ms, "baseline_std_ms": base.latency.std_ms,
-            "speedup": speedup,
-            "params": sum(p.numel() for p in candidate.parameters()),
-            "baseline_params": sum(p.numel() for p in original.parameters()),
-            "compile_s": ours.compile_s, "baseline_compile_s": base.compile_s,
-            "replacement": report.to_json()}
+    return {
+        "score": _score(
+            settings, e2e_latency_ms=ours.latency.median_ms, e2e_baseline_ms=base.latency.median_ms, e2e_speedup=speedup
+        ),
+        "backbone": settings.spec.label,
+        "resolution": settings.resolution,
+        "batch": 1,
+        "threads": core_count(),
+        "latency_ms": ours.latency.median_ms,
+        "latency_std_ms": ours.latency.std_ms,
+        "baseline_latency_ms": base.latency.median_ms,
+        "baseline_std_ms": base.latency.std_ms,
+        "speedup": speedup,
+        "params": sum(p.numel() for p in candidate.parameters()),
+        "baseline_params": sum(p.numel() for p in original.parameters()),
+        "compile_s": ours.compile_s,
+        "baseline_compile_s": base.compile_s,
+        "replacement": report.to_json(),
+    }

@@ -1,11 +1,12 @@
 """Proxy training: a few epochs of SGD on the training split, accuracy on the validation
 split after each, stopped early by Canvas's rule when a best curve is known."""
+
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -46,7 +47,7 @@ class TrainConfig:
         check_theta(self.theta)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "TrainConfig":
+    def from_dict(cls, values: dict) -> TrainConfig:
         """Known keys of a job payload (others are the job's, not training's)."""
         return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
@@ -77,22 +78,32 @@ def accuracy(model: nn.Module, data: ImageDataset, batch_size: int = 256) -> flo
     correct = 0
     with torch.no_grad():
         for start in range(0, len(data), batch_size):
-            x = torch.from_numpy(data.images[start:start + batch_size])
-            y = torch.from_numpy(data.labels[start:start + batch_size])
+            x = torch.from_numpy(data.images[start : start + batch_size])
+            y = torch.from_numpy(data.labels[start : start + batch_size])
             correct += int((model(x).argmax(dim=1) == y).sum())
     return correct / len(data)
 
 
-def train_proxy(model: nn.Module, split: Split, config: TrainConfig,
-                best: Sequence[float] | None = None, progress: Progress | None = None) -> TrainResult:
+def train_proxy(
+    model: nn.Module,
+    split: Split,
+    config: TrainConfig,
+    best: Sequence[float] | None = None,
+    progress: Progress | None = None,
+) -> TrainResult:
     """Train `model` in place; `progress(fraction, message)` is called after every batch
     (a job's ctx.progress, which raises to stop a cancelled job)."""
     train = split.train
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     if config.max_batches is not None:
         steps_per_epoch = min(steps_per_epoch, config.max_batches)
-    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=config.momentum,
-                                weight_decay=config.weight_decay, nesterov=config.momentum > 0)
+    optimizer = torch.optim.SGD(
+        model.parameters(),
+        lr=config.lr,
+        momentum=config.momentum,
+        weight_decay=config.weight_decay,
+        nesterov=config.momentum > 0,
+    )
     if config.schedule == "cosine":
         scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, config.epochs * steps_per_epoch)
     else:
@@ -105,12 +116,13 @@ def train_proxy(model: nn.Module, split: Split, config: TrainConfig,
         model.train()
         permutation = order.permutation(len(train))
         for step in range(steps_per_epoch):
-            index = permutation[step * config.batch_size:(step + 1) * config.batch_size]
-            loss = F.cross_entropy(model(torch.from_numpy(train.images[index])),
-                                   torch.from_numpy(train.labels[index]))
+            index = permutation[step * config.batch_size : (step + 1) * config.batch_size]
+            loss = F.cross_entropy(model(torch.from_numpy(train.images[index])), torch.from_numpy(train.labels[index]))
             if not torch.isfinite(loss):
-                raise EvaluationError(f"training diverged at epoch {epoch}, step {step + 1}: loss is "
-                                      f"{loss.item()} (try a smaller learning rate than {config.lr})")
+                raise EvaluationError(
+                    f"training diverged at epoch {epoch}, step {step + 1}: loss is "
+                    f"{loss.item()} (try a smaller learning rate than {config.lr})"
+                )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -126,7 +138,9 @@ def train_proxy(model: nn.Module, split: Split, config: TrainConfig,
         if epoch < config.epochs and not keep_training(acc, epoch, config.epochs, best, config.theta):
             need = required_accuracy(epoch, config.epochs, best, config.theta)
             result.stopped_early = True
-            result.reason = (f"stopped after epoch {epoch}: accuracy {acc:.3f} is below "
-                             f"{need:.3f} (lambda x best {best[epoch - 1]:.3f}, theta {config.theta})")
+            result.reason = (
+                f"stopped after epoch {epoch}: accuracy {acc:.3f} is below "
+                f"{need:.3f} (lambda x best {best[epoch - 1]:.3f}, theta {config.theta})"
+            )
             break
     return result

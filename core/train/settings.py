@@ -1,13 +1,14 @@
 """What an evaluation job is about, besides the operator: dataset, backbone and its size,
 seed. Plain JSON in job payloads; importing this module does not import torch, so the
 CLI and the GUI can build payloads and store labels cheaply."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from core.data.specs import BackboneSpec
 from core.data.datasets import DEFAULT_DATASET
+from core.data.specs import BackboneSpec
 
 from .errors import EvaluationError
 
@@ -28,19 +29,22 @@ class EvalSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise EvaluationError(f"evaluation setting {name} must be a whole number >= 1, got {value!r}")
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
-                                       or self.limit < 10):
+        if self.limit is not None and (
+            isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 10
+        ):
             raise EvaluationError(f"evaluation setting limit must be a whole number >= 10, got {self.limit!r}")
-        if isinstance(self.val_fraction, bool) or not isinstance(self.val_fraction, (int, float)) \
-                or not 0 < self.val_fraction < 1:
-            raise EvaluationError("evaluation setting val_fraction must be between 0 and 1, "
-                                  f"got {self.val_fraction!r}")
+        if (
+            isinstance(self.val_fraction, bool)
+            or not isinstance(self.val_fraction, (int, float))
+            or not 0 < self.val_fraction < 1
+        ):
+            raise EvaluationError(f"evaluation setting val_fraction must be between 0 and 1, got {self.val_fraction!r}")
         if not isinstance(self.dataset, str) or not self.dataset:
             raise EvaluationError(f"evaluation setting dataset must be 'digits' or a path, got {self.dataset!r}")
-        self.spec  # checks backbone, width and resolution (BackboneError)
+        _ = self.spec  # checks backbone, width and resolution (BackboneError)
 
     @classmethod
-    def from_payload(cls, payload: dict) -> "EvalSettings":
+    def from_payload(cls, payload: dict) -> EvalSettings:
         return cls(**{k: payload[k] for k in cls.__dataclass_fields__ if k in payload})
 
     def to_payload(self) -> dict:

@@ -8,29 +8,26 @@ set). Published reference (NAS-PTE): 1000 candidates in under 5 minutes on a CPU
 >= 200 per minute.
 Figure 2: proxy-training time per epoch on the digits, original network and with operators.
 
-    python tests/benchmarks/bench_accuracy.py [--candidates 48] [--width 16] [--resolution 16]
+    python -m tests.benchmarks.bench_accuracy [--candidates 48] [--width 16] [--resolution 16]
 """
+
 from __future__ import annotations
 
 import argparse
 import itertools
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
-
-from core.analysis.fisher import fisher_potential, passes_fisher  # noqa: E402
-from core.data.backbones import build_backbone  # noqa: E402
-from core.data.replace import replace_convs  # noqa: E402
-from core.ir.serialize import load_operator  # noqa: E402
-from core.train.candidate import fisher_batch, load_split  # noqa: E402
-from core.train.proxy import TrainConfig, train_proxy  # noqa: E402
-from core.train.settings import EvalSettings  # noqa: E402
+from core.analysis.fisher import fisher_potential, passes_fisher
+from core.data.backbones import build_backbone
+from core.data.replace import replace_convs
+from core.ir.serialize import load_operator
+from core.train.candidate import fisher_batch, load_split
+from core.train.proxy import TrainConfig, train_proxy
+from core.train.settings import EvalSettings
+from tests.support import ROOT
 
 EXAMPLES = ROOT / "resources" / "examples"
 PAPER_PER_MINUTE = 1000 / 5
@@ -58,7 +55,7 @@ def screening(settings: EvalSettings, count: int) -> None:
     originals: dict[tuple[str, ...], float] = {}
     passed, times = 0, []
     start = time.perf_counter()
-    for label, graph in itertools.islice(candidates(), count):
+    for _label, graph in itertools.islice(candidates(), count):
         t = time.perf_counter()
         net = build_backbone(settings.spec, split.train.num_classes, settings.seed)
         report = replace_convs(net, graph, settings.resolution)
@@ -71,21 +68,31 @@ def screening(settings: EvalSettings, count: int) -> None:
         times.append(time.perf_counter() - t)
     total = time.perf_counter() - start
     per_minute = count / total * 60
-    print(f"Fisher screening, {settings.spec.label} at {settings.resolution}px, "
-          f"minibatch {settings.fisher_batch}, {torch.get_num_threads()} thread(s):")
-    print(f"  {count} candidates in {total:.1f} s: {per_minute:.0f} per minute "
-          f"(median {1e3 * statistics.median(times):.0f} ms, max {1e3 * max(times):.0f} ms each)")
-    print(f"  1000 candidates would take {1000 / per_minute:.1f} min; reference < 5 min "
-          f"(ratio to the reference rate: {per_minute / PAPER_PER_MINUTE:.2f}x)")
-    print(f"  {passed} of {count} passed the Fisher rule ({count - passed} rejected); "
-          f"{len(originals)} original-network scores computed")
+    print(
+        f"Fisher screening, {settings.spec.label} at {settings.resolution}px, "
+        f"minibatch {settings.fisher_batch}, {torch.get_num_threads()} thread(s):"
+    )
+    print(
+        f"  {count} candidates in {total:.1f} s: {per_minute:.0f} per minute "
+        f"(median {1e3 * statistics.median(times):.0f} ms, max {1e3 * max(times):.0f} ms each)"
+    )
+    print(
+        f"  1000 candidates would take {1000 / per_minute:.1f} min; reference < 5 min "
+        f"(ratio to the reference rate: {per_minute / PAPER_PER_MINUTE:.2f}x)"
+    )
+    print(
+        f"  {passed} of {count} passed the Fisher rule ({count - passed} rejected); "
+        f"{len(originals)} original-network scores computed"
+    )
 
 
 def training(settings: EvalSettings, epochs: int) -> None:
     split = load_split(settings)
     config = TrainConfig(epochs=epochs, batch_size=64)
-    print(f"Proxy training, {settings.spec.label} at {settings.resolution}px, {len(split.train)} training "
-          f"images, batch {config.batch_size}:")
+    print(
+        f"Proxy training, {settings.spec.label} at {settings.resolution}px, {len(split.train)} training "
+        f"images, batch {config.batch_size}:"
+    )
     baseline = None
     for name in (None, "depthwise_separable", "grouped_conv", "involution"):
         net = build_backbone(settings.spec, split.train.num_classes, settings.seed)
@@ -94,8 +101,10 @@ def training(settings: EvalSettings, epochs: int) -> None:
         result = train_proxy(net, split, config)
         per_epoch = statistics.mean(result.seconds_per_epoch)
         baseline = baseline or per_epoch
-        print(f"  {name or 'original':20} {per_epoch:6.2f} s/epoch ({per_epoch / baseline:.1f}x the original), "
-              f"accuracy after {epochs} epoch(s) {result.accuracy:.3f}")
+        print(
+            f"  {name or 'original':20} {per_epoch:6.2f} s/epoch ({per_epoch / baseline:.1f}x the original), "
+            f"accuracy after {epochs} epoch(s) {result.accuracy:.3f}"
+        )
 
 
 def main() -> None:

@@ -6,22 +6,20 @@ Figures, for each executor: wall time from start() to the last result in the sto
 to the first result (process start-up, imports, for Ray also the instance), and the steady
 rate after the first result; overhead per job = steady time per job through Ray minus
 through the local pool. The two must store the same Fisher Potential for every job."""
+
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from core.ir.serialize import read_document  # noqa: E402
-from core.jobs.executors import RayExecutor  # noqa: E402
-from core.jobs.kinds import HANDLERS  # noqa: E402
-from core.jobs.queue import DONE, JobQueue  # noqa: E402
-from core.jobs.supervisor import Supervisor  # noqa: E402
-from core.store import Store  # noqa: E402
+from core.ir.serialize import read_document
+from core.jobs.executors import RayExecutor
+from core.jobs.kinds import HANDLERS
+from core.jobs.queue import DONE, JobQueue
+from core.jobs.supervisor import Supervisor
+from core.store import Store
+from tests.support import ROOT
 
 JOBS = 50
 CPUS = 2
@@ -36,8 +34,13 @@ def submit(path: Path) -> list[int]:
         ids = []
         for i in range(JOBS):
             name, doc = docs[i % len(docs)]
-            ids.append(queue.submit("fisher", {"operator": doc, **TINY, "seed": i // len(docs)},
-                                    operator_id=store.add_operator(doc, name)))
+            ids.append(
+                queue.submit(
+                    "fisher",
+                    {"operator": doc, **TINY, "seed": i // len(docs)},
+                    operator_id=store.add_operator(doc, name),
+                )
+            )
     return ids
 
 
@@ -76,11 +79,15 @@ def main() -> None:
             first, last, scores = run(Path(tmp) / f"{label}.db", **executor)
             steady = (last - first) / (JOBS - 1)
             figures[label] = (first, last, steady, scores)
-            print(f"{label:>10}: {JOBS} Fisher jobs in {last:6.1f} s; first result after {first:5.1f} s; "
-                  f"then {steady * 1e3:6.0f} ms per job ({1 / steady:4.1f} jobs/s) on {CPUS} CPUs")
+            print(
+                f"{label:>10}: {JOBS} Fisher jobs in {last:6.1f} s; first result after {first:5.1f} s; "
+                f"then {steady * 1e3:6.0f} ms per job ({1 / steady:4.1f} jobs/s) on {CPUS} CPUs"
+            )
     (_, local_last, local_steady, local_scores), (_, ray_last, ray_steady, ray_scores) = figures.values()
-    print(f"Ray / local: wall time x{ray_last / local_last:.2f}; steady time per job x{ray_steady / local_steady:.2f}; "
-          f"overhead per job {1e3 * (ray_steady - local_steady):+.0f} ms")
+    print(
+        f"Ray / local: wall time x{ray_last / local_last:.2f}; steady time per job x{ray_steady / local_steady:.2f}; "
+        f"overhead per job {1e3 * (ray_steady - local_steady):+.0f} ms"
+    )
     same = list(local_scores.values()) == list(ray_scores.values())
     print(f"same Fisher Potential for all {JOBS} jobs: {'yes' if same else 'NO'}")
     if not same:

@@ -13,32 +13,37 @@ Figures:
   3. the longest gap between ticks of a 5 ms QTimer heartbeat in the GUI thread while the
      tuning job runs and batches keep arriving every 2 s.
 Targets: 1 and 2 under 100 ms, 3 under 100 ms."""
+
 from __future__ import annotations
 
 import os
 import statistics
-import sys
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from tests.support import ROOT
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
-from PySide6.QtCore import Qt, QTimer  # noqa: E402
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
 
-from core.ir.serialize import read_document  # noqa: E402
-from core.store import Store  # noqa: E402
+from core.ir.serialize import read_document
+from core.store import Store
 
 EXAMPLES = ROOT / "resources" / "examples"
 RESULTS = 100_000
 BATCH = 20
 TARGET_MS = 100.0
-ORIGINS = {"hand-made": "conv2d.json", "search:random": "depthwise_separable.json",
-           "search:mcts": "grouped_conv.json", "baseline": "shift_conv.json"}
+ORIGINS = {
+    "hand-made": "conv2d.json",
+    "search:random": "depthwise_separable.json",
+    "search:mcts": "grouped_conv.json",
+    "baseline": "shift_conv.json",
+}
 
 
 def fill_store(path: Path) -> None:
@@ -52,9 +57,19 @@ def fill_store(path: Path) -> None:
             store.add_score(op, {"dataset": "synthetic", "backbone": "none", "accuracy": float(rng.uniform(0.5, 0.9))})
         latency, flops = rng.lognormal(0.0, 0.8, RESULTS), rng.lognormal(18.0, 0.8, RESULTS)
         store.db["measurements"].insert_all(
-            {"operator_id": operators[i % len(operators)], "device_id": device, "bindings": '{"C_in": 8}',
-             "latency_ms": float(latency[i]), "flops": float(flops[i]), "gflops": float(flops[i] / latency[i] / 1e6),
-             "tuned": 0, "trial_count": 0, "created": time.time()} for i in range(RESULTS))
+            {
+                "operator_id": operators[i % len(operators)],
+                "device_id": device,
+                "bindings": '{"C_in": 8}',
+                "latency_ms": float(latency[i]),
+                "flops": float(flops[i]),
+                "gflops": float(flops[i] / latency[i] / 1e6),
+                "tuned": 0,
+                "trial_count": 0,
+                "created": time.time(),
+            }
+            for i in range(RESULTS)
+        )
     print(f"store: {RESULTS:,} synthetic results written in {time.perf_counter() - start:.1f} s")
 
 
@@ -102,13 +117,16 @@ def run_batches(app, window, timer: BatchTimer, path: Path, count: int, rng) -> 
 
 
 def summary(times: list[float]) -> str:
-    return (f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms over {len(times)} batches "
-            f"(max / target {max(times) / TARGET_MS:.2f})")
+    return (
+        f"median {statistics.median(times):.1f} ms, max {max(times):.1f} ms over {len(times)} batches "
+        f"(max / target {max(times) / TARGET_MS:.2f})"
+    )
 
 
 def stall_during_tuning(app, window, path: Path) -> None:
     from core.compile.requests import MeasureRequest
     from views.explorer.submit import Target
+
     session = window.explore.session
     last = [time.perf_counter()]
     gaps: list[float] = []
@@ -136,12 +154,16 @@ def stall_during_tuning(app, window, path: Path) -> None:
     feeder.wait()
     job = session.jobs[job_id]
     steady = gaps[5:]  # the first ticks include submitting and spawning the worker
-    print(f"tuning job {job_id} ({job.state}{': ' + job.error if job.error else ''}) took "
-          f"{time.perf_counter() - started:.0f} s with {session.supervisor.count} worker(s); "
-          f"{len(steady):,} heartbeats of 5 ms")
-    print(f"GUI thread stall while it ran: longest {max(steady):.1f} ms, 99th percentile "
-          f"{np.percentile(steady, 99):.1f} ms, {sum(g > TARGET_MS for g in steady)} over {TARGET_MS:.0f} ms "
-          f"(longest / target {max(steady) / TARGET_MS:.2f})")
+    print(
+        f"tuning job {job_id} ({job.state}{': ' + job.error if job.error else ''}) took "
+        f"{time.perf_counter() - started:.0f} s with {session.supervisor.count} worker(s); "
+        f"{len(steady):,} heartbeats of 5 ms"
+    )
+    print(
+        f"GUI thread stall while it ran: longest {max(steady):.1f} ms, 99th percentile "
+        f"{np.percentile(steady, 99):.1f} ms, {sum(g > TARGET_MS for g in steady)} over {TARGET_MS:.0f} ms "
+        f"(longest / target {max(steady) / TARGET_MS:.2f})"
+    )
 
 
 def feed(path: Path) -> None:
@@ -170,16 +192,22 @@ def main() -> int:
             window.set_mode("explorer")
             wait_until_idle(app, window)
             plot = window.explore.view.plot
-            print(f"explorer shown over {RESULTS:,} results in {time.perf_counter() - start:.2f} s "
-                  f"({plot.summary.text()})")
+            print(
+                f"explorer shown over {RESULTS:,} results in {time.perf_counter() - start:.2f} s "
+                f"({plot.summary.text()})"
+            )
             timer = BatchTimer(window)
-            print(f"batch of {BATCH} -> plot repainted, view following the data: "
-                  + summary(run_batches(app, window, timer, path, 10, rng)))
+            print(
+                f"batch of {BATCH} -> plot repainted, view following the data: "
+                + summary(run_batches(app, window, timer, path, 10, rng))
+            )
             plot.viewbox.scaleBy((0.5, 0.5))  # the user zooms in: the view must stay put
             app.processEvents()
             zoomed = plot.viewbox.viewRange()
-            print(f"batch of {BATCH} -> plot repainted, user's zoom kept: "
-                  + summary(run_batches(app, window, timer, path, 10, rng)))
+            print(
+                f"batch of {BATCH} -> plot repainted, user's zoom kept: "
+                + summary(run_batches(app, window, timer, path, 10, rng))
+            )
             assert plot.viewbox.viewRange() == zoomed, "a batch moved the user's view"
             redraws = []
             for _ in range(5):
@@ -187,8 +215,10 @@ def main() -> int:
                 plot.redraw()
                 plot.plot.viewport().repaint()
                 redraws.append((time.perf_counter() - begin) * 1e3)
-            print(f"full redraw after a zoom or pan: median {statistics.median(redraws):.1f} ms, "
-                  f"max {max(redraws):.1f} ms (max / target {max(redraws) / TARGET_MS:.2f})")
+            print(
+                f"full redraw after a zoom or pan: median {statistics.median(redraws):.1f} ms, "
+                f"max {max(redraws):.1f} ms (max / target {max(redraws) / TARGET_MS:.2f})"
+            )
             stall_during_tuning(app, window, path)
         finally:
             window.close()

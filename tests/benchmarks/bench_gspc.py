@@ -12,7 +12,8 @@ process). Published (Gibson's thesis): with the default algorithm G = 2 is slowe
 standard conv although it does half the work; GSPC fixes that, 5.1x faster on average.
 `--tune-default N` adds the default lowering tuned with MetaSchedule (N trials per G, xgb,
 databases kept in the usual cache, so a second run reuses them; several minutes per G).
-Run: `python tests/benchmarks/bench_gspc.py [--tune-default N]` or `tessera bench gspc`."""
+Run: `python -m tests.benchmarks.bench_gspc [--tune-default N]` or `tessera bench gspc`."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,16 +23,13 @@ import sys
 import tempfile
 import time
 from math import prod
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from core.compile.measure import time_torch  # noqa: E402
-from core.compile.target import core_count, use_threads  # noqa: E402
+from core.compile.measure import time_torch
+from core.compile.target import core_count, use_threads
+from tests.support import ROOT
 
 CHANNELS, SIZE, KERNEL = 128, 28, 3
 GROUPS = (1, 2, 4, 8, 16)
@@ -63,10 +61,18 @@ def torch_conv(groups: int, threads: int) -> float:
 
 def measure(groups: int, algorithm: str, trials: int, root: str | None) -> dict:
     from core.compile.jobs import measure_job
+
     document = json.loads((ROOT / "resources" / "examples" / "grouped_conv.json").read_text())
     bindings = {"C_in": CHANNELS, "C_out": CHANNELS, "H": SIZE, "W": SIZE, "K": KERNEL, "G": groups}
-    payload = {"operator": document, "bindings": bindings, "device": "local", "algorithm": algorithm,
-               "tune_trials": trials, **({"tuning_root": root} if root else {}), **TIMING}
+    payload = {
+        "operator": document,
+        "bindings": bindings,
+        "device": "local",
+        "algorithm": algorithm,
+        "tune_trials": trials,
+        **({"tuning_root": root} if root else {}),
+        **TIMING,
+    }
     label = f"G={groups} {algorithm} {'tuned' if trials else 'untuned'}"
     return measure_job(payload, _Quiet(label))
 
@@ -78,17 +84,26 @@ def tiles(result: dict) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tune-default", type=int, default=0, metavar="N",
-                        help="also tune the default lowering with N MetaSchedule trials per G")
+    parser.add_argument(
+        "--tune-default",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also tune the default lowering with N MetaSchedule trials per G",
+    )
     args = parser.parse_args()
     threads = core_count()
     use_threads(threads)
     torch.manual_seed(0)
-    print(f"machine: {threads} cores, {os.uname().machine}; torch {torch.__version__}; load average "
-          f"{os.getloadavg()[0]:.1f} (timings on a busy machine vary)")
-    print(f"layer: C = K = {CHANNELS}, {SIZE}x{SIZE}, {KERNEL}x{KERNEL}, batch 1; grouped_conv.json; "
-          f"GSPC tuned over {TILE_POINTS} tile-grid points; latency: the best of {TIMING['repeat']} repeats of "
-          f">= {TIMING['min_repeat_ms']} ms each (the least disturbed by other work)\n")
+    print(
+        f"machine: {threads} cores, {os.uname().machine}; torch {torch.__version__}; load average "
+        f"{os.getloadavg()[0]:.1f} (timings on a busy machine vary)"
+    )
+    print(
+        f"layer: C = K = {CHANNELS}, {SIZE}x{SIZE}, {KERNEL}x{KERNEL}, batch 1; grouped_conv.json; "
+        f"GSPC tuned over {TILE_POINTS} tile-grid points; latency: the best of {TIMING['repeat']} repeats of "
+        f">= {TIMING['min_repeat_ms']} ms each (the least disturbed by other work)\n"
+    )
     started = time.monotonic()
     native = {g: torch_conv(g, threads) for g in GROUPS}  # before TVM's thread pool exists
     single = {g: torch_conv(g, 1) for g in GROUPS}
@@ -96,21 +111,29 @@ def main() -> int:
     rows = {}
     with tempfile.TemporaryDirectory() as root:
         for g in GROUPS:
-            rows[g] = {"torch F.conv2d": native[g], "torch 1 thread": single[g],
-                       "TVM default": measure(g, "default", 0, root),
-                       "GSPC untuned": measure(g, "gspc", 0, root),
-                       "GSPC tuned": measure(g, "gspc", TILE_POINTS, root)}
+            rows[g] = {
+                "torch F.conv2d": native[g],
+                "torch 1 thread": single[g],
+                "TVM default": measure(g, "default", 0, root),
+                "GSPC untuned": measure(g, "gspc", 0, root),
+                "GSPC tuned": measure(g, "gspc", TILE_POINTS, root),
+            }
             if args.tune_default:
                 rows[g]["TVM default tuned"] = measure(g, "default", args.tune_default, None)
-    ms = {g: {k: v if isinstance(v, float) else min(v["latency_runs_ms"]) for k, v in row.items()}
-          for g, row in rows.items()}
+    ms = {
+        g: {k: v if isinstance(v, float) else min(v["latency_runs_ms"]) for k, v in row.items()}
+        for g, row in rows.items()
+    }
     versions = list(ms[1])
     flops = {g: rows[g]["TVM default"]["flops"] for g in GROUPS}
 
     print(f"{'G':>3} {'MFLOP':>7}  " + "  ".join(f"{v:>17}" for v in versions) + "   GSPC tiles: untuned -> tuned")
     for g in GROUPS:
-        print(f"{g:>3} {flops[g] / 1e6:>7.1f}  " + "  ".join(f"{ms[g][v]:>14.3f} ms" for v in versions)
-              + f"   {tiles(rows[g]['GSPC untuned'])} -> {tiles(rows[g]['GSPC tuned'])}")
+        print(
+            f"{g:>3} {flops[g] / 1e6:>7.1f}  "
+            + "  ".join(f"{ms[g][v]:>14.3f} ms" for v in versions)
+            + f"   {tiles(rows[g]['GSPC untuned'])} -> {tiles(rows[g]['GSPC tuned'])}"
+        )
     print("\nGFLOP/s")
     for g in GROUPS:
         print(f"{g:>3} {'':>7}  " + "  ".join(f"{flops[g] / ms[g][v] / 1e6:>17.1f}" for v in versions))
@@ -123,17 +146,26 @@ def main() -> int:
     print("\nGSPC speed-up (tuned GSPC / other, > 1: GSPC faster)")
     for other in [v for v in versions if v != "GSPC tuned"]:
         ups = [ms[g][other] / ms[g]["GSPC tuned"] for g in GROUPS]
-        print(f"  vs {other:<17} " + " ".join(f"G={g}: {u:.2f}x" for g, u in zip(GROUPS, ups))
-              + f"   geometric mean over G>1 {prod(ups[1:]) ** (1 / len(ups[1:])):.2f}x")
+        print(
+            f"  vs {other:<17} "
+            + " ".join(f"G={g}: {u:.2f}x" for g, u in zip(GROUPS, ups))
+            + f"   geometric mean over G>1 {prod(ups[1:]) ** (1 / len(ups[1:])):.2f}x"
+        )
     beaten = [f"{v} {ms[1][v]:.3f} ms" for v in versions if v != "GSPC tuned" and ms[2]["GSPC tuned"] < ms[1][v]]
-    print(f"\nGSPC tuned at G=2 ({ms[2]['GSPC tuned']:.3f} ms) is faster than the standard conv (G=1) of: "
-          f"{', '.join(beaten) or 'none'}")
+    print(
+        f"\nGSPC tuned at G=2 ({ms[2]['GSPC tuned']:.3f} ms) is faster than the standard conv (G=1) of: "
+        f"{', '.join(beaten) or 'none'}"
+    )
     if native[1] > 3 * single[1]:
-        print(f"note: torch's {threads}-thread times are disturbed by other processes on this machine (its OpenMP "
-              "threads wait for a descheduled partner); the 1-thread column is the steadier reference")
+        print(
+            f"note: torch's {threads}-thread times are disturbed by other processes on this machine (its OpenMP "
+            "threads wait for a descheduled partner); the 1-thread column is the steadier reference"
+        )
     errors = max(r[v]["max_abs_error"] for r in rows.values() for v in versions if not v.startswith("torch"))
-    print(f"largest error of a TVM kernel vs the torch module: {errors:.2g}; run took "
-          f"{time.monotonic() - started:.0f} s; load average now {os.getloadavg()[0]:.1f}")
+    print(
+        f"largest error of a TVM kernel vs the torch module: {errors:.2g}; run took "
+        f"{time.monotonic() - started:.0f} s; load average now {os.getloadavg()[0]:.1f}"
+    )
     return 0
 
 

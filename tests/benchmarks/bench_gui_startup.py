@@ -4,6 +4,7 @@ Figure 1: process start -> main window exposed with involution.json loaded,
 going through the same entry point as `tessera` (the CLI parser is built first).
 Figure 2: a whole `tessera gui FILE --screenshot OUT` run, start to exit.
 Target: under 2 s for figure 1 on the development machine."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,9 @@ window.close()
 
 
 def time_to_window() -> tuple[float, list[str]]:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(EXAMPLE)], cwd=ROOT, env=ENV,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(EXAMPLE)], cwd=ROOT, env=ENV, capture_output=True, text=True, check=True
+    )
     report = json.loads(out.stdout.strip().splitlines()[-1])
     return report["shown"], report["heavy"]
 
@@ -53,8 +55,13 @@ def time_to_window() -> tuple[float, list[str]]:
 def screenshot_run() -> float:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "app.cli", "gui", str(EXAMPLE), "--screenshot",
-                        str(Path(tmp) / "shot.png")], cwd=ROOT, env=ENV, capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "app.cli", "gui", str(EXAMPLE), "--screenshot", str(Path(tmp) / "shot.png")],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            check=True,
+        )
         return time.perf_counter() - start
 
 
@@ -62,8 +69,10 @@ def main() -> int:
     shown, heavy = zip(*(time_to_window() for _ in range(RUNS)))
     whole = [screenshot_run() for _ in range(RUNS)]
     median = statistics.median(shown)
-    print(f"window shown (process start -> exposed, involution.json): median {median:.2f} s "
-          f"over {RUNS} runs ({', '.join(f'{s:.2f}' for s in shown)})")
+    print(
+        f"window shown (process start -> exposed, involution.json): median {median:.2f} s "
+        f"over {RUNS} runs ({', '.join(f'{s:.2f}' for s in shown)})"
+    )
     print(f"  ratio to the {TARGET_S:.0f} s target: {median / TARGET_S:.2f}")
     print(f"  torch/tvm imported by the GUI process: {sorted(set().union(*heavy)) or 'none'}")
     print(f"whole `tessera gui FILE --screenshot` run: median {statistics.median(whole):.2f} s")

@@ -6,7 +6,8 @@ tuned TVM at least as fast as torch's conv2d.
 Each TVM measurement runs through `core.compile.jobs:measure_call` in a spawned
 process, as `tessera measure` does; tuning databases are kept in the usual cache
 (~/.cache/tessera/tuning), so a second run reuses the trials of the first.
-Run: `python tests/benchmarks/bench_kernels.py` or `tessera bench kernels`."""
+Run: `python -m tests.benchmarks.bench_kernels` or `tessera bench kernels`."""
+
 from __future__ import annotations
 
 import json
@@ -16,15 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from core.compile.measure import time_torch  # noqa: E402
-from core.compile.target import core_count, use_threads  # noqa: E402
-from core.jobs.isolate import call_in_subprocess  # noqa: E402
+from core.compile.measure import time_torch
+from core.compile.target import core_count, use_threads
+from core.jobs.isolate import call_in_subprocess
+from tests.support import ROOT
 
 TRIALS = 64
 EXAMPLES = ROOT / "resources" / "examples"
@@ -55,12 +54,18 @@ CASES = [
 
 def measure(name: str, bindings: dict, trials: int) -> dict:
     document = json.loads((EXAMPLES / f"{name}.json").read_text())
-    payload = {"operator": document, "bindings": bindings, "tune_trials": trials, "device": "local",
-               "cost_model": "xgb"}
+    payload = {
+        "operator": document,
+        "bindings": bindings,
+        "tune_trials": trials,
+        "device": "local",
+        "cost_model": "xgb",
+    }
     start = time.monotonic()
 
     def report(fraction: float, message: str) -> None:
         print(f"  [{time.monotonic() - start:6.0f} s] {name}: {message}", file=sys.stderr, flush=True)
+
     result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=report)
     result["seconds"] = time.monotonic() - start
     return result
@@ -70,7 +75,7 @@ def peak_gflops(threads: int) -> tuple[float, str]:
     """Measured: a large float32 matmul. Theoretical: cores x clock x FLOPs per cycle (FMA)."""
     n = 2048
     a, b = torch.randn(n, n), torch.randn(n, n)
-    measured = 2 * n ** 3 / time_torch(lambda x: x @ b, a, 5, 200).median_ms / 1e6
+    measured = 2 * n**3 / time_torch(lambda x: x @ b, a, 5, 200).median_ms / 1e6
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
     flags = set(re.search(r"^flags\s*:(.*)$", info, re.M).group(1).split()) if "flags" in info else set()
     mhz = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", info, re.M)]
@@ -78,8 +83,7 @@ def peak_gflops(threads: int) -> tuple[float, str]:
     per_cycle = lanes * 2 * (2 if "fma" in flags else 1)  # two vector FMA pipes, 2 FLOPs per FMA
     if mhz:
         theory = threads * max(mhz) / 1e3 * per_cycle
-        text = (f"theoretical {threads} cores x {max(mhz) / 1e3:.2f} GHz x {per_cycle} FLOP/cycle "
-                f"= {theory:.0f} GFLOP/s")
+        text = f"theoretical {threads} cores x {max(mhz) / 1e3:.2f} GHz x {per_cycle} FLOP/cycle = {theory:.0f} GFLOP/s"
     else:
         text = "theoretical: unknown clock"
     return measured, f"measured {n}x{n} matmul {measured:.1f} GFLOP/s; {text}"
@@ -90,8 +94,10 @@ def main() -> int:
     use_threads(threads)
     torch.manual_seed(0)
     peak, peak_text = peak_gflops(threads)
-    print(f"machine: {threads} cores, {os.uname().machine}; torch {torch.__version__}; threads {threads}; "
-          f"load average {os.getloadavg()[0]:.1f} (timings on a busy machine vary)")
+    print(
+        f"machine: {threads} cores, {os.uname().machine}; torch {torch.__version__}; threads {threads}; "
+        f"load average {os.getloadavg()[0]:.1f} (timings on a busy machine vary)"
+    )
     print(f"peak FP32: {peak_text}")
     print(f"tuning: MetaSchedule, xgb cost model, {TRIALS} trials per operator (databases reused if present)\n")
     rows, goal = [], None
@@ -103,8 +109,11 @@ def main() -> int:
         flops = tuned["flops"]
         versions = [
             ("TVM untuned", untuned["latency_ms"], untuned["latency_std_ms"]),
-            (f"TVM tuned ({tuned['trial_count']} trials, {tuned['new_trials']} new)",
-             tuned["latency_ms"], tuned["latency_std_ms"]),
+            (
+                f"TVM tuned ({tuned['trial_count']} trials, {tuned['new_trials']} new)",
+                tuned["latency_ms"],
+                tuned["latency_std_ms"],
+            ),
             ("PyTorch module (generated)", tuned["torch_latency_ms"], tuned["torch_latency_std_ms"]),
             (torch_name, native.median_ms, native.std_ms),
         ]
@@ -113,20 +122,28 @@ def main() -> int:
         for label, ms, std in versions:
             gflops = flops / ms / 1e6
             print(f"  {label:<36} {ms:>10.3f} {std:>8.3f} {gflops:>8.2f} {100 * gflops / peak:>6.1f}%")
-        best = [min(ms for i, ms in tuned["trials"] if i < n) for n in (8, 16, 32, 64)
-                if any(i < n for i, _ in tuned["trials"])]
-        print(f"  tuned / untuned speed-up {untuned['latency_ms'] / tuned['latency_ms']:.1f}x; "
-              f"tuned vs PyTorch module {tuned['torch_latency_ms'] / tuned['latency_ms']:.2f}x; "
-              f"tuned vs {torch_name} {native.median_ms / tuned['latency_ms']:.2f}x (>1: TVM faster)")
-        print(f"  best trial after 8/16/32/64 trials (ms): {' / '.join(f'{b:.3f}' for b in best)}; "
-              f"tuning run took {tuned['seconds']:.0f} s\n")
+        best = [
+            min(ms for i, ms in tuned["trials"] if i < n)
+            for n in (8, 16, 32, 64)
+            if any(i < n for i, _ in tuned["trials"])
+        ]
+        print(
+            f"  tuned / untuned speed-up {untuned['latency_ms'] / tuned['latency_ms']:.1f}x; "
+            f"tuned vs PyTorch module {tuned['torch_latency_ms'] / tuned['latency_ms']:.2f}x; "
+            f"tuned vs {torch_name} {native.median_ms / tuned['latency_ms']:.2f}x (>1: TVM faster)"
+        )
+        print(
+            f"  best trial after 8/16/32/64 trials (ms): {' / '.join(f'{b:.3f}' for b in best)}; "
+            f"tuning run took {tuned['seconds']:.0f} s\n"
+        )
         rows.append((name, tuned["latency_ms"], native.median_ms))
         if name == "conv2d":
             goal = native.median_ms / tuned["latency_ms"]
-    print("summary (tuned TVM vs torch's own kernel): "
-          + "; ".join(f"{n} {ref / ms:.2f}x" for n, ms, ref in rows))
-    print(f"goal, tuned TVM conv2d at least as fast as torch conv2d: {'met' if goal >= 1 else 'not met'} "
-          f"({goal:.2f}x); load average now {os.getloadavg()[0]:.1f}")
+    print("summary (tuned TVM vs torch's own kernel): " + "; ".join(f"{n} {ref / ms:.2f}x" for n, ms, ref in rows))
+    print(
+        f"goal, tuned TVM conv2d at least as fast as torch conv2d: {'met' if goal >= 1 else 'not met'} "
+        f"({goal:.2f}x); load average now {os.getloadavg()[0]:.1f}"
+    )
     return 0
 
 

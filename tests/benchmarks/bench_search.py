@@ -4,19 +4,16 @@ effect of Syno's shape distance and canonicalization on MCTS.
 Published references: Canvas samples a legal kernel in a few milliseconds; Syno
 reports 253 distinct operators from 5 million trials in 68 s on 192 cores, and
 none without shape distance."""
+
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from core.ir.serialize import load_operator  # noqa: E402
-from core.search.base import Budget  # noqa: E402
-from core.search.canvas import CanvasSampler  # noqa: E402
-from core.search.mcts import SynoMCTS  # noqa: E402
+from core.ir.serialize import load_operator
+from core.search.base import Budget
+from core.search.canvas import CanvasSampler
+from core.search.mcts import SynoMCTS
+from tests.support import ROOT
 
 SECONDS = 20.0
 
@@ -46,8 +43,10 @@ def main() -> None:
         per_s, n, stats = rate(strategy)
         base = base or per_s
         ms = 1e3 / per_s if per_s else float("inf")
-        print(f"{label:36s} {per_s:8.2f} valid distinct/s ({ms:7.1f} ms each, {n} found, "
-              f"{stats['tried']} complete tries, ratio to canvas {per_s / base:.2f})")
+        print(
+            f"{label:36s} {per_s:8.2f} valid distinct/s ({ms:7.1f} ms each, {n} found, "
+            f"{stats['tried']} complete tries, ratio to canvas {per_s / base:.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -5,19 +5,18 @@ Each configuration is a random sequence on the conv2d nest: its steps are judged
 dependences, and a legal one's operator replaces the standard convs of a reduced ResNet-18
 (width 8, 16x16 digits) and is scored by Fisher Potential against the original network.
 Usage: bench_sequences.py [CONFIGURATIONS]   (default 200; the published count is 1000)."""
+
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from core.analysis.legality import CapacityJudge, check_sequence  # noqa: E402
-from core.codegen.loopnest_ir import result_operator  # noqa: E402
-from core.ir.serialize import load_operator  # noqa: E402
-from core.search.sequences import SequenceSearch  # noqa: E402
-from core.train.candidate import EvalSettings  # noqa: E402
+from core.analysis.legality import CapacityJudge, check_sequence
+from core.codegen.loopnest_ir import result_operator
+from core.ir.serialize import load_operator
+from core.search.sequences import SequenceSearch
+from core.train.candidate import EvalSettings
 
 PUBLISHED_PER_MINUTE = 1000 / 5
 PUBLISHED_REJECTED = 0.90
@@ -50,13 +49,19 @@ def main(count: int) -> None:
     elapsed = time.perf_counter() - t0
     per_minute = count / elapsed * 60
     rejected = illegal + fisher_rejected + unfit
-    print(f"configurations screened: {count} in {elapsed:.1f} s (+ {setup:.1f} s loading data), "
-          f"{per_minute:.0f} per minute")
+    print(
+        f"configurations screened: {count} in {elapsed:.1f} s (+ {setup:.1f} s loading data), "
+        f"{per_minute:.0f} per minute"
+    )
     print(f"  distinct operators scored by Fisher Potential: {judge.scored}")
-    print(f"  rejected: {rejected} ({rejected / count:.0%}): {illegal} break a dependence, "
-          f"{fisher_rejected} lose Fisher Potential, {unfit} fit no layer")
-    print(f"  1000 configurations would take {1000 / per_minute:.1f} min "
-          f"(published: under 5 min; ratio to the published rate: {per_minute / PUBLISHED_PER_MINUTE:.2f}x)")
+    print(
+        f"  rejected: {rejected} ({rejected / count:.0%}): {illegal} break a dependence, "
+        f"{fisher_rejected} lose Fisher Potential, {unfit} fit no layer"
+    )
+    print(
+        f"  1000 configurations would take {1000 / per_minute:.1f} min "
+        f"(published: under 5 min; ratio to the published rate: {per_minute / PUBLISHED_PER_MINUTE:.2f}x)"
+    )
     print(f"  rejection rate {rejected / count:.0%} vs published about {PUBLISHED_REJECTED:.0%}")
 
 

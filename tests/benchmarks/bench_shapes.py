@@ -1,17 +1,14 @@
 """Shape inference after one edit on a 30-node graph (target: well under 10 ms)."""
+
 from __future__ import annotations
 
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from core.analysis.shapes import infer_shapes  # noqa: E402
-from core.analysis.summary import summarize  # noqa: E402
-from core.ir.editing import Editor  # noqa: E402
-from core.ir.graph import OperatorGraph  # noqa: E402
+from core.analysis.shapes import infer_shapes
+from core.analysis.summary import summarize
+from core.ir.editing import Editor
+from core.ir.graph import OperatorGraph
 
 
 def thirty_node_graph() -> tuple[Editor, str]:
@@ -20,7 +17,7 @@ def thirty_node_graph() -> tuple[Editor, str]:
     g.bindings = {"C": 64, "H": 56, "W": 56, "K": 3, "G": 4}
     ed = Editor(g)
     prev = "input"
-    for i in range(10):
+    for _i in range(10):
         u = ed.add_node("unfold", {"dim": -1, "K": "K"})
         f = ed.add_node("fc", {"out": "C", "groups": "G"})
         b = ed.add_node("broadcast", {"fn": "add"})

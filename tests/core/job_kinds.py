@@ -3,6 +3,7 @@
 Real functions that spawned worker processes import by 'module:function' path,
 as they import the real handlers (core.compile.jobs:measure_job).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -84,8 +85,13 @@ def matmul_measure_job(payload: dict, ctx) -> dict:
         a @ b
         times.append((time.perf_counter() - start) * 1e3)
         ctx.progress((i + 1) / payload.get("repeats", 5), "timing")
-    return {"latency_ms": float(np.median(times)), "latency_std_ms": float(np.std(times)),
-            "flops": 2.0 * n ** 3, "trials": list(enumerate(times)), "tuned": False}
+    return {
+        "latency_ms": float(np.median(times)),
+        "latency_std_ms": float(np.std(times)),
+        "flops": 2.0 * n**3,
+        "trials": list(enumerate(times)),
+        "tuned": False,
+    }
 
 
 def score_job(payload: dict, ctx) -> dict:

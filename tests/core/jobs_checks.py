@@ -1,4 +1,5 @@
 """Helpers for tests that drive real supervisors and worker processes."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,9 @@ def poll_until(supervisor: Supervisor, condition, timeout: float = 20.0, what: s
     return events
 
 
-def check_worker_killed_mid_job(store_path, job_id: int, handlers: dict[str, str],
-                                started=lambda job: True, timeout: float = 60.0):
+def check_worker_killed_mid_job(
+    store_path, job_id: int, handlers: dict[str, str], started=lambda job: True, timeout: float = 60.0
+):
     """Run the queued job `job_id` (of any kind: a busy loop, a TVM build), SIGKILL its worker
     once it runs and `started(job)` holds, and check that the supervisor names the death
     ("worker N was killed by signal SIGKILL while running job J (kind ...)"), queues the job
@@ -33,8 +35,12 @@ def check_worker_killed_mid_job(store_path, job_id: int, handlers: dict[str, str
         supervisor = Supervisor(store_path, workers=1, handlers=handlers)
         events = supervisor.start()
         try:
-            events += poll_until(supervisor, lambda: started(queue.get(job_id)) and queue.get(job_id).state == RUNNING,
-                                 timeout, "the job to run")
+            events += poll_until(
+                supervisor,
+                lambda: started(queue.get(job_id)) and queue.get(job_id).state == RUNNING,
+                timeout,
+                "the job to run",
+            )
             victim = queue.get(job_id).worker_pid
             os.kill(victim, signal.SIGKILL)
             events += poll_until(supervisor, lambda: queue.get(job_id).state == DONE, timeout, "the retry to finish")

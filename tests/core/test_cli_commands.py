@@ -1,6 +1,9 @@
 """app.cli.COMMANDS names, for each subcommand, the module that really defines it."""
+
 import argparse
 import importlib
+
+import pytest
 
 from app.cli import COMMANDS, build_parser, main
 
@@ -19,10 +22,9 @@ def test_full_parser_lists_every_command():
 
 
 def test_unknown_command_is_refused(capsys):
-    try:
+    with pytest.raises(SystemExit) as exit_:
         main(["frobnicate"])
-    except SystemExit as e:
-        assert e.code == 2
+    assert exit_.value.code == 2
     assert "invalid choice: 'frobnicate'" in capsys.readouterr().err
 
 
@@ -33,14 +35,19 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
 
     from core.ir.serialize import read_document
     from core.store import Store
-    from tests.conftest import EXAMPLES, ROOT
+    from tests.support import EXAMPLES, ROOT
+
     store = tmp_path / "results.db"
     with Store(store) as s, s.write():
         op = s.add_operator(read_document(EXAMPLES / "conv2d.json"), "conv2d")
         for i in range(3000):  # far more than a pipe holds
             s.add_measurement(op, None, {"latency_ms": 1.0 + i, "flops": 1e6})
-    child = subprocess.Popen([sys.executable, "-m", "app.cli", "results", "--json", "--store", str(store)],
-                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "results", "--json", "--store", str(store)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert child.stdout.readline().strip() == b"["
     child.stdout.close()
     error = child.stderr.read().decode()

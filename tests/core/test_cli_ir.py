@@ -1,14 +1,16 @@
 """`tessera validate` and `tessera info` as a user runs them (a real subprocess)."""
+
 import json
 import subprocess
 import sys
 
-from tests.conftest import EXAMPLES, ROOT
+from tests.support import EXAMPLES, ROOT
 
 
 def tessera(*args):
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_info_json_gives_the_conv2d_numbers():
@@ -58,5 +60,7 @@ def test_bad_bindings_are_clear():
     out = tessera("info", str(EXAMPLES / "conv2d.json"), "--bind", "K=three")
     assert out.returncode == 1 and "cannot read binding 'K=three'" in out.stderr
     out = tessera("info", str(EXAMPLES / "conv2d.json"), "--bind", "Cin=16")  # a typo is not ignored
-    assert out.returncode == 1 and out.stderr == (f"tessera info: no variable Cin in {EXAMPLES / 'conv2d.json'}; "
-                                                  "did you mean C_in? (variables: C_in, C_out, H, K, W)\n")
+    assert out.returncode == 1 and out.stderr == (
+        f"tessera info: no variable Cin in {EXAMPLES / 'conv2d.json'}; "
+        "did you mean C_in? (variables: C_in, C_out, H, K, W)\n"
+    )

@@ -2,6 +2,7 @@
 searches; each is the searched candidate cut down to the fewest primitives that still
 disagreed. Plus a differential check of a fixed sample of Syno MCTS candidates, so the
 next lowering bug of this kind shows up here rather than as a NumericalMismatch in a search."""
+
 from __future__ import annotations
 
 import json
@@ -9,13 +10,11 @@ import json
 import numpy as np
 import pytest
 
-pytest.importorskip("tvm")
-
-from core.search.base import Budget  # noqa: E402
-from core.search.mcts import SynoMCTS  # noqa: E402
-from core.ir.serialize import graph_from_document  # noqa: E402
-from tests.conftest import EXAMPLES, chain  # noqa: E402
-from tests.core.test_codegen_tvm import assert_same, blocks, run_both  # noqa: E402
+from core.ir.serialize import graph_from_document
+from core.search.base import Budget
+from core.search.mcts import SynoMCTS
+from tests.core.tvm_checks import assert_same, blocks, run_both
+from tests.support import EXAMPLES, chain
 
 pytestmark = pytest.mark.tvm
 
@@ -26,14 +25,24 @@ SIZES = {"C": 4, "H": 5, "W": 6, "s": 2}
 ROLLS = {
     # MCTS over conv2d (seed 0) proposed share -> reduce -> shift(H, -1) -> split -> shift(H, +1)
     # -> expand -> merge -> reduce; the two shifts alone still disagreed (TVM rolled by one).
-    "roll_of_a_roll": (["C", "H", "W"], [("a", "shift", {"dim": 1, "amount": -1}, ["input"]),
-                                         ("b", "shift", {"dim": 1, "amount": 1}, ["a"])]),
-    "rolls_add_up": (["C", "H", "W"], [("a", "shift", {"dim": 1, "amount": 1}, ["input"]),
-                                       ("b", "shift", {"dim": 1, "amount": 2}, ["a"])]),
+    "roll_of_a_roll": (
+        ["C", "H", "W"],
+        [("a", "shift", {"dim": 1, "amount": -1}, ["input"]), ("b", "shift", {"dim": 1, "amount": 1}, ["a"])],
+    ),
+    "rolls_add_up": (
+        ["C", "H", "W"],
+        [("a", "shift", {"dim": 1, "amount": 1}, ["input"]), ("b", "shift", {"dim": 1, "amount": 2}, ["a"])],
+    ),
     # W rolled, split into [W/s, s], the inner axis rolled, merged back
-    "roll_of_a_split_roll": (["C", "H", "W"], [
-        ("a", "shift", {"dim": 2, "amount": 1}, ["input"]), ("sp", "split", {"dim": 2, "B": "s"}, ["a"]),
-        ("b", "shift", {"dim": 3, "amount": 1}, ["sp"]), ("m", "merge", {"dim": 2}, ["b"])]),
+    "roll_of_a_split_roll": (
+        ["C", "H", "W"],
+        [
+            ("a", "shift", {"dim": 2, "amount": 1}, ["input"]),
+            ("sp", "split", {"dim": 2, "B": "s"}, ["a"]),
+            ("b", "shift", {"dim": 3, "amount": 1}, ["sp"]),
+            ("m", "merge", {"dim": 2}, ["b"]),
+        ],
+    ),
 }
 
 
@@ -46,22 +55,38 @@ def test_composed_rolls_match_torch(name):
 
 def test_searched_operator_with_two_rolls_matches_torch():
     """The MCTS candidate itself: the rolls cancel, so no roll stage is left."""
-    g = chain(["C", "H", "W"], ["C_out", "H", "W"], [
-        ("n0", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("n1", "reduce", {"dim": 1}, ["n0"]),
-        ("n2", "shift", {"dim": 1, "amount": -1}, ["n1"]), ("n3", "split", {"dim": 0, "B": "s"}, ["n2"]),
-        ("n4", "shift", {"dim": 2, "amount": 1}, ["n3"]), ("n5", "expand", {"dim": 0, "size": "s"}, ["n4"]),
-        ("n6", "merge", {"dim": 1}, ["n5"]), ("n7", "reduce", {"dim": 0}, ["n6"])],
-        bindings={**SIZES, "C_out": 4})
+    g = chain(
+        ["C", "H", "W"],
+        ["C_out", "H", "W"],
+        [
+            ("n0", "share", {"dims": [0], "out": "C_out"}, ["input"]),
+            ("n1", "reduce", {"dim": 1}, ["n0"]),
+            ("n2", "shift", {"dim": 1, "amount": -1}, ["n1"]),
+            ("n3", "split", {"dim": 0, "B": "s"}, ["n2"]),
+            ("n4", "shift", {"dim": 2, "amount": 1}, ["n3"]),
+            ("n5", "expand", {"dim": 0, "size": "s"}, ["n4"]),
+            ("n6", "merge", {"dim": 1}, ["n5"]),
+            ("n7", "reduce", {"dim": 0}, ["n6"]),
+        ],
+        bindings={**SIZES, "C_out": 4},
+    )
     got, want, script = run_both(g)
     assert_same(got, want)
     assert blocks(script) == ["n0", "n7"]
 
 
 def test_a_roll_is_a_stage_of_its_root_and_its_modulo_stays_there():
-    g = chain(["C", "H", "W"], ["H", "W"], [("a", "shift", {"dim": 1, "amount": 2}, ["input"]),
-                                             ("sp", "split", {"dim": 0, "B": "s"}, ["a"]),
-                                             ("m", "merge", {"dim": 0}, ["sp"]),
-                                             ("r", "reduce", {"dim": 0}, ["m"])], bindings=SIZES)
+    g = chain(
+        ["C", "H", "W"],
+        ["H", "W"],
+        [
+            ("a", "shift", {"dim": 1, "amount": 2}, ["input"]),
+            ("sp", "split", {"dim": 0, "B": "s"}, ["a"]),
+            ("m", "merge", {"dim": 0}, ["sp"]),
+            ("r", "reduce", {"dim": 0}, ["m"]),
+        ],
+        bindings=SIZES,
+    )
     got, want, script = run_both(g)
     assert_same(got, want)
     assert blocks(script) == ["roll_x", "r"]

@@ -1,6 +1,7 @@
 """Torch code generation: the examples against torch's own convolutions, each
 primitive's semantics on tiny hand-made graphs against hand-written torch, the
 standalone source in a fresh interpreter, and the errors users see."""
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,10 @@ import torch
 import torch.nn.functional as F
 
 from core.codegen import CodegenError, build_module, module_source, weight_names
-from core.ir.editing import Editor
 from core.ir.errors import BindingError, TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import load_operator
-from tests.conftest import EXAMPLES, chain
+from tests.support import EXAMPLES, chain
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 10, "W": 10, "K": 3, "G": 2}
 ATOL = 1e-5
@@ -112,7 +112,7 @@ def test_weights_are_initialised_like_torch_convolutions():
     w = module.w_share.detach()
     assert w.shape == (8, 8, 3, 3)
     assert w.abs().max() <= bound and w.abs().max() > 0.9 * bound
-    assert abs(w.std().item() - bound / 3 ** 0.5) < 0.15 * bound
+    assert abs(w.std().item() - bound / 3**0.5) < 0.15 * bound
 
 
 # -- primitive semantics on tiny graphs -------------------------------------------------------
@@ -126,16 +126,21 @@ def _x(c=6):
 
 @pytest.mark.parametrize("dim,amount", [(1, 2), (-1, -1), (0, 1)])
 def test_shift_is_torch_roll(dim, amount):
-    g = chain(["C", "H", "W"], ["C", "H", "W"], [("s", "shift", {"dim": dim, "amount": amount}, ["input"])],
-              bindings=TINY)
+    g = chain(
+        ["C", "H", "W"], ["C", "H", "W"], [("s", "shift", {"dim": dim, "amount": amount}, ["input"])], bindings=TINY
+    )
     x = _x()
     _close(_run(g, x), torch.roll(x, amount, dim % 3 + 1))
 
 
 @pytest.mark.parametrize("dim,k", [(1, 3), (-1, 3), (-1, 2), (1, 5)])
 def test_unfold_reads_neighbours_with_zero_padding(dim, k):
-    g = chain(["C", "H", "W"], ["C", "K", "H", "W"], [("u", "unfold", {"dim": dim, "K": "K"}, ["input"])],
-              bindings={**TINY, "K": k})
+    g = chain(
+        ["C", "H", "W"],
+        ["C", "K", "H", "W"],
+        [("u", "unfold", {"dim": dim, "K": "K"}, ["input"])],
+        bindings={**TINY, "K": k},
+    )
     x = _x()
     axis = dim % 3 + 1
     size = x.shape[axis]
@@ -146,15 +151,18 @@ def test_unfold_reads_neighbours_with_zero_padding(dim, k):
 
 
 def test_unfold_twice_puts_windows_before_spatial_axes():
-    g = chain(["C", "H", "W"], ["C", "K", "K", "H", "W"],
-              [("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("uw", "unfold", {"dim": -1, "K": "K"}, ["uh"])],
-              bindings={**TINY, "K": 3})
+    g = chain(
+        ["C", "H", "W"],
+        ["C", "K", "K", "H", "W"],
+        [("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("uw", "unfold", {"dim": -1, "K": "K"}, ["uh"])],
+        bindings={**TINY, "K": 3},
+    )
     x = _x()
     got = _run(g, x)
     padded = F.pad(x, (1, 1, 1, 1))
     for kh in range(3):
         for kw in range(3):
-            _close(got[:, :, kh, kw], padded[:, :, kh:kh + 5, kw:kw + 4])
+            _close(got[:, :, kh, kw], padded[:, :, kh : kh + 5, kw : kw + 4])
 
 
 @pytest.mark.parametrize("fn,reduce", [("avg", lambda x, d: x.mean(d)), ("max", lambda x, d: x.amax(d))])
@@ -166,18 +174,33 @@ def test_fold(fn, reduce, dim, out):
 
 
 def test_elementwise_sqrt_is_of_the_absolute_value_and_softmax_reduce():
-    g = chain(["C", "H", "W"], ["H", "W"],
-              [("r", "elementwise", {"fn": "sqrt"}, ["input"]), ("sq", "elementwise", {"fn": "sqr"}, ["r"]),
-               ("sm", "softmax", {"dim": 0}, ["sq"]), ("sum", "reduce", {"dim": 0}, ["sm"])], bindings=TINY)
+    g = chain(
+        ["C", "H", "W"],
+        ["H", "W"],
+        [
+            ("r", "elementwise", {"fn": "sqrt"}, ["input"]),
+            ("sq", "elementwise", {"fn": "sqr"}, ["r"]),
+            ("sm", "softmax", {"dim": 0}, ["sq"]),
+            ("sum", "reduce", {"dim": 0}, ["sm"]),
+        ],
+        bindings=TINY,
+    )
     x = _x()
     _close(_run(g, x), torch.softmax(x.abs(), 1).sum(1))
 
 
 def test_broadcast_repeats_each_lhs_element_over_consecutive_rhs_elements():
     # LHS [G, H, W] (a mean per channel group), RHS [C, H, W]: LHS element g covers channels g*C/G .. (g+1)*C/G - 1
-    g = chain(["C", "H", "W"], ["C", "H", "W"],
-              [("grp", "group", {"dim": 0, "G": "G"}, ["input"]), ("m", "fold", {"dim": 1, "fn": "avg"}, ["grp"]),
-               ("b", "broadcast", {"fn": "sub"}, ["m", "input"])], bindings={**TINY, "G": 2})
+    g = chain(
+        ["C", "H", "W"],
+        ["C", "H", "W"],
+        [
+            ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
+            ("m", "fold", {"dim": 1, "fn": "avg"}, ["grp"]),
+            ("b", "broadcast", {"fn": "sub"}, ["m", "input"]),
+        ],
+        bindings={**TINY, "G": 2},
+    )
     x = _x()
     lhs = x.reshape(2, 2, 3, 5, 4).mean(2)
     _close(_run(g, x), torch.repeat_interleave(lhs, 3, dim=1) - x)
@@ -185,10 +208,17 @@ def test_broadcast_repeats_each_lhs_element_over_consecutive_rhs_elements():
 
 def test_broadcast_reads_rhs_middle_as_l_by_m_when_no_axes_line_up():
     # LHS middle [G=2], RHS middle [C/s, s] = [3, 4]: no run of RHS axes has size 2, so RHS is read as [2, 6]
-    g = chain(["C", "H", "W"], ["C/s", "s", "H", "W"],
-              [("grp", "group", {"dim": 0, "G": "G"}, ["input"]), ("m", "fold", {"dim": 1, "fn": "max"}, ["grp"]),
-               ("sp", "split", {"dim": 0, "B": "s"}, ["input"]), ("b", "broadcast", {"fn": "max"}, ["m", "sp"])],
-              bindings={"C": 12, "H": 5, "W": 4, "G": 2, "s": 4})
+    g = chain(
+        ["C", "H", "W"],
+        ["C/s", "s", "H", "W"],
+        [
+            ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
+            ("m", "fold", {"dim": 1, "fn": "max"}, ["grp"]),
+            ("sp", "split", {"dim": 0, "B": "s"}, ["input"]),
+            ("b", "broadcast", {"fn": "max"}, ["m", "sp"]),
+        ],
+        bindings={"C": 12, "H": 5, "W": 4, "G": 2, "s": 4},
+    )
     x = _x(12)
     lhs = x.reshape(2, 2, 6, 5, 4).amax(2)
     want = torch.maximum(torch.repeat_interleave(lhs, 6, dim=1), x).reshape(2, 3, 4, 5, 4)
@@ -196,9 +226,16 @@ def test_broadcast_reads_rhs_middle_as_l_by_m_when_no_axes_line_up():
 
 
 def test_views_stride_expand_merge():
-    g = chain(["C", "H", "W"], ["2*C", "H", "W/s"],
-              [("st", "stride", {"dim": -1, "S": "s"}, ["input"]), ("ex", "expand", {"dim": 0, "size": "2"}, ["st"]),
-               ("mg", "merge", {"dim": 0}, ["ex"])], bindings={**TINY, "s": 2})
+    g = chain(
+        ["C", "H", "W"],
+        ["2*C", "H", "W/s"],
+        [
+            ("st", "stride", {"dim": -1, "S": "s"}, ["input"]),
+            ("ex", "expand", {"dim": 0, "size": "2"}, ["st"]),
+            ("mg", "merge", {"dim": 0}, ["ex"]),
+        ],
+        bindings={**TINY, "s": 2},
+    )
     x = _x()
     want = x[..., ::2].unsqueeze(1).expand(2, 2, 6, 5, 2).reshape(2, 12, 5, 2)
     _close(_run(g, x), want)
@@ -206,10 +243,12 @@ def test_views_stride_expand_merge():
 
 def test_fc_flattens_channel_axes_in_order_even_after_spatial_ones():
     # expand appends a channel axis E after the spatial axes: channels (C, E) flatten to c*E + e
-    g = chain(["C", "H", "W"], ["C_out", "H", "W"],
-              [("ex", "expand", {"dim": 3, "size": "E"}, ["input"]),
-               ("fc", "fc", {"out": "C_out", "groups": "G"}, ["ex"])],
-              bindings={**TINY, "E": 2, "C_out": 4, "G": 2})
+    g = chain(
+        ["C", "H", "W"],
+        ["C_out", "H", "W"],
+        [("ex", "expand", {"dim": 3, "size": "E"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["ex"])],
+        bindings={**TINY, "E": 2, "C_out": 4, "G": 2},
+    )
     module = build_module(g)
     x = _x()
     w = module.w_fc.detach()  # [C_out, C*E/G] = [4, 6]
@@ -220,9 +259,12 @@ def test_fc_flattens_channel_axes_in_order_even_after_spatial_ones():
 
 def test_share_with_partial_reduce_is_one_einsum():
     # weight over channels only, reduce over H: y[o, c, w] = sum_h x[c, h, w] * w[o, c]
-    g = chain(["C", "H", "W"], ["C_out", "C", "W"],
-              [("sh", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("r", "reduce", {"dim": 2}, ["sh"])],
-              bindings={**TINY, "C_out": 3})
+    g = chain(
+        ["C", "H", "W"],
+        ["C_out", "C", "W"],
+        [("sh", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("r", "reduce", {"dim": 2}, ["sh"])],
+        bindings={**TINY, "C_out": 3},
+    )
     module = build_module(g)
     assert module.w_sh.shape == (3, 6)
     source = module_source(g)
@@ -264,8 +306,9 @@ def test_standalone_source_in_a_fresh_interpreter_matches_the_module(tmp_path):
             payload[path.stem] = {"state": module.state_dict(), "x": x, "y": module(x)}
         (tmp_path / f"{path.stem}.py").write_text(module_source(graph, SMALL, class_name="Generated"))
     torch.save(payload, tmp_path / "payload.pt")
-    done = subprocess.run([sys.executable, "-c", _CHECK_SOURCES, str(tmp_path)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK_SOURCES, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["leaked"] == []
@@ -283,8 +326,10 @@ def test_source_has_one_line_per_primitive_with_node_and_shape():
 
 
 def test_codegen_imports_torch_only_to_build():
-    script = ("import sys\nfrom core.ir.serialize import load_operator\nfrom core.codegen import module_source\n"
-              f"module_source(load_operator({str(EXAMPLES / 'conv2d.json')!r}))\nprint('torch' in sys.modules)")
+    script = (
+        "import sys\nfrom core.ir.serialize import load_operator\nfrom core.codegen import module_source\n"
+        f"module_source(load_operator({str(EXAMPLES / 'conv2d.json')!r}))\nprint('torch' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
@@ -292,10 +337,17 @@ def test_codegen_imports_torch_only_to_build():
 
 def test_hostile_node_ids_are_sanitised_and_never_become_code():
     evil = 'x"""\nimport os; os.system("echo pwned")\n#'
-    g = chain(["C", "H", "W"], ["C_out", "H", "W"],
-              [(evil, "elementwise", {"fn": "relu"}, ["input"]), ("a-b", "shift", {"dim": 1}, [evil]),
-               ("a_b", "fc", {"out": "C_out"}, ["a-b"]), ("a b", "fc", {"out": "C_out"}, ["a_b"])],
-              bindings={**TINY, "C_out": 3})
+    g = chain(
+        ["C", "H", "W"],
+        ["C_out", "H", "W"],
+        [
+            (evil, "elementwise", {"fn": "relu"}, ["input"]),
+            ("a-b", "shift", {"dim": 1}, [evil]),
+            ("a_b", "fc", {"out": "C_out"}, ["a-b"]),
+            ("a b", "fc", {"out": "C_out"}, ["a_b"]),
+        ],
+        bindings={**TINY, "C_out": 3},
+    )
     g.name = 'bad"""\nimport os'
     source = module_source(g)
     assert not any(line.lstrip().startswith("import os") for line in source.splitlines())
@@ -331,15 +383,17 @@ def test_non_integer_size_names_node_and_dimension():
 
 
 def test_invalid_graph_names_the_node():
-    g = chain(["C", "H", "W"], ["C", "H", "W"], [("u", "unfold", {"dim": 0, "K": "K"}, ["input"])],
-              bindings={**TINY, "K": 3})
+    g = chain(
+        ["C", "H", "W"], ["C", "H", "W"], [("u", "unfold", {"dim": 0, "K": "K"}, ["input"])], bindings={**TINY, "K": 3}
+    )
     with pytest.raises(CodegenError, match=r"unfold u: unfold needs a spatial axis"):
         build_module(g)
 
 
 def test_unsolved_dynamic_variable_is_refused_until_bound_to_a_solution():
-    g = chain(["C", "H", "W"], ["C_out", "H", "W"], [("f", "fc", {"out": "x1"}, ["input"])],
-              bindings={**TINY, "C_out": 4})
+    g = chain(
+        ["C", "H", "W"], ["C_out", "H", "W"], [("f", "fc", {"out": "x1"}, ["input"])], bindings={**TINY, "C_out": 4}
+    )
     with pytest.raises(CodegenError, match=r"output dim 0: x1 must equal C_out.*x1 .*unbound"):
         build_module(g)
     with pytest.raises(CodegenError, match=r"bound to 5"):

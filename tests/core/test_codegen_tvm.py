@@ -2,55 +2,23 @@
 TVM and run against the torch module on the same input and weights; the stage
 structure (lazy views, pad stages, one stage per contraction, rfactor split);
 argument order; TVMScript; the errors users see."""
+
 from __future__ import annotations
 
-import re
-
-import numpy as np
 import pytest
-import torch
 
-tvm = pytest.importorskip("tvm")
-
-from core.codegen import CodegenError, build_module  # noqa: E402
-from core.codegen.to_tvm import lower, tvmscript  # noqa: E402
-from core.codegen.tvm_views import VIEWS  # noqa: E402
-from core.ir.errors import TesseraError  # noqa: E402
-from core.ir.graph import OperatorGraph  # noqa: E402
-from core.ir.serialize import load_operator  # noqa: E402
-from tests.conftest import EXAMPLES, chain  # noqa: E402
+from core.codegen import CodegenError, build_module
+from core.codegen.to_tvm import lower, tvmscript
+from core.codegen.tvm_views import VIEWS
+from core.ir.errors import TesseraError
+from core.ir.serialize import load_operator
+from tests.core.tvm_checks import assert_same, blocks, run_both
+from tests.support import EXAMPLES, chain
 
 pytestmark = pytest.mark.tvm
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 7, "K": 3, "G": 2}
 TINY = {"C": 6, "H": 5, "W": 4}
-
-
-def run_both(graph: OperatorGraph, bindings=None, batch: int = 2) -> tuple[np.ndarray, np.ndarray, str]:
-    """(TVM output, torch output, TVMScript) on one random input with the module's own weights."""
-    lowered = lower(graph, bindings, batch)
-    executable = tvm.compile(lowered.module(), target="llvm")
-    torch.manual_seed(0)
-    module = build_module(graph, bindings)
-    x = torch.randn(lowered.input_shape)
-    with torch.no_grad():
-        want = module(x).numpy()
-    params = dict(module.named_parameters())
-    dev = tvm.cpu()
-    args = [tvm.runtime.tensor(x.numpy(), dev),
-            *(tvm.runtime.tensor(params[w.name].detach().numpy(), dev) for w in lowered.weights),
-            tvm.runtime.empty(lowered.output_shape, "float32", dev)]
-    executable["main"](*args)
-    return args[-1].numpy(), want, lowered.module().script()
-
-
-def blocks(script: str) -> list[str]:
-    return [b for b in re.findall(r'T\.sblock\("([^"]+)"\)', script) if b != "root"]
-
-
-def assert_same(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 # -- the examples ----------------------------------------------------------------------
@@ -72,49 +40,101 @@ def test_conv2d_is_a_pad_stage_and_one_contraction():
 
 # -- each primitive's lowering ------------------------------------------------------------
 CASES = {
-    "shift": (["C", "H", "W"], [("s", "shift", {"dim": -1, "amount": -1}, ["input"]),
-                                ("s2", "shift", {"dim": 0, "amount": 2}, ["s"])], TINY),
-    "unfold_even_window": (["C", "K", "H", "W"], [("u", "unfold", {"dim": -1, "K": "K"}, ["input"])],
-                           {**TINY, "K": 2}),
-    "unfold_same_axis_twice": (["C", "K", "K", "H", "W"], [("u1", "unfold", {"dim": 1, "K": "K"}, ["input"]),
-                                                           ("u2", "unfold", {"dim": 3, "K": "K"}, ["u1"])],
-                               {**TINY, "K": 3}),
-    "fold_avg_max": (["H"], [("f", "fold", {"dim": 0, "fn": "avg"}, ["input"]),
-                             ("g", "fold", {"dim": -1, "fn": "max"}, ["f"])], TINY),
-    "elementwise_softmax": (["H", "W"], [
-        ("a", "elementwise", {"fn": "gelu"}, ["input"]), ("b", "elementwise", {"fn": "sqrt"}, ["a"]),
-        ("c", "elementwise", {"fn": "tanh"}, ["b"]), ("d", "elementwise", {"fn": "sin"}, ["c"]),
-        ("sm", "softmax", {"dim": 0}, ["d"]), ("sum", "reduce", {"dim": 0}, ["sm"])], TINY),
-    "broadcast_grouped": (["C", "H", "W"], [
-        ("grp", "group", {"dim": 0, "G": "G"}, ["input"]), ("m", "fold", {"dim": 1, "fn": "avg"}, ["grp"]),
-        ("b", "broadcast", {"fn": "sub"}, ["m", "input"])], {**TINY, "G": 2}),
-    "broadcast_unaligned": (["C/s", "s", "H", "W"], [
-        ("grp", "group", {"dim": 0, "G": "G"}, ["input"]), ("m", "fold", {"dim": 1, "fn": "max"}, ["grp"]),
-        ("sp", "split", {"dim": 0, "B": "s"}, ["input"]), ("b", "broadcast", {"fn": "min"}, ["m", "sp"])],
-        {"C": 12, "H": 5, "W": 4, "G": 2, "s": 4}),
-    "stride_expand_merge": (["2*C", "H", "W/s"], [
-        ("st", "stride", {"dim": -1, "S": "s"}, ["input"]), ("ex", "expand", {"dim": 0, "size": "2"}, ["st"]),
-        ("mg", "merge", {"dim": 0}, ["ex"])], {**TINY, "s": 2}),
-    "fc_channels_after_spatial": (["C_out", "H", "W"], [
-        ("ex", "expand", {"dim": 3, "size": "E"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["ex"])],
-        {**TINY, "E": 2, "C_out": 4, "G": 2}),
-    "fc_block_cuts_an_axis": (["C_out", "H", "W"], [
-        ("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["u"])],
-        {"C": 8, "H": 5, "W": 4, "K": 3, "C_out": 4, "G": 2}),
-    "fc_block_is_flat": (["C_out", "H", "W"], [
-        ("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["u"])],
-        {"C": 4, "H": 5, "W": 4, "K": 3, "C_out": 6, "G": 6}),
-    "share_partial_reduce": (["C_out", "C", "W"], [
-        ("sh", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("r", "reduce", {"dim": 2}, ["sh"])],
-        {**TINY, "C_out": 3}),
-    "share_without_reduce_or_out": (["C", "H", "W"], [("sh", "share", {"dims": [0], "out": None}, ["input"])],
-                                    TINY),
-    "stride_then_unfold": (["C", "H/s", "W"], [
-        ("st", "stride", {"dim": 1, "S": "s"}, ["input"]), ("u", "unfold", {"dim": 1, "K": "K"}, ["st"]),
-        ("r", "reduce", {"dim": 1}, ["u"])], {**TINY, "H": 6, "K": 3, "s": 2}),
-    "shift_then_unfold": (["C", "H", "W"], [
-        ("s", "shift", {"dim": 2, "amount": 1}, ["input"]), ("u", "unfold", {"dim": 2, "K": "K"}, ["s"]),
-        ("r", "reduce", {"dim": 1}, ["u"])], {**TINY, "K": 3}),
+    "shift": (
+        ["C", "H", "W"],
+        [("s", "shift", {"dim": -1, "amount": -1}, ["input"]), ("s2", "shift", {"dim": 0, "amount": 2}, ["s"])],
+        TINY,
+    ),
+    "unfold_even_window": (["C", "K", "H", "W"], [("u", "unfold", {"dim": -1, "K": "K"}, ["input"])], {**TINY, "K": 2}),
+    "unfold_same_axis_twice": (
+        ["C", "K", "K", "H", "W"],
+        [("u1", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("u2", "unfold", {"dim": 3, "K": "K"}, ["u1"])],
+        {**TINY, "K": 3},
+    ),
+    "fold_avg_max": (
+        ["H"],
+        [("f", "fold", {"dim": 0, "fn": "avg"}, ["input"]), ("g", "fold", {"dim": -1, "fn": "max"}, ["f"])],
+        TINY,
+    ),
+    "elementwise_softmax": (
+        ["H", "W"],
+        [
+            ("a", "elementwise", {"fn": "gelu"}, ["input"]),
+            ("b", "elementwise", {"fn": "sqrt"}, ["a"]),
+            ("c", "elementwise", {"fn": "tanh"}, ["b"]),
+            ("d", "elementwise", {"fn": "sin"}, ["c"]),
+            ("sm", "softmax", {"dim": 0}, ["d"]),
+            ("sum", "reduce", {"dim": 0}, ["sm"]),
+        ],
+        TINY,
+    ),
+    "broadcast_grouped": (
+        ["C", "H", "W"],
+        [
+            ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
+            ("m", "fold", {"dim": 1, "fn": "avg"}, ["grp"]),
+            ("b", "broadcast", {"fn": "sub"}, ["m", "input"]),
+        ],
+        {**TINY, "G": 2},
+    ),
+    "broadcast_unaligned": (
+        ["C/s", "s", "H", "W"],
+        [
+            ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
+            ("m", "fold", {"dim": 1, "fn": "max"}, ["grp"]),
+            ("sp", "split", {"dim": 0, "B": "s"}, ["input"]),
+            ("b", "broadcast", {"fn": "min"}, ["m", "sp"]),
+        ],
+        {"C": 12, "H": 5, "W": 4, "G": 2, "s": 4},
+    ),
+    "stride_expand_merge": (
+        ["2*C", "H", "W/s"],
+        [
+            ("st", "stride", {"dim": -1, "S": "s"}, ["input"]),
+            ("ex", "expand", {"dim": 0, "size": "2"}, ["st"]),
+            ("mg", "merge", {"dim": 0}, ["ex"]),
+        ],
+        {**TINY, "s": 2},
+    ),
+    "fc_channels_after_spatial": (
+        ["C_out", "H", "W"],
+        [("ex", "expand", {"dim": 3, "size": "E"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["ex"])],
+        {**TINY, "E": 2, "C_out": 4, "G": 2},
+    ),
+    "fc_block_cuts_an_axis": (
+        ["C_out", "H", "W"],
+        [("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["u"])],
+        {"C": 8, "H": 5, "W": 4, "K": 3, "C_out": 4, "G": 2},
+    ),
+    "fc_block_is_flat": (
+        ["C_out", "H", "W"],
+        [("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["u"])],
+        {"C": 4, "H": 5, "W": 4, "K": 3, "C_out": 6, "G": 6},
+    ),
+    "share_partial_reduce": (
+        ["C_out", "C", "W"],
+        [("sh", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("r", "reduce", {"dim": 2}, ["sh"])],
+        {**TINY, "C_out": 3},
+    ),
+    "share_without_reduce_or_out": (["C", "H", "W"], [("sh", "share", {"dims": [0], "out": None}, ["input"])], TINY),
+    "stride_then_unfold": (
+        ["C", "H/s", "W"],
+        [
+            ("st", "stride", {"dim": 1, "S": "s"}, ["input"]),
+            ("u", "unfold", {"dim": 1, "K": "K"}, ["st"]),
+            ("r", "reduce", {"dim": 1}, ["u"]),
+        ],
+        {**TINY, "H": 6, "K": 3, "s": 2},
+    ),
+    "shift_then_unfold": (
+        ["C", "H", "W"],
+        [
+            ("s", "shift", {"dim": 2, "amount": 1}, ["input"]),
+            ("u", "unfold", {"dim": 2, "K": "K"}, ["s"]),
+            ("r", "reduce", {"dim": 1}, ["u"]),
+        ],
+        {**TINY, "K": 3},
+    ),
 }
 
 
@@ -134,20 +154,34 @@ def test_unfold_after_a_view_that_hides_the_axis_materialises_it_first():
 # -- rfactor: reductions split where a one-to-many view would multiply the work ----------------
 def test_reduce_over_channels_after_unfold_is_summed_before_the_window():
     # y[h, w] = sum_{c,k} x[c, h + k - 1, w]: t = sum_c x first (C*H*W), then K*H*W, not C*K*H*W
-    g = chain(["C", "H", "W"], ["H", "W"], [("u", "unfold", {"dim": 1, "K": "K"}, ["input"]),
-                                             ("rc", "reduce", {"dim": 0}, ["u"]),
-                                             ("rk", "reduce", {"dim": 0}, ["rc"])], bindings={**TINY, "K": 3})
+    g = chain(
+        ["C", "H", "W"],
+        ["H", "W"],
+        [
+            ("u", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+            ("rc", "reduce", {"dim": 0}, ["u"]),
+            ("rk", "reduce", {"dim": 0}, ["rc"]),
+        ],
+        bindings={**TINY, "K": 3},
+    )
     got, want, script = run_both(g)
     assert_same(got, want)
     assert blocks(script) == ["rc_rf", "pad_rc_rf", "rc"]
-    assert 'T.grid(2, 5, 4, 6)' in script and 'T.grid(2, 5, 4, 3)' in script  # C then K, never C*K
+    assert "T.grid(2, 5, 4, 6)" in script and "T.grid(2, 5, 4, 3)" in script  # C then K, never C*K
 
 
 def test_contraction_whose_weight_skips_the_window_is_split_in_two_stages():
-    g = chain(["C", "H", "W"], ["C_out", "H", "W"], [
-        ("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("sh", "share", {"dims": [0], "out": "C_out"}, ["u"]),
-        ("rc", "reduce", {"dim": 1}, ["sh"]), ("rk", "reduce", {"dim": 1}, ["rc"])],
-        bindings={**TINY, "K": 3, "C_out": 5})
+    g = chain(
+        ["C", "H", "W"],
+        ["C_out", "H", "W"],
+        [
+            ("u", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+            ("sh", "share", {"dims": [0], "out": "C_out"}, ["u"]),
+            ("rc", "reduce", {"dim": 1}, ["sh"]),
+            ("rk", "reduce", {"dim": 1}, ["rc"]),
+        ],
+        bindings={**TINY, "K": 3, "C_out": 5},
+    )
     got, want, script = run_both(g)
     assert_same(got, want)
     assert blocks(script) == ["sh_rf", "pad_sh_rf", "sh"]
@@ -155,9 +189,12 @@ def test_contraction_whose_weight_skips_the_window_is_split_in_two_stages():
 
 @pytest.mark.parametrize("fn", ["avg", "max"])
 def test_fold_over_channels_after_unfold_is_staged(fn):
-    g = chain(["C", "H", "W"], ["K", "H", "W"], [("u", "unfold", {"dim": 2, "K": "K"}, ["input"]),
-                                                  ("f", "fold", {"dim": 0, "fn": fn}, ["u"])],
-              bindings={**TINY, "K": 3})
+    g = chain(
+        ["C", "H", "W"],
+        ["K", "H", "W"],
+        [("u", "unfold", {"dim": 2, "K": "K"}, ["input"]), ("f", "fold", {"dim": 0, "fn": fn}, ["u"])],
+        bindings={**TINY, "K": 3},
+    )
     got, want, script = run_both(g)
     assert_same(got, want)
     assert blocks(script) == ["f_rf", "pad_f_rf", "f"]
@@ -194,8 +231,7 @@ def test_invalid_graph_is_refused_naming_the_node():
 
 
 def test_missing_binding_is_a_clear_error():
-    g = chain(["C", "H", "W"], ["C", "K", "H", "W"], [("u", "unfold", {"dim": 1, "K": "K"}, ["input"])],
-              bindings=TINY)
+    g = chain(["C", "H", "W"], ["C", "K", "H", "W"], [("u", "unfold", {"dim": 1, "K": "K"}, ["input"])], bindings=TINY)
     with pytest.raises(TesseraError, match="unfold u dim 1: .*K"):
         lower(g)
 
@@ -203,7 +239,7 @@ def test_missing_binding_is_a_clear_error():
 def test_stage_beyond_32_bit_indexing_names_node_and_stage():
     graph = load_operator(EXAMPLES / "conv2d.json")
     with pytest.raises(CodegenError, match=r"share share: stage share would hold 4,294,967,296 elements"):
-        lower(graph, {"C_in": 1, "C_out": 2 ** 20, "H": 64, "W": 64, "K": 3})
+        lower(graph, {"C_in": 1, "C_out": 2**20, "H": 64, "W": 64, "K": 3})
 
 
 def test_batch_must_be_positive():

@@ -1,32 +1,21 @@
 """`tessera measure` and `tessera codegen` as a user runs them (real subprocesses that
 spawn the TVM worker), and a measuring process killed with SIGKILL coming back as a clean error."""
+
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import psutil
 import pytest
 
 from core.jobs.errors import WorkerCrashed
 from core.jobs.isolate import call_in_subprocess
-from tests.conftest import EXAMPLES, ROOT
+from tests.support import EXAMPLES, QUICK, TINY, tessera
 
 pytestmark = pytest.mark.tvm
 
 CONV = EXAMPLES / "conv2d.json"
-TINY = {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}
-QUICK = {"repeat": 3, "min_repeat_ms": 5}
-
-
-def tessera(*args: str) -> subprocess.CompletedProcess:
-    """The installed `tessera` script (as a user runs it), else the module."""
-    script = Path(sys.executable).with_name("tessera")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
-    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def test_a_measuring_process_killed_with_sigkill_is_a_clean_error():
@@ -42,8 +31,16 @@ def test_a_measuring_process_killed_with_sigkill_is_a_clean_error():
 
 
 def test_cli_measure_prints_latencies_speedup_and_errors_cleanly():
-    out = tessera("measure", str(EXAMPLES / "depthwise_separable.json"), "--bind", "C_in=4,C_out=4,H=8,W=8",
-                  "--repeat", "3", "--min-repeat-ms", "5")
+    out = tessera(
+        "measure",
+        str(EXAMPLES / "depthwise_separable.json"),
+        "--bind",
+        "C_in=4,C_out=4,H=8,W=8",
+        "--repeat",
+        "3",
+        "--min-repeat-ms",
+        "5",
+    )
     assert out.returncode == 0, out.stderr
     assert "TVM kernel: untuned" in out.stdout and "TVM / PyTorch speed-up:" in out.stdout
     assert out.stdout.splitlines()[3].split()[0] == "TVM" and "PyTorch" in out.stdout

@@ -1,5 +1,6 @@
 """measure_job without tuning: a real TVM build on the local CPU checked against the torch
 module and timed next to it; progress, cancellation and the errors of a bad request."""
+
 from __future__ import annotations
 
 import json
@@ -7,43 +8,18 @@ import json
 import numpy as np
 import pytest
 
-pytest.importorskip("tvm")
+from core.analysis.summary import summarize
+from core.compile.errors import CompileError, NumericalMismatch
+from core.compile.jobs import measure_job
+from core.compile.measure import check_close
+from core.ir.errors import TesseraError
+from core.ir.serialize import load_operator
+from core.jobs.errors import JobCancelled
+from tests.support import EXAMPLES, QUICK, Ctx
 
-from core.analysis.summary import summarize  # noqa: E402
-from core.compile.errors import CompileError, NumericalMismatch  # noqa: E402
-from core.compile.jobs import measure_job  # noqa: E402
-from core.compile.measure import check_close  # noqa: E402
-from core.ir.errors import TesseraError  # noqa: E402
-from core.ir.serialize import load_operator  # noqa: E402
-from core.jobs.errors import JobCancelled  # noqa: E402
-from tests.conftest import EXAMPLES  # noqa: E402
-
-pytestmark = pytest.mark.tvm
+pytestmark = [pytest.mark.tvm, pytest.mark.usefixtures("restore_threads")]
 
 TINY = {"C_in": 4, "C_out": 6, "H": 8, "W": 8, "K": 3, "G": 2}
-QUICK = {"repeat": 3, "min_repeat_ms": 5}
-
-
-class Ctx:
-    def __init__(self, cancel: bool = False):
-        self.seen: list[tuple[float, str]] = []
-        self.cancel = cancel
-
-    def progress(self, fraction: float, message: str = "") -> None:
-        self.seen.append((fraction, message))
-
-    def cancelled(self) -> bool:
-        return self.cancel
-
-
-@pytest.fixture(autouse=True)
-def _restore_threads(monkeypatch):
-    """measure_job sets TVM_NUM_THREADS and torch's thread count; give both back."""
-    import torch
-    monkeypatch.setenv("TVM_NUM_THREADS", "1")
-    threads = torch.get_num_threads()
-    yield
-    torch.set_num_threads(threads)
 
 
 def _payload(name: str, **extra) -> dict:
@@ -86,15 +62,18 @@ def test_a_cancelled_job_stops_before_building():
     assert all(f < 0.5 for f, _ in ctx.seen)
 
 
-@pytest.mark.parametrize("change, error, message", [
-    ({"device": "phone"}, CompileError, "unknown device 'phone'"),
-    ({"tune_trials": -1}, CompileError, "tune_trials must be a non-negative integer"),
-    ({"batch": 0}, CompileError, "batch must be a positive integer"),
-    ({"min_repeat_ms": "long"}, CompileError, "min_repeat_ms must be a non-negative number"),
-    ({"bindings": {"C_in": 0}}, TesseraError, "C_in=0"),
-    ({"bindings": {"G": 3}}, TesseraError, "fc grouped_fc .* C_out/G = 64/3 is not an integer"),
-    ({"operator": {"format": "tessera.operator"}}, TesseraError, "version"),
-])
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        ({"device": "phone"}, CompileError, "unknown device 'phone'"),
+        ({"tune_trials": -1}, CompileError, "tune_trials must be a non-negative integer"),
+        ({"batch": 0}, CompileError, "batch must be a positive integer"),
+        ({"min_repeat_ms": "long"}, CompileError, "min_repeat_ms must be a non-negative number"),
+        ({"bindings": {"C_in": 0}}, TesseraError, "C_in=0"),
+        ({"bindings": {"G": 3}}, TesseraError, "fc grouped_fc .* C_out/G = 64/3 is not an integer"),
+        ({"operator": {"format": "tessera.operator"}}, TesseraError, "version"),
+    ],
+)
 def test_bad_requests_are_clear_errors(change, error, message):
     with pytest.raises(error, match=message):
         measure_job({**_payload("grouped_conv"), **change}, Ctx())

@@ -1,6 +1,7 @@
 """MetaSchedule tuning with a tiny budget: the first run measures real trials into the
 operator's database; a second process (`tessera measure` from the command line) finds the
 best record there without tuning again."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.jobs.isolate import call_in_subprocess
-from tests.conftest import EXAMPLES
-from tests.core.test_compile_cli import QUICK, TINY, tessera
+from tests.support import EXAMPLES, QUICK, TINY, tessera
 
 pytestmark = pytest.mark.tvm
 
@@ -19,11 +19,19 @@ CONV = EXAMPLES / "conv2d.json"
 
 @pytest.mark.slow
 def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
-    payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, "tune_trials": 4,
-               "cost_model": "random", "device": "local", "tuning_root": str(tmp_path), **QUICK}
+    payload = {
+        "operator": json.loads(CONV.read_text()),
+        "bindings": TINY,
+        "tune_trials": 4,
+        "cost_model": "random",
+        "device": "local",
+        "tuning_root": str(tmp_path),
+        **QUICK,
+    }
     progress = []
-    first = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload},
-                               on_progress=lambda f, m: progress.append(m))
+    first = call_in_subprocess(
+        "core.compile.jobs:measure_call", {"payload": payload}, on_progress=lambda f, m: progress.append(m)
+    )
     assert first["tuned"] is True and first["new_trials"] == 4 and first["trial_count"] == 4
     assert [i for i, _ in first["trials"]] == sorted(i for i, _ in first["trials"])
     assert all(0 <= i < 4 and ms > 0 for i, ms in first["trials"]) and first["trials"]
@@ -35,9 +43,23 @@ def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
     records = (work_dir / "database_tuning_record.json").read_text().splitlines()
     assert len(records) == 4
 
-    out = tessera("measure", str(CONV), "--bind", "C_in=4,C_out=4,H=8,W=8", "--tune-trials", "4",
-                  "--cost-model", "random", "--tuning-dir", str(tmp_path), "--repeat", "3",
-                  "--min-repeat-ms", "5", "--json")
+    out = tessera(
+        "measure",
+        str(CONV),
+        "--bind",
+        "C_in=4,C_out=4,H=8,W=8",
+        "--tune-trials",
+        "4",
+        "--cost-model",
+        "random",
+        "--tuning-dir",
+        str(tmp_path),
+        "--repeat",
+        "3",
+        "--min-repeat-ms",
+        "5",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     second = json.loads(out.stdout)
     assert second["tuned"] is True and second["new_trials"] == 0  # nothing left to tune: the database had it all

@@ -1,8 +1,9 @@
 """core/ must stay usable without Qt: importing every module under it pulls in no PySide6 or pyqtgraph."""
+
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 SCRIPT = """
 import importlib, pkgutil, sys

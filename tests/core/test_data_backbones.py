@@ -1,5 +1,6 @@
 """Backbones build at any width and resolution, deterministically; replacement of their
 standard convolutions by every example operator, with a report that says why not."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,7 +12,7 @@ from core.data.errors import BackboneError
 from core.data.replace import ReplacedConv, layer_bindings, replace_convs
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
 from core.ir.serialize import load_operator
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 torch.set_num_threads(1)
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.json"))
@@ -62,8 +63,11 @@ def test_every_example_operator_in_every_backbone(path, name):
     assert report.replaced, "\n".join(report.lines())
     for outcome in report.layers:
         conv = convs[outcome.name]
-        assert (outcome.c_in, outcome.c_out, outcome.kernel) == (conv.in_channels, conv.out_channels,
-                                                                 conv.kernel_size[0])
+        assert (outcome.c_in, outcome.c_out, outcome.kernel) == (
+            conv.in_channels,
+            conv.out_channels,
+            conv.kernel_size[0],
+        )
         if outcome.replaced:
             assert isinstance(modules[outcome.name], ReplacedConv)
             assert conv.stride == (1, 1) and conv.groups == 1
@@ -82,8 +86,7 @@ def test_every_example_operator_in_every_backbone(path, name):
 
 def test_composition_when_channel_counts_differ():
     involution = load_operator(EXAMPLES / "involution.json")  # [C_in, H, W] -> [C_in, H, W]
-    net = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1, bias=False), nn.Conv2d(16, 4, 1),
-                        nn.Conv2d(4, 6, 3, padding=1))
+    net = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1, bias=False), nn.Conv2d(16, 4, 1), nn.Conv2d(4, 6, 3, padding=1))
     report = replace_convs(net, involution, 8, in_channels=8)
     details = {o.name: (o.replaced, o.detail) for o in report.layers}
     assert details["0"] == (True, "2 copies concatenated")
@@ -100,9 +103,13 @@ class Unusual(nn.Module):
     def __init__(self):
         super().__init__()
         self.body = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=2, dilation=2),
-            nn.Conv2d(8, 8, (3, 1), padding=(1, 0)), nn.Conv2d(8, 8, 2, padding=1),
-            nn.Conv2d(8, 8, 3, padding=0), nn.Conv2d(8, 8, 3, padding=1, groups=2))
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.Conv2d(8, 8, 3, padding=2, dilation=2),
+            nn.Conv2d(8, 8, (3, 1), padding=(1, 0)),
+            nn.Conv2d(8, 8, 2, padding=1),
+            nn.Conv2d(8, 8, 3, padding=0),
+            nn.Conv2d(8, 8, 3, padding=1, groups=2),
+        )
         self.unused = nn.Conv2d(8, 8, 3, padding=1)
 
     def forward(self, x):

@@ -1,5 +1,6 @@
 """Datasets: the bundled digits, CIFAR binary files, .npz archives and image folders,
 seeded splits, and clear errors for every kind of bad file."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ def test_digits_default_is_real_upscaled_and_three_channel():
     data = load_dataset("digits", 16)
     assert data.images.shape == (1797, 3, 16, 16) and data.images.dtype == np.float32
     assert data.num_classes == 10 and set(np.unique(data.labels)) == set(range(10))
-    assert 0.0 <= data.images.min() and data.images.max() <= 1.0
+    assert data.images.min() >= 0.0 and data.images.max() <= 1.0
     assert np.array_equal(data.images[:, 0], data.images[:, 2])
     assert load_dataset("digits", 32).images.shape[-2:] == (32, 32)
 
@@ -90,25 +91,30 @@ def test_npz_layouts(tmp_path):
     np.savez(tmp_path / "a.npz", images=nhwc, labels=labels)
     data = load_dataset(str(tmp_path / "a.npz"), 8)
     assert data.images.shape == (12, 3, 8, 8) and data.classes == ("7", "9")
-    assert data.labels.tolist() == [0, 1] * 6 and 0 <= data.images.min() and data.images.max() <= 1
+    assert data.labels.tolist() == [0, 1] * 6 and data.images.min() >= 0 and data.images.max() <= 1
     np.savez(tmp_path / "b.npz", x_train=rng.random((6, 1, 9, 9)), y_train=np.arange(6) % 2)
     assert load_dataset(str(tmp_path / "b.npz"), 9).images.shape == (6, 3, 9, 9)
     np.savez(tmp_path / "c.npz", images=rng.random((4, 8, 8)).astype(np.float32), labels=np.array([0, 1, 0, 1]))
     assert load_dataset(str(tmp_path / "c.npz"), 8).images.shape == (4, 3, 8, 8)
 
 
-@pytest.mark.parametrize("arrays, message", [
-    ({"pictures": np.zeros((4, 8, 8)), "labels": np.zeros(4, int)},
-     "missing arrays; expected images and labels .*found pictures, labels"),
-    ({"images": np.zeros((4, 8, 8)), "y": np.zeros(4, int)}, "missing arrays"),
-    ({"images": np.zeros((4, 5, 8, 8)), "labels": np.zeros(4, int)}, r"has shape \(4, 5, 8, 8\); expected"),
-    ({"images": np.zeros((4, 8)), "labels": np.zeros(4, int)}, r"has shape \(4, 8\)"),
-    ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(3, int)}, "one label per image"),
-    ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(4)}, "1-d integer array"),
-    ({"images": np.array(["a", "b"]), "labels": np.zeros(2, int)}, "non-empty numeric array"),
-    ({"images": np.full((2, 8, 8), np.nan), "labels": np.arange(2)}, "NaN"),
-    ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(4, int)}, "at least 2 classes"),
-])
+@pytest.mark.parametrize(
+    "arrays, message",
+    [
+        (
+            {"pictures": np.zeros((4, 8, 8)), "labels": np.zeros(4, int)},
+            "missing arrays; expected images and labels .*found pictures, labels",
+        ),
+        ({"images": np.zeros((4, 8, 8)), "y": np.zeros(4, int)}, "missing arrays"),
+        ({"images": np.zeros((4, 5, 8, 8)), "labels": np.zeros(4, int)}, r"has shape \(4, 5, 8, 8\); expected"),
+        ({"images": np.zeros((4, 8)), "labels": np.zeros(4, int)}, r"has shape \(4, 8\)"),
+        ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(3, int)}, "one label per image"),
+        ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(4)}, "1-d integer array"),
+        ({"images": np.array(["a", "b"]), "labels": np.zeros(2, int)}, "non-empty numeric array"),
+        ({"images": np.full((2, 8, 8), np.nan), "labels": np.arange(2)}, "NaN"),
+        ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(4, int)}, "at least 2 classes"),
+    ],
+)
 def test_bad_npz_contents_are_rejected(tmp_path, arrays, message):
     path = tmp_path / "bad.npz"
     np.savez(path, **arrays)

@@ -2,6 +2,7 @@
 local first and always there, default device, health checks kept, removal that keeps
 measurements sane; the `tessera device` commands that only touch the store; and a device
 lost mid-job sending the job back to the queue (real supervisor and worker)."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,23 @@ import json
 import pytest
 
 from app.cli import main
-from core.devices import (LOCAL, Device, DeviceError, add_device, default_device, get_device, list_devices,
-                          record_check, remove_device, set_default)
+from core.devices import (
+    LOCAL,
+    Device,
+    DeviceError,
+    add_device,
+    default_device,
+    get_device,
+    list_devices,
+    record_check,
+    remove_device,
+    set_default,
+)
 from core.devices.health import check_call
 from core.jobs.queue import DONE, FAILED
 from core.jobs.supervisor import Supervisor
 
-from .rpc_fixtures import HERE
-from .store_fixtures import conv2d, queue, store, store_path  # noqa: F401 (fixtures)
+from .rpc_loopback import HERE
 
 TARGET = {"kind": "llvm", "mtriple": "aarch64-linux-gnu", "mcpu": "cortex-a72"}
 
@@ -27,7 +37,12 @@ def test_local_is_always_first_and_rpc_devices_keep_their_description(store):
     gpu = add_device(store, "a100", "[::1]:9190", "a100", '{"kind": "cuda", "arch": "sm_80"}')
     assert [d.name for d in list_devices(store)] == ["local", "rasp4", "a100"]
     assert (rasp.tracker, rasp.key, rasp.target, rasp.session_timeout, rasp.wait) == (
-        "10.0.0.5:9190", "rasp4", TARGET, 30.0, 5.0)
+        "10.0.0.5:9190",
+        "rasp4",
+        TARGET,
+        30.0,
+        5.0,
+    )
     assert gpu.tracker_host == "::1" and gpu.target == {"kind": "cuda", "arch": "sm_80"}
     assert get_device(store, "rasp4") == rasp and Device.from_dict(rasp.to_dict()) == rasp
     assert rasp.job_fields() == {"device": "rasp4", "device_config": rasp.to_dict()}
@@ -38,17 +53,20 @@ def test_local_is_always_first_and_rpc_devices_keep_their_description(store):
     assert row["kind"] == "rpc" and row["config"]["tracker_port"] == 9190 and row["id"] == rasp.id
 
 
-@pytest.mark.parametrize("args, message", [
-    (("bad name", "127.0.0.1:9190", "k"), "device name 'bad name' must be 1-63 letters"),
-    (("../up", "127.0.0.1:9190", "k"), "device name '../up'"),
-    (("local", "127.0.0.1:9190", "k"), "'local' is this machine's CPU"),
-    (("d", "127.0.0.1", "k"), "--tracker must be HOST:PORT such as 127.0.0.1:9190, got '127.0.0.1'"),
-    (("d", "127.0.0.1:99999", "k"), "--tracker must be HOST:PORT"),
-    (("d", "127.0.0.1:9190", "a:b"), "device d: the key 'a:b' must be"),
-    (("d", "127.0.0.1:9190", "k", {"mcpu": "x"}), 'the target must be an object whose "kind" is one of llvm'),
-    (("d", "127.0.0.1:9190", "k", "{llvm"), "the target must be JSON such as"),
-    (("d", "127.0.0.1:9190", "k", {"kind": "llvm", "libs": {"a": 1}}), "target field 'libs'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("bad name", "127.0.0.1:9190", "k"), "device name 'bad name' must be 1-63 letters"),
+        (("../up", "127.0.0.1:9190", "k"), "device name '../up'"),
+        (("local", "127.0.0.1:9190", "k"), "'local' is this machine's CPU"),
+        (("d", "127.0.0.1", "k"), "--tracker must be HOST:PORT such as 127.0.0.1:9190, got '127.0.0.1'"),
+        (("d", "127.0.0.1:99999", "k"), "--tracker must be HOST:PORT"),
+        (("d", "127.0.0.1:9190", "a:b"), "device d: the key 'a:b' must be"),
+        (("d", "127.0.0.1:9190", "k", {"mcpu": "x"}), 'the target must be an object whose "kind" is one of llvm'),
+        (("d", "127.0.0.1:9190", "k", "{llvm"), "the target must be JSON such as"),
+        (("d", "127.0.0.1:9190", "k", {"kind": "llvm", "libs": {"a": 1}}), "target field 'libs'"),
+    ],
+)
 def test_bad_descriptions_are_refused_plainly(store, args, message):
     with pytest.raises(DeviceError, match=message.replace("(", r"\(").replace("*", r"\*")):
         add_device(store, *args)
@@ -73,8 +91,15 @@ def test_default_device_and_last_check(store):
     assert set_default(store, "a").default and default_device(store).name == "a"
     set_default(store, "b")
     assert [d.name for d in list_devices(store) if d.default] == ["b"]
-    check = {"reachable": True, "free": 2, "busy": 1, "pending": 0, "round_trip_ms": 12.5, "error": None,
-             "checked": 1700000000.0}
+    check = {
+        "reachable": True,
+        "free": 2,
+        "busy": 1,
+        "pending": 0,
+        "round_trip_ms": 12.5,
+        "error": None,
+        "checked": 1700000000.0,
+    }
     assert record_check(store, "b", check).last_check == check
     assert add_device(store, "b", "127.0.0.1:9191", "b", replace=True).default  # replacing keeps the default
     assert get_device(store, "b").last_check is None  # a new description has not been checked
@@ -104,16 +129,36 @@ def test_removing_keeps_measurements_and_refuses_local_and_busy_devices(store, q
 
 def test_cli_add_list_default_remove(store_path, capsys):
     store = ["--store", str(store_path)]
-    assert main(["device", "add", "rasp4", "--tracker", "10.0.0.5:9190", "--key", "rasp4", "--target",
-                 json.dumps(TARGET), "--wait", "5", *store]) == 0
+    assert (
+        main(
+            [
+                "device",
+                "add",
+                "rasp4",
+                "--tracker",
+                "10.0.0.5:9190",
+                "--key",
+                "rasp4",
+                "--target",
+                json.dumps(TARGET),
+                "--wait",
+                "5",
+                *store,
+            ]
+        )
+        == 0
+    )
     assert "added device rasp4: key rasp4 at tracker 10.0.0.5:9190" in capsys.readouterr().out
     assert main(["device", "default", "rasp4", *store]) == 0
     assert "default device: rasp4" in capsys.readouterr().out
     assert main(["device", "list", *store]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["name", "default", "kind", "tracker", "key", "target", "last", "check"]
-    assert lines[1].split()[:2] == ["local", "local"] and lines[2].split()[:5] == [
-        "rasp4", "*", "rpc", "10.0.0.5:9190", "rasp4"] and "never checked" in lines[2]
+    assert (
+        lines[1].split()[:2] == ["local", "local"]
+        and lines[2].split()[:5] == ["rasp4", "*", "rpc", "10.0.0.5:9190", "rasp4"]
+        and "never checked" in lines[2]
+    )
     assert main(["device", "list", "--json", *store]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed[1]["target"] == TARGET and listed[1]["default"] is True and listed[1]["wait"] == 5.0
@@ -145,6 +190,8 @@ def test_a_lost_device_sends_the_job_back_to_the_queue(store_path, queue, conv2d
     assert (done.state, done.attempts) == (DONE, 2) and done.result["latency_ms"] > 0
     failed = queue.get(always)
     assert (failed.state, failed.attempts) == (FAILED, 2)
-    assert failed.error == ("SessionLost: device loop: lost the session with server 127.0.0.1:9 (key loopcpu) "
-                            "while timing; gave up after 2 attempt(s)")
+    assert failed.error == (
+        "SessionLost: device loop: lost the session with server 127.0.0.1:9 (key loopcpu) "
+        "while timing; gave up after 2 attempt(s)"
+    )
     assert any(f"job {always} (stuck) failed: SessionLost" in e for e in events)

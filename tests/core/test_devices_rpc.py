@@ -4,6 +4,7 @@ the plain errors (dead tracker, unknown key, every server busy, a session lost m
 measuring an operator there from `tessera measure`, submitting for it with `tessera submit`,
 and last (it kills a server) tuning through them with a server killed mid-job.
 Loopback only: no test here may name any other address."""
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,11 @@ from core.ir.errors import TesseraError
 from core.jobs.queue import DONE, QUEUED, RUNNING, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store
-from tests.conftest import EXAMPLES
-from tests.core.test_compile_cli import TINY
-from tests.core.test_compile_cli import tessera as run_tessera
+from tests.support import EXAMPLES, TINY
+from tests.support import tessera as run_tessera
 
 from .jobs_checks import poll_until
-from .rpc_fixtures import LOOPBACK, free_port, key_status, rpc_cluster, stop, tree, wait_for  # noqa: F401
+from .rpc_loopback import LOOPBACK, free_port, key_status, stop, tree, wait_for
 
 pytestmark = pytest.mark.tvm
 
@@ -37,8 +37,17 @@ def test_gpu_devices_are_refused_before_any_work():
     do not run on a GPU."""
     from core.compile.errors import CompileError
     from core.compile.jobs import _CallContext, measure_job, transfer_job
-    gpu = Device.from_dict({"name": "gpu", "kind": "rpc", "tracker_host": LOOPBACK, "tracker_port": free_port(),
-                            "key": "gpu", "target": {"kind": "cuda"}})
+
+    gpu = Device.from_dict(
+        {
+            "name": "gpu",
+            "kind": "rpc",
+            "tracker_host": LOOPBACK,
+            "tracker_port": free_port(),
+            "key": "gpu",
+            "target": {"kind": "cuda"},
+        }
+    )
     payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, **gpu.job_fields()}
     with pytest.raises(CompileError, match=r"^device gpu is a GPU \(cuda\): untuned kernels do not run there"):
         measure_job(payload, _CallContext(None))
@@ -61,8 +70,13 @@ def test_plain_errors_for_a_dead_tracker_an_unknown_key_and_busy_servers(rpc_clu
         open_session(Device.from_dict(rpc_cluster.device(tracker_port=dead)), wait=1.5)
 
     answer = check_call(rpc_cluster.device(key="nokey"), 10.0)
-    assert answer["reachable"] is True and answer["free"] == 0 and answer["error"].startswith(
-        f"tracker {rpc_cluster.address} has no server with key nokey (keys with servers there: loopcpu)")
+    assert (
+        answer["reachable"] is True
+        and answer["free"] == 0
+        and answer["error"].startswith(
+            f"tracker {rpc_cluster.address} has no server with key nokey (keys with servers there: loopcpu)"
+        )
+    )
 
     device = Device.from_dict(rpc_cluster.device())
     held = [open_session(device, wait=10.0) for _ in range(2)]
@@ -82,8 +96,10 @@ def test_a_session_lost_mid_run_is_named_plainly(rpc_cluster):
         session.remote.get_function("runtime.NumThreads")()
     error = session.translate(raised.value, "timing the kernel")
     assert isinstance(error, SessionLost) and error.retryable
-    assert str(error) == (f"device loop: lost the session with server {session.server} (key loopcpu) while "
-                          f"timing the kernel: the server died, restarted or dropped the connection")
+    assert str(error) == (
+        f"device loop: lost the session with server {session.server} (key loopcpu) while "
+        f"timing the kernel: the server died, restarted or dropped the connection"
+    )
     # `tessera device serve` notices its server is gone from the tracker and starts it again
     wait_for(lambda: key_status(rpc_cluster.port, "loopcpu").free == 2, 90, "the server to be back")
 
@@ -94,11 +110,25 @@ def test_check_measure_and_submit_from_the_command_line(rpc_cluster, tmp_path):
     assert added.returncode == 0, added.stderr
     checked = run_tessera("device", "check", "loop", *store)
     assert checked.returncode == 0, checked.stderr
-    assert "loop (key loopcpu at tracker" in checked.stdout and ": ok: 2 free, 0 busy, 0 waiting; round trip" \
-        in checked.stdout
+    assert (
+        "loop (key loopcpu at tracker" in checked.stdout
+        and ": ok: 2 free, 0 busy, 0 waiting; round trip" in checked.stdout
+    )
 
-    measured = run_tessera("measure", str(CONV), "--bind", SMALL, "--repeat", "3", "--min-repeat-ms", "5",
-                           "--device", "loop", "--json", *store)
+    measured = run_tessera(
+        "measure",
+        str(CONV),
+        "--bind",
+        SMALL,
+        "--repeat",
+        "3",
+        "--min-repeat-ms",
+        "5",
+        "--device",
+        "loop",
+        "--json",
+        *store,
+    )
     assert measured.returncode == 0, measured.stderr
     result = json.loads(measured.stdout)
     assert result["latency_ms"] > 0 and result["max_abs_error"] < 1e-4 and result["torch_latency_ms"] is None
@@ -116,14 +146,17 @@ def test_check_measure_and_submit_from_the_command_line(rpc_cluster, tmp_path):
 
 def test_serving_refuses_plainly_and_announces_itself(rpc_cluster):
     from core.devices.serving import run_server, run_tracker
+
     dead = free_port()
     with pytest.raises(DeviceUnavailable, match=rf"^tracker 127.0.0.1:{dead} refused the connection$"):
         run_server(f"{LOOPBACK}:{dead}", "k", LOOPBACK, None, 1)
-    with pytest.raises(DeviceError, match=rf"^cannot listen on 127.0.0.1:{rpc_cluster.port}: .* \(choose another --port\)"):
+    with pytest.raises(
+        DeviceError, match=rf"^cannot listen on 127.0.0.1:{rpc_cluster.port}: .* \(choose another --port\)"
+    ):
         run_tracker(LOOPBACK, rpc_cluster.port)
     assert f"tracker listening on 127.0.0.1:{rpc_cluster.port}" in (rpc_cluster.folder / "tracker.log").read_text()
     logs = [log.read_text() for log in rpc_cluster.folder.glob("server-*.log")]
-    assert len(logs) == 2 and all(f"server for key loopcpu listening on 127.0.0.1:" in log for log in logs)
+    assert len(logs) == 2 and all("server for key loopcpu listening on 127.0.0.1:" in log for log in logs)
 
 
 @pytest.mark.slow
@@ -132,17 +165,47 @@ def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_
     sizes: each candidate is built for the device's target, checked and timed on a server;
     torch, which would run here, is not timed. A GPU device is refused before any work."""
     from core.jobs.isolate import call_in_subprocess
+
     document, root = json.loads(CONV.read_text()), tmp_path / "tuning"
-    tuned = call_in_subprocess("core.compile.jobs:measure_call", {"payload": {
-        "operator": document, "bindings": TINY, "tune_trials": 2, "cost_model": "random", "device": "local",
-        "tuning_root": str(root), "repeat": 3, "min_repeat_ms": 5}})
+    tuned = call_in_subprocess(
+        "core.compile.jobs:measure_call",
+        {
+            "payload": {
+                "operator": document,
+                "bindings": TINY,
+                "tune_trials": 2,
+                "cost_model": "random",
+                "device": "local",
+                "tuning_root": str(root),
+                "repeat": 3,
+                "min_repeat_ms": 5,
+            }
+        },
+    )
     assert tuned["tuned"]
     store = tmp_path / "results.db"
     with Store(store) as opened:
         add_device(opened, "loop", rpc_cluster.address, "loopcpu")
-    out = run_tessera("tune", str(CONV), "--bind", "C_in=4,C_out=6,H=10,W=8", "--transfer", "--from", str(root),
-                      "--top-k", "2", "--device", "loop", "--store", str(store), "--repeat", "3",
-                      "--min-repeat-ms", "20", "--json")
+    out = run_tessera(
+        "tune",
+        str(CONV),
+        "--bind",
+        "C_in=4,C_out=6,H=10,W=8",
+        "--transfer",
+        "--from",
+        str(root),
+        "--top-k",
+        "2",
+        "--device",
+        "loop",
+        "--store",
+        str(store),
+        "--repeat",
+        "3",
+        "--min-repeat-ms",
+        "20",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["found"] >= 1 and result["applied"] == result["found"] and result["skipped"] == 0
@@ -168,19 +231,32 @@ def test_a_tuning_job_survives_a_server_killed_mid_measurement(rpc_cluster, tmp_
     with Store(store_path) as store:
         device = add_device(store, "loop", rpc_cluster.address, "loopcpu")
         operator = store.add_operator(document, "conv2d")
-        payload = {"operator": document, "bindings": TINY, "tune_trials": 2, "cost_model": "random",
-                   "tuning_root": str(tmp_path / "tuning"), "repeat": 5, "min_repeat_ms": 400, **device.job_fields()}
+        payload = {
+            "operator": document,
+            "bindings": TINY,
+            "tune_trials": 2,
+            "cost_model": "random",
+            "tuning_root": str(tmp_path / "tuning"),
+            "repeat": 5,
+            "min_repeat_ms": 400,
+            **device.job_fields(),
+        }
         queue = JobQueue(store)
         job_id = queue.submit("measure", payload, operator_id=operator, device_id=device.id)
         with Supervisor(store_path, workers=1) as supervisor:
-            poll_until(supervisor, lambda: (queue.get(job_id).progress or 0) >= 0.82 and rpc_cluster.busy_server(),
-                       timeout=400, what="the tuned kernel to run on a server")
+            poll_until(
+                supervisor,
+                lambda: (queue.get(job_id).progress or 0) >= 0.82 and rpc_cluster.busy_server(),
+                timeout=400,
+                what="the tuned kernel to run on a server",
+            )
             victim = rpc_cluster.busy_server()
             records = sorted((tmp_path / "tuning" / "loop").glob("*/database_tuning_record.json"))
             trials_before = records[0].read_text().splitlines()
             assert stop(victim, signal.SIGKILL, grace=0)  # a dead server: its whole tree at once
-            poll_until(supervisor, lambda: queue.get(job_id).state not in (QUEUED, RUNNING), timeout=300,
-                       what="the job to end")
+            poll_until(
+                supervisor, lambda: queue.get(job_id).state not in (QUEUED, RUNNING), timeout=300, what="the job to end"
+            )
         job = queue.get(job_id)
         assert (job.state, job.attempts) == (DONE, 2), job.error
         assert len(trials_before) == 2 and records[0].read_text().splitlines() == trials_before

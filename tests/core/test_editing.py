@@ -1,11 +1,12 @@
 """Undo/redo of every edit, events, the modified flag and connection rules."""
+
 import pytest
 
 from core.ir.editing import Editor
 from core.ir.errors import ConnectionRefused, ParamError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import load_operator, to_document
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 
 def _snapshot(g):
@@ -16,15 +17,24 @@ def test_every_edit_undoes_and_redoes_exactly():
     g = OperatorGraph(["C_in", "H", "W"], ["C_out", "H", "W"])
     ed = Editor(g)
     states = [_snapshot(g)]
-    u = ed.add_node("unfold", {"dim": 1, "K": "K"}, pos=(100, 0)); states.append(_snapshot(g))
-    ed.connect("input", u); states.append(_snapshot(g))
-    f = ed.add_node("fc", {"out": "C_out"}); states.append(_snapshot(g))
-    ed.connect(u, f); states.append(_snapshot(g))
-    ed.connect(f, "output"); states.append(_snapshot(g))
-    ed.set_params(u, K="3"); states.append(_snapshot(g))
-    ed.move({u: (150, 20), f: (300, 0)}); states.append(_snapshot(g))
-    ed.disconnect(u, f); states.append(_snapshot(g))
-    ed.remove([u]); states.append(_snapshot(g))
+    u = ed.add_node("unfold", {"dim": 1, "K": "K"}, pos=(100, 0))
+    states.append(_snapshot(g))
+    ed.connect("input", u)
+    states.append(_snapshot(g))
+    f = ed.add_node("fc", {"out": "C_out"})
+    states.append(_snapshot(g))
+    ed.connect(u, f)
+    states.append(_snapshot(g))
+    ed.connect(f, "output")
+    states.append(_snapshot(g))
+    ed.set_params(u, K="3")
+    states.append(_snapshot(g))
+    ed.move({u: (150, 20), f: (300, 0)})
+    states.append(_snapshot(g))
+    ed.disconnect(u, f)
+    states.append(_snapshot(g))
+    ed.remove([u])
+    states.append(_snapshot(g))
     for expected in reversed(states[:-1]):
         ed.undo()
         assert _snapshot(g) == expected
@@ -76,21 +86,23 @@ def test_events_are_emitted_for_views():
     ed.connect("input", n)
     ed.set_params(n, fn="abs")
     ed.undo()
-    assert seen == [("node_added", n), ("edge_added", ("input", n, 0)), ("params_changed", n),
-                    ("params_changed", n)]
+    assert seen == [("node_added", n), ("edge_added", ("input", n, 0)), ("params_changed", n), ("params_changed", n)]
 
 
-@pytest.mark.parametrize("src,dst,port,reason", [
-    ("output", "e1", 0, "output node has no outgoing port"),
-    ("e1", "input", 0, "input node takes no inputs"),
-    ("e1", "e1", 0, "cannot feed itself"),
-    ("input", "e1", 1, "has no input port 1"),
-    ("input", "e2", 0, "already fed by e1"),
-    ("e2", "e1", 0, "already fed by input"),
-    ("e2", "b1", 0, "same tensor on both inputs"),
-    ("b1", "e1", 0, "already fed"),
-    ("nope", "e1", 0, "no node named"),
-])
+@pytest.mark.parametrize(
+    "src,dst,port,reason",
+    [
+        ("output", "e1", 0, "output node has no outgoing port"),
+        ("e1", "input", 0, "input node takes no inputs"),
+        ("e1", "e1", 0, "cannot feed itself"),
+        ("input", "e1", 1, "has no input port 1"),
+        ("input", "e2", 0, "already fed by e1"),
+        ("e2", "e1", 0, "already fed by input"),
+        ("e2", "b1", 0, "same tensor on both inputs"),
+        ("b1", "e1", 0, "already fed"),
+        ("nope", "e1", 0, "no node named"),
+    ],
+)
 def test_connection_rules_refuse_with_reason(src, dst, port, reason):
     g = OperatorGraph(["C", "H", "W"], ["C", "H", "W"])
     ed = Editor(g)

@@ -1,30 +1,46 @@
 """Every example's shapes, MACs, FLOPs and parameters against hand-derived formulas."""
+
 import pytest
 
 from core.analysis.summary import summarize
 from core.ir.serialize import load_operator
 from core.ir.symbolic import parse_size
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 B = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3, "G": 4}
 
 # name -> (output shape, MACs, FLOPs, params) as symbolic expressions, derived by hand
 EXPECTED = {
     "conv2d": ("[C_out, H, W]", ["C_out*C_in*K^2*H*W"], ["2*C_out*C_in*K^2*H*W"], ["C_out*C_in*K^2"]),
-    "depthwise_separable": ("[C_out, H, W]", ["C_in*K^2*H*W", "C_out*C_in*H*W"],
-                            ["2*C_in*K^2*H*W", "2*C_out*C_in*H*W"], ["C_in*K^2", "C_out*C_in"]),
+    "depthwise_separable": (
+        "[C_out, H, W]",
+        ["C_in*K^2*H*W", "C_out*C_in*H*W"],
+        ["2*C_in*K^2*H*W", "2*C_out*C_in*H*W"],
+        ["C_in*K^2", "C_out*C_in"],
+    ),
     "grouped_conv": ("[C_out, H, W]", ["C_out*C_in*K^2*H*W/G"], ["2*C_out*C_in*K^2*H*W/G"], ["C_out*C_in*K^2/G"]),
     # kernel fc (G*K^2 outputs from C_in) + mul + two reductions over K
-    "involution": ("[C_in, H, W]", ["G*K^2*C_in*H*W"],
-                   ["2*G*K^2*C_in*H*W", "C_in*K^2*H*W", "C_in*K^2*H*W", "C_in*K*H*W"], ["G*K^2*C_in"]),
+    "involution": (
+        "[C_in, H, W]",
+        ["G*K^2*C_in*H*W"],
+        ["2*G*K^2*C_in*H*W", "C_in*K^2*H*W", "C_in*K^2*H*W", "C_in*K*H*W"],
+        ["G*K^2*C_in"],
+    ),
     # half the channels from a KxK conv, half from a 1x1 conv, joined by concat (no FLOPs of its own)
-    "mixed_conv": ("[C_out, H, W]", ["C_out*C_in*K^2*H*W/2", "C_out*C_in*H*W/2"],
-                   ["C_out*C_in*K^2*H*W", "C_out*C_in*H*W"], ["C_out*C_in*K^2/2", "C_out*C_in/2"]),
+    "mixed_conv": (
+        "[C_out, H, W]",
+        ["C_out*C_in*K^2*H*W/2", "C_out*C_in*H*W/2"],
+        ["C_out*C_in*K^2*H*W", "C_out*C_in*H*W"],
+        ["C_out*C_in*K^2/2", "C_out*C_in/2"],
+    ),
     "shift_conv": ("[C_out, H, W]", ["C_out*C_in*H*W"], ["2*C_out*C_in*H*W", "C_in*H*W"], ["C_out*C_in"]),
     # grouped Kx1 fc, channel mean (C_in*H*W), sigmoid (H*W), gate mul (C_out*H*W), depthwise 1xK fc
-    "gated_separable": ("[C_out, H, W]", ["C_out*C_in*K*H*W/G", "C_out*K*H*W"],
-                        ["2*C_out*C_in*K*H*W/G", "C_in*H*W", "H*W", "C_out*H*W", "2*C_out*K*H*W"],
-                        ["C_out*C_in*K/G", "C_out*K"]),
+    "gated_separable": (
+        "[C_out, H, W]",
+        ["C_out*C_in*K*H*W/G", "C_out*K*H*W"],
+        ["2*C_out*C_in*K*H*W/G", "C_in*H*W", "H*W", "C_out*H*W", "2*C_out*K*H*W"],
+        ["C_out*C_in*K/G", "C_out*K"],
+    ),
 }
 
 

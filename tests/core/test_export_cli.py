@@ -1,6 +1,7 @@
 """`tessera export` as a user runs it: from a file or a store id, every format that needs
 no TVM (pictures drawn by a real offscreen Qt in the CLI process), sanitised file names,
 and existing files refused without --force."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,7 @@ import pytest
 from app.cli import main
 from core.ir.serialize import load_operator, read_document
 from core.store import Store
-from tests.conftest import EXAMPLES
-from tests.core.test_compile_cli import tessera
+from tests.support import EXAMPLES, tessera
 
 CONV = EXAMPLES / "conv2d.json"
 
@@ -25,10 +25,12 @@ def store_path(tmp_path):
     path = tmp_path / "results.db"
     with Store(path) as store:
         conv = store.add_operator(read_document(CONV), "Conv 3x3 / baseline", "search:mcts")
-        store.add_measurement(conv, None, {"latency_ms": 2.0, "flops": 5e6,
-                                           "bindings": {"C_in": 8, "C_out": 4, "H": 6, "W": 6, "K": 3}})
-        store.add_measurement(conv, None, {"latency_ms": 1.0, "flops": 5e6,
-                                           "bindings": {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3}})
+        store.add_measurement(
+            conv, None, {"latency_ms": 2.0, "flops": 5e6, "bindings": {"C_in": 8, "C_out": 4, "H": 6, "W": 6, "K": 3}}
+        )
+        store.add_measurement(
+            conv, None, {"latency_ms": 1.0, "flops": 5e6, "bindings": {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3}}
+        )
         shift = {k: v for k, v in read_document(EXAMPLES / "shift_conv.json").items() if k != "bindings"}
         store.add_operator(shift, "", "search:random")
     return path
@@ -47,18 +49,36 @@ def test_a_stored_operator_takes_its_name_and_its_latest_sizes(store_path, tmp_p
     assert "Sizes:    C_in=8, C_out=8, H=6, K=3, W=6" in source  # the latest measurement's
     assert "Origin:   operator 1 (search:mcts) in results store results.db" in source
     assert "class Conv3x3Baseline(nn.Module)" in source
-    assert export("1", "--format", "torch", "--store", str(store_path), "--out", str(tmp_path / "b.py"),
-                  "--bind", "C_out=16") == 0
+    assert (
+        export(
+            "1", "--format", "torch", "--store", str(store_path), "--out", str(tmp_path / "b.py"), "--bind", "C_out=16"
+        )
+        == 0
+    )
     assert "C_in=8, C_out=16, H=6, K=3, W=6" in (tmp_path / "b.py").read_text()
 
 
 def test_an_unmeasured_operator_needs_sizes(store_path, tmp_path, capsys):
     assert export("2", "--format", "torch", "--store", str(store_path), "--out", str(tmp_path)) == 1
-    assert capsys.readouterr().err == ("tessera export: operator 2 (operator 2 (search:random) in results store "
-                                       "results.db) has no size for C_in, C_out, H, W; pass e.g. "
-                                       "--bind C_in=...,C_out=...,H=...,W=...\n")
-    assert export("2", "--format", "torch", "--store", str(store_path), "--out", str(tmp_path),
-                  "--bind", "C_in=4,C_out=4,H=5,W=5") == 0
+    assert capsys.readouterr().err == (
+        "tessera export: operator 2 (operator 2 (search:random) in results store "
+        "results.db) has no size for C_in, C_out, H, W; pass e.g. "
+        "--bind C_in=...,C_out=...,H=...,W=...\n"
+    )
+    assert (
+        export(
+            "2",
+            "--format",
+            "torch",
+            "--store",
+            str(store_path),
+            "--out",
+            str(tmp_path),
+            "--bind",
+            "C_in=4,C_out=4,H=5,W=5",
+        )
+        == 0
+    )
     assert (tmp_path / "operator_2.py").is_file()
     with Store(store_path) as store:  # saved with its sizes, as search candidates are: exported at them
         op = store.add_operator(read_document(EXAMPLES / "involution.json"), "inv", "search:random")
@@ -93,13 +113,16 @@ def test_results_and_front_as_csv(store_path, tmp_path):
     assert len(lines) == 2 and lines[1].startswith("m2,2,")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--format", "torch"], "--format torch exports one operator: give its ID in the store or its FILE"),
-    ([str(CONV), "--format", "csv"], "--format csv exports the whole results store; give no ID or FILE"),
-    (["7", "--format", "dot"], "no operator 7 in results store"),
-    (["--format", "pareto-png", "--columns", "latency_ms,colour"], "--columns takes two of latency_ms, "),
-    (["missing.json", "--format", "dot"], "missing.json: no such file"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--format", "torch"], "--format torch exports one operator: give its ID in the store or its FILE"),
+        ([str(CONV), "--format", "csv"], "--format csv exports the whole results store; give no ID or FILE"),
+        (["7", "--format", "dot"], "no operator 7 in results store"),
+        (["--format", "pareto-png", "--columns", "latency_ms,colour"], "--columns takes two of latency_ms, "),
+        (["missing.json", "--format", "dot"], "missing.json: no such file"),
+    ],
+)
 def test_mistakes_get_one_clear_message(store_path, tmp_path, capsys, args, message):
     assert export(*args, "--store", str(store_path), "--out", str(tmp_path)) == 1
     err = capsys.readouterr().err
@@ -120,10 +143,12 @@ def _svg_texts(path) -> list[str]:
 
 def test_pictures_of_graphs_and_of_the_front(store_path, tmp_path):
     """One CLI process per picture, as a user runs it: no display, no Graphviz."""
-    for args in ([str(EXAMPLES / "involution.json"), "--format", "png"],
-                 [str(EXAMPLES / "involution.json"), "--format", "svg"],
-                 ["--format", "pareto-png", "--store", str(store_path)],
-                 ["--format", "pareto-svg", "--store", str(store_path), "--columns", "flops,latency_ms"]):
+    for args in (
+        [str(EXAMPLES / "involution.json"), "--format", "png"],
+        [str(EXAMPLES / "involution.json"), "--format", "svg"],
+        ["--format", "pareto-png", "--store", str(store_path)],
+        ["--format", "pareto-svg", "--store", str(store_path), "--columns", "flops,latency_ms"],
+    ):
         run = tessera("export", *args, "--out", f"{tmp_path}/")
         assert run.returncode == 0, run.stderr
     width, height = _png_size(tmp_path / "involution.png")

@@ -1,5 +1,6 @@
 """Graphviz DOT of operator graphs and CSV of results: their structure, their escaping
 of text from files, and that they parse back."""
+
 from __future__ import annotations
 
 import csv
@@ -9,7 +10,7 @@ import re
 from core.export import from_document, from_file, graph_dot, pareto_csv, results_csv
 from core.ir.serialize import read_document
 from core.store import Store
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 _NODE = re.compile(r'^  ("(?:[^"\\]|\\.)*"|input|output) \[(.*)\];$')
 _EDGE = re.compile(r'^  ("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*") \[label=("(?:[^"\\]|\\.)*")\];$')
@@ -29,8 +30,10 @@ def test_dot_has_every_node_and_wire_with_shapes():
     nodes, edges = _statements(graph_dot(item))
     assert len(nodes) == len(item.graph.g.nodes) and len(edges) == len(item.graph.edges())
     assert ('"gate"', '"apply_gate"', '"[H, W] = 56x56 (lhs)"') in edges
-    assert '"vertical" [label="vertical\\nfc(out=C_out, groups=G)\\n[C_out, H, W] = 64x56x56", style="rounded"];' \
+    assert (
+        '"vertical" [label="vertical\\nfc(out=C_out, groups=G)\\n[C_out, H, W] = 64x56x56", style="rounded"];'
         in graph_dot(item)
+    )
 
 
 def test_dot_quotes_names_and_ids_from_files():
@@ -40,9 +43,12 @@ def test_dot_quotes_names_and_ids_from_files():
     document["name"] = 'my "op"'
     document["nodes"][0]["id"] = new
     for edge in document["edges"]:
-        edge["from"], edge["to"] = (new if edge["from"] == old else edge["from"]), (new if edge["to"] == old else edge["to"])
+        edge["from"], edge["to"] = (
+            (new if edge["from"] == old else edge["from"]),
+            (new if edge["to"] == old else edge["to"]),
+        )
     dot = graph_dot(from_document(document, "test"))
-    nodes, edges = _statements(dot)
+    nodes, _edges = _statements(dot)
     assert dot.splitlines()[0] == 'digraph "my \\"op\\"" {'
     assert '"evil\\"] ; x -> y [label=\\"\\\\\\nz"' in nodes
 
@@ -52,8 +58,9 @@ def _store(path) -> Store:
     for i, name in enumerate(("conv2d", "grouped_conv", "shift_conv")):
         doc = read_document(EXAMPLES / f"{name}.json")
         oid = store.add_operator(doc, f"={name}" if i == 2 else name, "search:mcts" if i else "hand-made")
-        store.add_measurement(oid, None, {"latency_ms": 1.0 + i, "flops": 3e6 - i * 1e6 + (i == 1) * 2e6,
-                                          "bindings": doc["bindings"]})
+        store.add_measurement(
+            oid, None, {"latency_ms": 1.0 + i, "flops": 3e6 - i * 1e6 + (i == 1) * 2e6, "bindings": doc["bindings"]}
+        )
     return store
 
 

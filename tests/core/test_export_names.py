@@ -1,5 +1,6 @@
 """File names made from operator names, and where exports go: folders get sanitised names,
 existing files are refused unless forced, and writes leave no half files behind."""
+
 from __future__ import annotations
 
 import keyword
@@ -10,26 +11,37 @@ from core.export import ExportError, class_name, docstring_text, file_stem, outp
 from core.export.outputs import write_with
 
 
-@pytest.mark.parametrize("name, stem", [
-    ("conv2d", "conv2d"),
-    ("Gated separable (v2)", "gated_separable_v2"),
-    ("../../etc/passwd", "etc_passwd"),
-    ("Opérateur à noyau", "operateur_a_noyau"),
-    ("2x2 shift", "op_2x2_shift"),
-    ("", "operator"),
-    ("///", "operator"),
-    ("CON", "con_op"),
-    ("import", "import_op"),
-    ("名前", "operator"),
-    ("a" * 200, "a" * 60),
-])
+@pytest.mark.parametrize(
+    "name, stem",
+    [
+        ("conv2d", "conv2d"),
+        ("Gated separable (v2)", "gated_separable_v2"),
+        ("../../etc/passwd", "etc_passwd"),
+        ("Opérateur à noyau", "operateur_a_noyau"),
+        ("2x2 shift", "op_2x2_shift"),
+        ("", "operator"),
+        ("///", "operator"),
+        ("CON", "con_op"),
+        ("import", "import_op"),
+        ("名前", "operator"),
+        ("a" * 200, "a" * 60),
+    ],
+)
 def test_file_stems_are_plain_and_never_empty(name, stem):
     assert file_stem(name) == stem
     assert stem.isidentifier() and not keyword.iskeyword(stem)
 
 
-@pytest.mark.parametrize("name, cls", [("gated separable v2", "GatedSeparableV2"), ("2x2", "Op2x2"),
-                                       ("none", "OpNone"), ("", "Operator"), ("torch", "Torch")])
+@pytest.mark.parametrize(
+    "name, cls",
+    [
+        ("gated separable v2", "GatedSeparableV2"),
+        ("2x2", "Op2x2"),
+        ("none", "OpNone"),
+        ("", "Operator"),
+        ("torch", "Torch"),
+    ],
+)
 def test_class_names_are_identifiers_and_not_keywords(name, cls):
     assert class_name(name) == cls
     assert cls.isidentifier() and not keyword.iskeyword(cls)
@@ -74,6 +86,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     def fail(tmp):
         tmp.write_text("half")
         raise OSError(28, "No space left on device")
+
     with pytest.raises(ExportError, match="cannot write .*op.py: No space left on device"):
         write_with(target, fail)
     assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["op.py"]

@@ -1,6 +1,7 @@
 """Exported PyTorch source: imported in a fresh interpreter it computes what Tessera's own
 module computes with the same weights; its docstring tells shapes, cost and origin; the
 replacement helper swaps exactly the matching convolutions and the network still runs."""
+
 from __future__ import annotations
 
 import ast
@@ -17,7 +18,7 @@ from torch import nn
 from core.codegen import build_module, weight_names
 from core.export import ExportError, from_document, from_file, torch_source, write_text
 from core.ir.serialize import read_document, to_document
-from tests.conftest import EXAMPLES, chain
+from tests.support import EXAMPLES, chain
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 10, "W": 10, "K": 3, "G": 2}
 EXPORTED = ("conv2d", "gated_separable", "involution", "shift_conv")
@@ -74,9 +75,9 @@ def test_the_docstring_gives_shapes_cost_sizes_weights_and_origin():
     assert "Origin:   file conv2d.json; content hash" in doc
     assert "w_share [32, 64, 3, 3]" in doc
     imports = [n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    assert {a.name.split(".")[0] for n in imports for a in n.names} | {n.module for n in imports
-                                                                         if isinstance(n, ast.ImportFrom)} \
-        <= {"torch", "nn"}
+    assert {a.name.split(".")[0] for n in imports for a in n.names} | {
+        n.module for n in imports if isinstance(n, ast.ImportFrom)
+    } <= {"torch", "nn"}
 
 
 def test_names_from_a_file_cannot_inject_code(tmp_path):
@@ -92,16 +93,16 @@ def test_names_from_a_file_cannot_inject_code(tmp_path):
 
 def _matching_network() -> nn.Sequential:
     return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1),                  # 0: 3 input channels, not 8
+        nn.Conv2d(3, 8, 3, padding=1),  # 0: 3 input channels, not 8
         nn.BatchNorm2d(8),
-        nn.Conv2d(8, 8, 3, padding=1),                  # 2: replaced (bias kept)
+        nn.Conv2d(8, 8, 3, padding=1),  # 2: replaced (bias kept)
         nn.ReLU(),
         nn.Conv2d(8, 8, 3, padding="same", bias=False),  # 4: replaced
-        nn.Conv2d(8, 8, 5, padding=2),                  # 5: kernel 5, the operator is sized for K=3
-        nn.Conv2d(8, 8, 3, padding=1, groups=2),        # 6: grouped
-        nn.Conv2d(8, 16, 3, padding=1),                 # 7: 16 output channels
-        nn.Conv2d(16, 8, 3, stride=2, padding=1),       # 8: stride 2
-        nn.Conv2d(8, 8, 3, padding=1),                  # 9: runs on 5x5, the operator on 10x10
+        nn.Conv2d(8, 8, 5, padding=2),  # 5: kernel 5, the operator is sized for K=3
+        nn.Conv2d(8, 8, 3, padding=1, groups=2),  # 6: grouped
+        nn.Conv2d(8, 16, 3, padding=1),  # 7: 16 output channels
+        nn.Conv2d(16, 8, 3, stride=2, padding=1),  # 8: stride 2
+        nn.Conv2d(8, 8, 3, padding=1),  # 9: runs on 5x5, the operator on 10x10
     )
 
 
@@ -147,13 +148,20 @@ def test_replace_convs_without_a_kernel_size_takes_any_odd_square_kernel(tmp_pat
 
 
 def test_replace_helper_needs_a_convolution_shaped_operator():
-    pooled = chain(["C_in", "H", "W"], ["C_in", "W"], [("pool", "fold", {"dim": 1, "fn": "avg"}, ["input"])],
-                   bindings={"C_in": 4, "H": 6, "W": 6})
+    pooled = chain(
+        ["C_in", "H", "W"],
+        ["C_in", "W"],
+        [("pool", "fold", {"dim": 1, "fn": "avg"}, ["input"])],
+        bindings={"C_in": 4, "H": 6, "W": 6},
+    )
     pooled.set_declaration(name="pooled")
     item = from_document(to_document(pooled), "test")
     assert "class Pooled(nn.Module)" in torch_source(item)
-    with pytest.raises(ExportError, match=r"pooled: replace_convs needs an operator mapping \[C, H, W\] to "
-                                          r"\[C', H, W\] like a convolution; this one maps \[4, 6, 6\] to \[4, 6\]"):
+    with pytest.raises(
+        ExportError,
+        match=r"pooled: replace_convs needs an operator mapping \[C, H, W\] to "
+        r"\[C', H, W\] like a convolution; this one maps \[4, 6, 6\] to \[4, 6\]",
+    ):
         torch_source(item, replace_helper=True)
 
 

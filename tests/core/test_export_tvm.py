@@ -2,6 +2,7 @@
 reloads with tvm.runtime.load_module and runs, matching the torch module on the same
 weights (given by the torch module's state_dict names); a tuned operator's library holds
 its tuned schedule."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,7 @@ import torch
 from core.codegen import build_module
 from core.export import from_file
 from core.jobs.isolate import call_in_subprocess
-from tests.conftest import EXAMPLES
-from tests.core.test_compile_cli import QUICK, tessera
+from tests.support import EXAMPLES, QUICK, tessera
 
 pytestmark = pytest.mark.tvm
 
@@ -51,24 +51,47 @@ def _run_loader(folder, loader_module: str) -> np.ndarray:
 
 def test_a_library_from_the_cli_reloads_in_a_fresh_process_and_matches_torch(tmp_path):
     reference = _reference("gated_separable", SMALL, tmp_path)  # two weights: their order is checked by name
-    out = tessera("export", str(EXAMPLES / "gated_separable.json"), "--format", "library", "--out", f"{tmp_path}/",
-                  "--bind", ",".join(f"{k}={v}" for k, v in SMALL.items()), "--tuning-dir", str(tmp_path / "tuning"))
+    out = tessera(
+        "export",
+        str(EXAMPLES / "gated_separable.json"),
+        "--format",
+        "library",
+        "--out",
+        f"{tmp_path}/",
+        "--bind",
+        ",".join(f"{k}={v}" for k, v in SMALL.items()),
+        "--tuning-dir",
+        str(tmp_path / "tuning"),
+    )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[:2] == [f"wrote {tmp_path}/gated_separable.so",
-                                          f"wrote {tmp_path}/gated_separable_loader.py"]
+    assert out.stdout.split("\n")[:2] == [
+        f"wrote {tmp_path}/gated_separable.so",
+        f"wrote {tmp_path}/gated_separable_loader.py",
+    ]
     assert "has not been tuned on this machine" in out.stderr
     assert not (tmp_path / "tuning").exists()  # looking for a schedule never creates a database
     np.testing.assert_allclose(_run_loader(tmp_path, "gated_separable_loader"), reference, atol=1e-5, rtol=1e-5)
-    demo = subprocess.run([sys.executable, str(tmp_path / "gated_separable_loader.py")], capture_output=True,
-                          text=True, timeout=300)
+    demo = subprocess.run(
+        [sys.executable, str(tmp_path / "gated_separable_loader.py")], capture_output=True, text=True, timeout=300
+    )
     assert demo.returncode == 0 and demo.stdout.startswith("output (1, 8, 6, 6) in "), demo.stderr
 
 
 def test_tvmscript_is_written_and_reads_back_into_tvm(tmp_path):
     import tvm
 
-    out = tessera("export", str(EXAMPLES / "conv2d.json"), "--format", "tvmscript", "--out", str(tmp_path / "c.py"),
-                  "--bind", "C_in=4,C_out=4,H=8,W=8,K=3", "--batch", "2")
+    out = tessera(
+        "export",
+        str(EXAMPLES / "conv2d.json"),
+        "--format",
+        "tvmscript",
+        "--out",
+        str(tmp_path / "c.py"),
+        "--bind",
+        "C_in=4,C_out=4,H=8,W=8,K=3",
+        "--batch",
+        "2",
+    )
     assert out.returncode == 0, out.stderr
     text = (tmp_path / "c.py").read_text()
     module = tvm.script.from_source(text)
@@ -79,14 +102,30 @@ def test_tvmscript_is_written_and_reads_back_into_tvm(tmp_path):
 @pytest.mark.slow
 def test_a_tuned_operator_exports_its_tuned_kernel(tmp_path):
     bindings = {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}
-    payload = {"operator": json.loads((EXAMPLES / "conv2d.json").read_text()), "bindings": bindings,
-               "tune_trials": 2, "cost_model": "random", "device": "local", "tuning_root": str(tmp_path / "tuning"),
-               **QUICK}
+    payload = {
+        "operator": json.loads((EXAMPLES / "conv2d.json").read_text()),
+        "bindings": bindings,
+        "tune_trials": 2,
+        "cost_model": "random",
+        "device": "local",
+        "tuning_root": str(tmp_path / "tuning"),
+        **QUICK,
+    }
     measured = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload})
     assert measured["tuned"] is True
     reference = _reference("conv2d", bindings, tmp_path)
-    out = tessera("export", str(EXAMPLES / "conv2d.json"), "--format", "library", "--out", str(tmp_path / "k.so"),
-                  "--bind", "C_in=4,C_out=4,H=8,W=8,K=3", "--tuning-dir", str(tmp_path / "tuning"))
+    out = tessera(
+        "export",
+        str(EXAMPLES / "conv2d.json"),
+        "--format",
+        "library",
+        "--out",
+        str(tmp_path / "k.so"),
+        "--bind",
+        "C_in=4,C_out=4,H=8,W=8,K=3",
+        "--tuning-dir",
+        str(tmp_path / "tuning"),
+    )
     assert out.returncode == 0, out.stderr
     assert "not been tuned" not in out.stderr
     assert "tuned: the best schedule this machine found" in (tmp_path / "k_loader.py").read_text()

@@ -1,4 +1,5 @@
 """Fisher Potential against the formula computed by hand, and the legality rule."""
+
 from __future__ import annotations
 
 import math
@@ -11,15 +12,16 @@ from torch import nn
 from core.analysis.fisher import FisherError, channel_scores, fisher_potential, passes_fisher
 from core.ir.serialize import to_document
 from core.train.jobs import fisher_job
-from tests.conftest import chain
+from tests.support import chain
 
 torch.set_num_threads(1)
 
 
 def tiny_network() -> nn.Sequential:
     torch.manual_seed(3)
-    return nn.Sequential(nn.Conv2d(2, 3, 3, padding=1, bias=False), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-                         nn.Flatten(), nn.Linear(3, 4)).double()
+    return nn.Sequential(
+        nn.Conv2d(2, 3, 3, padding=1, bias=False), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(3, 4)
+    ).double()
 
 
 def hand_fisher(net: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -45,8 +47,10 @@ def hand_fisher(net: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> float:
     fisher = 0.0
     deltas = [[0.0] * c_out for _ in range(n_ex)]
     for n in range(n_ex):
-        pooled = [sum(max(A[n][c][i][j], 0.0) for i in range(height) for j in range(width)) / (height * width)
-                  for c in range(c_out)]
+        pooled = [
+            sum(max(A[n][c][i][j], 0.0) for i in range(height) for j in range(width)) / (height * width)
+            for c in range(c_out)
+        ]
         logits = [lin_b[q] + sum(lin_w[q][c] * pooled[c] for c in range(c_out)) for q in range(len(lin_b))]
         top = max(logits)
         exp = [math.exp(v - top) for v in logits]
@@ -101,7 +105,6 @@ def test_legality_rule_rejects_below_the_original():
     assert not passes_fisher(0.99, 1.0)
 
 
-
 # -- networks without a meaningful score -------------------------------------------------------
 X, Y = torch.randn(8, 2, 4, 4, generator=torch.Generator().manual_seed(6)), torch.tensor([0, 1, 2, 3] * 2)
 
@@ -134,8 +137,11 @@ def test_channels_that_ignore_the_input_leave_the_network_without_a_score():
         constant.weight.zero_()
         constant.bias.copy_(torch.tensor([1.5, -2.0, 0.3]))
     net = bn_network(constant)
-    with pytest.raises(FisherError, match=r"layer 0: 3 of 3 output channels hold one value for every example "
-                                          r"and position \(channel 0: 1\.5\)"):
+    with pytest.raises(
+        FisherError,
+        match=r"layer 0: 3 of 3 output channels hold one value for every example "
+        r"and position \(channel 0: 1\.5\)",
+    ):
         fisher_potential(net, ["0"], X, Y)
     # what the formula would say: batch norm's gradient of a constant channel is scaled by 1/sqrt(eps)
     healthy = fisher_potential(bn_network(conv()), ["0"], X, Y).total
@@ -170,16 +176,24 @@ class _Job:
 def test_searched_operator_that_ignores_its_input_is_refused_by_the_fisher_job():
     """A Canvas candidate (random search over conv2d) scored 1.4e13 against the original's 0.002:
     a softmax over a size-1 axis is 1 everywhere. Cut down to that, it scored 3e14 vs 0.18 here."""
-    graph = chain(["C_in", "H", "W"], ["C_out", "H", "W"], [
-        ("squeeze", "fc", {"out": "1", "groups": "1"}, ["input"]), ("ones", "softmax", {"dim": 0}, ["squeeze"]),
-        ("spread", "fc", {"out": "C_out", "groups": "1"}, ["ones"])],
-        variables={v: "primary" for v in ("C_in", "C_out", "H", "W")})
+    graph = chain(
+        ["C_in", "H", "W"],
+        ["C_out", "H", "W"],
+        [
+            ("squeeze", "fc", {"out": "1", "groups": "1"}, ["input"]),
+            ("ones", "softmax", {"dim": 0}, ["squeeze"]),
+            ("spread", "fc", {"out": "C_out", "groups": "1"}, ["ones"]),
+        ],
+        variables=dict.fromkeys(("C_in", "C_out", "H", "W"), "primary"),
+    )
     with pytest.raises(FisherError, match=r"layer stem\.0: 8 of 8 output channels hold one value"):
-        fisher_job({"operator": to_document(graph), "width": 8, "resolution": 8, "limit": 200,
-                    "fisher_batch": 16}, _Job())
+        fisher_job(
+            {"operator": to_document(graph), "width": 8, "resolution": 8, "limit": 200, "fisher_batch": 16}, _Job()
+        )
     # NAS-PTE's capacity check (sequence search, legality) rejects it with the reason, not a crash
     from core.analysis.legality import CapacityJudge
     from core.train.candidate import EvalSettings
+
     graph.bindings = {"C_in": 8, "C_out": 8, "H": 8, "W": 8}
     verdict = CapacityJudge(EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16))(graph)
     assert verdict["passes"] is False and verdict["candidate"] is None and verdict["original"] > 0

@@ -1,13 +1,22 @@
 """The JSON format: round trips, canonical identity, and malformed files rejected clearly."""
+
 import copy
 import json
 
 import pytest
 
 from core.ir.errors import FormatError
-from core.ir.serialize import (canonical_json, content_hash, graph_from_document, load_operator,
-                               read_document, save_operator, to_document, wl_hash)
-from tests.conftest import EXAMPLES
+from core.ir.serialize import (
+    canonical_json,
+    content_hash,
+    graph_from_document,
+    load_operator,
+    read_document,
+    save_operator,
+    to_document,
+    wl_hash,
+)
+from tests.support import EXAMPLES
 
 
 def _doc(name="conv2d"):
@@ -44,6 +53,7 @@ def test_canonical_form_ignores_names_positions_and_order():
 
 def _mutations():
     """(label, mutate(doc) or raw text, expected message fragment): at least 20 distinct faults."""
+
     def drop(key):
         return lambda d: d.pop(key)
 
@@ -53,6 +63,7 @@ def _mutations():
             for k in path[:-1]:
                 target = target[k]
             target[path[-1]] = value
+
         return f
 
     return [
@@ -71,16 +82,26 @@ def _mutations():
         ("reserved id", set_(["nodes", 0, "id"], "output"), "duplicate or reserved node id"),
         ("dangling edge", set_(["edges", 0, "to"], "ghost"), "edges[0]: 'to' names no node: 'ghost'"),
         ("dangling source", set_(["edges", 0, "from"], None), "edges[0]: 'from' names no node: None"),
-        ("cycle", lambda d: [e.update({"from": "sum_kw"}) for e in d["edges"] if e["to"] == "unfold_h"],
-         "would create a cycle"),
+        (
+            "cycle",
+            lambda d: [e.update({"from": "sum_kw"}) for e in d["edges"] if e["to"] == "unfold_h"],
+            "would create a cycle",
+        ),
         ("bad port", set_(["edges", 0, "port"], 3), "has no input port 3"),
         ("port not int", set_(["edges", 0, "port"], "0"), "'port' must be an integer"),
-        ("bad size expression", set_(["input", "shape", 0], "C_in+1"), "input.shape[0]: unexpected '+' in size expression 'C_in+1'"),
+        (
+            "bad size expression",
+            set_(["input", "shape", 0], "C_in+1"),
+            "input.shape[0]: unexpected '+' in size expression 'C_in+1'",
+        ),
         ("empty shape", set_(["output", "shape"], []), "output.shape: expected a non-empty list"),
         ("bad param type", set_(["nodes", 0, "params", "dim"], "H"), "unfold.dim must be an integer axis index"),
         ("unknown param", set_(["nodes", 0, "params", "stride"], 2), "unknown parameter(s) stride"),
-        ("bad choice", lambda d: d["nodes"].append({"id": "e", "op": "elementwise", "params": {"fn": "eval"}}),
-         "elementwise.fn must be one of"),
+        (
+            "bad choice",
+            lambda d: d["nodes"].append({"id": "e", "op": "elementwise", "params": {"fn": "eval"}}),
+            "elementwise.fn must be one of",
+        ),
         ("bad variable kind", set_(["variables", "K"], "secret"), "variables.K: kind must be primary"),
         ("bad binding", set_(["bindings", "K"], -3), "bindings.K: must be a positive integer"),
         ("bad spatial count", set_(["input", "spatial"], 7), "input.spatial: must be an integer between 0 and 3"),
@@ -88,8 +109,11 @@ def _mutations():
         ("params not object", set_(["nodes", 0, "params"], [1]), "'params' must be an object"),
         ("node not object", lambda d: d["nodes"].append("unfold"), "expected an object"),
         ("edges not list", set_(["edges"], {}), "edges: expected a list"),
-        ("same source twice", lambda d: d["edges"].append({"from": "unfold_w", "to": "share", "port": 0}),
-         "already fed by unfold_w"),
+        (
+            "same source twice",
+            lambda d: d["edges"].append({"from": "unfold_w", "to": "share", "port": 0}),
+            "already fed by unfold_w",
+        ),
     ]
 
 

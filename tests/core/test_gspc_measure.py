@@ -1,27 +1,23 @@
 """Measuring with algorithm "gspc": a real GSPC build checked against the torch module and
 labelled for the store, its tile grid as tuning, the variants helper, the errors of a bad
 request, and `tessera measure --algorithm gspc / --variants` as a user runs it."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-pytest.importorskip("tvm")
+from core.codegen.gspc import TileError
+from core.compile.errors import CompileError
+from core.compile.gspc import GRID_FILE, GspcKernel
+from core.compile.jobs import measure_job, variant_payloads
+from core.compile.measure import Settings, measure_operator
+from core.ir.serialize import load_operator
+from core.store.records import MEASUREMENT_FIELDS, measurement_row
+from tests.support import EXAMPLES, Ctx, tessera
 
-from core.codegen.gspc import TileError  # noqa: E402
-from core.compile.errors import CompileError  # noqa: E402
-from core.compile.gspc import GRID_FILE, GspcKernel  # noqa: E402
-from core.compile.jobs import measure_job, variant_payloads  # noqa: E402
-from core.compile.measure import Settings, measure_operator  # noqa: E402
-from core.ir.serialize import load_operator  # noqa: E402
-from core.store.records import MEASUREMENT_FIELDS, measurement_row  # noqa: E402
-from tests.conftest import EXAMPLES  # noqa: E402
-from tests.core.rpc_fixtures import rpc_cluster  # noqa: E402,F401  (a tracker and servers on loopback)
-from tests.core.test_compile_cli import tessera  # noqa: E402
-from tests.core.test_compile_measure import Ctx, _restore_threads  # noqa: E402,F401  (autouse fixture)
-
-pytestmark = pytest.mark.tvm
+pytestmark = [pytest.mark.tvm, pytest.mark.usefixtures("restore_threads")]
 
 TINY = {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3, "G": 2}  # K_PG = C_PG = 4
 QUICK = {"repeat": 3, "min_repeat_ms": 5}
@@ -40,24 +36,27 @@ def test_gspc_measurement_is_checked_and_labelled_for_the_store():
     assert result["schedule_source"] == "untuned" and result["tuned"] is False and result["trials"] == []
     assert result["convolution"] == "conv 8->8, 3x3, stride 1, padding 1, groups 2"
     row, _ = measurement_row({k: v for k, v in result.items() if k in MEASUREMENT_FIELDS})
-    assert (row["algorithm"], row["layout"], row["schedule_source"]) == ("gspc", "NCHW (packed T_O=2,T_I=4)",
-                                                                          "untuned")
+    assert (row["algorithm"], row["layout"], row["schedule_source"]) == ("gspc", "NCHW (packed T_O=2,T_I=4)", "untuned")
 
 
 def test_measure_operator_takes_the_algorithm_from_its_settings():
     graph = load_operator(EXAMPLES / "conv2d.json")
-    result = measure_operator(graph, {"C_in": 4, "C_out": 4, "H": 5, "W": 5},
-                              Settings(algorithm="gspc", repeat=2, min_repeat_ms=1))
+    result = measure_operator(
+        graph, {"C_in": 4, "C_out": 4, "H": 5, "W": 5}, Settings(algorithm="gspc", repeat=2, min_repeat_ms=1)
+    )
     assert result["algorithm"] == "gspc" and result["max_abs_error"] < 1e-4
     assert result["convolution"].endswith("groups 1")
 
 
-@pytest.mark.parametrize("change, error, message", [
-    ({"algorithm": "winograd"}, CompileError, "unknown algorithm 'winograd' .*default or gspc"),
-    ({"tiles": [4, 4]}, CompileError, "tile sizes .* apply to algorithm 'gspc' only, not 'default'"),
-    ({"algorithm": "gspc", "tiles": [3, 4]}, TileError, "T_O=3 must be a positive divisor of the 4 output"),
-    ({"algorithm": "gspc", "tiles": [4]}, CompileError, r"tiles must be two positive integers \[T_O, T_I\]"),
-])
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        ({"algorithm": "winograd"}, CompileError, "unknown algorithm 'winograd' .*default or gspc"),
+        ({"tiles": [4, 4]}, CompileError, "tile sizes .* apply to algorithm 'gspc' only, not 'default'"),
+        ({"algorithm": "gspc", "tiles": [3, 4]}, TileError, "T_O=3 must be a positive divisor of the 4 output"),
+        ({"algorithm": "gspc", "tiles": [4]}, CompileError, r"tiles must be two positive integers \[T_O, T_I\]"),
+    ],
+)
 def test_bad_algorithm_requests_are_clear_errors(change, error, message):
     with pytest.raises(error, match=message):
         measure_job(_payload(**change), Ctx())
@@ -65,13 +64,17 @@ def test_bad_algorithm_requests_are_clear_errors(change, error, message):
 
 def test_gspc_refuses_an_operator_that_is_not_a_grouped_convolution_naming_its_node():
     payload = _payload("involution", algorithm="gspc", bindings={})
-    with pytest.raises(CompileError, match="algorithm 'gspc' runs grouped convolutions only: involution is not "
-                                           "a 2-D convolution: group kernel_groups is not part of a convolution"):
+    with pytest.raises(
+        CompileError,
+        match="algorithm 'gspc' runs grouped convolutions only: involution is not "
+        "a 2-D convolution: group kernel_groups is not part of a convolution",
+    ):
         measure_job(payload, Ctx())
 
 
 def test_gspc_refuses_a_gpu_target():
     import tvm
+
     with pytest.raises(CompileError, match="'gspc' has a CPU schedule .* target is 'cuda'"):
         GspcKernel(load_operator(EXAMPLES / "grouped_conv.json"), TINY, 1, tvm.target.Target({"kind": "cuda"}))
 
@@ -80,7 +83,11 @@ def test_variant_payloads_cover_algorithms_and_tuning():
     payloads, skipped = variant_payloads(_payload(tune_trials=8, tiles=[4, 4]))
     assert skipped == ""
     assert [(p["algorithm"], p["tune_trials"]) for p in payloads] == [
-        ("default", 0), ("default", 8), ("gspc", 0), ("gspc", 8)]
+        ("default", 0),
+        ("default", 8),
+        ("gspc", 0),
+        ("gspc", 8),
+    ]
     assert ["tiles" in p for p in payloads] == [False, False, True, True]
     payloads, skipped = variant_payloads(_payload("shift_conv", bindings={}))
     assert [(p["algorithm"], p["tune_trials"]) for p in payloads] == [("default", 0)]
@@ -106,8 +113,9 @@ def test_tuning_gspc_measures_a_tile_grid_that_a_second_run_reuses(tmp_path):
 @pytest.mark.slow
 def test_the_gspc_tile_grid_is_timed_on_an_rpc_device(rpc_cluster, tmp_path):
     """Grid points are built here and timed on the device's servers, a session each."""
-    payload = _payload(algorithm="gspc", device="loop", device_config=rpc_cluster.device(), tune_trials=2,
-                       tuning_root=str(tmp_path))
+    payload = _payload(
+        algorithm="gspc", device="loop", device_config=rpc_cluster.device(), tune_trials=2, tuning_root=str(tmp_path)
+    )
     tuned = measure_job(payload, Ctx())
     assert tuned["tuned"] is True and len(tuned["trials"]) == 2 and tuned["max_abs_error"] < 1e-4
     assert '"num-cores":1' in tuned["target"] and tuned["torch_latency_ms"] is None
@@ -115,8 +123,20 @@ def test_the_gspc_tile_grid_is_timed_on_an_rpc_device(rpc_cluster, tmp_path):
 
 
 def test_cli_measure_with_gspc_and_variants():
-    out = tessera("measure", str(EXAMPLES / "grouped_conv.json"), "--algorithm", "gspc", "--tiles", "4,2",
-                  "--bind", "C_in=8,C_out=8,H=6,W=6,G=2", "--repeat", "3", "--min-repeat-ms", "5")
+    out = tessera(
+        "measure",
+        str(EXAMPLES / "grouped_conv.json"),
+        "--algorithm",
+        "gspc",
+        "--tiles",
+        "4,2",
+        "--bind",
+        "C_in=8,C_out=8,H=6,W=6,G=2",
+        "--repeat",
+        "3",
+        "--min-repeat-ms",
+        "5",
+    )
     assert out.returncode == 0, out.stderr
     assert "algorithm gspc, layout NCHW (packed T_O=4,T_I=2), schedule untuned" in out.stdout
 
@@ -124,8 +144,17 @@ def test_cli_measure_with_gspc_and_variants():
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "runs grouped convolutions only: involution is not a 2-D convolution" in bad.stderr
 
-    table = tessera("measure", str(EXAMPLES / "grouped_conv.json"), "--variants", "--bind",
-                    "C_in=8,C_out=8,H=6,W=6,G=2", "--repeat", "2", "--min-repeat-ms", "2")
+    table = tessera(
+        "measure",
+        str(EXAMPLES / "grouped_conv.json"),
+        "--variants",
+        "--bind",
+        "C_in=8,C_out=8,H=6,W=6,G=2",
+        "--repeat",
+        "2",
+        "--min-repeat-ms",
+        "2",
+    )
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[1].split()[:2] == ["variant", "layout"]

@@ -1,4 +1,5 @@
 """`tessera submit / worker / jobs / results` (app/cli_jobs.py) on a real store file."""
+
 import argparse
 import json
 
@@ -10,6 +11,7 @@ from core.ir.serialize import read_document
 from core.jobs.kinds import HANDLERS
 from core.jobs.queue import QUEUED, JobQueue
 from core.store import Store
+from tests.core.variants_data import add_variants
 
 from .jobs_checks import check_worker_killed_mid_job
 
@@ -29,7 +31,11 @@ def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys):
     with Store(db) as store:
         job = JobQueue(store).get(1)
         assert (job.state, job.payload["bindings"]["H"], job.payload["tune_trials"], job.payload["device"]) == (
-            QUEUED, 28, 8, "local")
+            QUEUED,
+            28,
+            8,
+            "local",
+        )
         assert job.payload["operator"] == read_document(conv) and job.operator_name == "conv2d"
 
     assert tessera("jobs", "--store", db) == 0
@@ -63,8 +69,12 @@ def test_submit_variants_and_transfer(tmp_path, examples_dir, capsys):
     with Store(db) as store:
         jobs = JobQueue(store).jobs()
     assert [(j.operator_name, j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [
-        ("grouped_conv", "default", 0), ("grouped_conv", "default", 4), ("grouped_conv", "gspc", 0),
-        ("grouped_conv", "gspc", 4), ("involution", "default", 0)]
+        ("grouped_conv", "default", 0),
+        ("grouped_conv", "default", 4),
+        ("grouped_conv", "gspc", 0),
+        ("grouped_conv", "gspc", 4),
+        ("involution", "default", 0),
+    ]
 
     tuning = tmp_path / "tuning"
     tuning.mkdir()
@@ -96,28 +106,13 @@ def test_results_table_json_and_pareto(tmp_path, examples_dir, capsys):
     front = json.loads(capsys.readouterr().out)
     assert [(r["operator_name"], r["bindings"]) for r in front] == [("grouped_conv", {"C_in": 64})]
     assert tessera("results", "--pareto", "latency_ms,flops:max", "--store", str(db)) == 0
-    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["grouped_conv", "shift_conv", "conv2d"]
+    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]] == [
+        "grouped_conv",
+        "shift_conv",
+        "conv2d",
+    ]
     with pytest.raises(TesseraError, match="direction after ':' must be min or max"):
         tessera("results", "--pareto", "latency_ms:fast,flops", "--store", str(db))
-
-
-def add_variants(db, examples_dir) -> list[int]:
-    """grouped_conv measured as four variants at G=4 on local, plus two that are not its variants
-    (other sizes, another device); returns the four variants' ids."""
-    sizes = {"C_in": 16, "G": 4}
-    with Store(db) as store:
-        op = store.add_operator(read_document(examples_dir / "grouped_conv.json"), "grouped_conv")
-        local, board = store.add_device("local"), store.add_device("board", "rpc")
-        made = [(local, sizes, 4.0, "default", "NCHW", "untuned", False, 0),
-                (local, sizes, 1.0, "gspc", "NCHW4c", "tuned", True, 8),
-                (local, sizes, 2.0, "default", "NCHW", "transfer:local/abc trial 3", True, 0),
-                (local, sizes, 3.0, "gspc", "NCHW4c", "untuned", False, 0),
-                (local, {**sizes, "G": 8}, 0.5, "default", "NCHW", "untuned", False, 0),
-                (board, sizes, 9.0, "default", "NCHW", "untuned", False, 0)]
-        return [store.add_measurement(op, device, {
-            "latency_ms": ms, "latency_std_ms": 0.01, "gflops": 10 / ms, "torch_latency_ms": 2.0, "bindings": b,
-            "algorithm": algorithm, "layout": layout, "schedule_source": source, "tuned": tuned, "trial_count": trials})
-            for device, b, ms, algorithm, layout, source, tuned, trials in made][:4]
 
 
 def test_results_variants_compares_one_operator_device_and_sizes(tmp_path, examples_dir, capsys):
@@ -129,7 +124,11 @@ def test_results_variants_compares_one_operator_device_and_sizes(tmp_path, examp
     assert lines[1].split()[:3] == ["id", "variant", "layout"]
     rows = [line.split("  ") for line in lines[2:]]
     assert [[c.strip() for c in r if c.strip()][1] for r in rows] == [
-        "gspc · tuned (8 trials)", "default · reused schedule", "gspc · untuned", "default · untuned"]
+        "gspc · tuned (8 trials)",
+        "default · reused schedule",
+        "gspc · untuned",
+        "default · untuned",
+    ]
     assert lines[2].split()[-2:] == ["2.00x", "4.00x"]  # vs PyTorch (2 ms), vs default untuned (4 ms)
     assert tessera("results", "--variants", str(ids[0]), "--json", "--store", db) == 0
     report = json.loads(capsys.readouterr().out)

@@ -1,4 +1,5 @@
 """core.jobs.isolate.call_in_subprocess: one function, one spawned process, JSON in and out."""
+
 import os
 
 import pytest
@@ -15,8 +16,7 @@ def test_returns_result_from_another_process():
 
 def test_streams_progress_while_running():
     seen = []
-    result = call_in_subprocess(f"{K}:count_with_progress", {"n": 3},
-                                on_progress=lambda f, m: seen.append((f, m)))
+    result = call_in_subprocess(f"{K}:count_with_progress", {"n": 3}, on_progress=lambda f, m: seen.append((f, m)))
     assert result == "counted"
     assert seen == [(1 / 3, "item 1"), (2 / 3, "item 2"), (1.0, "item 3")]
 
@@ -39,12 +39,15 @@ def test_timeout_kills_the_process():
     assert info.value.exitcode == -9
 
 
-@pytest.mark.parametrize("target, kwargs, message", [
-    (f"{K}:return_set", {}, "its result is not JSON"),
-    (f"{K}:no_such_function", {}, "has no attribute 'no_such_function'"),
-    ("no_such_module:f", {}, "cannot import 'no_such_module'"),
-    ("not a path", {}, "is not a 'package.module:function' path"),
-])
+@pytest.mark.parametrize(
+    "target, kwargs, message",
+    [
+        (f"{K}:return_set", {}, "its result is not JSON"),
+        (f"{K}:no_such_function", {}, "has no attribute 'no_such_function'"),
+        ("no_such_module:f", {}, "cannot import 'no_such_module'"),
+        ("not a path", {}, "is not a 'package.module:function' path"),
+    ],
+)
 def test_bad_targets_and_results_are_clear_errors(target, kwargs, message):
     with pytest.raises(WorkerError, match=message):
         call_in_subprocess(target, kwargs)
@@ -57,6 +60,7 @@ def test_arguments_must_be_json():
 
 def test_no_process_is_left_behind():
     import psutil
+
     before = {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
     call_in_subprocess(f"{K}:add", {"a": 1, "b": 1})
     with pytest.raises(WorkerCrashed):

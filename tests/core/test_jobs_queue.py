@@ -1,5 +1,6 @@
 """The job queue on a real store file, driven directly (no worker processes): claiming,
 leases, results written with the job state, cancel, stale inputs, retries."""
+
 import json
 
 import pytest
@@ -8,8 +9,6 @@ from core.jobs.context import JobContext
 from core.jobs.errors import JobCancelled
 from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING
 from core.store import InvalidResult, StoreError
-
-from .store_fixtures import conv2d, queue, store, store_path  # noqa: F401 (fixtures)
 
 
 def test_claim_takes_the_oldest_job_of_a_known_kind_once(queue, conv2d):
@@ -33,8 +32,11 @@ def test_complete_writes_measurement_and_state_together(store, queue, conv2d):
     done = queue.get(job_id)
     assert (done.state, done.progress, done.result["latency_ms"]) == (DONE, 1.0, 1.5)
     [row] = store.results()
-    assert (row["job_id"], row["device_name"], json.loads(row["bindings"])) == (job_id, "this machine",
-                                                                              {"C_in": 64, "H": 56})
+    assert (row["job_id"], row["device_name"], json.loads(row["bindings"])) == (
+        job_id,
+        "this machine",
+        {"C_in": 64, "H": 56},
+    )
     assert store.trials(row["measurement_id"]) == [(0, 2.0), (1, 1.5)]
     assert done.result["target"] == "llvm"  # details beyond the measurement stay on the job
     assert done.message == "1.5 ms"  # the job monitor's summary (no PyTorch time in this result)
@@ -42,14 +44,18 @@ def test_complete_writes_measurement_and_state_together(store, queue, conv2d):
 
 def test_a_finished_job_says_what_it_found():
     from core.jobs.results import result_summary
+
     measured = {"latency_ms": 0.03668, "speedup_vs_torch": 10.15}
     assert result_summary("measure", measured) == "0.03668 ms, 10.15x PyTorch"
     assert result_summary("transfer", {**measured, "found": 0, "applied": 0}) == (
-        "0.03668 ms, 10.15x PyTorch; no tuned schedule of its kernel class in the sources: TVM's default kept")
+        "0.03668 ms, 10.15x PyTorch; no tuned schedule of its kernel class in the sources: TVM's default kept"
+    )
     assert result_summary("transfer", {**measured, "found": 3, "applied": 2, "tuned": True}).endswith(
-        "2 of 3 tuned schedule(s) applied, kept the fastest")
+        "2 of 3 tuned schedule(s) applied, kept the fastest"
+    )
     assert result_summary("transfer", {**measured, "found": 3, "applied": 3, "tuned": False}).endswith(
-        "none beat TVM's default")
+        "none beat TVM's default"
+    )
     assert result_summary("fisher", {"score": {}}) == "done" and result_summary("measure", {}) == "done"
 
 
@@ -88,7 +94,11 @@ def test_cancel_stale_drops_jobs_of_older_versions_only(store, queue, conv2d):
     assert running.id == old_running
     assert queue.cancel_stale(key, "v2") == [old_running, old_queued]
     assert [queue.get(j).state for j in (old_queued, old_running, current, elsewhere)] == [
-        CANCELLED, CANCELLED, QUEUED, QUEUED]
+        CANCELLED,
+        CANCELLED,
+        QUEUED,
+        QUEUED,
+    ]
     assert "superseded: /home/me/ops/conv2d.json changed" in queue.get(old_running).error
     assert not queue.complete(running, {"latency_ms": 1.0})  # it finished after the edit: dropped
     assert store.db["measurements"].count == 0

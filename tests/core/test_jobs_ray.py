@@ -3,6 +3,7 @@ started by this module as a cluster to connect to and one started by a runner fo
 with real stores: Fisher Potential and training jobs give the same scores as through
 local workers; a Ray worker killed mid-job is retried with its partial result kept;
 cancellation; jobs say where they run; no Ray process outlives its owner."""
+
 import os
 import re
 import shutil
@@ -22,11 +23,10 @@ from core.jobs.queue import CANCELLED, DONE, FAILED, HOST, QUEUED, RUNNING, JobQ
 from core.jobs.ray_runner import LOOPBACK_ONLY
 from core.jobs.supervisor import Supervisor
 from core.store import Store
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 from .job_kinds import HERE, TEST_HANDLERS
 from .jobs_checks import poll_until
-from .store_fixtures import conv2d, queue, store, store_path  # noqa: F401 (fixtures)
 from .test_train_jobs import TINY
 
 pytestmark = pytest.mark.slow
@@ -63,9 +63,11 @@ def ray_address():
             patch.setenv(name, value)
         patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
         import ray
+
         temp = tempfile.mkdtemp(prefix="tray")  # short: Ray's socket paths must fit in 107 bytes
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp,
-                 object_store_memory=100 * 2 ** 20)
+        ray.init(
+            num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp, object_store_memory=100 * 2**20
+        )
         try:
             address = ray.get_runtime_context().gcs_address
             assert address.startswith("127.0.0.1:"), f"Ray was imported before {LOOPBACK_ONLY} was set"
@@ -106,13 +108,18 @@ def test_a_cluster_that_does_not_answer_is_a_clear_error(store_path, queue, caps
             events += supervisor.poll()
     finally:
         events += supervisor.stop()
-    assert any(e.startswith("nothing answers at the Ray cluster address 127.0.0.1:1: ") and "refused" in e
-               and e.endswith("start its head with `ray start --head` there, or check the address")
-               for e in events), events
+    assert any(
+        e.startswith("nothing answers at the Ray cluster address 127.0.0.1:1: ")
+        and "refused" in e
+        and e.endswith("start its head with `ray start --head` there, or check the address")
+        for e in events
+    ), events
     assert queue.get(job).state == QUEUED
     assert main(["worker", "--address", "127.0.0.1:6379", "--store", str(store_path)]) == 1
-    assert "tessera worker: a Ray address (127.0.0.1:6379) was given, but the executor is 'local'" \
+    assert (
+        "tessera worker: a Ray address (127.0.0.1:6379) was given, but the executor is 'local'"
         in capsys.readouterr().err
+    )
 
 
 def submit_batch(path) -> list[int]:
@@ -124,8 +131,13 @@ def submit_batch(path) -> list[int]:
             doc = read_document(EXAMPLES / f"{name}.json")
             ids.append(queue.submit("fisher", {"operator": doc, **TINY}, operator_id=store.add_operator(doc, name)))
         doc = read_document(EXAMPLES / "depthwise_separable.json")
-        ids.append(queue.submit("train", {"operator": doc, **TINY, "epochs": 1, "max_batches": 3, "batch_size": 16},
-                                operator_id=store.add_operator(doc, "depthwise_separable")))
+        ids.append(
+            queue.submit(
+                "train",
+                {"operator": doc, **TINY, "epochs": 1, "max_batches": 3, "batch_size": 16},
+                operator_id=store.add_operator(doc, "depthwise_separable"),
+            )
+        )
     return ids
 
 
@@ -133,8 +145,10 @@ def stored(path, ids) -> tuple[list, list]:
     """The scores rows (without ids and times) and the jobs, in job order."""
     with Store(path) as store:
         jobs = [JobQueue(store).get(i) for i in ids]
-        rows = [{k: v for k, v in row.items() if k not in ("id", "created")}
-                for row in store.db["scores"].rows_where(order_by="job_id")]
+        rows = [
+            {k: v for k, v in row.items() if k not in ("id", "created")}
+            for row in store.db["scores"].rows_where(order_by="job_id")
+        ]
     return rows, jobs
 
 
@@ -147,14 +161,17 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
     local = Supervisor(local_path, workers=1, handlers={k: HANDLERS[k] for k in ("fisher", "train")})
     local.start()  # its worker runs the jobs by itself while the command below runs
     try:
-        assert main(["worker", "--executor", "ray", "--address", ray_address, "--n", "1",
-                     "--store", str(ray_path)]) == 0
+        assert (
+            main(["worker", "--executor", "ray", "--address", ray_address, "--n", "1", "--store", str(ray_path)]) == 0
+        )
         poll_until(local, lambda: not local.busy(), timeout=120, what="the local workers")
     finally:
         local.stop()
     out = capsys.readouterr().out
-    assert (f"runners: the Ray cluster at {ray_address} for fisher, train; "
-            "1 local worker process for measure, transfer, e2e, search") in out
+    assert (
+        f"runners: the Ray cluster at {ray_address} for fisher, train; "
+        "1 local worker process for measure, transfer, e2e, search"
+    ) in out
     assert re.search(rf"Ray runner \d+ is on the Ray cluster at {ray_address} \(2 CPUs\) for fisher, train", out)
 
     local_rows, local_jobs = stored(local_path, ids)
@@ -163,8 +180,10 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
     assert all(f"{j.describe()} done" in out for j in ray_jobs)
     assert len(ray_rows) == 3 and ray_rows == local_rows  # the same scores, to the last bit
     assert ray_rows[2]["epochs"] == 1 and ray_rows[2]["accuracy"] is not None
-    timeless = [[{k: v for k, v in j.result.items() if k != "seconds_per_epoch"} for j in jobs]
-                for jobs in (ray_jobs, local_jobs)]
+    timeless = [
+        [{k: v for k, v in j.result.items() if k != "seconds_per_epoch"} for j in jobs]
+        for jobs in (ray_jobs, local_jobs)
+    ]
     assert timeless[0] == timeless[1]
     for job in ray_jobs:  # where each ran: a node of the cluster; the runner holds the lease
         assert PLACED.fullmatch(job.runs_on), job.runs_on
@@ -173,8 +192,9 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
     assert main(["jobs", "--store", str(ray_path)]) == 0  # the job list says where
     header, *lines = capsys.readouterr().out.splitlines()
     assert header.split()[6] == "where"
-    assert all(line.split()[:3] == [str(j.id), j.kind, "done"] and j.runs_on in line
-               for line, j in zip(lines, ray_jobs))
+    assert all(
+        line.split()[:3] == [str(j.id), j.kind, "done"] and j.runs_on in line for line, j in zip(lines, ray_jobs)
+    )
 
 
 def test_killed_ray_worker_is_retried_with_nothing_lost(store_path, queue):
@@ -182,20 +202,24 @@ def test_killed_ray_worker_is_retried_with_nothing_lost(store_path, queue):
     leaving no process behind."""
     started = time.time()
     steps = queue.submit("steps", {"steps": 15, "step_seconds": 0.15})
-    resume = queue.submit("resume", {})              # kills its own worker (SIGABRT) the first time
+    resume = queue.submit("resume", {})  # kills its own worker (SIGABRT) the first time
     hopeless = queue.submit("abort", {}, max_attempts=1)
     failing = queue.submit("fail", {"size": 7})
     listing = queue.submit("listing", {})
     supervisor = Supervisor(store_path, handlers=TEST_HANDLERS, ray=RayExecutor(resources=EVERY_TEST_KIND))
     events = supervisor.start()
     try:
-        events += poll_until(supervisor, lambda: (queue.get(steps).result or {}).get("done", 0) >= 3,
-                             timeout=60, what="three steps done")
+        events += poll_until(
+            supervisor, lambda: (queue.get(steps).result or {}).get("done", 0) >= 3, timeout=60, what="three steps done"
+        )
         node, victim = PLACED.fullmatch(queue.get(steps).runs_on).groups()
         os.kill(int(victim), signal.SIGKILL)
-        events += poll_until(supervisor, lambda: all(queue.get(j).state in (DONE, FAILED)
-                                                     for j in (steps, resume, hopeless, failing, listing)),
-                             timeout=60, what="every job to end")
+        events += poll_until(
+            supervisor,
+            lambda: all(queue.get(j).state in (DONE, FAILED) for j in (steps, resume, hopeless, failing, listing)),
+            timeout=60,
+            what="every job to end",
+        )
         [runner] = supervisor.worker_pids
         instance = {p.pid for p in psutil.Process(runner).children(recursive=True)}
         assert instance & ray_processes(started)  # gcs_server, raylet, workers
@@ -208,14 +232,20 @@ def test_killed_ray_worker_is_retried_with_nothing_lost(store_path, queue):
     assert (job.state, job.attempts) == (DONE, 2)
     assert job.result["resumed_from"] >= 3  # the second attempt went on from the first one's partial result
     assert int(PLACED.fullmatch(job.runs_on)[2]) != int(victim)
-    assert any(f"Ray worker {victim} on node {node} (127.0.0.1) died while running job {steps} (steps); "
-               f"queued again (attempt 2 of 3 next)" in e for e in events), events
+    assert any(
+        f"Ray worker {victim} on node {node} (127.0.0.1) died while running job {steps} (steps); "
+        f"queued again (attempt 2 of 3 next)" in e
+        for e in events
+    ), events
     resumed = queue.get(resume)
     assert (resumed.state, resumed.attempts, resumed.result) == (DONE, 2, {"resumed_from": 3, "total_steps": 6})
     gave_up = queue.get(hopeless)
     assert (gave_up.state, gave_up.attempts) == (FAILED, 1)
-    assert re.fullmatch(rf"Ray worker \d+ on node {node} \(127\.0\.0\.1\) died while running job {hopeless} "
-                        r"\(abort\); gave up after 1 attempt\(s\)", gave_up.error), gave_up.error
+    assert re.fullmatch(
+        rf"Ray worker \d+ on node {node} \(127\.0\.0\.1\) died while running job {hopeless} "
+        r"\(abort\); gave up after 1 attempt\(s\)",
+        gave_up.error,
+    ), gave_up.error
     assert (queue.get(failing).state, queue.get(failing).attempts) == (FAILED, 1)  # an exception is not retried
     assert queue.get(failing).error == "ValueError: size 7 is not divisible by the group count"
     assert queue.get(listing).error == f"its handler {HERE}:list_job returned list, not a dict"
@@ -239,19 +269,24 @@ def test_cancel_stops_a_ray_task_or_kills_it_and_stop_requeues(store_path, store
     supervisor = ray_supervisor(store_path, ray_address, handlers, cancel_grace=0.5)
     events = supervisor.start()
     try:
-        events += poll_until(supervisor, lambda: (queue.get(polite).progress or 0) > 0 and
-                             PLACED.fullmatch(queue.get(stubborn).runs_on or ""), what="both jobs to run")
+        events += poll_until(
+            supervisor,
+            lambda: (queue.get(polite).progress or 0) > 0 and PLACED.fullmatch(queue.get(stubborn).runs_on or ""),
+            what="both jobs to run",
+        )
         busy_pid = int(PLACED.fullmatch(queue.get(stubborn).runs_on)[2])
         queue.cancel(polite)
         queue.cancel(stubborn)
-        events += poll_for(supervisor, f"job {stubborn} (measure conv2d) was cancelled but its handler kept "
-                                       f"running; stopped Ray worker {busy_pid} on node")
+        events += poll_for(
+            supervisor,
+            f"job {stubborn} (measure conv2d) was cancelled but its handler kept "
+            f"running; stopped Ray worker {busy_pid} on node",
+        )
         assert not wait_gone({busy_pid}, timeout=5)
         later = queue.submit("sleep", {"seconds": 0.2, "steps": 2})
         events += poll_until(supervisor, lambda: queue.get(later).state == DONE, what="a job after the cancels")
         interrupted = queue.submit("sleep", {"seconds": 30, "steps": 300})
-        events += poll_until(supervisor, lambda: (queue.get(interrupted).progress or 0) > 0,
-                             what="the last job to run")
+        events += poll_until(supervisor, lambda: (queue.get(interrupted).progress or 0) > 0, what="the last job to run")
     finally:
         events += supervisor.stop()  # the last job is queued again, no attempt used up
     assert [queue.get(j).state for j in (polite, stubborn)] == [CANCELLED, CANCELLED]

@@ -1,6 +1,7 @@
 """Real spawned workers under a real supervisor: results, progress, handler errors,
 crashes and retries, cancellation (cooperative or not), stale inputs, restart after
 the controlling process crashed, and workers of other processes that went silent."""
+
 import multiprocessing
 import os
 import signal
@@ -12,7 +13,6 @@ from core.jobs.supervisor import Supervisor
 
 from .job_kinds import HERE, TEST_HANDLERS
 from .jobs_checks import check_worker_killed_mid_job, poll_until, supervise_forever
-from .store_fixtures import conv2d, queue, store, store_path  # noqa: F401 (fixtures)
 
 
 def test_workers_run_a_batch_to_the_end(store_path, store, queue, conv2d):
@@ -28,7 +28,7 @@ def test_workers_run_a_batch_to_the_end(store_path, store, queue, conv2d):
     assert all(queue.get(j).state == DONE for j in [measure, score, *sleeps, resume])
     assert all(queue.get(j).progress == 1.0 and queue.get(j).message == "done" for j in sleeps)
     [row] = store.results()
-    assert row["job_id"] == measure and row["latency_ms"] > 0 and row["flops"] == 2 * 64 ** 3
+    assert row["job_id"] == measure and row["latency_ms"] > 0 and row["flops"] == 2 * 64**3
     assert row["fisher_potential"] == 3.5 and len(store.trials(row["measurement_id"])) == 5
     failed = queue.get(fail)
     assert (failed.state, failed.attempts) == (FAILED, 1)  # an exception is not retried
@@ -52,8 +52,9 @@ def test_a_job_that_always_crashes_fails_after_its_attempts(store_path, queue):
     Supervisor(store_path, workers=1, handlers=TEST_HANDLERS).run(report=events.append)
     job = queue.get(job_id)
     assert (job.state, job.attempts) == (FAILED, 2)
-    assert job.error.startswith(f"worker ") and job.error.endswith(
-        f"was killed by signal SIGABRT while running job {job_id} (abort); gave up after 2 attempt(s)")
+    assert job.error.startswith("worker ") and job.error.endswith(
+        f"was killed by signal SIGABRT while running job {job_id} (abort); gave up after 2 attempt(s)"
+    )
     assert queue.get(later).state == DONE  # the others carry on
 
 
@@ -77,8 +78,10 @@ def test_cancel_kills_a_worker_whose_handler_ignores_it(store_path, store, queue
         pid = queue.get(stuck).worker_pid
         queue.cancel(stuck)
         events = poll_until(supervisor, lambda: pid not in supervisor.worker_pids, timeout=10)
-        assert any(f"job {stuck} (measure conv2d) was cancelled but its handler kept running; "
-                   f"stopped worker {pid}" in e for e in events)
+        assert any(
+            f"job {stuck} (measure conv2d) was cancelled but its handler kept running; stopped worker {pid}" in e
+            for e in events
+        )
         poll_until(supervisor, lambda: len(supervisor.worker_pids) == 1, what="a replacement worker")
     assert queue.get(stuck).state == CANCELLED
     assert store.db["measurements"].count == 0
@@ -102,11 +105,14 @@ def test_restart_after_the_controlling_process_crashed(store_path, queue):
     quick = [queue.submit("sleep", {"seconds": 0.1, "steps": 1}) for _ in range(2)]
     lost, orphaned = [queue.submit("steps", {"steps": 12, "step_seconds": 0.1}) for _ in range(2)]
     controller = multiprocessing.get_context("spawn").Process(
-        target=supervise_forever, args=(str(store_path), TEST_HANDLERS, 2))
+        target=supervise_forever, args=(str(store_path), TEST_HANDLERS, 2)
+    )
     controller.start()
     deadline = time.monotonic() + 30
-    while not (all(queue.get(j).state == DONE for j in quick)
-               and all((queue.get(j).result or {}).get("done", 0) >= 3 for j in (lost, orphaned))):
+    while not (
+        all(queue.get(j).state == DONE for j in quick)
+        and all((queue.get(j).result or {}).get("done", 0) >= 3 for j in (lost, orphaned))
+    ):
         assert time.monotonic() < deadline, [queue.get(j) for j in (*quick, lost, orphaned)]
         time.sleep(0.05)
     finished = {j: queue.get(j) for j in quick}
@@ -117,8 +123,10 @@ def test_restart_after_the_controlling_process_crashed(store_path, queue):
 
     events = []
     Supervisor(store_path, workers=2, handlers=TEST_HANDLERS).run(report=events.append)
-    assert any(f"worker {dead_worker} is gone (not started by this session) while running job {lost} (steps)"
-               in e for e in events), events
+    assert any(
+        f"worker {dead_worker} is gone (not started by this session) while running job {lost} (steps)" in e
+        for e in events
+    ), events
     job = queue.get(lost)
     assert (job.state, job.attempts) == (DONE, 2)
     assert job.result["resumed_from"] >= 3  # picked up where its partial result left off
@@ -146,10 +154,12 @@ def test_silent_worker_of_another_process_is_taken_back(store_path, store, queue
     supervisor = Supervisor(store_path, workers=1, handlers={"other": f"{HERE}:sleep_job"}, stale_after=60)
     events = supervisor.start()
     supervisor.stop()
-    assert any(f"worker render-box:{os.getpid()} sent no heartbeat for 300 s while running job {silent} (probe)"
-               in e for e in events), events
-    assert any(f"worker {gone.pid} is gone (not started by this session) while running job {dead} (probe)"
-               in e for e in events), events
+    assert any(
+        f"worker render-box:{os.getpid()} sent no heartbeat for 300 s while running job {silent} (probe)" in e
+        for e in events
+    ), events
+    assert any(
+        f"worker {gone.pid} is gone (not started by this session) while running job {dead} (probe)" in e for e in events
+    ), events
     assert [queue.get(j).state for j in (silent, dead)] == [QUEUED, QUEUED]
     assert all(not queue.owns(job) for job in claimed)
-

@@ -1,6 +1,7 @@
 """Legality: the accumulation dependences of a nest, reorders judged by the polyhedral rule
 with the reversed dependence named, parallel/vectorize, steps that cannot be applied, and
 the Fisher Potential rule for architecture-changing steps on a real backbone."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,9 @@ SIZES = {"C_in": 16, "C_out": 16, "H": 8, "W": 8, "K": 3}
 
 
 def report(*steps, reassociate=False, sizes=SIZES):
-    return check_sequence(Sequence("conv2d", tuple(make_step(op, p) for op, p in steps), sizes,
-                                   reassociate=reassociate))
+    return check_sequence(
+        Sequence("conv2d", tuple(make_step(op, p) for op, p in steps), sizes, reassociate=reassociate)
+    )
 
 
 def verdicts(r):
@@ -37,30 +39,37 @@ def test_reorder_reversing_the_accumulation_is_rejected_with_the_dependence_name
     assert step.message.startswith(
         "reorder(kw, co) would reverse the accumulation dependence on O[co, oh, ow] carried by loop ci: "
         "its direction (0, +, 0, 0, *, *) over (co, ci, oh, ow, kh, kw) becomes "
-        "(*, +, 0, 0, *, 0) over (kw, ci, oh, ow, kh, co)")
+        "(*, +, 0, 0, *, 0) over (kw, ci, oh, ow, kh, co)"
+    )
     assert not r.legal and r.final is not None  # illegal steps are applied, and reported
 
 
-@pytest.mark.parametrize("steps", [
-    [("interchange", {"loops": ["co", "ow"]})],
-    [("reorder", {"loops": ["ow", "oh", "co"]})],
-    [("reorder", {"loops": ["ci", "kh", "kw", "co"]})],  # an output loop inside the reductions
-    [("tile", {"loops": ["oh", "ow"], "factors": [4, 4]})],
-    [("split", {"loop": "ci", "factor": 4}), ("fuse", {"loops": ["kh", "kw"]}), ("unroll", {"loop": "ci_i"})],
-    [("fuse", {"loops": ["oh", "ow"]}), ("parallel", {"loop": "oh_ow"})],
-])
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [("interchange", {"loops": ["co", "ow"]})],
+        [("reorder", {"loops": ["ow", "oh", "co"]})],
+        [("reorder", {"loops": ["ci", "kh", "kw", "co"]})],  # an output loop inside the reductions
+        [("tile", {"loops": ["oh", "ow"], "factors": [4, 4]})],
+        [("split", {"loop": "ci", "factor": 4}), ("fuse", {"loops": ["kh", "kw"]}), ("unroll", {"loop": "ci_i"})],
+        [("fuse", {"loops": ["oh", "ow"]}), ("parallel", {"loop": "oh_ow"})],
+    ],
+)
 def test_reorders_that_keep_every_dependence_are_legal(steps):
     r = report(*steps)
     assert r.legal, r.problems()
 
 
-@pytest.mark.parametrize("steps, carrier", [
-    ([("interchange", {"loops": ["ci", "kh"]})], "ci"),
-    ([("reorder", {"loops": ["kw", "kh"]})], "kh"),
-    ([("split", {"loop": "ci", "factor": 4}), ("interchange", {"loops": ["ci_o", "ci_i"]})], "ci_o"),
-    ([("split", {"loop": "ci", "factor": 4}), ("interchange", {"loops": ["ci_i", "kh"]})], "ci_i"),
-    ([("tile", {"loops": ["ci", "kw"], "factors": [2, 3]})], "ci"),
-])
+@pytest.mark.parametrize(
+    "steps, carrier",
+    [
+        ([("interchange", {"loops": ["ci", "kh"]})], "ci"),
+        ([("reorder", {"loops": ["kw", "kh"]})], "kh"),
+        ([("split", {"loop": "ci", "factor": 4}), ("interchange", {"loops": ["ci_o", "ci_i"]})], "ci_o"),
+        ([("split", {"loop": "ci", "factor": 4}), ("interchange", {"loops": ["ci_i", "kh"]})], "ci_i"),
+        ([("tile", {"loops": ["ci", "kw"], "factors": [2, 3]})], "ci"),
+    ],
+)
 def test_reordering_reductions_changes_the_summation_order(steps, carrier):
     r = report(*steps)
     assert verdicts(r)[-1] == (ILLEGAL, "dependence")
@@ -77,7 +86,8 @@ def test_parallel_and_vectorize_only_on_loops_that_carry_no_dependence():
         assert verdicts(r) == [(ILLEGAL, "dependence")]
         assert r.steps[0].message == (
             "parallel(ci) would run iterations that add into the same O[co, oh, ow] at once (on several cores): "
-            "loop ci carries the accumulation dependence (0, +, 0, 0, *, *) over (co, ci, oh, ow, kh, kw)")
+            "loop ci carries the accumulation dependence (0, +, 0, 0, *, *) over (co, ci, oh, ow, kh, kw)"
+        )
     r = report(("vectorize", {"loop": "kw"}))
     assert verdicts(r) == [(ILLEGAL, "dependence")] and "(in vector lanes)" in r.steps[0].message
     # a reduction loop of one iteration carries nothing
@@ -87,8 +97,9 @@ def test_parallel_and_vectorize_only_on_loops_that_carry_no_dependence():
 def test_architecture_steps_are_judged_on_sizes_here():
     r = report(("group", {"loops": ["co", "ci"], "G": 4}), ("bottleneck", {"loop": "oh", "B": 2}))
     assert r.legal and "Fisher Potential" in r.steps[0].message
-    r = report(("split", {"loop": "co", "factor": 4}), ("group", {"loops": ["co_o", "ci"], "G": 3}),
-               ("unroll", {"loop": "kw"}))
+    r = report(
+        ("split", {"loop": "co", "factor": 4}), ("group", {"loops": ["co_o", "ci"], "G": 3}), ("unroll", {"loop": "kw"})
+    )
     assert verdicts(r) == [(LEGAL, ""), (ERROR, "divisibility")]  # stops at the first error
     assert r.steps[-1].message == "group(co_o, ci, 3): co_o has 4 iterations, not divisible by 3 = 3"
     assert r.final is None and r.problems() == [f"step 2 (error): {r.steps[-1].message}"]

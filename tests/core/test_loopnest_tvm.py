@@ -1,5 +1,6 @@
 """TVM: the s_tir schedule built from a sequence compiles and matches the untransformed nest,
 and the tensor expression of a transformed nest computes what the IR's torch module computes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,10 +11,17 @@ from core.analysis.legality import check_sequence
 from core.codegen import CodegenError, weight_names
 from core.codegen.loopnest_ir import result_operator
 from core.codegen.loopnest_torch import operator_module
-from core.codegen.loopnest_tvm import (build_expression, compile_module, random_inputs, run, schedule,
-                                       sequence_tvmscript, verify_sequence)
+from core.codegen.loopnest_tvm import (
+    build_expression,
+    compile_module,
+    random_inputs,
+    run,
+    schedule,
+    sequence_tvmscript,
+    verify_sequence,
+)
 from core.ir.sequence import Sequence, load_sequence, make_step, sequence_document
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 pytestmark = pytest.mark.tvm
 SMALL = {"C_in": 8, "C_out": 16, "H": 8, "W": 8, "K": 3}
@@ -34,11 +42,15 @@ def test_example_schedules_compile_and_match_the_untransformed_nest(path):
 
 def test_reduction_tiling_with_reassociation():
     """tvm-0.27.md's hand schedule shape: reduction split and moved inside the window loops."""
-    steps = (make_step("split", {"loop": "co", "factor": 8}), make_step("split", {"loop": "ci", "factor": 4}),
-             make_step("split", {"loop": "ow", "factor": 4}),
-             make_step("reorder", {"loops": ["co_o", "oh", "ow_o", "ci_o", "kh", "kw", "ci_i", "co_i", "ow_i"]}),
-             make_step("parallel", {"loop": "co_o"}), make_step("unroll", {"loop": "co_i"}),
-             make_step("vectorize", {"loop": "ow_i"}))
+    steps = (
+        make_step("split", {"loop": "co", "factor": 8}),
+        make_step("split", {"loop": "ci", "factor": 4}),
+        make_step("split", {"loop": "ow", "factor": 4}),
+        make_step("reorder", {"loops": ["co_o", "oh", "ow_o", "ci_o", "kh", "kw", "ci_i", "co_i", "ow_i"]}),
+        make_step("parallel", {"loop": "co_o"}),
+        make_step("unroll", {"loop": "co_i"}),
+        make_step("vectorize", {"loop": "ow_i"}),
+    )
     strict = Sequence("conv2d", steps, SMALL)
     with pytest.raises(CodegenError, match=r"step 4 \(illegal\): reorder.*carried by loop ci_i"):
         schedule(check_sequence(strict))
@@ -54,15 +66,29 @@ def test_tvmscript_shows_the_schedule():
     assert 'T.sblock("O")' in text
 
 
-@pytest.mark.parametrize("steps", [
-    [("group", {"loops": ["co", "ci"], "G": 4}), ("interchange", {"loops": ["ci", "ow"]})],
-    [("bottleneck", {"loop": "co", "B": 2}), ("bottleneck", {"loop": "ci", "B": 2}),
-     ("bottleneck", {"loop": "oh", "B": 2}), ("split", {"loop": "ow", "factor": 4})],
-    [("group", {"loops": ["oh", "kh"], "G": 2}), ("group", {"loops": ["ow", "kw"], "G": 4}),
-     ("bottleneck", {"loop": "kh", "B": 3}), ("bottleneck", {"loop": "oh", "B": 2})],
-    [("peel", {"loop": "co", "at": 4}), ("bottleneck", {"loop": "ow", "B": 2}),
-     ("group", {"loops": ["co", "ci"], "G": 2})],
-])
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [("group", {"loops": ["co", "ci"], "G": 4}), ("interchange", {"loops": ["ci", "ow"]})],
+        [
+            ("bottleneck", {"loop": "co", "B": 2}),
+            ("bottleneck", {"loop": "ci", "B": 2}),
+            ("bottleneck", {"loop": "oh", "B": 2}),
+            ("split", {"loop": "ow", "factor": 4}),
+        ],
+        [
+            ("group", {"loops": ["oh", "kh"], "G": 2}),
+            ("group", {"loops": ["ow", "kw"], "G": 4}),
+            ("bottleneck", {"loop": "kh", "B": 3}),
+            ("bottleneck", {"loop": "oh", "B": 2}),
+        ],
+        [
+            ("peel", {"loop": "co", "at": 4}),
+            ("bottleneck", {"loop": "ow", "B": 2}),
+            ("group", {"loops": ["co", "ci"], "G": 2}),
+        ],
+    ],
+)
 def test_tensor_expression_equals_the_torch_module_with_the_same_weights(steps):
     r = check_sequence(Sequence("conv2d", tuple(make_step(*s) for s in steps), SMALL))
     _, sch = schedule(r, batch=2)
@@ -79,10 +105,16 @@ def test_tensor_expression_equals_the_torch_module_with_the_same_weights(steps):
 
 
 def test_dense_schedule():
-    seq = Sequence("dense", (make_step("group", {"loops": ["co", "ci"], "G": 2}),
-                             make_step("split", {"loop": "co", "factor": 4}), make_step("parallel", {"loop": "g"}),
-                             make_step("unroll", {"loop": "ci"})),
-                   {"C_in": 16, "C_out": 16})
+    seq = Sequence(
+        "dense",
+        (
+            make_step("group", {"loops": ["co", "ci"], "G": 2}),
+            make_step("split", {"loop": "co", "factor": 4}),
+            make_step("parallel", {"loop": "g"}),
+            make_step("unroll", {"loop": "ci"}),
+        ),
+        {"C_in": 16, "C_out": 16},
+    )
     assert matches(verify_sequence(sequence_document(seq), batch=3))
 
 

@@ -1,4 +1,5 @@
 """The search driver and `tessera search`: candidates land in a real store with their origin."""
+
 import json
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import pytest
 from core.search.base import SearchError
 from core.search.driver import SearchConfig, run_search
 from core.store import Store
-from tests.conftest import EXAMPLES, ROOT
+from tests.support import EXAMPLES, ROOT
 
 CONV = json.loads((EXAMPLES / "conv2d.json").read_text())
 
@@ -16,39 +17,54 @@ CONV = json.loads((EXAMPLES / "conv2d.json").read_text())
 def test_random_search_writes_candidates_and_queues_measurements(tmp_path):
     db = tmp_path / "r.db"
     seen = []
-    summary = run_search({"template": CONV, "strategy": "random", "samples": 5, "tune_trials": 0,
-                          "measure_bindings": {"C_in": 16, "C_out": 16, "H": 8, "W": 8}},
-                         str(db), progress=lambda f, m: seen.append(f))
+    summary = run_search(
+        {
+            "template": CONV,
+            "strategy": "random",
+            "samples": 5,
+            "tune_trials": 0,
+            "measure_bindings": {"C_in": 16, "C_out": 16, "H": 8, "W": 8},
+        },
+        str(db),
+        progress=lambda f, m: seen.append(f),
+    )
     assert summary["found"] == 5 and seen[-1] == 1.0
     with Store(db) as store:
         rows = list(store.results())
         assert len(rows) == 5 and {r["origin"] for r in rows} == {"search:random"}
         assert all(r["flops"] > 0 for r in rows)
-        jobs = store.db.execute("SELECT j.kind, j.payload, d.name FROM jobs AS j JOIN devices AS d ON d.id = j.device_id")
+        jobs = store.db.execute(
+            "SELECT j.kind, j.payload, d.name FROM jobs AS j JOIN devices AS d ON d.id = j.device_id"
+        )
         jobs = jobs.fetchall()
     assert summary["queued"] + len(summary["failures"]) == 5 and len(jobs) == summary["queued"]
-    assert all(kind == "measure" and json.loads(p)["bindings"]["C_in"] == 16 and device == "local"
-               for kind, p, device in jobs)
+    assert all(
+        kind == "measure" and json.loads(p)["bindings"]["C_in"] == 16 and device == "local" for kind, p, device in jobs
+    )
 
 
 def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):
     db = tmp_path / "r.db"
     calls = iter(range(100))
-    summary = run_search({"template": CONV, "strategy": "mcts", "samples": 50}, str(db),
-                         cancelled=lambda: next(calls) >= 3)
+    summary = run_search(
+        {"template": CONV, "strategy": "mcts", "samples": 50}, str(db), cancelled=lambda: next(calls) >= 3
+    )
     assert summary["found"] == 3
     run_search({"template": CONV, "strategy": "mcts", "samples": 3}, str(db))  # same seed: same operators
     with Store(db) as store:
         assert store.db["operators"].count == 3
 
 
-@pytest.mark.parametrize("bad,message", [
-    ({"strategy": "genetic"}, "strategy must be one of random, mcts, sequences"),
-    ({"evaluate": "vibes"}, "evaluate must be one of none, fisher, train"),
-    ({"samples": None, "minutes": None}, "give a number of samples or a time limit"),
-    ({"budget_flops": -1}, "budget_flops must be a positive number"),
-    ({"colour": "red"}, "unknown search setting(s): colour"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"strategy": "genetic"}, "strategy must be one of random, mcts, sequences"),
+        ({"evaluate": "vibes"}, "evaluate must be one of none, fisher, train"),
+        ({"samples": None, "minutes": None}, "give a number of samples or a time limit"),
+        ({"budget_flops": -1}, "budget_flops must be a positive number"),
+        ({"colour": "red"}, "unknown search setting(s): colour"),
+    ],
+)
 def test_bad_settings_are_refused_clearly(bad, message):
     with pytest.raises(SearchError, match=message.replace("(", r"\(").replace(")", r"\)")):
         SearchConfig.from_dict({"template": CONV, **bad})
@@ -57,9 +73,16 @@ def test_bad_settings_are_refused_clearly(bad, message):
 @pytest.mark.slow
 def test_search_with_fisher_scores_candidates(tmp_path):
     db = tmp_path / "r.db"
-    summary = run_search({"template": CONV, "strategy": "random", "samples": 2, "evaluate": "fisher",
-                          "evaluation": {"width": 8, "resolution": 8, "limit": 200, "fisher_batch": 16}},
-                         str(db))
+    summary = run_search(
+        {
+            "template": CONV,
+            "strategy": "random",
+            "samples": 2,
+            "evaluate": "fisher",
+            "evaluation": {"width": 8, "resolution": 8, "limit": 200, "fisher_batch": 16},
+        },
+        str(db),
+    )
     assert summary["scored"] + len(summary["failures"]) == 2 and summary["scored"] >= 1
     with Store(db) as store:
         scored = [r for r in store.results() if r["fisher_potential"] is not None]
@@ -67,10 +90,31 @@ def test_search_with_fisher_scores_candidates(tmp_path):
 
 
 def test_cli_search_prints_progress(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "app.cli", "search", "--strategy", "mcts", "--samples", "3",
-                          "--store", str(tmp_path / "c.db")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "search",
+            "--strategy",
+            "mcts",
+            "--samples",
+            "3",
+            "--store",
+            str(tmp_path / "c.db"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "[100%] 3 candidates" in out.stdout and "found 3 candidates" in out.stdout
-    bad = subprocess.run([sys.executable, "-m", "app.cli", "search", "--template", "nope.json",
-                          "--store", str(tmp_path / "c.db")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "app.cli", "search", "--template", "nope.json", "--store", str(tmp_path / "c.db")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 1 and "nope.json: no such file" in bad.stderr and "Traceback" not in bad.stderr

@@ -1,4 +1,5 @@
 """Canonicalization rules and shape distance, each on its own."""
+
 import pytest
 import torch
 
@@ -23,8 +24,11 @@ PAIRS = [
     (canonical.merge_above_split, [S("merge", dim=0), S("split", dim=0, B="K")], None),
     (canonical.split_then_merge, [S("split", dim=0, B="K"), S("merge", dim=0)], []),
     (canonical.shift_twice, [S("shift", dim=2, amount=1), S("shift", dim=2, amount=-1)], []),
-    (canonical.view_above_reduce, [S("shift", dim=2, amount=1), S("reduce", dim=0)],
-     [S("reduce", dim=0), S("shift", dim=1, amount=1)]),
+    (
+        canonical.view_above_reduce,
+        [S("shift", dim=2, amount=1), S("reduce", dim=0)],
+        [S("reduce", dim=0), S("shift", dim=1, amount=1)],
+    ),
     (canonical.reduce_order, [S("reduce", dim=2), S("reduce", dim=1)], [S("reduce", dim=1), S("reduce", dim=1)]),
 ]
 
@@ -46,14 +50,25 @@ def _run(steps_top_down, in_shape, out_shape, x):
     return build_module(g, {"C": 4, "K": 2, "H": 5, "W": 5})(x)
 
 
-@pytest.mark.parametrize("pair,twin,in_shape,out_shape", [
-    ([S("split", dim=0, B="K"), S("merge", dim=0)], [], ["C", "H", "W"], ["C", "H", "W"]),
-    ([S("shift", dim=2, amount=1), S("shift", dim=2, amount=-1)], [], ["C", "H", "W"], ["C", "H", "W"]),
-    ([S("shift", dim=3, amount=1), S("reduce", dim=0)], [S("reduce", dim=0), S("shift", dim=2, amount=1)],
-     ["K", "C", "H", "W"], ["C", "H", "W"]),
-    ([S("reduce", dim=2), S("reduce", dim=1)], [S("reduce", dim=1), S("reduce", dim=1)],
-     ["C", "K", "K", "H", "W"], ["C", "H", "W"]),
-])
+@pytest.mark.parametrize(
+    "pair,twin,in_shape,out_shape",
+    [
+        ([S("split", dim=0, B="K"), S("merge", dim=0)], [], ["C", "H", "W"], ["C", "H", "W"]),
+        ([S("shift", dim=2, amount=1), S("shift", dim=2, amount=-1)], [], ["C", "H", "W"], ["C", "H", "W"]),
+        (
+            [S("shift", dim=3, amount=1), S("reduce", dim=0)],
+            [S("reduce", dim=0), S("shift", dim=2, amount=1)],
+            ["K", "C", "H", "W"],
+            ["C", "H", "W"],
+        ),
+        (
+            [S("reduce", dim=2), S("reduce", dim=1)],
+            [S("reduce", dim=1), S("reduce", dim=1)],
+            ["C", "K", "K", "H", "W"],
+            ["C", "H", "W"],
+        ),
+    ],
+)
 def test_redundant_pairs_compute_the_same_as_their_twin(pair, twin, in_shape, out_shape):
     sizes = {"C": 4, "K": 2, "H": 5, "W": 5}
     x = torch.randn(2, *[sizes[s] for s in in_shape])
@@ -64,22 +79,25 @@ def test_redundant_pairs_compute_the_same_as_their_twin(pair, twin, in_shape, ou
 
 def test_unfold_reduced_spatially_is_caught_over_the_chain():
     chw = [False, True, True]
-    chain = [S("unfold", dim=1, K="K"), S("reduce", dim=2)]   # [C, K, H, W]: sums H
+    chain = [S("unfold", dim=1, K="K"), S("reduce", dim=2)]  # [C, K, H, W]: sums H
     assert canonical.chain_violation(chain, chw).startswith("unfold_reduced_spatially")
     assert canonical.chain_violation([S("unfold", dim=1, K="K"), S("reduce", dim=1)], chw) is None  # sums K
     moved = [S("unfold", dim=2, K="K"), S("reduce", dim=0), S("reduce", dim=2)]  # W moved to index 2
     assert canonical.chain_violation(moved, chw).startswith("unfold_reduced_spatially")
 
 
-@pytest.mark.parametrize("frontier,expected", [
-    (["C_in", "H", "W"], 0),                      # already the input
-    (["C_out", "H", "W"], 2),                     # a share removes C_out, a reduce adds C_in
-    (["C_out", "C_in", "K", "K", "H", "W"], 3),   # share, then two unfolds (conv2d's tail)
-    (["C_in", "K", "K", "H", "W"], 2),            # two unfolds
-    (["C_in/K", "K", "H", "W"], 1),               # one split: equal sizes, 2 + 1 - 2
-    (["C_in/K^2", "K", "K", "H", "W"], 2),        # two splits: 3 + 1 - 2
-    (["C_in", "K", "H", "W", "K"], 2),            # permutation of repeated axes does not matter
-])
+@pytest.mark.parametrize(
+    "frontier,expected",
+    [
+        (["C_in", "H", "W"], 0),  # already the input
+        (["C_out", "H", "W"], 2),  # a share removes C_out, a reduce adds C_in
+        (["C_out", "C_in", "K", "K", "H", "W"], 3),  # share, then two unfolds (conv2d's tail)
+        (["C_in", "K", "K", "H", "W"], 2),  # two unfolds
+        (["C_in/K", "K", "H", "W"], 1),  # one split: equal sizes, 2 + 1 - 2
+        (["C_in/K^2", "K", "K", "H", "W"], 2),  # two splits: 3 + 1 - 2
+        (["C_in", "K", "H", "W", "K"], 2),  # permutation of repeated axes does not matter
+    ],
+)
 def test_shape_distance_matches_hand_values(frontier, expected):
     spatial = 3 if frontier[-1] == "K" else 2
     assert shape_distance(_t(*frontier, spatial=spatial), _t("C_in", "H", "W"), {}) == expected

@@ -1,4 +1,5 @@
 """Search strategies: validity, budgets, de-duplication, reproducibility, learning."""
+
 import pytest
 import torch
 
@@ -8,7 +9,7 @@ from core.ir.serialize import load_operator
 from core.search.base import Budget, Deduplicator, Limits, SearchError
 from core.search.canvas import CanvasSampler
 from core.search.mcts import SynoMCTS
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3}
 
@@ -35,7 +36,7 @@ def test_canvas_samples_200_valid_distinct_in_budget(conv):
     ops = {c.graph.prim(n).op for c in found for n in c.graph.primitive_nodes()}
     assert {"fc", "unfold", "broadcast", "group"} <= ops  # types are drawn uniformly, blending included
     torch.manual_seed(0)
-    for c in found[:: 20]:  # a subset compiles and runs with PyTorch at other sizes
+    for c in found[::20]:  # a subset compiles and runs with PyTorch at other sizes
         module = build_module(c.graph, {**c.graph.bindings, **SMALL})
         y = module(torch.randn(2, 8, 6, 6))
         assert y.shape == (2, 8, 6, 6)
@@ -52,7 +53,7 @@ def test_mcts_candidates_are_valid_distinct_and_capped(conv):
     s = SynoMCTS(conv, Budget(flops=0.5, max_primitives=7), seed=0)
     found = s.ask(30)
     _check(found, s.limits, 30)
-    for c in found[:: 10]:
+    for c in found[::10]:
         module = build_module(c.graph, {**c.graph.bindings, **SMALL})
         assert module(torch.randn(1, 8, 6, 6)).shape == (1, 8, 6, 6)
     assert s.stats["pruned_canonical"] > 0 and s.stats["pruned_distance"] > 0
@@ -86,6 +87,7 @@ def test_mcts_improves_its_reward(conv):
 
 def test_mcts_rewards_scale_linearly_or_by_logarithm_when_scores_span_orders_of_magnitude():
     from core.search.mcts import scaled_reward
+
     assert [scaled_reward(0.5, 0.9, s) for s in (0.5, 0.7, 0.9)] == pytest.approx([0.0, 0.5, 1.0])  # accuracies
     assert scaled_reward(-1.0, 3.0, 1.0) == 0.5
     # Fisher Potentials 10, 100 and one outlier 1e6: 100 is 1/5 of the way on a log scale, not 0.0001

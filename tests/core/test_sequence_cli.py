@@ -1,4 +1,5 @@
 """`tessera sequence show|apply|check` as a user runs them (a real subprocess)."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,15 @@ import pytest
 
 from core.analysis.summary import summarize
 from core.ir.serialize import load_operator
-from tests.conftest import EXAMPLES, ROOT
+from tests.support import EXAMPLES, ROOT
 
 SEQ = EXAMPLES / "sequences"
 
 
 def tessera(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "app.cli", "sequence", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "sequence", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def illegal_file(tmp_path):
@@ -71,7 +73,8 @@ def test_bad_files_and_sizes_give_one_clear_line(tmp_path):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip() == (
         f"tessera sequence: {broken}: steps[0]: unknown op 'skew' (known: reorder, interchange, split, tile, "
-        "fuse, unroll, vectorize, parallel, peel, bottleneck, group)")
+        "fuse, unroll, vectorize, parallel, peel, bottleneck, group)"
+    )
     out = tessera("apply", str(SEQ / "seq_schedule.json"), "--bind", "C_out=12")
     assert out.returncode == 1
     assert "step 1 (error): split(co, 8): co has 12 iterations, not divisible by 8" in out.stderr

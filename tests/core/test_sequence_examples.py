@@ -1,6 +1,7 @@
 """Each example sequence gives its known operator: the IR graph it becomes, its costs, and
 its torch module equal to the known operator written with torch's own convolutions when
 given the same weights."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,7 +13,7 @@ from core.codegen import weight_names
 from core.codegen.loopnest_ir import result_operator
 from core.codegen.loopnest_torch import operator_module
 from core.ir.sequence import Sequence, load_sequence, make_step
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3}
 
@@ -60,12 +61,18 @@ def test_every_example_is_legal_at_its_own_sizes():
 @pytest.mark.parametrize("groups", [2, 4, 8])
 def test_group_on_co_ci_is_grouped_conv_and_depthwise_when_g_is_c(x, groups):
     op = operator(example("seq_grouped_conv"), {**SMALL, "G": groups})
-    assert [g.prim(n).op for g in op.graphs for n in g.topological_order() if n in g.primitive_nodes()] == \
-        ["unfold", "unfold", "fc"]
+    assert [g.prim(n).op for g in op.graphs for n in g.topological_order() if n in g.primitive_nodes()] == [
+        "unfold",
+        "unfold",
+        "fc",
+    ]
     w = torch.randn(8, 8 // groups, 3, 3)
     close(run(op, [w], x), F.conv2d(x, w, padding=1, groups=groups))
-    assert op.totals() == {"macs": 8 * 8 // groups * 9 * 64, "flops": 2 * 8 * 8 // groups * 9 * 64,
-                           "params": 8 * 8 // groups * 9}
+    assert op.totals() == {
+        "macs": 8 * 8 // groups * 9 * 64,
+        "flops": 2 * 8 * 8 // groups * 9 * 64,
+        "params": 8 * 8 // groups * 9,
+    }
     assert str(op.summaries()[0].cost.total("params")) == "C_in*C_out*K^2/G"
 
 
@@ -106,12 +113,14 @@ def test_schedule_only_sequence_keeps_the_convolution(x):
     assert op.totals() == {"macs": 8 * 8 * 9 * 64, "flops": 2 * 8 * 8 * 9 * 64, "params": 8 * 8 * 9}
 
 
-@pytest.mark.parametrize("step, reference", [
-    (("bottleneck", {"loop": "co", "B": 2}),
-     lambda x, w: F.conv2d(x, w, padding=1).repeat_interleave(2, dim=1)),
-    (("bottleneck", {"loop": "ci", "B": 2}), lambda x, w: F.conv2d(x[:, ::2], w, padding=1)),
-    (("bottleneck", {"loop": "kh", "B": 3}), lambda x, w: F.conv2d(x, w, padding=(0, 1))),
-])
+@pytest.mark.parametrize(
+    "step, reference",
+    [
+        (("bottleneck", {"loop": "co", "B": 2}), lambda x, w: F.conv2d(x, w, padding=1).repeat_interleave(2, dim=1)),
+        (("bottleneck", {"loop": "ci", "B": 2}), lambda x, w: F.conv2d(x[:, ::2], w, padding=1)),
+        (("bottleneck", {"loop": "kh", "B": 3}), lambda x, w: F.conv2d(x, w, padding=(0, 1))),
+    ],
+)
 def test_other_bottlenecks(x, step, reference):
     op = operator(Sequence("conv2d", (make_step(*step),), SMALL))
     shape = {"co": (4, 8, 3, 3), "ci": (8, 4, 3, 3), "kh": (8, 8, 1, 3)}[step[1]["loop"]]
@@ -120,7 +129,6 @@ def test_other_bottlenecks(x, step, reference):
 
 
 def test_dense_nest():
-    op = operator(Sequence("dense", (make_step("group", {"loops": ["co", "ci"], "G": 2}),),
-                           {"C_in": 6, "C_out": 4}))
+    op = operator(Sequence("dense", (make_step("group", {"loops": ["co", "ci"], "G": 2}),), {"C_in": 6, "C_out": 4}))
     x, w = torch.randn(3, 6), torch.randn(4, 3)
     close(run(op, [w], x), torch.cat([x[:, :3] @ w[:2].T, x[:, 3:] @ w[2:].T], dim=1))

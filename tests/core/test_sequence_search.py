@@ -1,4 +1,5 @@
 """The random sequence search (NAS-PTE) behind the common ask/tell interface."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,7 +10,7 @@ from core.ir.sequence import sequence_from_document
 from core.ir.serialize import content_hash, load_operator, to_document
 from core.search.base import Budget, SearchError
 from core.search.sequences import SequenceSearch
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 
 @pytest.fixture

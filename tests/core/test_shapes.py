@@ -1,4 +1,5 @@
 """Diagnostics name the node, the dimension and the reason."""
+
 import pytest
 
 from core.analysis.shapes import concrete_shapes, infer_shapes
@@ -6,16 +7,20 @@ from core.analysis.summary import summarize
 from core.ir.errors import BindingError
 from core.ir.graph import OperatorGraph
 from core.ir.primitives import make
-from tests.conftest import chain
+from tests.support import chain
 
 
 def test_broadcast_that_cannot_divide_names_node_and_shapes():
-    g = chain(["C", "H", "W"], ["C", "H", "W"], [
-        ("u1", "unfold", {"dim": 1, "K": "K"}, ["input"]),            # [C, K, H, W]
-        ("g1", "group", {"dim": 0, "G": "G"}, ["input"]),             # [G, C/G, H, W]
-        ("f1", "fc", {"out": "C_out"}, ["g1"]),                       # [C_out, H, W]
-        ("b3", "broadcast", {"fn": "add"}, ["f1", "u1"]),
-    ])
+    g = chain(
+        ["C", "H", "W"],
+        ["C", "H", "W"],
+        [
+            ("u1", "unfold", {"dim": 1, "K": "K"}, ["input"]),  # [C, K, H, W]
+            ("g1", "group", {"dim": 0, "G": "G"}, ["input"]),  # [G, C/G, H, W]
+            ("f1", "fc", {"out": "C_out"}, ["g1"]),  # [C_out, H, W]
+            ("b3", "broadcast", {"fn": "add"}, ["f1", "u1"]),
+        ],
+    )
     report = infer_shapes(g)
     (err,) = [d for d in report.errors if d.node == "b3"]
     assert err.message.startswith("broadcast b3: LHS [C_out, H, W] does not divide RHS [C, K, H, W]")
@@ -25,17 +30,27 @@ def test_broadcast_that_cannot_divide_names_node_and_shapes():
 
 def test_concat_adds_like_sizes_and_names_what_does_not_fit():
     def joined(a_out, b_out, dim=0):
-        g = chain(["C", "H", "W"], ["C", "H", "W"], [
-            ("a", "fc", {"out": a_out}, ["input"]), ("b", "fc", {"out": b_out}, ["input"]),
-            ("cat", "concat", {"dim": dim}, ["a", "b"])], variables={"C": "primary", "H": "primary", "W": "primary"})
+        g = chain(
+            ["C", "H", "W"],
+            ["C", "H", "W"],
+            [
+                ("a", "fc", {"out": a_out}, ["input"]),
+                ("b", "fc", {"out": b_out}, ["input"]),
+                ("cat", "concat", {"dim": dim}, ["a", "b"]),
+            ],
+            variables={"C": "primary", "H": "primary", "W": "primary"},
+        )
         return infer_shapes(g)
+
     assert str(joined("C/4", "3*C/4").shapes["cat"]) == "[C, H, W]"
     assert str(joined("24", "40").shapes["cat"]) == "[64, H, W]"
     (err,) = joined("C", "H").errors
     assert err.node == "cat" and err.message.startswith("concat cat: along dim 0: C + H is not one size")
     (err,) = joined("C", "C", dim=1).errors  # joined along H: fine, but not the declared output
-    assert (err.node, err.message) == ("output", "output: dim 1 is 2*H but the template expects H "
-                                                 "(got [C, 2*H, W], want [C, H, W])")
+    assert (err.node, err.message) == (
+        "output",
+        "output: dim 1 is 2*H but the template expects H (got [C, 2*H, W], want [C, H, W])",
+    )
 
 
 def test_unfold_on_channel_axis_names_the_dimension():
@@ -77,8 +92,9 @@ def test_output_template_mismatch_and_missing_connections():
 
 
 def test_dynamic_variable_in_spatial_axis_is_refused():
-    g2 = chain(["C", "H", "W"], ["C", "H", "W"], [("f", "fc", {"out": "x1"}, ["input"]),
-                                                  ("m", "merge", {"dim": 0}, ["f"])])  # [x1*H, W]: spatial
+    g2 = chain(
+        ["C", "H", "W"], ["C", "H", "W"], [("f", "fc", {"out": "x1"}, ["input"]), ("m", "merge", {"dim": 0}, ["f"])]
+    )  # [x1*H, W]: spatial
     (err,) = infer_shapes(g2).errors
     assert err.node == "m" and "dynamic variable in spatial dim 0" in err.message
 
@@ -89,7 +105,8 @@ def test_unreachable_node_is_a_warning_not_an_error():
     report = infer_shapes(g)
     assert report.ok
     assert [(d.severity, d.message) for d in report.for_node("lonely")] == [
-        ("warning", "softmax lonely has no input on port x")]
+        ("warning", "softmax lonely has no input on port x")
+    ]
     g.insert_edge("e", "lonely", 0)
     assert [d.message for d in infer_shapes(g).for_node("lonely")] == ["softmax lonely does not reach the output"]
 

@@ -1,5 +1,6 @@
 """Several processes writing and one reading the same store file at once: nobody ever
 sees "database is locked", every write lands, and no job is claimed twice."""
+
 import multiprocessing
 import time
 
@@ -19,8 +20,16 @@ def write_many(path: str, operator_files: list[str], writer: int, rounds: int) -
         for i in range(rounds):
             op = ops[i % len(ops)]
             job = queue.submit("probe", {"writer": writer, "round": i}, operator_id=op)
-            store.add_measurement(op, None, {"latency_ms": 1.0 + writer + i / rounds,
-                                             "flops": 1e6 * (i + 1), "trials": [[0, 3.0], [1, 2.0], [2, 1.0]]}, job_id=job)
+            store.add_measurement(
+                op,
+                None,
+                {
+                    "latency_ms": 1.0 + writer + i / rounds,
+                    "flops": 1e6 * (i + 1),
+                    "trials": [[0, 3.0], [1, 2.0], [2, 1.0]],
+                },
+                job_id=job,
+            )
             claimed = queue.claim(["probe"])
             if claimed is not None:
                 queue.report_progress(claimed, 0.5, "half way")

@@ -1,12 +1,11 @@
 """Pareto fronts: the fast numpy methods agree with an O(N^2) definition on random data
 with ties and duplicates; the store gives the front over columns of its results view."""
+
 import numpy as np
 import pytest
 
 from core.ir.serialize import read_document
 from core.store import MAXIMIZE, MINIMIZE, StoreError, pareto_front
-
-from .store_fixtures import store, store_path  # noqa: F401 (fixtures)
 
 
 def brute_force_front(values: np.ndarray, directions) -> np.ndarray:

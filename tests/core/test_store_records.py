@@ -1,5 +1,6 @@
 """What the store keeps: operators once per content, devices by name, measurements with
 their trials and derived numbers, scores, and clear messages for malformed results."""
+
 import copy
 import json
 from pathlib import Path
@@ -8,8 +9,6 @@ import pytest
 
 from core.ir.serialize import content_hash, read_document
 from core.store import InvalidResult, Store, StoreError, default_store_path
-
-from .store_fixtures import conv2d, store, store_path  # noqa: F401 (fixtures)
 
 
 def test_default_path_honours_the_environment(monkeypatch, tmp_path):
@@ -50,7 +49,9 @@ def test_devices_are_found_by_name(store):
     rpc = store.add_device("phone", "rpc", {"tracker": "127.0.0.1:9190", "key": "android"})
     assert store.add_device("phone", "rpc", {"tracker": "127.0.0.1:9191", "key": "android"}) == rpc
     assert [(d["id"], d["name"], d["config"]) for d in store.devices()] == [
-        (local, "this machine", {}), (rpc, "phone", {"tracker": "127.0.0.1:9191", "key": "android"})]
+        (local, "this machine", {}),
+        (rpc, "phone", {"tracker": "127.0.0.1:9191", "key": "android"}),
+    ]
     with pytest.raises(StoreError, match="kind must be 'local' or 'rpc', got 'cloud'"):
         store.add_device("x", "cloud")
 
@@ -58,17 +59,42 @@ def test_devices_are_found_by_name(store):
 def test_measurement_with_trials_and_derived_numbers(store, conv2d):
     op = conv2d
     dev = store.add_device("this machine")
-    m = store.add_measurement(op, dev, {
-        "latency_ms": 2.0, "latency_std_ms": 0.1, "flops": 4e9, "params": 36864, "tuned": True,
-        "trials": [[0, 9.0], [1, 4.0], [3, 2.5], [4, 2.0]], "trial_count": 5,
-        "torch_latency_ms": 5.0, "bindings": {"C_in": 64, "H": 56}})
-    store.add_score(op, {"dataset": "cifar10", "backbone": "resnet18", "epochs": 2,
-                         "accuracy": 0.8, "accuracy_per_epoch": [0.7, 0.8], "fisher_potential": 12.5})
+    m = store.add_measurement(
+        op,
+        dev,
+        {
+            "latency_ms": 2.0,
+            "latency_std_ms": 0.1,
+            "flops": 4e9,
+            "params": 36864,
+            "tuned": True,
+            "trials": [[0, 9.0], [1, 4.0], [3, 2.5], [4, 2.0]],
+            "trial_count": 5,
+            "torch_latency_ms": 5.0,
+            "bindings": {"C_in": 64, "H": 56},
+        },
+    )
+    store.add_score(
+        op,
+        {
+            "dataset": "cifar10",
+            "backbone": "resnet18",
+            "epochs": 2,
+            "accuracy": 0.8,
+            "accuracy_per_epoch": [0.7, 0.8],
+            "fisher_potential": 12.5,
+        },
+    )
     [row] = store.results()
     assert row["measurement_id"] == m
     assert row["gflops"] == pytest.approx(2000.0)  # 4e9 FLOPs in 2 ms
     assert row["speedup"] == pytest.approx(2.5)
-    assert (row["tuned"], row["trial_count"], row["device_name"], row["operator_name"]) == (1, 5, "this machine", "conv2d")
+    assert (row["tuned"], row["trial_count"], row["device_name"], row["operator_name"]) == (
+        1,
+        5,
+        "this machine",
+        "conv2d",
+    )
     assert json.loads(row["bindings"]) == {"C_in": 64, "H": 56}
     assert (row["accuracy"], row["fisher_potential"], row["dataset"]) == (0.8, 12.5, "cifar10")
     assert store.trials(m) == [(0, 9.0), (1, 4.0), (3, 2.5), (4, 2.0)]  # trial 2 failed to run
@@ -76,24 +102,28 @@ def test_measurement_with_trials_and_derived_numbers(store, conv2d):
 
 
 def test_measurement_variants_are_kept(store, conv2d):
-    store.add_measurement(conv2d, None, {"latency_ms": 1.0, "algorithm": "gspc", "layout": "NCHW",
-                                         "schedule_source": "transfer:resnet18"})
+    store.add_measurement(
+        conv2d, None, {"latency_ms": 1.0, "algorithm": "gspc", "layout": "NCHW", "schedule_source": "transfer:resnet18"}
+    )
     [row] = store.results()
     assert (row["algorithm"], row["layout"], row["schedule_source"]) == ("gspc", "NCHW", "transfer:resnet18")
 
 
-@pytest.mark.parametrize("result, message", [
-    ({}, "measurement field 'latency_ms' is missing"),
-    ({"latency_ms": -1.0}, "'latency_ms' must be a positive number, got -1.0"),
-    ({"latency_ms": "3 ms"}, "'latency_ms' must be a positive number, got '3 ms'"),
-    ({"latency_ms": 1.0, "trials": [[0, 1.0], [1, None]]}, "'trials' must be a positive number, got None"),
-    ({"latency_ms": 1.0, "trials": [1.0]}, "'trials' must hold \\[trial index, latency ms\\] pairs, got 1.0"),
-    ({"latency_ms": 1.0, "tuned": "yes"}, "'tuned' must be true or false"),
-    ({"latency_ms": 1.0, "bindings": {"C_in": 6.5}}, "'bindings' must map variable names to integers"),
-    ({"latency_ms": 1.0, "algorithm": 3}, "'algorithm' must be a non-empty string, got 3"),
-    ({"latency": 1.0}, "unknown measurement field\\(s\\) 'latency'; known fields: latency_ms"),
-    ([1.0], "a measurement result must be a dict, got list"),
-])
+@pytest.mark.parametrize(
+    "result, message",
+    [
+        ({}, "measurement field 'latency_ms' is missing"),
+        ({"latency_ms": -1.0}, "'latency_ms' must be a positive number, got -1.0"),
+        ({"latency_ms": "3 ms"}, "'latency_ms' must be a positive number, got '3 ms'"),
+        ({"latency_ms": 1.0, "trials": [[0, 1.0], [1, None]]}, "'trials' must be a positive number, got None"),
+        ({"latency_ms": 1.0, "trials": [1.0]}, "'trials' must hold \\[trial index, latency ms\\] pairs, got 1.0"),
+        ({"latency_ms": 1.0, "tuned": "yes"}, "'tuned' must be true or false"),
+        ({"latency_ms": 1.0, "bindings": {"C_in": 6.5}}, "'bindings' must map variable names to integers"),
+        ({"latency_ms": 1.0, "algorithm": 3}, "'algorithm' must be a non-empty string, got 3"),
+        ({"latency": 1.0}, "unknown measurement field\\(s\\) 'latency'; known fields: latency_ms"),
+        ([1.0], "a measurement result must be a dict, got list"),
+    ],
+)
 def test_malformed_measurements_are_refused_by_field(store, conv2d, result, message):
     with pytest.raises(InvalidResult, match=message):
         store.add_measurement(conv2d, None, result)

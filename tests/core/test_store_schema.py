@@ -1,5 +1,6 @@
 """Schema versions: a new file is created at the current version, an older one is
 migrated in place keeping its rows, a newer or foreign file is refused clearly."""
+
 import sqlite3
 
 import pytest
@@ -64,22 +65,28 @@ def test_new_store_is_current_and_in_wal_mode(tmp_path):
         assert store.schema_version == SCHEMA_VERSION == 6
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
-            store.db.table_names())
+            store.db.table_names()
+        )
         assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
 
 
 def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
+
     with Store(version_1_file) as store:
         assert store.schema_version == 6
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
-        assert [(j.id, j.state, j.attempts, j.max_attempts) for j in jobs] == [
-            (1, "done", 0, 3), (2, "queued", 0, 3)]
+        assert [(j.id, j.state, j.attempts, j.max_attempts) for j in jobs] == [(1, "done", 0, 3), (2, "queued", 0, 3)]
         [row] = store.results()
-        assert (row["latency_ms"], row["gflops"], row["operator_name"], row["device_name"],
-                row["accuracy"]) == (3.25, 120.5, "old conv", "laptop", 0.91)
+        assert (row["latency_ms"], row["gflops"], row["operator_name"], row["device_name"], row["accuracy"]) == (
+            3.25,
+            120.5,
+            "old conv",
+            "laptop",
+            0.91,
+        )
         # the new parts work on the old rows: the queued job runs with retries, trials are kept
         job = JobQueue(store).claim(["measure"])
         assert (job.id, job.attempts) == (2, 1)
@@ -112,13 +119,19 @@ def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
 
 def test_version_3_lists_unmeasured_operators_with_their_cost(tmp_path):
     import json
-    from tests.conftest import EXAMPLES
+
+    from tests.support import EXAMPLES
+
     doc = json.loads((EXAMPLES / "conv2d.json").read_text())
     with Store(tmp_path / "r.db") as store:
         op = store.add_operator(doc, "conv", "search:random")
         [row] = store.results()
         assert (row["result_key"], row["measurement_id"], row["flops"], row["params"]) == (
-            f"o{op}", None, 2 * 64 * 64 * 9 * 56 * 56, 64 * 64 * 9)
+            f"o{op}",
+            None,
+            2 * 64 * 64 * 9 * 56 * 56,
+            64 * 64 * 9,
+        )
         store.add_score(op, {"dataset": "digits", "backbone": "resnet18", "fisher_potential": 2.5})
         assert [r["fisher_potential"] for r in store.results()] == [2.5]
         assert [r["result_key"] for r in store.pareto(["flops", "fisher_potential"])] == [f"o{op}"]
@@ -134,18 +147,32 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
     for step in MIGRATIONS[:3]:  # exactly what Tessera with schema version 3 created
         step(db)
     db.execute("PRAGMA user_version = 3")
-    db["jobs"].insert_all([
-        {"id": 1, "kind": "fisher", "payload": "{}", "state": "done", "attempts": 1, "max_attempts": 3,
-         "worker_host": "laptop", "worker_pid": 812},
-        {"id": 2, "kind": "fisher", "payload": "{}", "state": "queued", "attempts": 0, "max_attempts": 3}])
+    db["jobs"].insert_all(
+        [
+            {
+                "id": 1,
+                "kind": "fisher",
+                "payload": "{}",
+                "state": "done",
+                "attempts": 1,
+                "max_attempts": 3,
+                "worker_host": "laptop",
+                "worker_pid": 812,
+            },
+            {"id": 2, "kind": "fisher", "payload": "{}", "state": "queued", "attempts": 0, "max_attempts": 3},
+        ]
+    )
     db.conn.commit()
     db.close()
     from core.jobs.queue import HOST, JobQueue
+
     with Store(path) as store:
         assert store.schema_version == 6
         queue = JobQueue(store)
         assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
-            (1, "done", 812, None), (2, "queued", None, None)]
+            (1, "done", 812, None),
+            (2, "queued", None, None),
+        ]
         job = queue.claim(["fisher"])
         assert (job.id, job.runs_on) == (2, f"worker {job.worker_pid} on {HOST}")
         assert queue.place(job, "Ray node 3f2a9c1b (10.0.0.5), worker 4121")
@@ -158,7 +185,8 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
     import json
 
     from core.ir.serialize import content_hash
-    from tests.conftest import EXAMPLES
+    from tests.support import EXAMPLES
+
     doc = json.loads((EXAMPLES / "conv2d.json").read_text())
     doc["bindings"] = {**doc["bindings"], "s": 2}
     path = tmp_path / "v5.db"

@@ -17,7 +17,7 @@ def test_arithmetic_is_exact():
     assert (c / g) * g == c
     assert c * k / k == c
     assert (c / g) * (g / c) == Size(1)
-    assert (k ** 2) == parse_size("K^2")
+    assert (k**2) == parse_size("K^2")
     assert str(parse_size("2*C") / 4) == "C/2"
     assert parse_size("6") / 4 == Size(Fraction(3, 2))
 

@@ -1,5 +1,6 @@
 """The accuracy-side jobs end to end: queued in a real store, run by real worker processes,
 their scores written to the scores table; `tessera evaluate`; end-to-end latency with TVM."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from core.jobs.supervisor import Supervisor
 from core.store import Store
 from core.train.errors import EvaluationError
 from core.train.settings import EvalSettings
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 TINY = {"backbone": "resnet18", "width": 4, "resolution": 8, "limit": 200, "fisher_batch": 16}
 
@@ -31,18 +32,25 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
     with Store(path) as store:
         queue = JobQueue(store)
         op = store.add_operator(doc, "depthwise_separable")
-        train = queue.submit("train", {"operator": doc, **TINY, "epochs": 1, "max_batches": 3, "batch_size": 16},
-                             operator_id=op)
-        bad = queue.submit("fisher", {"operator": misfit, **TINY}, operator_id=store.add_operator(misfit, "g7"),
-                           max_attempts=1)
+        train = queue.submit(
+            "train", {"operator": doc, **TINY, "epochs": 1, "max_batches": 3, "batch_size": 16}, operator_id=op
+        )
+        bad = queue.submit(
+            "fisher", {"operator": misfit, **TINY}, operator_id=store.add_operator(misfit, "g7"), max_attempts=1
+        )
         Supervisor(path, workers=1).run(report=lambda line: None)
         job, failed = queue.get(train), queue.get(bad)
         assert job.state == DONE, job.error
         rows = scores(store)
     assert len(rows) == 1
     row = rows[0]
-    assert (row["operator_id"], row["job_id"], row["dataset"], row["backbone"], row["epochs"]) == \
-        (op, train, "digits@8px", "resnet18/w4", 1)
+    assert (row["operator_id"], row["job_id"], row["dataset"], row["backbone"], row["epochs"]) == (
+        op,
+        train,
+        "digits@8px",
+        "resnet18/w4",
+        1,
+    )
     assert json.loads(row["accuracy_per_epoch"]) == [row["accuracy"]] and 0.0 <= row["accuracy"] <= 1.0
     result = job.result
     assert row["fisher_potential"] == pytest.approx(result["fisher_potential"]) and result["fisher_potential"] > 0
@@ -60,8 +68,24 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
 @pytest.mark.slow
 def test_evaluate_fisher_only_now(tmp_path, capsys):
     path = tmp_path / "cli.db"
-    code = main(["evaluate", str(EXAMPLES / "shift_conv.json"), "--fisher-only", "--now", "--store", str(path),
-                 "--backbone", "vgg", "--width", "4", "--resolution", "8", "--limit", "100"])
+    code = main(
+        [
+            "evaluate",
+            str(EXAMPLES / "shift_conv.json"),
+            "--fisher-only",
+            "--now",
+            "--store",
+            str(path),
+            "--backbone",
+            "vgg",
+            "--width",
+            "4",
+            "--resolution",
+            "8",
+            "--limit",
+            "100",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "queued job 1 (fisher shift_conv) on vgg/w4 at digits@8px" in out
@@ -94,9 +118,11 @@ def test_end_to_end_latency_job(tmp_path):
     path = tmp_path / "e2e.db"
     with Store(path) as store:
         queue = JobQueue(store)
-        job_id = queue.submit("e2e", {"operator": doc, **TINY, "backbone": "vgg", "repeat": 3,
-                                               "min_repeat_ms": 10},
-                              operator_id=store.add_operator(doc))
+        job_id = queue.submit(
+            "e2e",
+            {"operator": doc, **TINY, "backbone": "vgg", "repeat": 3, "min_repeat_ms": 10},
+            operator_id=store.add_operator(doc),
+        )
         Supervisor(path, workers=1).run(report=lambda line: None)
         job = queue.get(job_id)
         [row] = store.results()  # the whole-network figures reach the results view

@@ -1,5 +1,8 @@
 """Canvas's early-stop rule, the best curve read from a real store, and the proxy-training loop."""
+
 from __future__ import annotations
+
+import itertools
 
 import pytest
 import torch
@@ -12,7 +15,7 @@ from core.store import Store
 from core.train.early_stop import best_curve, check_theta, keep_training, required_accuracy
 from core.train.errors import EvaluationError
 from core.train.proxy import TrainConfig, accuracy, train_proxy
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 torch.set_num_threads(1)
 
@@ -21,7 +24,8 @@ def test_lambda_grows_from_theta_to_one():
     best = [0.5, 0.6, 0.8, 0.9]
     # lambda(e) = theta + (1 - theta) * e / E with theta 0.5, E 4: 0.625, 0.75, 0.875, 1.0
     assert [required_accuracy(e, 4, best) for e in (1, 2, 3, 4)] == pytest.approx(
-        [0.625 * 0.5, 0.75 * 0.6, 0.875 * 0.8, 0.9])
+        [0.625 * 0.5, 0.75 * 0.6, 0.875 * 0.8, 0.9]
+    )
     assert required_accuracy(2, 4, best, theta=0.0) == pytest.approx(0.5 * 0.6)
     assert required_accuracy(1, 4, best, theta=1.0) == pytest.approx(0.5)
     assert keep_training(0.45, 2, 4, best) and not keep_training(0.44, 2, 4, best)
@@ -35,10 +39,26 @@ def test_best_curve_is_the_best_finished_run_of_the_same_setting(tmp_path):
         op = store.add_operator(read_document(EXAMPLES / "conv2d.json"))
         assert best_curve(store, "digits@16px", "resnet18/w8", 3) is None
         for curve in ([0.5, 0.6, 0.7], [0.6, 0.8, 0.85], [0.9, 0.95]):  # the last stopped early
-            store.add_score(op, {"dataset": "digits@16px", "backbone": "resnet18/w8", "epochs": len(curve),
-                                 "accuracy": curve[-1], "accuracy_per_epoch": curve})
-        store.add_score(op, {"dataset": "digits@16px", "backbone": "vgg/w8", "epochs": 3, "accuracy": 0.99,
-                             "accuracy_per_epoch": [0.99, 0.99, 0.99]})
+            store.add_score(
+                op,
+                {
+                    "dataset": "digits@16px",
+                    "backbone": "resnet18/w8",
+                    "epochs": len(curve),
+                    "accuracy": curve[-1],
+                    "accuracy_per_epoch": curve,
+                },
+            )
+        store.add_score(
+            op,
+            {
+                "dataset": "digits@16px",
+                "backbone": "vgg/w8",
+                "epochs": 3,
+                "accuracy": 0.99,
+                "accuracy_per_epoch": [0.99, 0.99, 0.99],
+            },
+        )
         assert best_curve(store, "digits@16px", "resnet18/w8", 3) == [0.6, 0.8, 0.85]
         assert best_curve(store, "digits@32px", "resnet18/w8", 3) is None
 
@@ -52,12 +72,16 @@ def test_training_learns_and_reports_every_epoch(tiny_split):
     net = build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0)
     before = accuracy(net, tiny_split.val)
     seen = []
-    result = train_proxy(net, tiny_split, TrainConfig(epochs=3, batch_size=32, lr=0.05),
-                         progress=lambda fraction, message: seen.append((fraction, message)))
+    result = train_proxy(
+        net,
+        tiny_split,
+        TrainConfig(epochs=3, batch_size=32, lr=0.05),
+        progress=lambda fraction, message: seen.append((fraction, message)),
+    )
     assert len(result.accuracy_per_epoch) == len(result.seconds_per_epoch) == 3 and not result.stopped_early
     assert result.accuracy > max(before, 0.3)  # 10 classes: chance is 0.1
     assert seen[-1][0] == pytest.approx(1.0) and "epoch 3/3: accuracy" in seen[-1][1]
-    assert all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
+    assert all(a <= b for (a, _), (b, _) in itertools.pairwise(seen))
 
 
 def test_early_stop_against_a_better_curve(tiny_split):
@@ -67,19 +91,23 @@ def test_early_stop_against_a_better_curve(tiny_split):
     assert result.stopped_early and len(result.accuracy_per_epoch) == 1
     assert "stopped after epoch 1" in result.reason and "theta 0.9" in result.reason
     net = build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0)
-    lenient = train_proxy(net, tiny_split, TrainConfig(epochs=2, batch_size=32, max_batches=2, theta=0.0),
-                          best=[0.0, 0.0])
+    lenient = train_proxy(
+        net, tiny_split, TrainConfig(epochs=2, batch_size=32, max_batches=2, theta=0.0), best=[0.0, 0.0]
+    )
     assert not lenient.stopped_early and len(lenient.accuracy_per_epoch) == 2
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"epochs": 0}, "epochs must be a whole number >= 1"),
-    ({"batch_size": 2.5}, "batch_size"),
-    ({"lr": -1.0}, "lr must be a number >= 0"),
-    ({"schedule": "linear"}, "'cosine' or 'step'"),
-    ({"theta": -0.1}, "theta"),
-    ({"max_batches": 0}, "max_batches"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"epochs": 0}, "epochs must be a whole number >= 1"),
+        ({"batch_size": 2.5}, "batch_size"),
+        ({"lr": -1.0}, "lr must be a number >= 0"),
+        ({"schedule": "linear"}, "'cosine' or 'step'"),
+        ({"theta": -0.1}, "theta"),
+        ({"max_batches": 0}, "max_batches"),
+    ],
+)
 def test_bad_training_settings(change, message):
     with pytest.raises(EvaluationError, match=message):
         TrainConfig(**change)

@@ -2,6 +2,7 @@
 random cost model, in a temporary tuning root) and its schedules reused at another size,
 checked against torch; inapplicable ones skipped with their reasons; `tessera tune
 --transfer` run as a job, its result recorded in a store as a measurement."""
+
 from __future__ import annotations
 
 import json
@@ -11,23 +12,18 @@ import pytest
 import torch
 
 from app.cli_tune import _transfer_report
+from core.codegen import build_module
+from core.codegen.to_tvm import lower
+from core.compile.kernel_class import kernel_class
+from core.compile.measure import kernel_arguments
+from core.compile.target import local_target
+from core.compile.transfer import Bench, NotApplicable, apply_schedule, postprocessors, rederive_tiles, transfer_kernel
+from core.compile.transfer_records import schedules_of, tuned_kernels
+from core.compile.transfer_sources import open_source
+from core.ir.serialize import canonical_document, graph_from_document, read_document
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
-from tests.conftest import EXAMPLES
-from tests.core.test_compile_cli import QUICK, TINY, tessera
-
-tvm = pytest.importorskip("tvm")
-
-from core.codegen import build_module  # noqa: E402
-from core.codegen.to_tvm import lower  # noqa: E402
-from core.compile.kernel_class import kernel_class  # noqa: E402
-from core.compile.measure import kernel_arguments  # noqa: E402
-from core.compile.target import local_target  # noqa: E402
-from core.compile.transfer import (Bench, NotApplicable, apply_schedule, postprocessors,  # noqa: E402
-                                   rederive_tiles, transfer_kernel)
-from core.compile.transfer_records import schedules_of, tuned_kernels  # noqa: E402
-from core.compile.transfer_sources import open_source  # noqa: E402
-from core.ir.serialize import canonical_document, graph_from_document, read_document  # noqa: E402
+from tests.support import EXAMPLES, QUICK, TINY, tessera
 
 pytestmark = [pytest.mark.tvm, pytest.mark.slow]
 
@@ -39,8 +35,15 @@ OTHER = {"C_in": 8, "C_out": 6, "H": 10, "W": 6, "K": 3}  # the same class at ot
 def tuned_root(tmp_path_factory):
     """A tuning root holding conv2d tuned at TINY sizes with 4 trials (as `tessera measure` tunes)."""
     root = tmp_path_factory.mktemp("tuning")
-    payload = {"operator": json.loads(CONV.read_text()), "bindings": TINY, "tune_trials": 4,
-               "cost_model": "random", "device": "local", "tuning_root": str(root), **QUICK}
+    payload = {
+        "operator": json.loads(CONV.read_text()),
+        "bindings": TINY,
+        "tune_trials": 4,
+        "cost_model": "random",
+        "device": "local",
+        "tuning_root": str(root),
+        **QUICK,
+    }
     result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload})
     assert result["tuned"] and result["trial_count"] == 4
     return root
@@ -59,9 +62,9 @@ def conv_at(bindings):
 
 
 def test_tile_sizes_are_re_derived_keeping_inner_factors_that_divide():
-    assert rederive_tiles(12, [2, 1, 1, 4]) == [3, 1, 1, 4]      # 4 divides 12: kept
-    assert rederive_tiles(10, [1, 1, 1, 8]) == [5, 1, 1, 2]      # 8 does not: gcd(8, 10) = 2
-    assert rederive_tiles(56, [1, 2, 2, 16]) == [7, 1, 1, 8]       # gcd(16, 56) = 8; 2 does not divide 7
+    assert rederive_tiles(12, [2, 1, 1, 4]) == [3, 1, 1, 4]  # 4 divides 12: kept
+    assert rederive_tiles(10, [1, 1, 1, 8]) == [5, 1, 1, 2]  # 8 does not: gcd(8, 10) = 2
+    assert rederive_tiles(56, [1, 2, 2, 16]) == [7, 1, 1, 8]  # gcd(16, 56) = 8; 2 does not divide 7
     assert rederive_tiles(7, [1, 2, 4]) == [7, 1, 1] and rederive_tiles(1, [4, 8]) == [1, 1]
 
 
@@ -104,8 +107,24 @@ def test_schedules_that_do_not_apply_are_skipped_with_their_reasons(tuned_root):
 
 def test_cli_tune_transfer_runs_a_job_whose_result_is_a_measurement(tuned_root, tmp_path):
     store = tmp_path / "results.db"
-    out = tessera("tune", str(CONV), "--bind", "C_in=8,C_out=6,H=10,W=6", "--transfer", "--from", str(tuned_root),
-                  "--top-k", "2", "--store", str(store), "--repeat", "3", "--min-repeat-ms", "5", "--json")
+    out = tessera(
+        "tune",
+        str(CONV),
+        "--bind",
+        "C_in=8,C_out=6,H=10,W=6",
+        "--transfer",
+        "--from",
+        str(tuned_root),
+        "--top-k",
+        "2",
+        "--store",
+        str(store),
+        "--repeat",
+        "3",
+        "--min-repeat-ms",
+        "5",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     found = min(2, len(tuned_kernels(open_source(tuned_root).folders)[0].trials))  # top 2 of the tuned kernel
@@ -127,21 +146,37 @@ def test_cli_tune_transfer_runs_a_job_whose_result_is_a_measurement(tuned_root, 
 
 
 def test_cli_tune_refuses_bad_requests_clearly(tmp_path):
-    for args, message in [((), "give an operator FILE or --backbone NAME"),
-                          ((str(CONV), "--transfer", "--trials", "8"), "--trials sets the budget"),
-                          ((str(CONV), "--from", str(tmp_path)), "add --transfer"),
-                          ((str(CONV), "--transfer", "--from", str(tmp_path / "none")), "no such tuning folder"),
-                          (("--backbone", "resnet18", "--store", str(tmp_path / "r.db")), "apply to an operator"),
-                          (("--backbone", "resnet18", "--device", "board"), "apply to an operator"),
-                          ((str(CONV), "--transfer", "--device", "board", "--store", str(tmp_path / "r.db")),
-                           "there is no device called 'board'")]:
+    for args, message in [
+        ((), "give an operator FILE or --backbone NAME"),
+        ((str(CONV), "--transfer", "--trials", "8"), "--trials sets the budget"),
+        ((str(CONV), "--from", str(tmp_path)), "add --transfer"),
+        ((str(CONV), "--transfer", "--from", str(tmp_path / "none")), "no such tuning folder"),
+        (("--backbone", "resnet18", "--store", str(tmp_path / "r.db")), "apply to an operator"),
+        (("--backbone", "resnet18", "--device", "board"), "apply to an operator"),
+        (
+            (str(CONV), "--transfer", "--device", "board", "--store", str(tmp_path / "r.db")),
+            "there is no device called 'board'",
+        ),
+    ]:
         out = tessera("tune", *args)
         assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr, args
 
 
 def test_cli_tune_transfer_on_a_backbone_reports_every_kernel(tuned_root):
-    out = tessera("tune", "--backbone", "vgg", "--width", "4", "--resolution", "8", "--only", "conv2d",
-                  "--transfer", "--from", str(tuned_root))
+    out = tessera(
+        "tune",
+        "--backbone",
+        "vgg",
+        "--width",
+        "4",
+        "--resolution",
+        "8",
+        "--only",
+        "conv2d",
+        "--transfer",
+        "--from",
+        str(tuned_root),
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "vgg/w4 at 8x8: 6 kernels" and lines[1].split()[:3] == ["kernel", "calls", "untuned"]

@@ -1,5 +1,6 @@
 """Source selection for transfer-tuning: Gibson's heuristic on hand-computed numbers, and
 what counts as a source (a folder tree, a results store's tuning folders). No TVM here."""
+
 from __future__ import annotations
 
 import math
@@ -7,8 +8,7 @@ import math
 import pytest
 
 from core.compile.errors import CompileError
-from core.compile.transfer_sources import (WORKLOADS, open_source, payload_sources, rank_sources,
-                                           source_score)
+from core.compile.transfer_sources import WORKLOADS, open_source, payload_sources, rank_sources, source_score
 from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
 from core.store import Store
@@ -35,7 +35,7 @@ def test_ranking_prefers_covering_where_the_time_goes_with_diminishing_returns()
     assert rank_sources({"conv": 2.0}, {"a": {"conv": 9}, "b": {"conv": 16}}) == [("b", 4.0), ("a", 3.0)]
     # ties keep the order the candidates were given in
     assert [n for n, _ in rank_sources({"conv": 1.0}, {"p": {"conv": 4}, "q": {"conv": 4}})] == ["p", "q"]
-    assert math.isclose(source_score({"c": 1.0, "d": 3.0}, {"c": 4}), 0.25 ** 2 * 2)
+    assert math.isclose(source_score({"c": 1.0, "d": 3.0}, {"c": 4}), 0.25**2 * 2)
 
 
 def _database(folder):

@@ -1,8 +1,10 @@
 """Fixtures for GUI tests: a real main window with throw-away settings, and a
 guard that fails any GUI test leaving threads, thread pools, timers, worker
 processes or top-level widgets behind (napari's approach, condensed)."""
+
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -11,18 +13,20 @@ import traceback
 import weakref
 
 import pytest
+import shiboken6
+from PySide6.QtCore import QEvent, QThread, QThreadPool, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
 
+# read when pytest-qt creates the QApplication, after these imports
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-
-from PySide6.QtCore import QEvent, QThread, QThreadPool, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 GRACE_S = 3.0  # how long finished work may take to wind down after a test
 
 
 def _where() -> str:
-    frames = [f for f in traceback.extract_stack()[:-2]
-              if "conftest" not in f.filename and "site-packages" not in f.filename]
+    frames = [
+        f for f in traceback.extract_stack()[:-2] if "conftest" not in f.filename and "site-packages" not in f.filename
+    ]
     return "".join(traceback.format_list(frames[-3:]))
 
 
@@ -95,11 +99,14 @@ def no_leaks(request, monkeypatch):
                     problems.append(f"QThread still running, started at\n{where}")
             except RuntimeError:
                 pass
-        problems += [f"Python thread still alive: {t.name}" for t in set(threading.enumerate()) - threads_before
-                     if t.is_alive()]
+        problems += [
+            f"Python thread still alive: {t.name}" for t in set(threading.enumerate()) - threads_before if t.is_alive()
+        ]
         problems += [f"worker process still alive: {p.name} (pid {p.pid})" for p in multiprocessing.active_children()]
-        problems += [f"top-level widget not deleted: {type(w).__name__} {w.objectName()!r}"
-                     for w in set(QApplication.topLevelWidgets()) - widgets_before]
+        problems += [
+            f"top-level widget not deleted: {type(w).__name__} {w.objectName()!r}"
+            for w in set(QApplication.topLevelWidgets()) - widgets_before
+        ]
         return problems
 
     settle()
@@ -109,10 +116,8 @@ def no_leaks(request, monkeypatch):
         settle()
         problems = leftovers()
     for timer in list(timers):  # do not let a leak spill into the next test
-        try:
+        with contextlib.suppress(RuntimeError):
             timer.stop()
-        except RuntimeError:
-            pass
     for w in set(QApplication.topLevelWidgets()) - widgets_before:
         w.deleteLater()
     settle()
@@ -134,6 +139,7 @@ class DialogRecorder:
         def dialog(parent, title, text, *args, **kwargs):
             self.calls.append((kind, title, text))
             return self.answer if kind == "question" else QMessageBox.StandardButton.Ok
+
         return dialog
 
 
@@ -152,7 +158,6 @@ def settings_path(tmp_path):
 @pytest.fixture
 def make_window(qtbot, settings_path, dialogs):
     """Create shown main windows using a temporary settings file; closes the survivors."""
-    import shiboken6
 
     from app.settings import open_settings
     from app.window import MainWindow
@@ -176,3 +181,23 @@ def make_window(qtbot, settings_path, dialogs):
 @pytest.fixture
 def window(make_window):
     return make_window()
+
+
+@pytest.fixture
+def explorer(qtbot, dialogs, store_path, tmp_path):
+    """A shown main window over `store_path`, switched to the Explorer, with workers off."""
+    from app.settings import open_settings
+    from app.window import MainWindow
+
+    window = MainWindow(settings=open_settings(tmp_path / "settings.ini"), store=str(store_path))
+    try:
+        window.explore.actions["autostart"].setChecked(False)
+        window.resize(1400, 900)
+        window.show()
+        qtbot.waitExposed(window)
+        window.set_mode("explorer")
+        qtbot.waitUntil(window.is_idle, timeout=20_000)
+        yield window
+    finally:
+        if shiboken6.isValid(window):
+            window.close()

@@ -1,5 +1,6 @@
 """Real Qt input events for GUI tests: mouse drags on a view's viewport and
 drag-and-drop deliveries, sent through QApplication like a windowing system would."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
@@ -10,8 +11,9 @@ LEFT = Qt.MouseButton.LeftButton
 NO_BUTTON = Qt.MouseButton.NoButton
 
 
-def mouse(widget: QWidget, kind: QEvent.Type, pos: QPoint, button=LEFT, buttons=LEFT,
-          modifiers=Qt.KeyboardModifier.NoModifier) -> None:
+def mouse(
+    widget: QWidget, kind: QEvent.Type, pos: QPoint, button=LEFT, buttons=LEFT, modifiers=Qt.KeyboardModifier.NoModifier
+) -> None:
     local = QPointF(pos)
     event = QMouseEvent(kind, local, QPointF(widget.mapToGlobal(pos)), button, buttons, modifiers)
     QApplication.sendEvent(widget, event)

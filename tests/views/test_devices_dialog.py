@@ -2,6 +2,7 @@
 check it in a worker process (a dead tracker gives a plain error; a real tracker with a
 server on loopback reports it free), make it the default, see it in the Evaluate/Tune
 dialog, remove it. Only loopback addresses are ever used."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,8 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from core.devices import get_device, list_devices
 from core.store import Store
-from tests.conftest import EXAMPLES
-from tests.core.rpc_fixtures import LOOPBACK, free_port, start_cluster
+from tests.core.rpc_loopback import LOOPBACK, free_port, start_cluster
+from tests.support import EXAMPLES
 from views.explorer.devices_dialog import HEADERS
 
 pytestmark = pytest.mark.gui
@@ -58,7 +59,7 @@ def test_a_dead_tracker_is_reported_plainly_and_devices_can_be_managed(qtbot, wi
     add(qtbot, dialog, "gone", f"{LOOPBACK}:{port}", "rasp4")
     last = dialog.table.item(row_of(dialog, "gone"), LAST_CHECK).text()
     assert f"tracker {LOOPBACK}:{port} refused the connection" in last, last
-    assert f"refused the connection" in dialog.status.text()
+    assert "refused the connection" in dialog.status.text()
 
     dialog.table.selectRow(row_of(dialog, "gone"))
     dialog.default_button.click()
@@ -106,8 +107,10 @@ def test_check_then_evaluate_on_a_device_behind_a_real_tracker(qtbot, window, tm
         measure.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
         session = window.explore.session
         session.start_workers()
-        qtbot.waitUntil(lambda: bool(session.jobs) and all(j.state in ("done", "failed") for j in session.jobs.values()),
-                        timeout=900_000)
+        qtbot.waitUntil(
+            lambda: bool(session.jobs) and all(j.state in ("done", "failed") for j in session.jobs.values()),
+            timeout=900_000,
+        )
         [job] = session.jobs.values()
         assert job.state == "done", job.error
         assert window.explore.monitor.model.data(window.explore.monitor.model.index(0, 3)) == "board"

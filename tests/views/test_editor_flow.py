@@ -1,5 +1,6 @@
 """The operator editor driven like a person would: palette drag, mouse wiring,
 live shapes and diagnostics, inspector edits, undo/redo, save and reopen."""
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,12 @@ def test_build_check_fix_undo_save_reopen(window, make_window, monkeypatch, tmp_
     assert "spatial axis" in card.info.tooltip
     assert any(sev == "error" and n == node and "spatial axis" in m for sev, n, m in window.diagnostics.messages())
 
-    drag_mouse(window.view.viewport(), window.view.mapFromScene(card_header(card)),
-               window.view.mapFromScene(card_header(card)), steps=1)  # a click selects it
+    drag_mouse(
+        window.view.viewport(),
+        window.view.mapFromScene(card_header(card)),
+        window.view.mapFromScene(card_header(card)),
+        steps=1,
+    )  # a click selects it
     assert window.inspector.node == node
     depth = undo_depth(window)
     window.inspector.fields["dim"].editor.setValue(1)  # the fix

@@ -2,13 +2,13 @@
 the paged results browser, selection between them, the job monitor, Evaluate/Tune
 requests and the stale-job rule. Results are written through core.store.Store from
 a second connection, the way worker processes write them."""
+
 from __future__ import annotations
 
 import json
 
 import numpy as np
 import pytest
-import shiboken6
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
@@ -27,37 +27,16 @@ from .helpers import LEFT, NO_BUTTON, mouse
 pytestmark = pytest.mark.gui
 EXAMPLES = RESOURCES / "examples"
 #: example operator files standing in for results of each origin
-ORIGINS = {"hand-made": "conv2d.json", "search:random": "depthwise_separable.json",
-           "search:mcts": "grouped_conv.json", "baseline": "shift_conv.json"}
+ORIGINS = {
+    "hand-made": "conv2d.json",
+    "search:random": "depthwise_separable.json",
+    "search:mcts": "grouped_conv.json",
+    "baseline": "shift_conv.json",
+}
 SHIFT = Qt.KeyboardModifier.ShiftModifier
 
 
 # -- fixtures and helpers ---------------------------------------------------------------
-@pytest.fixture
-def store_path(tmp_path):
-    return tmp_path / "results.db"
-
-
-@pytest.fixture
-def explorer(qtbot, dialogs, store_path, tmp_path):
-    """A shown main window over `store_path`, switched to the Explorer, with workers off."""
-    from app.settings import open_settings
-    from app.window import MainWindow
-
-    window = MainWindow(settings=open_settings(tmp_path / "settings.ini"), store=str(store_path))
-    try:
-        window.explore.actions["autostart"].setChecked(False)
-        window.resize(1400, 900)
-        window.show()
-        qtbot.waitExposed(window)
-        window.set_mode("explorer")
-        qtbot.waitUntil(window.is_idle, timeout=20_000)
-        yield window
-    finally:
-        if shiboken6.isValid(window):
-            window.close()
-
-
 def add_results(path, values, origin="hand-made", bindings=None) -> list[int]:
     """Measurements (latency ms, FLOPs) of the example standing for `origin`, written in one
     transaction through a connection of their own; returns their ids."""
@@ -65,9 +44,14 @@ def add_results(path, values, origin="hand-made", bindings=None) -> list[int]:
         operator = store.add_operator(read_document(EXAMPLES / ORIGINS[origin]), ORIGINS[origin][:-5], origin)
         device = store.add_device("local", "local")
         with store.write():
-            return [store.add_measurement(operator, device, {"latency_ms": float(latency), "flops": float(flops),
-                                                             "bindings": bindings or {"C_in": 8}})
-                    for latency, flops in values]
+            return [
+                store.add_measurement(
+                    operator,
+                    device,
+                    {"latency_ms": float(latency), "flops": float(flops), "bindings": bindings or {"C_in": 8}},
+                )
+                for latency, flops in values
+            ]
 
 
 def random_values(n: int, seed: int = 0) -> np.ndarray:
@@ -77,8 +61,10 @@ def random_values(n: int, seed: int = 0) -> np.ndarray:
 
 def wait_for_results(qtbot, window, count: int) -> None:
     view = window.explore.view
-    qtbot.waitUntil(lambda: view.session.frame.count == count and view.browser.model.rowCount() == count
-                    and window.is_idle(), timeout=20_000)
+    qtbot.waitUntil(
+        lambda: view.session.frame.count == count and view.browser.model.rowCount() == count and window.is_idle(),
+        timeout=20_000,
+    )
 
 
 def viewport_point(plot, result_id: int) -> QPoint:
@@ -104,8 +90,16 @@ def drag(widget, start: QPoint, end: QPoint, modifiers, steps: int = 8) -> None:
 
 
 def wheel(widget, pos: QPoint, steps: int) -> None:
-    event = QWheelEvent(QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0), QPoint(0, 120 * steps),
-                        NO_BUTTON, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    event = QWheelEvent(
+        QPointF(pos),
+        QPointF(widget.mapToGlobal(pos)),
+        QPoint(0, 0),
+        QPoint(0, 120 * steps),
+        NO_BUTTON,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, event)
 
 
@@ -122,7 +116,7 @@ def test_plot_shows_every_result_and_the_front(qtbot, store_path, explorer):
         expected = sorted(int(r["measurement_id"]) for r in store.pareto(["latency_ms", "flops"]))
     front_ids = sorted(plot.session.frame.ids[plot._front].tolist())
     assert front_ids == expected
-    x, y = plot.front_line.getData()
+    x, _y = plot.front_line.getData()
     assert len(x) == 2 * len(expected) - 1  # a staircase: one corner between neighbours
     chips = {o: b.text() for o, b in plot._legend_buttons.items()}
     assert chips == {o: f"{o} 60" for o in ORIGINS}
@@ -185,8 +179,9 @@ def test_convergence_of_a_tuned_result(qtbot, store_path, explorer):
     with Store(store_path) as store:
         operator = store.add_operator(read_document(EXAMPLES / "conv2d.json"), "conv2d")
         untuned = store.add_measurement(operator, None, {"latency_ms": 3.1, "flops": 1e6})
-        tuned = store.add_measurement(operator, None, {"latency_ms": 1.2, "flops": 1e6, "tuned": True,
-                                                       "trials": trials})
+        tuned = store.add_measurement(
+            operator, None, {"latency_ms": 1.2, "flops": 1e6, "tuned": True, "trials": trials}
+        )
     wait_for_results(qtbot, explorer, 2)
     view = explorer.explore.view
     assert view.panel.title.text() == "Pareto front" and view.panel.front_list.topLevelItemCount() == 1
@@ -333,8 +328,9 @@ def test_compare_two_results(qtbot, store_path, explorer):
     dialog = view.compare_dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.names == ["conv2d", "depthwise_separable"]
-    latency_row = [dialog.numbers.verticalHeaderItem(r).text() for r in range(dialog.numbers.rowCount())] \
-        .index("Latency (ms)")
+    latency_row = [dialog.numbers.verticalHeaderItem(r).text() for r in range(dialog.numbers.rowCount())].index(
+        "Latency (ms)"
+    )
     assert dialog.numbers.item(latency_row, 1).font().bold()  # the faster one is marked
     assert dialog.numbers.item(latency_row, 2).text() == "0.5×"
     assert dialog.changed_lines() > 0 and "nn.Module" in dialog.editors[0].toPlainText()
@@ -346,9 +342,11 @@ def test_compare_two_results(qtbot, store_path, explorer):
 def test_cancel_a_queued_job_from_the_monitor(qtbot, store_path, explorer):
     with Store(store_path) as store:  # queued by someone else, e.g. `tessera submit`
         doc = read_document(EXAMPLES / "conv2d.json")
-        job_id = JobQueue(store).submit("measure", {"operator": doc, "bindings": doc["bindings"], "tune_trials": 0,
-                                                    "device": "local"},
-                                        operator_id=store.add_operator(doc, "conv2d"))
+        job_id = JobQueue(store).submit(
+            "measure",
+            {"operator": doc, "bindings": doc["bindings"], "tune_trials": 0, "device": "local"},
+            operator_id=store.add_operator(doc, "conv2d"),
+        )
     monitor = explorer.explore.monitor
     qtbot.waitUntil(lambda: monitor.model.rowCount() == 1, timeout=10_000)
     assert explorer.explore.indicator.text() == "0 running, 1 queued"
@@ -378,16 +376,19 @@ def test_evaluate_queues_one_job_per_bindings_set_and_edits_cancel_them(qtbot, s
     assert dialog.error.text() == "line 2: binding K=0: sizes must be positive integers" and dialog.isVisible()
     dialog.bindings.setPlainText("C_in=8, C_out=8, H=16, Wd=16, K=3")
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
-    assert dialog.error.text().startswith("line 1 (C_in=8, C_out=8, H=16, Wd=16, K=3): no variable Wd in conv2d; "
-                                          "did you mean W?")
+    assert dialog.error.text().startswith(
+        "line 1 (C_in=8, C_out=8, H=16, Wd=16, K=3): no variable Wd in conv2d; did you mean W?"
+    )
     dialog.bindings.setPlainText("C_in=8, C_out=8, H=16, W=16, K=3\nC_in=8, C_out=16, H=16, W=16")
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     qtbot.waitUntil(lambda: explorer.explore.dialog is None)
     with Store(store_path) as store:
         jobs = JobQueue(store).jobs()
     assert [j.state for j in jobs] == [QUEUED, QUEUED]
-    assert [j.payload["bindings"] for j in jobs] == [{"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3},
-                                                     {"C_in": 8, "C_out": 16, "H": 16, "W": 16, "K": 3}]
+    assert [j.payload["bindings"] for j in jobs] == [
+        {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3},
+        {"C_in": 8, "C_out": 16, "H": 16, "W": 16, "K": 3},
+    ]
     assert all(j.payload["tune_trials"] == 0 and j.operator_name == "conv2d" for j in jobs)
     assert explorer.explore.dock.isVisible()
 
@@ -418,14 +419,17 @@ def test_tune_a_selection_of_results(qtbot, store_path, explorer):
     with Store(store_path) as store:
         jobs = JobQueue(store).jobs()
     # one job per operator and bindings: the two conv2d results share both
-    assert sorted((j.operator_name, j.payload["bindings"]["C_out"], j.payload["tune_trials"]) for j in jobs) == \
-        [("conv2d", 8, 5), ("depthwise_separable", 16, 5)]
+    assert sorted((j.operator_name, j.payload["bindings"]["C_out"], j.payload["tune_trials"]) for j in jobs) == [
+        ("conv2d", 8, 5),
+        ("depthwise_separable", 16, 5),
+    ]
     assert all(j.input_key is None for j in jobs)  # results are not being edited: never stale
 
 
 def test_every_window_shortcut_is_unique(explorer):
     """Two actions on one key make Qt ignore the key for both ("ambiguous shortcut")."""
     from PySide6.QtGui import QAction
+
     seen: dict[str, str] = {}
     for action in explorer.findChildren(QAction):
         for key in action.shortcuts():
@@ -495,11 +499,18 @@ def test_explorer_never_imports_torch_or_tvm(tmp_path):
     import sys
 
     from .test_startup import ENV, ROOT
+
     store = tmp_path / "results.db"
     add_results(store, [(1.0, 1e6)], "hand-made", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
     add_results(store, [(2.0, 1e6)], "baseline", {"C_in": 8, "C_out": 8, "H": 8, "W": 8})
-    result = subprocess.run([sys.executable, "-c", EXPLORER_PROBE, str(store)], cwd=ROOT, env=ENV,
-                            capture_output=True, text=True, timeout=180)
+    result = subprocess.run(
+        [sys.executable, "-c", EXPLORER_PROBE, str(store)],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["heavy"] == [] and report["rows"] == 2 and report["diff"] > 0
@@ -514,12 +525,18 @@ def test_screenshot_of_the_explorer(tmp_path):
     from views.explorer.columns import ORIGIN_COLORS
 
     from .test_startup import ENV, ROOT
+
     store = tmp_path / "results.db"
     add_results(store, random_values(120))
     out = tmp_path / "explorer.png"
-    result = subprocess.run([sys.executable, "-m", "app.cli", "gui", "--store", str(store), "--view", "explorer",
-                             "--screenshot", str(out)], cwd=ROOT, env=ENV, capture_output=True, text=True,
-                            timeout=180)
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "gui", "--store", str(store), "--view", "explorer", "--screenshot", str(out)],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1600, 1000)
@@ -565,8 +582,10 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
 
         window.explore.actions["explorer"].trigger()
         view = window.explore.view
-        qtbot.waitUntil(lambda: view.session.frame.count == 1 and view.browser.model.rowCount() == 1
-                        and window.is_idle(), timeout=20_000)
+        qtbot.waitUntil(
+            lambda: view.session.frame.count == 1 and view.browser.model.rowCount() == 1 and window.is_idle(),
+            timeout=20_000,
+        )
         result_id = view.browser.model.id_at(0)
         record = view.browser.model.record(0)
         assert record["operator_name"] == "conv2d" and record["tuned"] == 1 and record["latency_ms"] > 0

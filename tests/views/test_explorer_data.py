@@ -1,5 +1,6 @@
 """The explorer's Qt-free data pieces against brute force: the batch-by-batch Pareto front,
 its staircase, marker thinning, the results frame, and the reader over a real store."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -20,8 +21,11 @@ from views.theme import RESOURCES
 def brute_front(x, y, directions) -> set[int]:
     cx = -x if directions[0] == MAXIMIZE else x
     cy = -y if directions[1] == MAXIMIZE else y
-    return {i for i in range(len(x)) if not any(
-        cx[j] <= cx[i] and cy[j] <= cy[i] and (cx[j] < cx[i] or cy[j] < cy[i]) for j in range(len(x)))}
+    return {
+        i
+        for i in range(len(x))
+        if not any(cx[j] <= cx[i] and cy[j] <= cy[i] and (cx[j] < cx[i] or cy[j] < cy[i]) for j in range(len(x)))
+    }
 
 
 @pytest.mark.parametrize("directions", [(MINIMIZE, MINIMIZE), (MINIMIZE, MAXIMIZE), (MAXIMIZE, MINIMIZE)])
@@ -32,7 +36,7 @@ def test_front_batch_by_batch_equals_the_front_of_everything(directions):
     for start in range(0, 400, 37):
         batch = np.arange(start, min(start + 37, 400))
         front = front_of(x, y, directions, np.concatenate([front, batch]))
-        assert set(front.tolist()) == brute_front(x[:batch[-1] + 1], y[:batch[-1] + 1], directions)
+        assert set(front.tolist()) == brute_front(x[: batch[-1] + 1], y[: batch[-1] + 1], directions)
         assert np.all(np.diff(x[front]) >= 0)
 
 
@@ -67,8 +71,12 @@ def test_frame_keeps_rows_and_marks_the_gone():
     rng = np.random.default_rng(0)
 
     def chunk(ids, origin):
-        return FrameChunk(np.array(ids, np.int64), [origin], np.zeros(len(ids), np.intp),
-                          {k: rng.random(len(ids)) for k in FRAME_COLUMNS})
+        return FrameChunk(
+            np.array(ids, np.int64),
+            [origin],
+            np.zeros(len(ids), np.intp),
+            {k: rng.random(len(ids)) for k in FRAME_COLUMNS},
+        )
 
     frame.replace(chunk([1, 2, 3, -7], "hand-made"))
     added = frame.append(chunk([4, 5, -8], "search:mcts"))
@@ -118,7 +126,7 @@ def test_table_order_puts_arrivals_where_sqlite_sorts_them(numeric, descending):
     first = sql_order("WHERE rowid <= 200")
     order = TableOrder([r[0] for r in first], [r[1] for r in first], numeric, descending)
     for start in range(200, n, 23):
-        batch = list(zip(ids, keys))[start:start + 23]
+        batch = list(zip(ids, keys))[start : start + 23]
         order, at = order.inserted([i for i, _ in batch], [k for _, k in batch])
         assert sorted(order.ids[at].tolist()) == sorted(i for i, _ in batch)  # where the new rows went
     assert order.ids.tolist() == [r[0] for r in sql_order("")]

@@ -1,5 +1,6 @@
 """The export dialog on real widgets: the file name follows the format, existing files are
 replaced only after the user says yes, and the export runs in a worker process."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 from core.export import RESULTS_FORMATS
 from core.ir.serialize import read_document
 from core.store import Store
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 from views.export_dialog import ExportDialog
 
 pytestmark = pytest.mark.gui
@@ -22,6 +23,7 @@ def make_dialog(qtbot, tmp_path):
         qtbot.addWidget(dialog)
         dialog.show()
         return dialog
+
     return make
 
 

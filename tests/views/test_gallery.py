@@ -1,6 +1,7 @@
 """The operator gallery on a real store file: the best operators of the chosen front with
 thumbnails of their graphs, the origin filter (a front of its own per origin), open and
 export requests, and refreshing as new results arrive."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,16 +10,20 @@ from PySide6.QtTest import QTest
 
 from core.ir.serialize import read_document
 from core.store import Store
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 from views.gallery import ALL_ORIGINS, THUMBNAIL, OperatorGallery
 
 pytestmark = pytest.mark.gui
 
 # name, origin, latency ms, accuracy: conv2d and shift_conv are on the global front;
 # grouped_conv is dominated by conv2d, but it is the best search:mcts found after involution
-OPERATORS = [("conv2d", "hand-made", 1.0, 0.70), ("grouped_conv", "search:mcts", 2.0, 0.65),
-             ("shift_conv", "search:random", 0.5, 0.60), ("involution", "search:mcts", 3.0, 0.75),
-             ("depthwise_separable", "search:mcts", 4.0, 0.60)]
+OPERATORS = [
+    ("conv2d", "hand-made", 1.0, 0.70),
+    ("grouped_conv", "search:mcts", 2.0, 0.65),
+    ("shift_conv", "search:random", 0.5, 0.60),
+    ("involution", "search:mcts", 3.0, 0.75),
+    ("depthwise_separable", "search:mcts", 4.0, 0.60),
+]
 
 
 @pytest.fixture
@@ -62,8 +67,12 @@ def test_the_front_is_shown_best_first_with_thumbnails(gallery):
 
 
 def test_filtering_by_origin_shows_that_origins_own_front(gallery):
-    assert [gallery.origin_box.itemText(i) for i in range(gallery.origin_box.count())] == \
-        [ALL_ORIGINS, "hand-made", "search:mcts", "search:random"]
+    assert [gallery.origin_box.itemText(i) for i in range(gallery.origin_box.count())] == [
+        ALL_ORIGINS,
+        "hand-made",
+        "search:mcts",
+        "search:random",
+    ]
     gallery.set_origin("search:mcts")
     assert _names(gallery) == ["grouped_conv", "involution"]
     assert all(c.origin == "search:mcts" for c in gallery.cards)

@@ -1,10 +1,11 @@
 """The docks mounted beside the editor and the explorer: Search, Sequences, Gallery, Export."""
+
 import json
 
 from PySide6.QtWidgets import QApplication
 
 from core.jobs.queue import DONE
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 
 
 def test_search_panel_runs_a_real_search_job(window, qtbot, tmp_path):
@@ -17,8 +18,9 @@ def test_search_panel_runs_a_real_search_job(window, qtbot, tmp_path):
     with qtbot.waitSignal(panel.searchStarted, timeout=5000):
         panel.start_button.click()
     session = window.explore.session
-    qtbot.waitUntil(lambda: session.jobs.get(panel.job_id) is not None
-                    and session.jobs[panel.job_id].state == DONE, timeout=120_000)
+    qtbot.waitUntil(
+        lambda: session.jobs.get(panel.job_id) is not None and session.jobs[panel.job_id].state == DONE, timeout=120_000
+    )
     qtbot.waitUntil(lambda: "Search finished: 3 candidates" in panel.status.text(), timeout=10_000)
     origins = {r["origin"] for r in session.store.results()}
     assert origins == {"search:mcts"} and session.store.db["operators"].count == 3

@@ -1,6 +1,7 @@
 """The sequence editor on real widgets (offscreen): steps with badges and explanations,
 parameter edits, adding/removing/reordering (drag and buttons), undo/redo, the loop nest
 after each step, and the result handed on as an operator document."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from core.analysis.summary import summarize
 from core.ir.serialize import graph_from_document
-from tests.conftest import EXAMPLES
+from tests.support import EXAMPLES
 from views.sequence_editor import SequenceEditor
 
 pytestmark = pytest.mark.gui
@@ -39,8 +40,13 @@ def edit(field, text: str) -> None:
 
 
 def test_steps_badges_and_the_nest_after_each_step(editor, qtbot):
-    assert rows(editor) == ["1. interchange(co, oh)", "2. bottleneck(oh, 2)", "3. interchange(oh, ow)",
-                            "4. bottleneck(ow, 2)", "5. interchange(ow, co)"]
+    assert rows(editor) == [
+        "1. interchange(co, oh)",
+        "2. bottleneck(oh, 2)",
+        "3. interchange(oh, ow)",
+        "4. bottleneck(ow, 2)",
+        "5. interchange(ow, co)",
+    ]
     assert all(editor.verdict(i)[0] == "legal" for i in range(5))
     editor.select(1)
     assert editor.nest_title.text() == "Loop nest after step 2"

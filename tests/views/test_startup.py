@@ -1,5 +1,6 @@
 """Start-up in fresh processes: the window never imports torch or TVM, and
 `tessera gui --screenshot` writes a PNG of the whole window and exits 0."""
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,19 @@ def test_cli_screenshot_writes_the_whole_window(tmp_path):
     from PySide6.QtGui import QImage
 
     out = tmp_path / "shots" / "involution.png"
-    result = run([sys.executable, "-m", "app.cli", "gui", str(RESOURCES / "examples" / "involution.json"),
-                  "--store", str(tmp_path / "results.sqlite"), "--screenshot", str(out)])
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "gui",
+            str(RESOURCES / "examples" / "involution.json"),
+            "--store",
+            str(tmp_path / "results.sqlite"),
+            "--screenshot",
+            str(out),
+        ]
+    )
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1600, 1000)

@@ -1,6 +1,7 @@
 """The Evaluate / Tune dialog's methods on real widgets: Run > Tune with Reused Schedules…
 (transfer jobs on the chosen device, sources checked), and Compare variants (one measure job
 per algorithm x tuned/untuned, the left-out algorithm named in the status bar)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 from core.devices import add_device, set_default
 from core.jobs.queue import JobQueue
 from core.store import Store
-
-from .test_explorer import EXAMPLES, explorer, store_path  # noqa: F401 (fixtures)
+from tests.support import EXAMPLES
 
 pytestmark = pytest.mark.gui
 
@@ -43,7 +43,9 @@ def test_tune_with_reused_schedules_queues_a_transfer_job(qtbot, store_path, exp
 
     dialog.add_source(str(tmp_path / "missing"))
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
-    assert dialog.isVisible() and dialog.error.text() == f"{tmp_path / 'missing'}: no such tuning folder or results store"
+    assert (
+        dialog.isVisible() and dialog.error.text() == f"{tmp_path / 'missing'}: no such tuning folder or results store"
+    )
     dialog.sources.setCurrentRow(0)
     dialog.sources.item(0).setSelected(True)
     dialog._remove_sources()
@@ -75,12 +77,20 @@ def test_compare_variants_queues_every_algorithm_and_names_what_was_left_out(qtb
     confirm(qtbot, explorer)
     jobs = queued_jobs(store_path)
     assert [(j.kind, j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [
-        ("measure", "default", 0), ("measure", "default", 3), ("measure", "gspc", 0), ("measure", "gspc", 3)]
+        ("measure", "default", 0),
+        ("measure", "default", 3),
+        ("measure", "gspc", 0),
+        ("measure", "gspc", 3),
+    ]
     assert "Queued 4 job(s): tune (3 trials), comparing variants grouped_conv" in explorer.statusBar().currentMessage()
     monitor = explorer.explore.monitor  # the job monitor tells the variants apart
     qtbot.waitUntil(lambda: monitor.model.rowCount() == 4, timeout=10_000)
     assert sorted(monitor.model.data(monitor.model.index(r, 1)) for r in range(4)) == [
-        "measure", "measure · gspc", "measure · gspc · tune 3", "measure · tune 3"]
+        "measure",
+        "measure · gspc",
+        "measure · gspc · tune 3",
+        "measure · tune 3",
+    ]
 
     explorer.load(EXAMPLES / "involution.json")
     explorer.explore.actions["evaluate"].trigger()
@@ -91,15 +101,18 @@ def test_compare_variants_queues_every_algorithm_and_names_what_was_left_out(qtb
     jobs = queued_jobs(store_path)[4:]
     assert [(j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [("default", 0)]
     message = explorer.statusBar().currentMessage()
-    assert "Queued 1 job(s)" in message and "left out: involution: algorithm 'gspc' runs grouped convolutions only" \
-        in message
+    assert (
+        "Queued 1 job(s)" in message
+        and "left out: involution: algorithm 'gspc' runs grouped convolutions only" in message
+    )
 
 
 def test_variants_view_compares_one_operator_device_and_sizes(qtbot, store_path, explorer, dialogs, tmp_path):
-    from tests.conftest import EXAMPLES as examples_dir
-    from tests.core.test_jobs_cli import add_variants
+    from tests.core.variants_data import add_variants
+    from tests.support import EXAMPLES as examples_dir
 
     from .test_explorer import wait_for_results
+
     ids = add_variants(store_path, examples_dir)
     wait_for_results(qtbot, explorer, 6)
     view = explorer.explore.view
@@ -113,7 +126,7 @@ def test_variants_view_compares_one_operator_device_and_sizes(qtbot, store_path,
     assert [table.item(r, 8).text() for r in range(4)] == ["4.00x", "2.00x", "1.33x", "1.00x"]
     assert table.item(2, 0).font().bold() and not table.item(0, 0).font().bold()  # opened from ids[3]
     ticks = dialog.chart.getPlotItem().getAxis("left")._tickLevels[0]
-    assert [text for _, text in ticks][0] == "gspc · tuned (8 trials) · NCHW4c"
+    assert next(text for _, text in ticks) == "gspc · tuned (8 trials) · NCHW4c"
     table.selectRow(0)
     assert view.selection.current == ids[1]  # the explorer follows
     dialog.grab().save(str(tmp_path / "variants.png"))
@@ -129,6 +142,7 @@ def test_a_search_candidate_never_measured_opens_and_measures_at_its_own_sizes(q
     from core.ir.serialize import read_document
 
     from .test_explorer import wait_for_results
+
     doc = read_document(EXAMPLES / "grouped_conv.json")
     sizes = {"C_in": 8, "C_out": 16, "H": 12, "W": 12, "K": 3, "G": 2}
     with Store(store_path) as store:

@@ -1,5 +1,6 @@
 """The main window around the editor: files, dialogs, docks, diagnostics,
 bindings, the palette and the code panel, on real widgets offscreen."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -7,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint
-from PySide6.QtCore import QMimeData
+from PySide6.QtCore import QMimeData, QPoint
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from core.ir.serialize import load_operator, to_document
@@ -43,7 +43,7 @@ def test_bad_files_open_with_a_dialog_not_a_traceback(window, dialogs, tmp_path)
     broken = tmp_path / "broken.json"
     broken.write_text("{ not json")
     assert not window.open_file(broken)
-    kind, title, text = dialogs.calls[-1]
+    kind, _title, text = dialogs.calls[-1]
     assert kind == "critical" and "broken.json" in text and "not valid JSON" in text
     unknown = tmp_path / "unknown.json"
     doc = to_document(load_operator(EXAMPLES[0]))
@@ -115,7 +115,7 @@ def test_clicking_a_diagnostic_selects_its_node(window):
     drag_mouse(panel.viewport(), rect.center(), rect.center(), steps=1)
     assert window.scene.selected_nodes() == ["unfold_w"]
     assert window.inspector.node == "unfold_w"
-    assert "Diagnostics (1)" == window.docks["diagnostics"].windowTitle()
+    assert window.docks["diagnostics"].windowTitle() == "Diagnostics (1)"
 
 
 def test_bindings_bar_updates_numbers(window):
@@ -198,5 +198,7 @@ def test_an_invalid_operator_is_marked_where_it_breaks(window):
     assert scene.node_item("merge_groups").info.shape == "—"  # downstream of the error: no shape
     assert scene.node_item("unfold_h").info.shape == "[C_in, K, H, W]"
     assert [(sev, node) for sev, node, _ in window.diagnostics.messages()] == [
-        ("error", "unfold_w"), ("warning", "stray_softmax")]
+        ("error", "unfold_w"),
+        ("warning", "stray_softmax"),
+    ]
     assert window.bindings_bar.totals.text().startswith("1 error")

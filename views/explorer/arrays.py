@@ -1,4 +1,5 @@
 """Array helpers the explorer needs fast at 10^5 rows."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -2,12 +2,13 @@
 which ones can be plot axes, and one colour per origin (hand-made, each search, baseline).
 
 Qt-free, so the table, the plot, the filter parser and the comparison agree on one list."""
+
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from core.store import RESULT_OBJECTIVES
 
@@ -34,11 +35,11 @@ def _time(value: float) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    key: str                   # column of the store's results view
-    title: str                 # table header
+    key: str  # column of the store's results view
+    title: str  # table header
     numeric: bool = True
-    fmt: Callable = _number    # value (never None) -> text
-    axis: str | None = None    # axis label when the column can be a plot axis
+    fmt: Callable = _number  # value (never None) -> text
+    axis: str | None = None  # axis label when the column can be a plot axis
     aliases: tuple[str, ...] = ()  # other names accepted by the filter box
 
     @property
@@ -71,8 +72,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("accuracy", "Accuracy", axis="Accuracy", aliases=("acc",)),
     Column("fisher_potential", "Fisher Potential", axis="Fisher Potential", aliases=("fisher",)),
     Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)", aliases=("e2e", "network")),
-    Column("e2e_speedup", "Network speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs baseline network",
-           aliases=("e2e_speedup",)),
+    Column(
+        "e2e_speedup",
+        "Network speedup",
+        fmt=lambda v: f"{v:.2f}×",
+        axis="Speedup vs baseline network",
+        aliases=("e2e_speedup",),
+    ),
     Column("created", "Measured", fmt=_time, aliases=("date",)),
 )
 BY_KEY = {c.key: c for c in COLUMNS}
@@ -80,8 +86,13 @@ AXES = tuple(c for c in COLUMNS if c.axis)
 #: numeric columns every plotted point carries (loaded for all results, not paged)
 FRAME_COLUMNS = tuple(c.key for c in AXES)
 
-ORIGIN_COLORS = {"hand-made": "#2563eb", "baseline": "#111827", "search:random": "#d97706",
-                 "search:mcts": "#7c3aed", "search:sequence": "#0d9488"}
+ORIGIN_COLORS = {
+    "hand-made": "#2563eb",
+    "baseline": "#111827",
+    "search:random": "#d97706",
+    "search:mcts": "#7c3aed",
+    "search:sequence": "#0d9488",
+}
 EXTRA_COLORS = ("#db2777", "#16a34a", "#0891b2", "#b45309", "#4f46e5", "#be123c")
 
 

@@ -3,14 +3,26 @@ better one marked, and their PyTorch modules as an aligned side-by-side diff.
 
 The module source comes from core.codegen.to_torch.module_source, which only writes
 text (it imports no torch), so it runs here directly."""
+
 from __future__ import annotations
 
 import difflib
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QTextCursor, QTextFormat
-from PySide6.QtWidgets import (QDialog, QGridLayout, QLabel, QPlainTextEdit, QSplitter, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QTextEdit, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QGridLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.codegen.to_torch import module_source
 from core.ir.errors import TesseraError
@@ -22,8 +34,20 @@ from ..document import OperatorDocument
 from .columns import BY_KEY
 from .session import ExplorerSession
 
-NUMBERS = ("latency_ms", "latency_std_ms", "gflops", "flops", "params", "torch_latency_ms", "speedup",
-           "accuracy", "fisher_potential", "e2e_latency_ms", "e2e_speedup", "trial_count")
+NUMBERS = (
+    "latency_ms",
+    "latency_std_ms",
+    "gflops",
+    "flops",
+    "params",
+    "torch_latency_ms",
+    "speedup",
+    "accuracy",
+    "fisher_potential",
+    "e2e_latency_ms",
+    "e2e_speedup",
+    "trial_count",
+)
 FACTS = ("origin", "device_name", "bindings", "tuned")
 ADDED, REMOVED, BLANK = "#dcfce7", "#fee2e2", "#f3f4f6"
 
@@ -84,9 +108,17 @@ class CompareDialog(QDialog):
         graphs = QSplitter(Qt.Orientation.Horizontal)
         self.cards = []
         for name, row, document in zip(self.names, self.rows, self.documents):
-            subtitle = " · ".join(filter(None, (row["origin"], row["device_name"],
-                                                BY_KEY["bindings"].text(row["bindings"]),
-                                                f"result {row['result_id']}")))
+            subtitle = " · ".join(
+                filter(
+                    None,
+                    (
+                        row["origin"],
+                        row["device_name"],
+                        BY_KEY["bindings"].text(row["bindings"]),
+                        f"result {row['result_id']}",
+                    ),
+                )
+            )
             card = _GraphCard(name, subtitle, document)
             self.cards.append(card)
             graphs.addWidget(card)

@@ -1,5 +1,6 @@
 """Tuning convergence: the latency of every MetaSchedule trial of one tuned result against
 its trial index, with the best-so-far staircase and the latency finally measured."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,11 +23,13 @@ class ConvergencePlot(QWidget):
         item.setLabel("bottom", "Trial")
         item.setLabel("left", "Latency (ms)")
         item.setLogMode(y=True)
-        self.trials = pg.PlotDataItem(pen=None, symbol="o", symbolSize=6, symbolPen=None,
-                                      symbolBrush=pg.mkBrush(100, 116, 139, 150), name="trial")
+        self.trials = pg.PlotDataItem(
+            pen=None, symbol="o", symbolSize=6, symbolPen=None, symbolBrush=pg.mkBrush(100, 116, 139, 150), name="trial"
+        )
         self.best = pg.PlotDataItem(pen=pg.mkPen(theme.SELECTION, width=2), name="best so far")
-        self.measured = pg.InfiniteLine(angle=0, movable=False,
-                                        pen=pg.mkPen(theme.ACCEPT, width=1.4, style=Qt.PenStyle.DashLine))
+        self.measured = pg.InfiniteLine(
+            angle=0, movable=False, pen=pg.mkPen(theme.ACCEPT, width=1.4, style=Qt.PenStyle.DashLine)
+        )
         for it in (self.trials, self.best):
             item.addItem(it)
         item.addItem(self.measured, ignoreBounds=True)

@@ -5,15 +5,29 @@ free and busy at its last check, check one now, choose the default, remove one.
 Everything goes through core.devices; a check imports TVM, so it runs in a worker process
 (views.background) and the window stays responsive while a tracker does not answer. The
 window keeps one dialog and hides it on Close, so a check still running lands when done."""
+
 from __future__ import annotations
 
 import json
 import time
 
-from PySide6.QtCore import QThreadPool, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox,
-                               QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout)
+from PySide6.QtCore import QThreadPool, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
 
 from core.devices import Device, add_device, list_devices, record_check, remove_device, set_default
 from core.ir.errors import TesseraError
@@ -37,7 +51,8 @@ def servers_text(device: Device) -> str:
     if device.is_local or not check or check.get("free") is None:
         return "—"
     return f"{check['free']} free, {check.get('busy') or 0} busy" + (
-        f", {check['pending']} waiting" if check.get("pending") else "")
+        f", {check['pending']} waiting" if check.get("pending") else ""
+    )
 
 
 def check_text(device: Device) -> str:
@@ -99,7 +114,7 @@ class DevicesDialog(QDialog):
         for label, target in TARGET_PRESETS.items():
             self.preset.addItem(label, target)
         self.target = QLineEdit(json.dumps(TARGET_PRESETS[self.preset.currentText()]))
-        self.target.setToolTip("A TVM target as JSON, e.g. {\"kind\": \"llvm\", \"mtriple\": \"aarch64-linux-gnu\"}")
+        self.target.setToolTip('A TVM target as JSON, e.g. {"kind": "llvm", "mtriple": "aarch64-linux-gnu"}')
         self.preset.activated.connect(lambda _: self.target.setText(json.dumps(self.preset.currentData())))
         self.add_button = QPushButton("Add Device")
         self.add_button.clicked.connect(self.add)
@@ -133,10 +148,14 @@ class DevicesDialog(QDialog):
         self.table.setRowCount(len(self.devices))
         for r, device in enumerate(self.devices):
             checking = device.name in self.checking
-            values = (device.name + ("  (default)" if device.default else ""),
-                      device.tracker or "—", device.key or "—",
-                      json.dumps(device.target) if device.target else "this machine",
-                      servers_text(device), "checking…" if checking else check_text(device))
+            values = (
+                device.name + ("  (default)" if device.default else ""),
+                device.tracker or "—",
+                device.key or "—",
+                json.dumps(device.target) if device.target else "this machine",
+                servers_text(device),
+                "checking…" if checking else check_text(device),
+            )
             for c, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 item.setToolTip(device.describe() if c == 0 else text)
@@ -164,23 +183,33 @@ class DevicesDialog(QDialog):
     # -- actions ------------------------------------------------------------------------------
     def add(self) -> None:
         name = self.name.text().strip()
-        if self._attempt(lambda: add_device(self.store, name, self.tracker.text().strip(), self.key.text().strip(),
-                                            self.target.text().strip() or None),
-                         f"Added {name}; checking it…"):
+        if self._attempt(
+            lambda: add_device(
+                self.store,
+                name,
+                self.tracker.text().strip(),
+                self.key.text().strip(),
+                self.target.text().strip() or None,
+            ),
+            f"Added {name}; checking it…",
+        ):
             self.name.clear()
             self.refresh(select=name)
             self.check_selected()
 
     def remove_selected(self) -> None:
         device = self.selected()
-        if device is not None and self._attempt(lambda: remove_device(self.store, device.name),
-                                                f"Removed {device.name}; its measurements stay in the store."):
+        if device is not None and self._attempt(
+            lambda: remove_device(self.store, device.name),
+            f"Removed {device.name}; its measurements stay in the store.",
+        ):
             self.refresh()
 
     def make_default(self) -> None:
         device = self.selected()
-        if device is not None and self._attempt(lambda: set_default(self.store, device.name),
-                                                f"New jobs run on {device.name} unless told otherwise."):
+        if device is not None and self._attempt(
+            lambda: set_default(self.store, device.name), f"New jobs run on {device.name} unless told otherwise."
+        ):
             self.refresh()
 
     def check_selected(self) -> None:
@@ -190,16 +219,22 @@ class DevicesDialog(QDialog):
         self.checking.add(device.name)
         signals = CallSignals(self)
         signals.ended.connect(lambda answer, error: self._checked(device.name, answer, error))
-        self._pool.start(SubprocessCall(CHECK, {"config": device.to_dict(), "timeout": CHECK_TIMEOUT_S},
-                                        signals, CHECK_TIMEOUT_S + 60))
+        self._pool.start(
+            SubprocessCall(
+                CHECK, {"config": device.to_dict(), "timeout": CHECK_TIMEOUT_S}, signals, CHECK_TIMEOUT_S + 60
+            )
+        )
         self.refresh()
 
     def _checked(self, name: str, answer: dict | None, error: str) -> None:
         self.checking.discard(name)
         answer = answer or {"reachable": False, "error": f"the check could not run: {error}", "checked": time.time()}
         problem = answer.get("error")
-        if self._attempt(lambda: record_check(self.store, name, answer),
-                         f"{name}: {problem}" if problem else f"{name} is ready.", error=bool(problem)):
+        if self._attempt(
+            lambda: record_check(self.store, name, answer),
+            f"{name}: {problem}" if problem else f"{name} is ready.",
+            error=bool(problem),
+        ):
             self.refresh()
 
     def is_checking(self) -> bool:

@@ -1,5 +1,6 @@
 """The Explorer page of the window: the Pareto plot and the current result's panel
 above, the results browser below, all sharing one selection."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,7 @@ from .variants import VariantsDialog
 
 
 class ExplorerView(QWidget):
-    openRequested = Signal(int)              # result id to open in the editor
+    openRequested = Signal(int)  # result id to open in the editor
     measureRequested = Signal(object, bool)  # result ids, tune?
 
     def __init__(self, session: ExplorerSession, parent=None):
@@ -74,8 +75,12 @@ class ExplorerView(QWidget):
     def show_variants(self, result_id: int) -> None:
         """The Variants view of a measured result (an operator not measured yet has none)."""
         if result_id < 0:
-            QMessageBox.information(self, "No variants yet", "This operator has not been measured yet: "
-                                    "Evaluate… or Tune… it first (with “Compare variants” to measure each algorithm).")
+            QMessageBox.information(
+                self,
+                "No variants yet",
+                "This operator has not been measured yet: "
+                "Evaluate… or Tune… it first (with “Compare variants” to measure each algorithm).",
+            )
             return
         try:
             dialog = VariantsDialog(self.session, result_id, self.selection, self)
@@ -97,13 +102,23 @@ class ExplorerView(QWidget):
         row = self.session.row(result_id)
         if row is None:
             return
-        self._open_export(ExportDialog.of_stored(self.session.path, row["operator_id"], row["operator_name"],
-                                                 json.loads(row["bindings"] or "{}"), self))
+        self._open_export(
+            ExportDialog.of_stored(
+                self.session.path, row["operator_id"], row["operator_name"], json.loads(row["bindings"] or "{}"), self
+            )
+        )
 
     def export_results(self) -> None:
         """The export dialog for the whole store; a Pareto export uses the plot's two axes."""
-        self._open_export(ExportDialog(store=str(self.session.path), name="results", formats=RESULTS_FORMATS,
-                                       columns=(self.plot.x_key, self.plot.y_key), parent=self))
+        self._open_export(
+            ExportDialog(
+                store=str(self.session.path),
+                name="results",
+                formats=RESULTS_FORMATS,
+                columns=(self.plot.x_key, self.plot.y_key),
+                parent=self,
+            )
+        )
 
     def _open_export(self, dialog: ExportDialog) -> None:
         self.export_dialog = dialog

@@ -3,6 +3,7 @@
 
 The text becomes an SQL WHERE clause whose column names come only from the known
 columns and whose values are always bound parameters, so nothing typed is ever SQL."""
+
 from __future__ import annotations
 
 import re

@@ -8,11 +8,12 @@ then only new measurements and the changes among the unmeasured operators; an
 operator's unmeasured row dies when its first measurement arrives.
 
 Qt-free: the reader thread builds FrameChunks, the GUI thread owns the ResultsFrame."""
+
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from .columns import FRAME_COLUMNS
 #: the result id of a results-view row, as SQL
 RESULT_ID = "COALESCE(measurement_id, -operator_id)"
 _SELECT = f"SELECT {RESULT_ID}, origin, {', '.join(FRAME_COLUMNS)} FROM results"
-FETCH_ROWS = 2000   # rows per fetch in the reader thread ...
+FETCH_ROWS = 2000  # rows per fetch in the reader thread ...
 FETCH_PAUSE_S = 5e-4  # ... and a pause after each, so the GUI thread gets the GIL between them
 IDS_PER_QUERY = 500
 
@@ -40,29 +41,32 @@ def by_ids(ids) -> Iterator[tuple[str, list]]:
     """WHERE clauses (and arguments) that pick results by id from the results view, in
     parts. A list of parameters reaches the view's indexes; json_each(?) would not."""
     ids = [int(i) for i in ids]
-    for clause, wanted in (("measurement_id IN ({})", [i for i in ids if i > 0]),
-                           ("measurement_id IS NULL AND operator_id IN ({})", [-i for i in ids if i < 0])):
+    for clause, wanted in (
+        ("measurement_id IN ({})", [i for i in ids if i > 0]),
+        ("measurement_id IS NULL AND operator_id IN ({})", [-i for i in ids if i < 0]),
+    ):
         for start in range(0, len(wanted), IDS_PER_QUERY):
-            part = wanted[start:start + IDS_PER_QUERY]
+            part = wanted[start : start + IDS_PER_QUERY]
             yield clause.format(", ".join("?" * len(part))), part
 
 
 @dataclass(frozen=True)
 class FrameChunk:
-    ids: np.ndarray                # int64 result ids
-    origin_names: list[str]        # the distinct origins of this chunk
-    origin_index: np.ndarray       # per row, an index into origin_names
+    ids: np.ndarray  # int64 result ids
+    origin_names: list[str]  # the distinct origins of this chunk
+    origin_index: np.ndarray  # per row, an index into origin_names
     values: dict[str, np.ndarray]  # FRAME_COLUMNS -> float64, NaN where the store has NULL
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def take(self, rows: np.ndarray) -> "FrameChunk":
-        return FrameChunk(self.ids[rows], self.origin_names, self.origin_index[rows],
-                          {k: v[rows] for k, v in self.values.items()})
+    def take(self, rows: np.ndarray) -> FrameChunk:
+        return FrameChunk(
+            self.ids[rows], self.origin_names, self.origin_index[rows], {k: v[rows] for k, v in self.values.items()}
+        )
 
     @staticmethod
-    def empty() -> "FrameChunk":
+    def empty() -> FrameChunk:
         return FrameChunk(np.empty(0, np.int64), [], np.empty(0, np.intp), {k: np.empty(0) for k in FRAME_COLUMNS})
 
 
@@ -78,8 +82,12 @@ def read_chunk(db, where: str = "", args=()) -> FrameChunk:
             column.append(np.array(values, dtype=float))  # None -> NaN
     if not ids:
         return FrameChunk.empty()
-    return FrameChunk(np.concatenate(ids), list(names), np.concatenate(index),
-                      {key: np.concatenate(column) for key, column in zip(FRAME_COLUMNS, columns)})
+    return FrameChunk(
+        np.concatenate(ids),
+        list(names),
+        np.concatenate(index),
+        {key: np.concatenate(column) for key, column in zip(FRAME_COLUMNS, columns)},
+    )
 
 
 def concat(chunks: list[FrameChunk]) -> FrameChunk:
@@ -88,8 +96,12 @@ def concat(chunks: list[FrameChunk]) -> FrameChunk:
         return chunks[0] if chunks else FrameChunk.empty()
     names = sorted({n for c in chunks for n in c.origin_names})
     index = np.concatenate([np.array([names.index(n) for n in c.origin_names])[c.origin_index] for c in chunks])
-    return FrameChunk(np.concatenate([c.ids for c in chunks]), names, index,
-                      {k: np.concatenate([c.values[k] for c in chunks]) for k in FRAME_COLUMNS})
+    return FrameChunk(
+        np.concatenate([c.ids for c in chunks]),
+        names,
+        index,
+        {k: np.concatenate([c.values[k] for c in chunks]) for k in FRAME_COLUMNS},
+    )
 
 
 class ResultsFrame:

@@ -2,6 +2,7 @@
 
 Adding points never brings a dominated point back, so the front of old and new points
 is the front of (old front + new points): a batch costs O(front + batch), not O(N)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -4,14 +4,27 @@ Retry; and the status-bar summary ("3 running, 12 queued").
 
 It only displays the session's job list, which the reader thread keeps current; the
 buttons go through the session to core.jobs.JobQueue."""
+
 from __future__ import annotations
 
 import time
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QStyle,
-                               QStyledItemDelegate, QTableView, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.ir.errors import TesseraError
 from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job
@@ -19,8 +32,13 @@ from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job
 from .. import theme
 from .session import ExplorerSession
 
-STATE_COLORS = {QUEUED: "#64748b", RUNNING: theme.SELECTION, DONE: theme.ACCEPT, FAILED: "#dc2626",
-                CANCELLED: "#d97706"}
+STATE_COLORS = {
+    QUEUED: "#64748b",
+    RUNNING: theme.SELECTION,
+    DONE: theme.ACCEPT,
+    FAILED: "#dc2626",
+    CANCELLED: "#d97706",
+}
 HEADERS = ("#", "Kind", "Operator", "Device", "Where", "State", "Progress", "Elapsed", "Tries", "Message")
 PROGRESS, ELAPSED = HEADERS.index("Progress"), HEADERS.index("Elapsed")
 JOB_ROLE = Qt.ItemDataRole.UserRole
@@ -71,8 +89,9 @@ class JobsModel(QAbstractTableModel):
 
     def refresh(self) -> None:
         jobs = self.session.jobs
-        ids = sorted((i for i, j in jobs.items() if not (self.hide_finished and j.state in (DONE, CANCELLED))),
-                     reverse=True)
+        ids = sorted(
+            (i for i, j in jobs.items() if not (self.hide_finished and j.state in (DONE, CANCELLED))), reverse=True
+        )
         new = len(ids) - len(self.ids)
         if new >= 0 and ids[new:] == self.ids:
             if new:
@@ -146,8 +165,9 @@ class ProgressDelegate(QStyledItemDelegate):
         job: Job = index.data(JOB_ROLE)
         self.initStyleOption(option, index)
         option.text = ""
-        option.widget.style().drawControl(option.widget.style().ControlElement.CE_ItemViewItem, option, painter,
-                                          option.widget)
+        option.widget.style().drawControl(
+            option.widget.style().ControlElement.CE_ItemViewItem, option, painter, option.widget
+        )
         rect = QRectF(option.rect).adjusted(6, 0, -44, 0)
         bar = QRectF(rect.left(), rect.center().y() - 3, max(rect.width(), 0), 6)
         fraction = 1.0 if job.state == DONE else min(max(job.progress or 0.0, 0.0), 1.0)
@@ -163,8 +183,11 @@ class ProgressDelegate(QStyledItemDelegate):
             filled.addRoundedRect(QRectF(bar.left(), bar.top(), bar.width() * fraction, bar.height()), 3, 3)
             painter.fillPath(filled, QColor("#ffffff") if selected else QColor(STATE_COLORS[job.state]))
         painter.setPen(option.palette.highlightedText().color() if selected else QColor(theme.TEXT_MUTED))
-        painter.drawText(QRectF(rect.right() + 4, option.rect.top(), 40, option.rect.height()),
-                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{round(100 * fraction)}%")
+        painter.drawText(
+            QRectF(rect.right() + 4, option.rect.top(), 40, option.rect.height()),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+            f"{round(100 * fraction)}%",
+        )
         painter.restore()
 
 
@@ -188,8 +211,17 @@ class JobMonitor(QWidget):
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        widths = {"#": 48, "Kind": 130, "Operator": 170, "Device": 70, "Where": 170, "State": 90, "Progress": 150,
-                  "Elapsed": 104, "Tries": 50}
+        widths = {
+            "#": 48,
+            "Kind": 130,
+            "Operator": 170,
+            "Device": 70,
+            "Where": 170,
+            "State": 90,
+            "Progress": 150,
+            "Elapsed": 104,
+            "Tries": 50,
+        }
         for title, width in widths.items():
             self.table.setColumnWidth(HEADERS.index(title), width)
 
@@ -261,8 +293,9 @@ class JobMonitor(QWidget):
         self.summary.setText(summary_text(self.session))
         running = self.session.workers_running
         count = self.session.supervisor.count if running else 0
-        self.workers_label.setText(f"{count} worker process{'es' if count != 1 else ''}" if running
-                                   else "workers stopped")
+        self.workers_label.setText(
+            f"{count} worker process{'es' if count != 1 else ''}" if running else "workers stopped"
+        )
         self.workers_button.setText("Stop Workers" if running else "Start Workers")
         self._update_buttons()
 
@@ -281,6 +314,7 @@ def summary_text(session: ExplorerSession) -> str:
 
 class JobsIndicator(QToolButton):
     """The status bar's job summary; clicking it shows the job monitor."""
+
     activated = Signal()
 
     def __init__(self, session: ExplorerSession, parent=None):
@@ -296,5 +330,6 @@ class JobsIndicator(QToolButton):
     def _update(self) -> None:
         running, queued = self.session.job_summary()
         self.setText(summary_text(self.session))
-        self.setIcon(theme.dot_icon(STATE_COLORS[RUNNING] if running else STATE_COLORS[QUEUED] if queued
-                                    else theme.CARD_BORDER))
+        self.setIcon(
+            theme.dot_icon(STATE_COLORS[RUNNING] if running else STATE_COLORS[QUEUED] if queued else theme.CARD_BORDER)
+        )

@@ -2,15 +2,29 @@
 line, each becoming jobs), and, for Tune, how: search schedules with MetaSchedule for a
 number of trials, or reuse tuned schedules of the same kernel class (transfer-tuning,
 any CPU device). "Compare variants" measures every algorithm, untuned and tuned."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QListWidget, QPlainTextEdit, QPushButton, QSpinBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.compile.requests import MeasureRequest
 from core.devices import Device
@@ -22,10 +36,10 @@ SEARCH, TRANSFER = "search", "transfer"
 EXPLANATIONS = {
     "evaluate": "Compile with TVM's default schedule, check against PyTorch, and time both.",
     SEARCH: "MetaSchedule searches schedules, measuring each candidate, then the best one is checked "
-            "against PyTorch and timed.",
+    "against PyTorch and timed.",
     TRANSFER: "Schedules already tuned for kernels of the same class (same operations, other sizes) are "
-              "applied to this one; the fastest is kept, or TVM's default if none helps. Seconds instead of "
-              "minutes, on CPU devices.",
+    "applied to this one; the fastest is kept, or TVM's default if none helps. Seconds instead of "
+    "minutes, on CPU devices.",
 }
 STORE_FILTER = "Results stores (*.db *.sqlite *.sqlite3);;All files (*)"
 
@@ -47,10 +61,19 @@ def device_label(device: Device) -> str:
 class MeasureDialog(QDialog):
     submitted = Signal(object)  # MeasureRequest, when the user confirms a valid request
 
-    def __init__(self, parent, *, tune: bool, subject: str, bindings: list[dict[str, int]],
-                 devices: list[Device], own_bindings: bool = False,
-                 check: Callable[[dict[str, int]], str | None] | None = None, trials: int = DEFAULT_TRIALS,
-                 transfer: bool = False):
+    def __init__(
+        self,
+        parent,
+        *,
+        tune: bool,
+        subject: str,
+        bindings: list[dict[str, int]],
+        devices: list[Device],
+        own_bindings: bool = False,
+        check: Callable[[dict[str, int]], str | None] | None = None,
+        trials: int = DEFAULT_TRIALS,
+        transfer: bool = False,
+    ):
         """`bindings` fill the sets box; `devices` (core.devices.list_devices) fill the device
         list, the default one chosen; `own_bindings` offers "each result's own bindings";
         `check(bindings)` returns why a set cannot be measured, or None; `transfer` starts
@@ -87,16 +110,21 @@ class MeasureDialog(QDialog):
         self.trials.setToolTip("How many candidate schedules MetaSchedule may build and measure")
         self.sources = QListWidget()
         self.sources.setFixedHeight(60)
-        self.sources.setToolTip("Tuning folders or results stores (their finished Tune jobs) to take schedules "
-                                "from; with several, the one whose tuned kernels best cover this operator's class "
-                                "is chosen.")
+        self.sources.setToolTip(
+            "Tuning folders or results stores (their finished Tune jobs) to take schedules "
+            "from; with several, the one whose tuned kernels best cover this operator's class "
+            "is chosen."
+        )
         self.top_k = QSpinBox()
         self.top_k.setRange(1, 64)
         self.top_k.setToolTip("How many of each tuned kernel's best schedules to try, fastest first")
         self.variants = QCheckBox("Compare variants: each algorithm" + (", untuned and tuned" if tune else ""))
-        self.variants.setToolTip("Queue one job per variant: TVM's default lowering and the grouped spatial pack "
-                                 "(grouped convolutions only)" + (", each untuned and tuned" if tune else "")
-                                 + ". Compare them in the results table (Algorithm, Tuned, Schedule columns).")
+        self.variants.setToolTip(
+            "Queue one job per variant: TVM's default lowering and the grouped spatial pack "
+            "(grouped convolutions only)"
+            + (", each untuned and tuned" if tune else "")
+            + ". Compare them in the results table (Algorithm, Tuned, Schedule columns)."
+        )
         self.error = QLabel()
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
@@ -137,8 +165,11 @@ class MeasureDialog(QDialog):
         hint.setWordWrap(True)
         layout.addWidget(hint)
         row = QHBoxLayout()
-        for text, slot in (("Add Folder…", self._pick_folder), ("Add Results Store…", self._pick_store),
-                           ("Remove", self._remove_sources)):
+        for text, slot in (
+            ("Add Folder…", self._pick_folder),
+            ("Add Results Store…", self._pick_store),
+            ("Remove", self._remove_sources),
+        ):
             button = QPushButton(text)
             button.clicked.connect(slot)
             row.addWidget(button)
@@ -173,8 +204,7 @@ class MeasureDialog(QDialog):
         self.add_source(QFileDialog.getExistingDirectory(self, "Tuning folder to reuse schedules from"))
 
     def _pick_store(self) -> None:
-        self.add_source(QFileDialog.getOpenFileName(self, "Results store to reuse schedules from", "",
-                                                    STORE_FILTER)[0])
+        self.add_source(QFileDialog.getOpenFileName(self, "Results store to reuse schedules from", "", STORE_FILTER)[0])
 
     def request(self) -> MeasureRequest:
         """The request as typed; a TesseraError naming the line or path at fault."""
@@ -194,14 +224,19 @@ class MeasureDialog(QDialog):
             if not sets:
                 raise TesseraError("give at least one set of bindings, e.g. C_in=64, C_out=64, H=56, W=56, K=3")
         if not self.transfer:
-            return MeasureRequest(self.device.currentData(), tuple(sets), self.trials.value() if self.tune else 0,
-                                  variants=self.variants.isChecked())
+            return MeasureRequest(
+                self.device.currentData(),
+                tuple(sets),
+                self.trials.value() if self.tune else 0,
+                variants=self.variants.isChecked(),
+            )
         sources = tuple(self.sources.item(i).text() for i in range(self.sources.count()))
         for path in sources:
             if not Path(path).exists():
                 raise TesseraError(f"{path}: no such tuning folder or results store")
-        return MeasureRequest(self.device.currentData(), tuple(sets), transfer=True, sources=sources,
-                              top_k=self.top_k.value())
+        return MeasureRequest(
+            self.device.currentData(), tuple(sets), transfer=True, sources=sources, top_k=self.top_k.value()
+        )
 
     def accept(self) -> None:
         try:

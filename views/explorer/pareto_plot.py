@@ -7,6 +7,7 @@ One ScatterPlotItem holds the markers; its point data are result ids. At 10^5
 results only one marker per few-pixel cell and origin is drawn (thinning.py) while the
 frame keeps every point for picking. A new batch extends the front and the markers
 without touching the view range, so the user's zoom stays where it was."""
+
 from __future__ import annotations
 
 import html
@@ -14,8 +15,7 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
 from core.store import MINIMIZE
 
@@ -29,19 +29,26 @@ from .selection import ResultSelection
 from .session import ExplorerSession
 from .thinning import Thinning
 
-MARGIN = 0.25         # markers are placed this far (fraction of the view) beyond its edges
+MARGIN = 0.25  # markers are placed this far (fraction of the view) beyond its edges
 PICK_RADIUS_PX = 8.0
 RETHIN_DELAY_MS = 60  # after the view stops moving
 MARKER_SIZE = 7
 #: axes shown until the user picks some: the first pair that has points
-DEFAULT_AXES = (("latency_ms", "accuracy"), ("latency_ms", "fisher_potential"), ("latency_ms", "flops"),
-                ("flops", "accuracy"), ("flops", "fisher_potential"), ("flops", "params"))
+DEFAULT_AXES = (
+    ("latency_ms", "accuracy"),
+    ("latency_ms", "fisher_potential"),
+    ("latency_ms", "flops"),
+    ("flops", "accuracy"),
+    ("flops", "fisher_potential"),
+    ("flops", "params"),
+)
 LINEAR = {"accuracy"}  # columns drawn on a linear axis by default
 HOVER_FIELDS = ("latency_ms", "gflops", "flops", "params", "speedup", "accuracy", "fisher_potential", "e2e_speedup")
 
 
 class _ViewBox(pg.ViewBox):
     """Left-drag pans; Shift+left-drag, or any left-drag in select mode, draws a rubber band."""
+
     rectSelected = Signal(QRectF, object)  # plot coordinates, Qt.KeyboardModifier
 
     def __init__(self):
@@ -49,8 +56,11 @@ class _ViewBox(pg.ViewBox):
         self.select_mode = False
 
     def mouseDragEvent(self, ev, axis=None):
-        selecting = (ev.button() == Qt.MouseButton.LeftButton and axis is None
-                     and (self.select_mode or ev.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+        selecting = (
+            ev.button() == Qt.MouseButton.LeftButton
+            and axis is None
+            and (self.select_mode or ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        )
         if not selecting:
             super().mouseDragEvent(ev, axis)
             return
@@ -76,7 +86,7 @@ class _Markers(pg.ScatterPlotItem):
 
 
 class ParetoPlot(QWidget):
-    pointActivated = Signal(int)          # result id double-clicked: open it in the editor
+    pointActivated = Signal(int)  # result id double-clicked: open it in the editor
     frontChanged = Signal(object, str, str)  # ids on the front (best x first), x column, y column
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
@@ -189,19 +199,34 @@ class ParetoPlot(QWidget):
         item = self.plot.getPlotItem()
         self.front_line = pg.PlotCurveItem(pen=pg.mkPen(theme.TEXT, width=1.6), antialias=True)
         self.markers = _Markers(size=MARKER_SIZE, pen=pg.mkPen(255, 255, 255, 200, width=0.8), pxMode=True)
-        self.front_markers = pg.ScatterPlotItem(size=MARKER_SIZE + 4, pen=pg.mkPen(theme.TEXT, width=1.4),
-                                                brush=None, pxMode=True)
-        self.selected_markers = pg.ScatterPlotItem(size=MARKER_SIZE + 6, brush=None, pxMode=True,
-                                                   pen=pg.mkPen(theme.SELECTION, width=2))
-        self.current_marker = pg.ScatterPlotItem(size=MARKER_SIZE + 12, brush=pg.mkBrush(37, 99, 235, 40),
-                                                 pen=pg.mkPen(theme.SELECTION, width=2.5), pxMode=True)
-        self.hover_marker = pg.ScatterPlotItem(size=MARKER_SIZE + 8, brush=None, pxMode=True,
-                                               pen=pg.mkPen(theme.TEXT, width=1.5))
+        self.front_markers = pg.ScatterPlotItem(
+            size=MARKER_SIZE + 4, pen=pg.mkPen(theme.TEXT, width=1.4), brush=None, pxMode=True
+        )
+        self.selected_markers = pg.ScatterPlotItem(
+            size=MARKER_SIZE + 6, brush=None, pxMode=True, pen=pg.mkPen(theme.SELECTION, width=2)
+        )
+        self.current_marker = pg.ScatterPlotItem(
+            size=MARKER_SIZE + 12,
+            brush=pg.mkBrush(37, 99, 235, 40),
+            pen=pg.mkPen(theme.SELECTION, width=2.5),
+            pxMode=True,
+        )
+        self.hover_marker = pg.ScatterPlotItem(
+            size=MARKER_SIZE + 8, brush=None, pxMode=True, pen=pg.mkPen(theme.TEXT, width=1.5)
+        )
         self.hover_label = pg.TextItem(fill=pg.mkBrush(255, 255, 255, 235), border=pg.mkPen(theme.CARD_BORDER))
         self.hover_label.setZValue(100)
         self.hover_label.hide()
-        for z, it in enumerate((self.markers, self.front_line, self.front_markers, self.selected_markers,
-                                self.current_marker, self.hover_marker)):
+        for z, it in enumerate(
+            (
+                self.markers,
+                self.front_line,
+                self.front_markers,
+                self.selected_markers,
+                self.current_marker,
+                self.hover_marker,
+            )
+        ):
             it.setZValue(z)
             item.addItem(it)
         item.addItem(self.hover_label, ignoreBounds=True)
@@ -278,8 +303,7 @@ class ParetoPlot(QWidget):
             self._choose_default_axes()
         self._px = self._coords(frame.values[self.x_key], self.log[0])
         self._py = self._coords(frame.values[self.y_key], self.log[1])
-        self._ok = np.isfinite(self._px) & np.isfinite(self._py) & self._shown_codes()[frame.origin_codes] \
-            & frame.alive
+        self._ok = np.isfinite(self._px) & np.isfinite(self._py) & self._shown_codes()[frame.origin_codes] & frame.alive
         self._brushes = np.array([pg.mkBrush(origin_color(o, frame.origins)) for o in frame.origins], object)
         candidates = np.flatnonzero(self._ok)
         self._front = front_of(self._px, self._py, self.directions, candidates)
@@ -298,8 +322,11 @@ class ParetoPlot(QWidget):
     def extend(self, added: slice) -> None:
         """New rows at the end of the frame: extend the front and the markers only."""
         frame = self.session.frame
-        if len(self._brushes) < len(frame.origins) or len(self._px) != added.start \
-                or not (self._user_axes or self._ok.any()):
+        if (
+            len(self._brushes) < len(frame.origins)
+            or len(self._px) != added.start
+            or not (self._user_axes or self._ok.any())
+        ):
             self.rebuild()  # a new origin needs a colour; default axes without points are chosen again
             return
         new = np.arange(added.start, added.stop)
@@ -313,8 +340,12 @@ class ParetoPlot(QWidget):
         self._draw_front()
         fresh = self._thinning.extend(self._px, self._py, frame.origin_codes, candidates)
         if len(fresh):
-            self.markers.addPoints(x=self._px[fresh], y=self._py[fresh], data=frame.ids[fresh],
-                                   brush=list(self._brushes[frame.origin_codes[fresh]]))
+            self.markers.addPoints(
+                x=self._px[fresh],
+                y=self._py[fresh],
+                data=frame.ids[fresh],
+                brush=list(self._brushes[frame.origin_codes[fresh]]),
+            )
             self._drawn = np.concatenate([self._drawn, fresh])
         self._set_bounds(candidates)
         self._refresh_labels()
@@ -330,11 +361,14 @@ class ParetoPlot(QWidget):
 
     def _set_bounds(self, candidates: np.ndarray, reset: bool = False) -> None:
         if len(candidates):
-            new = ((float(self._px[candidates].min()), float(self._px[candidates].max())),
-                   (float(self._py[candidates].min()), float(self._py[candidates].max())))
+            new = (
+                (float(self._px[candidates].min()), float(self._px[candidates].max())),
+                (float(self._py[candidates].min()), float(self._py[candidates].max())),
+            )
             old = None if reset else self.markers.full_bounds
-            self.markers.full_bounds = new if old is None else tuple(
-                (min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(old, new))
+            self.markers.full_bounds = (
+                new if old is None else tuple((min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(old, new))
+            )
         elif reset:
             self.markers.full_bounds = None
         self.markers.informViewBoundsChanged()
@@ -368,8 +402,12 @@ class ParetoPlot(QWidget):
             self._thinning.reset()
         else:
             self._drawn = self._thinning.full(self._px, self._py, frame.origin_codes, candidates, area, pixel)
-        self.markers.setData(x=self._px[self._drawn], y=self._py[self._drawn], data=frame.ids[self._drawn],
-                             brush=list(self._brushes[frame.origin_codes[self._drawn]]))
+        self.markers.setData(
+            x=self._px[self._drawn],
+            y=self._py[self._drawn],
+            data=frame.ids[self._drawn],
+            brush=list(self._brushes[frame.origin_codes[self._drawn]]),
+        )
 
     def _view_area(self):
         (x0, x1), (y0, y1) = self.viewbox.viewRange()
@@ -382,14 +420,18 @@ class ParetoPlot(QWidget):
     def _refresh_labels(self) -> None:
         frame = self.session.frame
         shown, total = int(self._ok.sum()), frame.count
-        self.summary.setText(f"{total:,} results · {shown:,} plotted · {len(self._front)} on the front"
-                             if total else "")
+        self.summary.setText(
+            f"{total:,} results · {shown:,} plotted · {len(self._front)} on the front" if total else ""
+        )
         if not total:
-            self.empty_label.setText("No results yet.\nOpen an operator and press Tune (Ctrl+T), "
-                                     "or queue one with `tessera submit`.")
+            self.empty_label.setText(
+                "No results yet.\nOpen an operator and press Tune (Ctrl+T), or queue one with `tessera submit`."
+            )
         elif not shown:
-            self.empty_label.setText(f"No result has both {BY_KEY[self.x_key].axis} and "
-                                     f"{BY_KEY[self.y_key].axis}" + (" (> 0 on a log axis)." if any(self.log) else "."))
+            self.empty_label.setText(
+                f"No result has both {BY_KEY[self.x_key].axis} and "
+                f"{BY_KEY[self.y_key].axis}" + (" (> 0 on a log axis)." if any(self.log) else ".")
+            )
         self.empty_label.setVisible(not shown)
         counts = frame.origin_counts()
         for origin, count in counts.items():
@@ -445,7 +487,7 @@ class ParetoPlot(QWidget):
         p = self.viewbox.mapSceneToView(scene_pos)
         d2 = ((self._px[candidates] - p.x()) / pw) ** 2 + ((self._py[candidates] - p.y()) / ph) ** 2
         best = int(np.argmin(d2))
-        return int(candidates[best]) if d2[best] <= PICK_RADIUS_PX ** 2 else None
+        return int(candidates[best]) if d2[best] <= PICK_RADIUS_PX**2 else None
 
     def scene_position(self, result_id: int) -> QPointF | None:
         """Where a result's point is drawn, in scene coordinates (None if it is not plotted)."""
@@ -474,8 +516,7 @@ class ParetoPlot(QWidget):
         result_id = int(ids[row])
         if toggle:
             chosen = self.selection.ids
-            chosen = chosen[chosen != result_id] if result_id in chosen \
-                else np.append(chosen, result_id)
+            chosen = chosen[chosen != result_id] if result_id in chosen else np.append(chosen, result_id)
             self.selection.set(chosen, source=self, current=result_id)
         else:
             self.selection.set([result_id], source=self, current=result_id)
@@ -516,13 +557,23 @@ class ParetoPlot(QWidget):
             return f"result {result_id} (deleted)"
         name = html.escape(row["operator_name"] or f"operator {row['operator_id']}")
         color = origin_color(row["origin"] or "", self.session.frame.origins)
-        facts = [BY_KEY["bindings"].text(row["bindings"]), row["device_name"] or "",
-                 "tuned" if row["tuned"] else "", "" if result_id > 0 else "not measured yet"]
-        lines = [f"<b>{name}</b> <span style='color:{color}'>● {html.escape(row['origin'] or '')}</span>",
-                 f"<span style='color:{theme.TEXT_MUTED}'>{html.escape(' · '.join(f for f in facts if f))}</span>"]
+        facts = [
+            BY_KEY["bindings"].text(row["bindings"]),
+            row["device_name"] or "",
+            "tuned" if row["tuned"] else "",
+            "" if result_id > 0 else "not measured yet",
+        ]
+        lines = [
+            f"<b>{name}</b> <span style='color:{color}'>● {html.escape(row['origin'] or '')}</span>",
+            f"<span style='color:{theme.TEXT_MUTED}'>{html.escape(' · '.join(f for f in facts if f))}</span>",
+        ]
         keys = [self.x_key, self.y_key] + [k for k in HOVER_FIELDS if k not in (self.x_key, self.y_key)]
-        cells = [f"{BY_KEY[k].axis}: <b>{BY_KEY[k].text(row[k])}</b>" if k in (self.x_key, self.y_key)
-                 else f"{BY_KEY[k].axis}: {BY_KEY[k].text(row[k])}" for k in keys if row.get(k) is not None]
+        cells = [
+            f"{BY_KEY[k].axis}: <b>{BY_KEY[k].text(row[k])}</b>"
+            if k in (self.x_key, self.y_key)
+            else f"{BY_KEY[k].axis}: {BY_KEY[k].text(row[k])}"
+            for k in keys
+            if row.get(k) is not None
+        ]
         lines += cells
         return f"<div style='color:{theme.TEXT}'>{'<br>'.join(lines)}</div>"
-

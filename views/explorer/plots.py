@@ -3,6 +3,7 @@ or auto-range button (the explorer offers its own), and no stray top-level menus
 
 PlotItem builds its "Plot Options" menu without a parent, so it would outlive the
 plot as a top-level widget; here it becomes a child of the plot widget instead."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,8 +27,7 @@ class ColumnAxis(pg.AxisItem):
             return [self.column.text(v) for v in values]
         span = max(values) - min(values) if len(values) else 0
         keep = {1} if span > 3 else {1, 2, 5}  # minor ticks of a log axis crowd each decade's end
-        return [self.column.text(10.0 ** v) if round(10 ** (v - np.floor(v + 1e-9))) in keep else ""
-                for v in values]
+        return [self.column.text(10.0**v) if round(10 ** (v - np.floor(v + 1e-9))) in keep else "" for v in values]
 
 
 def plot_widget(**options) -> pg.PlotWidget:

@@ -4,6 +4,7 @@ SQLite connection, so the GUI thread never waits for a query over 10^5 results.
 A poll looks at PRAGMA data_version first (it changes only when another connection
 committed) and then reads only what changed: jobs that are or were active, results
 newer than the last id seen, everything again if scores or the row count changed."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -29,6 +30,7 @@ ENDED_MARGIN_S = 30.0  # jobs that ended this long before the last poll are read
 class OrderRequest:
     """The results table's question: the results matching `where`, sorted by `order_by`;
     with `ids`, only the sort keys of those results (new arrivals)."""
+
     where: str
     args: tuple
     order_by: str
@@ -36,16 +38,25 @@ class OrderRequest:
     descending: bool
     ids: tuple[int, ...] | None = None
 
-    def read(self, db) -> "TableOrder | tuple[list[int], list]":
+    def read(self, db) -> TableOrder | tuple[list[int], list]:
         filtered = f" AND ({self.where})" if self.where else ""
         if self.ids is not None:
-            found = [row for clause, args in by_ids(self.ids) for rows in fetch(
-                db, f"SELECT {RESULT_ID}, {self.order_by} FROM results WHERE {clause}{filtered}",
-                [*args, *self.args]) for row in rows]
+            found = [
+                row
+                for clause, args in by_ids(self.ids)
+                for rows in fetch(
+                    db,
+                    f"SELECT {RESULT_ID}, {self.order_by} FROM results WHERE {clause}{filtered}",
+                    [*args, *self.args],
+                )
+                for row in rows
+            ]
             return [r[0] for r in found], [r[1] for r in found]
         direction = "DESC" if self.descending else "ASC"
-        sql = (f"SELECT {RESULT_ID}, {self.order_by} FROM results{' WHERE ' + self.where if self.where else ''} "
-               f"ORDER BY {self.order_by} IS NULL, {self.order_by} {direction}, 1 {direction}")
+        sql = (
+            f"SELECT {RESULT_ID}, {self.order_by} FROM results{' WHERE ' + self.where if self.where else ''} "
+            f"ORDER BY {self.order_by} IS NULL, {self.order_by} {direction}, 1 {direction}"
+        )
         ids, keys = [], []
         for rows in fetch(db, sql, self.args):
             ids += [r[0] for r in rows]
@@ -56,17 +67,18 @@ class OrderRequest:
 @dataclass
 class Snapshot:
     """What one poll found; empty fields mean unchanged."""
+
     jobs: dict[int, Job] = field(default_factory=dict)
     devices: dict[int, str] | None = None
     results: FrameChunk | None = None  # new results, or all of them when `reset`
-    gone: np.ndarray | None = None     # ids of results that went away (operators measured at last)
-    reset: bool = False                # `results` replaces the frame instead of extending it
-    changed: bool = False              # the store changed since the previous poll
+    gone: np.ndarray | None = None  # ids of results that went away (operators measured at last)
+    reset: bool = False  # `results` replaces the frame instead of extending it
+    changed: bool = False  # the store changed since the previous poll
     error: str = ""
 
 
 class StoreReader(QObject):
-    polled = Signal(object)        # Snapshot, after every poll request
+    polled = Signal(object)  # Snapshot, after every poll request
     ordered = Signal(int, object)  # generation, the OrderRequest's answer (None: superseded)
 
     def __init__(self, path: Path):
@@ -78,8 +90,8 @@ class StoreReader(QObject):
         self._version = None
         self._active: set[int] = set()
         self._last_poll = 0.0
-        self._last_id = 0      # newest measurement read
-        self._count = 0        # measurements read
+        self._last_id = 0  # newest measurement read
+        self._count = 0  # measurements read
         self._scores = None
         self._operators = None
         self._unmeasured = np.empty(0, np.int64)  # ids of the operator-only rows read
@@ -109,7 +121,7 @@ class StoreReader(QObject):
         self.polled.emit(snapshot)
 
     @Slot(int, object)
-    def order(self, generation: int, request: "OrderRequest") -> None:
+    def order(self, generation: int, request: OrderRequest) -> None:
         if generation != self.latest_order:
             self.ordered.emit(generation, None)  # the user sorted or filtered again meanwhile
             return

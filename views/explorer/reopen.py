@@ -1,4 +1,5 @@
 """How a result of the store becomes an editable operator again."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from core.ir.graph import OperatorGraph
 from core.ir.layout import layered_layout
 from core.ir.serialize import content_hash, graph_from_document
 from core.jobs.queue import JobQueue
-from core.store import Store, StoreError
+from core.store import Store
 
 
 def result_graph(store: Store, queue: JobQueue, row: dict) -> OperatorGraph:

@@ -1,14 +1,25 @@
 """The side panel: with a result selected, what it is, its numbers and how its tuning
 converged; with none, the results on the Pareto front, best first, to pick from.
 It follows the shared selection's current result and the plot's front."""
+
 from __future__ import annotations
 
 import html
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QFormLayout, QHeaderView, QLabel, QPushButton, QStackedWidget,
-                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from .. import theme
 from .columns import BY_KEY, origin_color
@@ -16,8 +27,21 @@ from .convergence import ConvergencePlot
 from .selection import ResultSelection
 from .session import ExplorerSession
 
-FIELDS = ("latency_ms", "latency_std_ms", "gflops", "flops", "params", "torch_latency_ms", "speedup",
-          "accuracy", "fisher_potential", "e2e_latency_ms", "e2e_speedup", "trial_count", "created")
+FIELDS = (
+    "latency_ms",
+    "latency_std_ms",
+    "gflops",
+    "flops",
+    "params",
+    "torch_latency_ms",
+    "speedup",
+    "accuracy",
+    "fisher_potential",
+    "e2e_latency_ms",
+    "e2e_speedup",
+    "trial_count",
+    "created",
+)
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -112,8 +136,9 @@ class ResultPanel(QWidget):
             row = rows.get(result_id)
             if row is None:
                 continue
-            item = QTreeWidgetItem([row["operator_name"] or f"operator {row['operator_id']}",
-                                    x.text(row[x_key]), y.text(row[y_key])])
+            item = QTreeWidgetItem(
+                [row["operator_name"] or f"operator {row['operator_id']}", x.text(row[x_key]), y.text(row[y_key])]
+            )
             item.setData(0, ID_ROLE, result_id)
             item.setIcon(0, theme.dot_icon(origin_color(row["origin"] or "", self.session.frame.origins)))
             item.setToolTip(0, f"{row['origin']} · {BY_KEY['bindings'].text(row['bindings'])}")
@@ -125,8 +150,10 @@ class ResultPanel(QWidget):
         self.front_note.setText(
             f"{len(ids)} result(s) on the Pareto front of {x.axis} ({'lower' if x.direction != 'max' else 'higher'}"
             f" is better) and {y.axis} ({'lower' if y.direction != 'max' else 'higher'} is better). "
-            "Click one to see it; double-click to open it in the editor." if len(ids) else
-            "No results to compare yet.")
+            "Click one to see it; double-click to open it in the editor."
+            if len(ids)
+            else "No results to compare yet."
+        )
 
     def show_result(self, result_id: int | None) -> None:
         self.result_id = result_id
@@ -139,12 +166,20 @@ class ResultPanel(QWidget):
             return
         self.pages.setCurrentIndex(1)
         self.title.setText(row["operator_name"] or f"operator {row['operator_id']}")
-        parts = [row["origin"] or "", row["device_name"] or "", BY_KEY["bindings"].text(row["bindings"]),
-                 f"result {result_id}" if result_id > 0 else "not measured yet"]
+        parts = [
+            row["origin"] or "",
+            row["device_name"] or "",
+            BY_KEY["bindings"].text(row["bindings"]),
+            f"result {result_id}" if result_id > 0 else "not measured yet",
+        ]
         self.subtitle.setText(html.escape(" · ".join(p for p in parts if p)))
         for key, label in self.values.items():  # only what is known about this result
             label.setText(BY_KEY[key].text(row[key]) if row[key] is not None else "")
             self.form.setRowVisible(label, row[key] is not None)
-        self.convergence.set_trials(self.session.trials(result_id), row["latency_ms"],
-                                    "Not tuned: measured with TVM's default schedule, so there are no trials."
-                                    if not row["tuned"] else "This tuning run kept no trials.")
+        self.convergence.set_trials(
+            self.session.trials(result_id),
+            row["latency_ms"],
+            "Not tuned: measured with TVM's default schedule, so there are no trials."
+            if not row["tuned"]
+            else "This tuning run kept no trials.",
+        )

@@ -5,6 +5,7 @@ query, in the background, when the user sorts or filters); rows are then read by
 page of 200 at a time, only when the view shows them, and kept in a small LRU cache.
 New results are put where they sort (their keys are read, then a binary search each:
 table_order.py), without resetting the view; selection is shared with the plot."""
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -12,8 +13,19 @@ from collections import OrderedDict
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QItemSelection, QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QMessageBox, QPushButton, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.ir.errors import TesseraError
 
@@ -27,22 +39,25 @@ from .selection import ResultSelection
 from .session import ExplorerSession
 from .table_order import TableOrder
 
-PAGE = 200            # rows read together, around the one the view asks for
+PAGE = 200  # rows read together, around the one the view asks for
 CACHED_ROWS = 64 * PAGE  # formatted rows kept, by result id (inserting rows keeps them valid)
 MAX_INSERT_RUNS = 200  # more separate insertions than this: reset the model instead
-ARRIVALS_MS = 250      # new results are put in place in batches at most this often
+ARRIVALS_MS = 250  # new results are put in place in batches at most this often
 NAME = [c.key for c in COLUMNS].index("operator_name")
 ORIGIN = [c.key for c in COLUMNS].index("origin")
 ID_ROLE = Qt.ItemDataRole.UserRole
 MISSING = "—"
-ALIGNMENTS = [int((Qt.AlignmentFlag.AlignRight if c.numeric else Qt.AlignmentFlag.AlignLeft)
-                  | Qt.AlignmentFlag.AlignVCenter) for c in COLUMNS]
+ALIGNMENTS = [
+    int((Qt.AlignmentFlag.AlignRight if c.numeric else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter)
+    for c in COLUMNS
+]
 MUTED = QColor(theme.TEXT_MUTED)
 
 
 class _Row:
     """One results row as the table shows it, formatted once when its page is read."""
-    __slots__ = ("record", "texts", "icon")
+
+    __slots__ = ("icon", "record", "texts")
 
     def __init__(self, record: dict | None, origins: list[str]):
         self.record = record
@@ -64,10 +79,10 @@ class ResultsModel(QAbstractTableModel):
         self.order_by, self.descending = "measurement_id", True
         self.where, self.args = "", []
         self.order = TableOrder([], [], True, True)  # the rows to show, with their sort keys
-        self.ids = self.order.ids                    # the rows shown (equal to order.ids between changes)
-        self.loading = False                         # the whole order is being read
-        self._asking = False                         # the sort keys of new results are being read
-        self._arrived: list[int] = []                # new results not in the order yet
+        self.ids = self.order.ids  # the rows shown (equal to order.ids between changes)
+        self.loading = False  # the whole order is being read
+        self._asking = False  # the sort keys of new results are being read
+        self._arrived: list[int] = []  # new results not in the order yet
         self._generation = 0
         self._rows: OrderedDict[int, _Row] = OrderedDict()  # by result id, oldest first
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None
@@ -106,8 +121,9 @@ class ResultsModel(QAbstractTableModel):
         self._set_loading(True)
 
     def _request(self, ids=None) -> OrderRequest:
-        return OrderRequest(self.where, tuple(self.args), self.order_by, BY_KEY[self.order_by].numeric,
-                            self.descending, ids)
+        return OrderRequest(
+            self.where, tuple(self.args), self.order_by, BY_KEY[self.order_by].numeric, self.descending, ids
+        )
 
     def _set_loading(self, loading: bool) -> None:
         if loading != self.loading:
@@ -184,12 +200,12 @@ class ResultsModel(QAbstractTableModel):
         """The results row shown at `row` (its page is read on first use)."""
         return self._cells(row).record
 
-    def _cells(self, row: int) -> "_Row":
+    def _cells(self, row: int) -> _Row:
         result_id = int(self.ids[row])
         cells = self._rows.get(result_id)
         if cells is None:  # read the rows around it that are missing, in one query
             start = row // PAGE * PAGE
-            missing = [int(i) for i in self.ids[start:start + PAGE] if int(i) not in self._rows]
+            missing = [int(i) for i in self.ids[start : start + PAGE] if int(i) not in self._rows]
             found, origins = self.session.rows(missing), self.session.frame.origins
             for i in missing:
                 self._rows[i] = _Row(found.get(i), origins)
@@ -275,12 +291,12 @@ def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
 
 
 class ResultsBrowser(QWidget):
-    openRequested = Signal(int)           # result id
+    openRequested = Signal(int)  # result id
     measureRequested = Signal(object, bool)  # result ids, tune?
     compareRequested = Signal(int, int)
-    variantsRequested = Signal(int)       # result id: compare its operator's variants
-    exportRequested = Signal(int)         # result id: export its operator
-    exportResultsRequested = Signal()     # export the store's results (CSV, Pareto plot)
+    variantsRequested = Signal(int)  # result id: compare its operator's variants
+    exportRequested = Signal(int)  # result id: export its operator
+    exportResultsRequested = Signal()  # export the store's results (CSV, Pareto plot)
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
         super().__init__(parent)
@@ -291,8 +307,9 @@ class ResultsBrowser(QWidget):
 
         self.filter_edit = QLineEdit()
         self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.setPlaceholderText("Filter: words, or terms such as latency<2  accuracy>=0.9  "
-                                            "origin=baseline  name~conv  tuned=yes")
+        self.filter_edit.setPlaceholderText(
+            "Filter: words, or terms such as latency<2  accuracy>=0.9  origin=baseline  name~conv  tuned=yes"
+        )
         self.filter_edit.textChanged.connect(self._filter_changed)
         self.only_selected = QCheckBox("Selected only")
         self.only_selected.setToolTip("Show only the results selected on the plot")
@@ -314,8 +331,14 @@ class ResultsBrowser(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.setHighlightSections(False)
-        widths = {"measurement_id": 60, "operator_name": 180, "origin": 130, "device_name": 70, "bindings": 220,
-                  "created": 130}
+        widths = {
+            "measurement_id": 60,
+            "operator_name": 180,
+            "origin": 130,
+            "device_name": 70,
+            "bindings": 220,
+            "created": 130,
+        }
         metrics = header.fontMetrics()
         for i, column in enumerate(COLUMNS):
             self.table.setColumnWidth(i, widths.get(column.key, max(80, metrics.horizontalAdvance(column.title) + 30)))
@@ -363,24 +386,56 @@ class ResultsBrowser(QWidget):
 
     def _make_actions(self) -> dict[str, QAction]:
         spec = {
-            "open": ("&Open in Editor", "Open the selected result's operator in the editor", "Return",
-                     lambda: self._with_current(self.openRequested.emit)),
-            "evaluate": ("&Evaluate…", "Measure the selected results' operators again (untuned)", None,
-                         lambda: self.measureRequested.emit(self.selection.ids.copy(), False)),
-            "tune": ("&Tune…", "Tune and measure the selected results' operators", None,
-                     lambda: self.measureRequested.emit(self.selection.ids.copy(), True)),
-            "compare": ("&Compare", "Compare the two selected results side by side", None,
-                        lambda: self.compareRequested.emit(*map(int, self.selection.ids[:2]))),
-            "variants": ("&Variants", "Compare every measurement of the selected result's operator on its "
-                         "device at its sizes: algorithm, layout, untuned, tuned or reused schedule", None,
-                         lambda: self._with_current(self.variantsRequested.emit)),
-            "export": ("E&xport…", "Export the selected result's operator: PyTorch, TVMScript, library, "
-                       "JSON, pictures", None, lambda: self._with_current(self.exportRequested.emit)),
-            "export_results": ("Export &Results…", "Export every result as CSV, or the Pareto front "
-                               "(CSV, PNG, SVG)", None, self.exportResultsRequested.emit),
+            "open": (
+                "&Open in Editor",
+                "Open the selected result's operator in the editor",
+                "Return",
+                lambda: self._with_current(self.openRequested.emit),
+            ),
+            "evaluate": (
+                "&Evaluate…",
+                "Measure the selected results' operators again (untuned)",
+                None,
+                lambda: self.measureRequested.emit(self.selection.ids.copy(), False),
+            ),
+            "tune": (
+                "&Tune…",
+                "Tune and measure the selected results' operators",
+                None,
+                lambda: self.measureRequested.emit(self.selection.ids.copy(), True),
+            ),
+            "compare": (
+                "&Compare",
+                "Compare the two selected results side by side",
+                None,
+                lambda: self.compareRequested.emit(*map(int, self.selection.ids[:2])),
+            ),
+            "variants": (
+                "&Variants",
+                "Compare every measurement of the selected result's operator on its "
+                "device at its sizes: algorithm, layout, untuned, tuned or reused schedule",
+                None,
+                lambda: self._with_current(self.variantsRequested.emit),
+            ),
+            "export": (
+                "E&xport…",
+                "Export the selected result's operator: PyTorch, TVMScript, library, JSON, pictures",
+                None,
+                lambda: self._with_current(self.exportRequested.emit),
+            ),
+            "export_results": (
+                "Export &Results…",
+                "Export every result as CSV, or the Pareto front (CSV, PNG, SVG)",
+                None,
+                self.exportResultsRequested.emit,
+            ),
             "rename": ("&Rename…", "Rename the selected result's operator (F2)", None, self.rename_current),
-            "delete": ("&Delete", "Delete the selected results from the store", QKeySequence.StandardKey.Delete,
-                       self.delete_selected),
+            "delete": (
+                "&Delete",
+                "Delete the selected results from the store",
+                QKeySequence.StandardKey.Delete,
+                self.delete_selected,
+            ),
         }
         actions = {}
         for key, (text, tip, shortcut, slot) in spec.items():
@@ -458,8 +513,9 @@ class ResultsBrowser(QWidget):
             model = self.table.selectionModel()
             model.select(chosen, QItemSelectionModel.SelectionFlag.ClearAndSelect)
             if len(rows):
-                current = self.model.rows_of([self.selection.current])[:1] if self.selection.current is not None \
-                    else rows[:1]
+                current = (
+                    self.model.rows_of([self.selection.current])[:1] if self.selection.current is not None else rows[:1]
+                )
                 row = int(current[0]) if len(current) else int(rows[0])
                 model.setCurrentIndex(self.model.index(row, 0), QItemSelectionModel.SelectionFlag.NoUpdate)
                 self.table.scrollTo(self.model.index(row, 0))
@@ -468,8 +524,16 @@ class ResultsBrowser(QWidget):
 
     def _update_actions(self) -> None:
         count = len(self.selection)
-        enabled = {"open": count >= 1, "evaluate": count >= 1, "tune": count >= 1, "compare": count == 2,
-                   "variants": count >= 1, "export": count >= 1, "rename": count >= 1, "delete": count >= 1}
+        enabled = {
+            "open": count >= 1,
+            "evaluate": count >= 1,
+            "tune": count >= 1,
+            "compare": count == 2,
+            "variants": count >= 1,
+            "export": count >= 1,
+            "rename": count >= 1,
+            "delete": count >= 1,
+        }
         for key, on in enabled.items():
             self.actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)
@@ -484,8 +548,9 @@ class ResultsBrowser(QWidget):
     # -- editing --------------------------------------------------------------------------------------
     def rename_current(self) -> None:
         """Edit the operator name in place (Enter renames every result of that operator)."""
-        rows = self.model.rows_of([self.selection.current if self.selection.current is not None
-                                   else self.selection.ids[0]])
+        rows = self.model.rows_of(
+            [self.selection.current if self.selection.current is not None else self.selection.ids[0]]
+        )
         if len(rows):
             index = self.model.index(int(rows[0]), NAME)
             self.table.setCurrentIndex(index)
@@ -496,9 +561,13 @@ class ResultsBrowser(QWidget):
         if not len(ids):
             return
         answer = QMessageBox.question(
-            self, "Delete results", f"Delete {len(ids):,} result(s) and their tuning trials from "
+            self,
+            "Delete results",
+            f"Delete {len(ids):,} result(s) and their tuning trials from "
             f"{self.session.path.name}? Their operators stay in the store.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return
         self.selection.discard(ids)

@@ -2,10 +2,19 @@
 cluster (an address, or a local Ray instance started for the session) for the kinds a
 cluster may take (core.jobs.kinds.CLUSTER_KINDS); measurement stays on this machine's
 workers either way. The choice applies the next time workers start."""
+
 from __future__ import annotations
 
-from PySide6.QtWidgets import (QButtonGroup, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit,
-                               QRadioButton, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QRadioButton,
+    QVBoxLayout,
+)
 
 from core.ir.errors import TesseraError
 from core.jobs.executors import choose_executor
@@ -25,8 +34,10 @@ class RunnerDialog(QDialog):
         self.address = QLineEdit(address or "")
         self.address.setPlaceholderText("empty: a local Ray instance for this session")
         self.address.setToolTip("HOST:PORT of the Ray cluster's head node, e.g. 10.0.0.5:6379")
-        hint = QLabel(f"On Ray: {', '.join(CLUSTER_KINDS)} jobs. Measurement, tuning and searches "
-                      "stay in local workers. Applies the next time workers start.")
+        hint = QLabel(
+            f"On Ray: {', '.join(CLUSTER_KINDS)} jobs. Measurement, tuning and searches "
+            "stay in local workers. Applies the next time workers start."
+        )
         hint.setObjectName("hint")
         hint.setWordWrap(True)
         self.error = QLabel()

@@ -1,6 +1,7 @@
 """The results the user picked, shared by the plot, the table and the side panels, so
 selecting in one highlights in the others. The `source` of a change lets a view ignore
 the echo of its own selection."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ from .arrays import isin
 
 
 class ResultSelection(QObject):
-    changed = Signal(object)         # source of the change (a view, or None)
+    changed = Signal(object)  # source of the change (a view, or None)
     currentChanged = Signal(object)  # result id or None: the result the details describe
 
     def __init__(self, parent=None):

@@ -4,6 +4,7 @@ views share (all results as a frame, the jobs, the devices).
 
 A QTimer polls: the Supervisor reaps and restarts workers (cheap, never blocks), and the
 reader looks for changes; what it finds arrives as signals the views redraw from."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,25 +20,25 @@ from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreError
 
 from .frame import RESULT_ID, ResultsFrame, by_ids
-from .reopen import result_graph
 from .reader import OrderRequest, Snapshot, StoreReader
+from .reopen import result_graph
 from .submit import Queued, Target, submit
 
 POLL_MS = 400
 
 
 class ExplorerSession(QObject):
-    jobsChanged = Signal()            # self.jobs or self.devices changed
-    resultsReset = Signal()           # self.frame was replaced (first load, deletions, new scores)
-    resultsAdded = Signal(object)     # slice of self.frame holding new results
-    resultsRemoved = Signal(object)   # rows of self.frame that died (operators measured at last)
-    operatorsRenamed = Signal()       # names shown for results changed
+    jobsChanged = Signal()  # self.jobs or self.devices changed
+    resultsReset = Signal()  # self.frame was replaced (first load, deletions, new scores)
+    resultsAdded = Signal(object)  # slice of self.frame holding new results
+    resultsRemoved = Signal(object)  # rows of self.frame that died (operators measured at last)
+    operatorsRenamed = Signal()  # names shown for results changed
     orderReady = Signal(int, object)  # generation, answer to an OrderRequest (see request_order)
-    message = Signal(str)             # a sentence for the status bar
-    workersChanged = Signal(bool)     # workers running or not
-    ticked = Signal()                 # every poll interval (elapsed times move on)
-    _requestPoll = Signal(bool)            # to the reader thread: reload everything?
-    _requestOrder = Signal(int, object)    # to the reader thread: generation, (sql, args)
+    message = Signal(str)  # a sentence for the status bar
+    workersChanged = Signal(bool)  # workers running or not
+    ticked = Signal()  # every poll interval (elapsed times move on)
+    _requestPoll = Signal(bool)  # to the reader thread: reload everything?
+    _requestOrder = Signal(int, object)  # to the reader thread: generation, (sql, args)
 
     def __init__(self, path: str | Path | None = None, parent=None):
         """Opens the store at `path` (None: the default store); StoreError if it cannot."""

@@ -4,6 +4,7 @@ are put in place (a binary search each) instead of sorting the whole store again
 The order is SQL's `ORDER BY key IS NULL, key DIR, id DIR`: rows with a key first,
 sorted by key and then by id, in one direction; rows without one last, by id.
 Numeric keys are floats, text keys Python strings (compared like SQLite's BINARY)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,30 +27,34 @@ class TableOrder:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _copy(self, ids: np.ndarray, head: np.ndarray) -> "TableOrder":
+    def _copy(self, ids: np.ndarray, head: np.ndarray) -> TableOrder:
         order = TableOrder([], [], self.numeric, self.descending)
         order.ids, order.head = ids, head
         return order
 
-    def inserted(self, ids, keys: list) -> tuple["TableOrder", np.ndarray]:
+    def inserted(self, ids, keys: list) -> tuple[TableOrder, np.ndarray]:
         """This order with more rows put in their places (rows already present are skipped),
         and the new rows' indices in it (ascending)."""
         ids = np.asarray(ids, dtype=np.int64)
         fresh = ~isin(ids, self.ids)
-        rows = sorted(((int(i), k) for i, k, f in zip(ids, keys, fresh) if f),
-                      key=lambda r: (r[1] is None, *self._sort_key(*r)))
+        rows = sorted(
+            ((int(i), k) for i, k, f in zip(ids, keys, fresh) if f), key=lambda r: (r[1] is None, *self._sort_key(*r))
+        )
         if not rows:
             return self, np.empty(0, np.intp)
         at = [self._position(i, k) for i, k in rows]  # in the current rows; non-decreasing
         keyed = [(p, k) for p, (_, k) in zip(at, rows) if k is not None]
-        head = np.insert(self.head, [p for p, _ in keyed], key_array([k for _, k in keyed], self.numeric)) \
-            if keyed else self.head
+        head = (
+            np.insert(self.head, [p for p, _ in keyed], key_array([k for _, k in keyed], self.numeric))
+            if keyed
+            else self.head
+        )
         final = np.asarray(at, dtype=np.intp) + np.arange(len(at))
         return self._copy(np.insert(self.ids, at, [i for i, _ in rows]), head), final
 
-    def removed(self, ids) -> "TableOrder":
+    def removed(self, ids) -> TableOrder:
         keep = ~isin(self.ids, np.asarray(ids, dtype=np.int64))
-        return self._copy(self.ids[keep], self.head[keep[:len(self.head)]])
+        return self._copy(self.ids[keep], self.head[keep[: len(self.head)]])
 
     def _sort_key(self, result_id: int, key) -> tuple:
         """Sorts rows among themselves in table order (nulls are handled by the caller)."""
@@ -75,12 +80,13 @@ class TableOrder:
 
 class _Reversed:
     """Wraps a key so that sorting ascending orders it descending (text cannot be negated)."""
+
     __slots__ = ("key",)
 
     def __init__(self, key):
         self.key = key
 
-    def __lt__(self, other: "_Reversed") -> bool:
+    def __lt__(self, other: _Reversed) -> bool:
         return other.key < self.key
 
     def __eq__(self, other) -> bool:

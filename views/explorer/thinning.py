@@ -4,6 +4,7 @@ Markers closer than a few pixels cover each other, so drawing one of them looks 
 same; the points themselves stay in the frame, where hover, click and rubber-band
 selection find every one of them. The grid is fixed in plot coordinates between full
 passes, so a new batch only adds markers for cells nobody occupied yet."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ MAX_GROUPS = 1 << 12  # origins fit in an int16 code
 class Grid:
     x0: float
     y0: float
-    width: float   # of one cell, plot units
+    width: float  # of one cell, plot units
     height: float
     columns: int
     rows: int
@@ -29,8 +30,9 @@ class Grid:
         cx = np.floor((x - self.x0) / self.width)
         cy = np.floor((y - self.y0) / self.height)
         inside = (cx >= 0) & (cx < self.columns) & (cy >= 0) & (cy < self.rows)
-        keys = (cx[inside].astype(np.int64) * self.rows + cy[inside].astype(np.int64)) * MAX_GROUPS \
-            + groups[inside].astype(np.int64)
+        keys = (cx[inside].astype(np.int64) * self.rows + cy[inside].astype(np.int64)) * MAX_GROUPS + groups[
+            inside
+        ].astype(np.int64)
         return keys, inside
 
 
@@ -44,8 +46,9 @@ class Thinning:
         self.grid: Grid | None = None
         self._keys = np.empty(0, np.int64)  # sorted keys of the occupied cells
 
-    def full(self, x, y, groups, candidates, area: tuple[float, float, float, float],
-             pixel: tuple[float, float]) -> np.ndarray:
+    def full(
+        self, x, y, groups, candidates, area: tuple[float, float, float, float], pixel: tuple[float, float]
+    ) -> np.ndarray:
         """Indices (among `candidates`) to draw over `area` = (x0, x1, y0, y1), given the
         size of one screen pixel in plot units."""
         x0, x1, y0, y1 = area

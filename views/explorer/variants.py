@@ -3,14 +3,23 @@
 speed-ups against TVM's default untuned schedule and PyTorch (core.store.variants).
 
 Clicking a row selects that result in the explorer, so the plot and panel follow."""
+
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QHeaderView, QLabel, QSplitter, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
 
 from core.store.variants import HEADER, Variants, read_variants
 
@@ -21,8 +30,10 @@ from .selection import ResultSelection
 from .session import ExplorerSession
 
 TEXT_COLUMNS = {1, 2, 3}  # variant, layout, schedule: left-aligned; numbers right-aligned
-HINT = ("Add variants with Tune… and “Compare variants” (each algorithm, untuned and tuned), "
-        "or with Run ▸ Tune with Reused Schedules…")
+HINT = (
+    "Add variants with Tune… and “Compare variants” (each algorithm, untuned and tuned), "
+    "or with Run ▸ Tune with Reused Schedules…"
+)
 ALGORITHM_COLORS = {"default": "#2563eb", "gspc": "#d97706"}  # other algorithms take spare colours
 LOG_RATIO = 10  # the chart's latency axis is logarithmic when the slowest variant is this much slower
 UNTUNED_ALPHA = 110  # untuned bars are paler than tuned or reused ones
@@ -70,8 +81,10 @@ class VariantsDialog(QDialog):
         for r, row in enumerate(cells):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(text)
-                item.setTextAlignment(Qt.AlignmentFlag.AlignVCenter | (
-                    Qt.AlignmentFlag.AlignLeft if c in TEXT_COLUMNS else Qt.AlignmentFlag.AlignRight))
+                item.setTextAlignment(
+                    Qt.AlignmentFlag.AlignVCenter
+                    | (Qt.AlignmentFlag.AlignLeft if c in TEXT_COLUMNS else Qt.AlignmentFlag.AlignRight)
+                )
                 if self.variants.rows[r].measurement_id == measurement_id:
                     item.setFont(bold)  # the result the view was opened from
                 if c == HEADER.index("schedule"):
@@ -103,18 +116,35 @@ class VariantsDialog(QDialog):
 
         def at(ms):
             return np.log10(ms) if log else np.asarray(ms, float)
+
         base = float(np.floor(at(min(latency.min(), *torch_ms)))) if log else 0.0
-        item.addItem(pg.BarGraphItem(x0=base, y=y, height=0.6, width=at(latency) - base, brushes=self._brushes(),
-                                     pen=None))
-        item.addItem(pg.ErrorBarItem(x=at(latency), y=y, left=at(latency) - at(np.maximum(latency - spread,
-                                                                                          latency * 0.01)),
-                                     right=at(latency + spread) - at(latency), beam=0.2, pen=pg.mkPen(theme.TEXT_MUTED)))
+        item.addItem(
+            pg.BarGraphItem(x0=base, y=y, height=0.6, width=at(latency) - base, brushes=self._brushes(), pen=None)
+        )
+        item.addItem(
+            pg.ErrorBarItem(
+                x=at(latency),
+                y=y,
+                left=at(latency) - at(np.maximum(latency - spread, latency * 0.01)),
+                right=at(latency + spread) - at(latency),
+                beam=0.2,
+                pen=pg.mkPen(theme.TEXT_MUTED),
+            )
+        )
         if torch_ms:
-            item.addItem(pg.InfiniteLine(float(at(np.median(torch_ms))), angle=90, movable=False,
-                                         pen=pg.mkPen(theme.TEXT_MUTED, width=1.4, style=Qt.PenStyle.DashLine),
-                                         label="PyTorch", labelOpts={"position": 0.95, "color": theme.TEXT_MUTED}))
-        item.getAxis("left").setTicks([[(float(yy), f"{v.label} · {v.layout}" if v.layout else v.label)
-                                        for yy, v in zip(y, rows)]])
+            item.addItem(
+                pg.InfiniteLine(
+                    float(at(np.median(torch_ms))),
+                    angle=90,
+                    movable=False,
+                    pen=pg.mkPen(theme.TEXT_MUTED, width=1.4, style=Qt.PenStyle.DashLine),
+                    label="PyTorch",
+                    labelOpts={"position": 0.95, "color": theme.TEXT_MUTED},
+                )
+            )
+        item.getAxis("left").setTicks(
+            [[(float(yy), f"{v.label} · {v.layout}" if v.layout else v.label) for yy, v in zip(y, rows)]]
+        )
         end = float(at(max([*(latency + spread), *torch_ms])))
         item.setXRange(base, end + (end - base) * 0.08, padding=0)
         item.setYRange(-0.6, len(rows) - 0.4, padding=0)

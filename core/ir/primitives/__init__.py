@@ -1,4 +1,5 @@
 """The primitive registry: op name -> class, for both published families and Tessera's own."""
+
 from __future__ import annotations
 
 from ..errors import ParamError
@@ -7,10 +8,26 @@ from .base import Param, Primitive
 from .blending import BINARY_OPS, Broadcast, Concat
 from .views import Expand, Group, Merge, Shift, Split, Stride, Unfold
 
-REGISTRY: dict[str, type[Primitive]] = {cls.op: cls for cls in (
-    Group, Shift, Unfold, FullyConnected, ElementWise, Fold, Softmax, Broadcast,
-    Split, Merge, Expand, Stride, Reduce, Share, Concat,
-)}
+REGISTRY: dict[str, type[Primitive]] = {
+    cls.op: cls
+    for cls in (
+        Group,
+        Shift,
+        Unfold,
+        FullyConnected,
+        ElementWise,
+        Fold,
+        Softmax,
+        Broadcast,
+        Split,
+        Merge,
+        Expand,
+        Stride,
+        Reduce,
+        Share,
+        Concat,
+    )
+}
 
 
 def make(op: str, params: dict | None = None) -> Primitive:
@@ -25,6 +42,27 @@ def family(name: str) -> list[type[Primitive]]:
     return [cls for cls in REGISTRY.values() if name in cls.families]
 
 
-__all__ = ["REGISTRY", "make", "family", "Primitive", "Param", "UNARY_OPS", "BINARY_OPS",
-           "Group", "Shift", "Unfold", "FullyConnected", "ElementWise", "Fold", "Softmax", "Broadcast",
-           "Split", "Merge", "Expand", "Stride", "Reduce", "Share", "Concat"]
+__all__ = [
+    "BINARY_OPS",
+    "REGISTRY",
+    "UNARY_OPS",
+    "Broadcast",
+    "Concat",
+    "ElementWise",
+    "Expand",
+    "Fold",
+    "FullyConnected",
+    "Group",
+    "Merge",
+    "Param",
+    "Primitive",
+    "Reduce",
+    "Share",
+    "Shift",
+    "Softmax",
+    "Split",
+    "Stride",
+    "Unfold",
+    "family",
+    "make",
+]

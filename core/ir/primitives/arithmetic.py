@@ -1,5 +1,6 @@
 """Arithmetic primitives: element-wise maps, reductions, softmax and the two
 weighted primitives (Canvas's fc and Syno's share)."""
+
 from __future__ import annotations
 
 from ..errors import ShapeError
@@ -35,7 +36,7 @@ class Fold(Primitive):
     def infer(self, inputs, kinds):
         (x,) = inputs
         d = self.axis(x)
-        return TensorType([*x[:d], *x[d + 1:]])
+        return TensorType([*x[:d], *x[d + 1 :]])
 
     def flops(self, inputs, out):
         return inputs[0].numel()
@@ -75,10 +76,14 @@ class FullyConnected(Primitive):
     title = "Fully connected"
     families = ("canvas",)
     category = "arithmetic"
-    doc = ("All channel axes -> one new channel axis of size `out` (often a dynamic variable x1): "
-           "a 1x1 convolution over the flattened channels, optionally grouped.")
-    spec = (Param("out", "size", "x1", "Output channels (a size expression; x<k> are dynamic)."),
-            Param("groups", "size", "1", "Blocks of the flattened channels mixed separately."))
+    doc = (
+        "All channel axes -> one new channel axis of size `out` (often a dynamic variable x1): "
+        "a 1x1 convolution over the flattened channels, optionally grouped."
+    )
+    spec = (
+        Param("out", "size", "x1", "Output channels (a size expression; x<k> are dynamic)."),
+        Param("groups", "size", "1", "Blocks of the flattened channels mixed separately."),
+    )
 
     def _channels(self, x: TensorType) -> Size:
         total = Size(1)
@@ -113,11 +118,14 @@ class Share(Primitive):
     title = "Share"
     families = ("syno",)
     category = "contraction"
-    doc = ("Multiply element-wise with a weight indexed by the shared axes (Syno SHARE); "
-           "`out` adds a new leading weight axis (e.g. C_out). Following reduces make it a contraction.")
-    spec = (Param("dims", "dims", [0], "Axes shared with the weight."),
-            Param("out", "size", "C_out", "Size of a new weight-only axis placed first, or empty for none.",
-                  optional=True))
+    doc = (
+        "Multiply element-wise with a weight indexed by the shared axes (Syno SHARE); "
+        "`out` adds a new leading weight axis (e.g. C_out). Following reduces make it a contraction."
+    )
+    spec = (
+        Param("dims", "dims", [0], "Axes shared with the weight."),
+        Param("out", "size", "C_out", "Size of a new weight-only axis placed first, or empty for none.", optional=True),
+    )
 
     def infer(self, inputs, kinds):
         (x,) = inputs
@@ -125,8 +133,9 @@ class Share(Primitive):
             if not -len(x) <= d < len(x):
                 raise ShapeError(f"shared axis {d} is out of range for {x}")
             if x[d % len(x)].spatial:
-                raise ShapeError(f"share over spatial axis {d} ({x[d].size}) would tie weights to positions",
-                                 dim=d % len(x))
+                raise ShapeError(
+                    f"share over spatial axis {d} ({x[d].size}) would tie weights to positions", dim=d % len(x)
+                )
         out = self.size("out")
         return TensorType([Dim(out, False), *x]) if out is not None else x
 
@@ -150,4 +159,3 @@ def _spatial_numel(t: TensorType) -> Size:
     for i in t.spatial_dims:
         total = total * t[i].size
     return total
-

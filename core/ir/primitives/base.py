@@ -3,10 +3,12 @@
 A primitive knows its parameters, its shape rule and its cost. Lowering to
 torch and TVM lives in core/codegen, keyed by primitive class, so that the IR
 stays free of heavy imports."""
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from ..errors import ParamError, ShapeError, SizeError
 from ..symbolic import Size, VarKind, parse_size
@@ -17,6 +19,7 @@ from ..tensor import Dim, TensorType
 class Param:
     """One parameter: `kind` is dim (an axis index), dims (list of axes), size
     (symbolic expression such as 'K' or 'C_out/G'), int, or choice."""
+
     name: str
     kind: str
     default: Any
@@ -39,8 +42,9 @@ class Primitive:
         known = {p.name for p in self.spec}
         unknown = sorted(set(params) - known)
         if unknown:
-            raise ParamError(f"{self.op}: unknown parameter(s) {', '.join(unknown)} "
-                             f"(expected {', '.join(sorted(known)) or 'none'})")
+            raise ParamError(
+                f"{self.op}: unknown parameter(s) {', '.join(unknown)} (expected {', '.join(sorted(known)) or 'none'})"
+            )
         self.params: dict[str, Any] = {}
         for p in self.spec:
             value = params.get(p.name, p.default)
@@ -51,7 +55,7 @@ class Primitive:
         text = self.params[name]
         return None if text in (None, "") else parse_size(str(text))
 
-    def with_params(self, **changes) -> "Primitive":
+    def with_params(self, **changes) -> Primitive:
         return type(self)({**self.params, **changes})
 
     @property
@@ -103,8 +107,11 @@ def _check_param(op: str, p: Param, value: Any) -> Any:
         if not isinstance(value, int) or isinstance(value, bool):
             raise ParamError(f"{where} must be an integer axis index, got {value!r}")
     elif p.kind == "dims":
-        if not isinstance(value, list) or not value or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in value):
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
             raise ParamError(f"{where} must be a non-empty list of axis indices, got {value!r}")
         if len(set(value)) != len(value):
             raise ParamError(f"{where} repeats an axis: {value!r}")
@@ -120,9 +127,8 @@ def _check_param(op: str, p: Param, value: Any) -> Any:
             parse_size(value)
         except SizeError as e:
             raise ParamError(f"{where}: {e}") from None
-    elif p.kind == "choice":
-        if value not in p.choices:
-            raise ParamError(f"{where} must be one of {', '.join(p.choices)}, got {value!r}")
+    elif p.kind == "choice" and value not in p.choices:
+        raise ParamError(f"{where} must be one of {', '.join(p.choices)}, got {value!r}")
     return value
 
 

@@ -2,6 +2,7 @@
 
 Rearrangements from Canvas (group, shift, unfold) and the coordinate-level
 views of Syno (split, merge, shift, expand, unfold, stride), read top-down."""
+
 from __future__ import annotations
 
 from ..errors import ShapeError
@@ -63,7 +64,7 @@ class Merge(Primitive):
         d = self.axis(x)
         if d + 1 >= len(x):
             raise ShapeError(f"merge needs an axis after dim {d} in {x}", dim=d)
-        return TensorType([*x[:d], Dim(x[d].size * x[d + 1].size, x[d].spatial or x[d + 1].spatial), *x[d + 2:]])
+        return TensorType([*x[:d], Dim(x[d].size * x[d + 1].size, x[d].spatial or x[d + 1].spatial), *x[d + 2 :]])
 
     def flops(self, inputs, out):
         return Size(0)
@@ -113,8 +114,10 @@ class Unfold(Primitive):
     title = "Unfold"
     families = ("canvas", "syno")
     category = "rearrangement"
-    doc = ("Sliding windows of K neighbours along a spatial axis become a new channel axis "
-           "(zero padding keeps the spatial size): [C.., X..] -> [C.., K, X..].")
+    doc = (
+        "Sliding windows of K neighbours along a spatial axis become a new channel axis "
+        "(zero padding keeps the spatial size): [C.., X..] -> [C.., K, X..]."
+    )
     spec = (_DIM, Param("K", "size", "K", "Window size (odd, a size expression)."))
 
     def infer(self, inputs, kinds):

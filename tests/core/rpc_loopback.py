@@ -2,8 +2,10 @@
 address), started as the user starts them (`tessera device tracker` / `serve` processes) and
 stopped by process id together with every process under them (TVM's popen_worker listener,
 its session processes). Also job handlers that fail the way a lost device does."""
+
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -14,13 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
-import pytest
 
 from core.devices import SessionLost
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 LOOPBACK = "127.0.0.1"
-HERE = "tests.core.rpc_fixtures"
+HERE = "tests.core.rpc_loopback"
 
 
 def free_port() -> int:
@@ -33,8 +34,13 @@ def free_port() -> int:
 def tessera(*args: str, log: Path) -> subprocess.Popen:
     """`tessera ARGS` as a long-running process, output to `log`."""
     with open(log, "w") as out:
-        return subprocess.Popen([sys.executable, "-m", "app.cli", *args], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        return subprocess.Popen(
+            [sys.executable, "-m", "app.cli", *args],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
 
 
 def tree(process: subprocess.Popen) -> list[psutil.Process]:
@@ -54,10 +60,8 @@ def stop(process: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 15
         process.send_signal(sig)
     _, alive = psutil.wait_procs(procs, timeout=grace)
     for proc in alive:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
-        except psutil.NoSuchProcess:
-            pass
     psutil.wait_procs(alive, timeout=5)
     process.wait(timeout=5)
     return [proc.pid for proc in alive]
@@ -69,8 +73,9 @@ def wait_for(condition, timeout: float, what: str, *watched: subprocess.Popen):
     while not (value := condition()):
         ended = [p for p in watched if p.poll() is not None]
         if ended:
-            raise AssertionError(f"{' '.join(ended[0].args[2:])} ended (code {ended[0].returncode}) while "
-                                 f"waiting for {what}")
+            raise AssertionError(
+                f"{' '.join(ended[0].args[2:])} ended (code {ended[0].returncode}) while waiting for {what}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.2)
@@ -78,13 +83,16 @@ def wait_for(condition, timeout: float, what: str, *watched: subprocess.Popen):
 
 
 def key_status(port: int, key: str):
-    from core.devices.session import key_status as status, tracker_summary  # TVM
+    from core.devices.session import key_status as status  # TVM
+    from core.devices.session import tracker_summary
+
     return status(tracker_summary(LOOPBACK, port, 5.0), key)
 
 
 @dataclass
 class Cluster:
     """A tracker and servers of one key, all on loopback."""
+
     folder: Path
     port: int
     key: str
@@ -97,14 +105,35 @@ class Cluster:
 
     def device(self, name: str = "loop", **settings) -> dict:
         """A device description (core.devices.Device.to_dict()) for this cluster's key."""
-        return {"name": name, "kind": "rpc", "tracker_host": LOOPBACK, "tracker_port": self.port,
-                "key": self.key, "target": {"kind": "llvm"}, "session_timeout": 120.0, "wait": 30.0, **settings}
+        return {
+            "name": name,
+            "kind": "rpc",
+            "tracker_host": LOOPBACK,
+            "tracker_port": self.port,
+            "key": self.key,
+            "target": {"kind": "llvm"},
+            "session_timeout": 120.0,
+            "wait": 30.0,
+            **settings,
+        }
 
     def serve(self, key: str | None = None) -> subprocess.Popen:
         port = free_port()
-        server = tessera("device", "serve", "--tracker", self.address, "--key", key or self.key,
-                         "--host", LOOPBACK, "--port", str(port), "--threads", "1",
-                         log=self.folder / f"server-{port}.log")
+        server = tessera(
+            "device",
+            "serve",
+            "--tracker",
+            self.address,
+            "--key",
+            key or self.key,
+            "--host",
+            LOOPBACK,
+            "--port",
+            str(port),
+            "--threads",
+            "1",
+            log=self.folder / f"server-{port}.log",
+        )
         self.servers.append(server)
         return server
 
@@ -129,20 +158,17 @@ def start_cluster(folder: Path, key: str, servers: int) -> Cluster:
         wait_for(lambda: "tracker listening" in (folder / "tracker.log").read_text(), 60, "the tracker", tracker)
         for _ in range(servers):
             cluster.serve()
-        wait_for(lambda: key_status(port, key).free == servers, 60, f"{servers} servers to register",
-                 tracker, *cluster.servers)
+        wait_for(
+            lambda: key_status(port, key).free == servers,
+            60,
+            f"{servers} servers to register",
+            tracker,
+            *cluster.servers,
+        )
     except BaseException:
         cluster.stop()
         raise
     return cluster
-
-
-@pytest.fixture(scope="module")
-def rpc_cluster(tmp_path_factory):
-    """A tracker and two servers of key 'loopcpu' on 127.0.0.1; all their processes are gone after."""
-    cluster = start_cluster(tmp_path_factory.mktemp("rpc"), "loopcpu", servers=2)
-    yield cluster
-    assert cluster.stop() == [], "some tracker or server processes did not stop on SIGTERM"
 
 
 # -- job handlers (resolved by path in spawned workers) ---------------------------------

@@ -1,0 +1,50 @@
+"""What tests share that is not a fixture: paths, a graph builder, the `tessera` command as a
+user runs it, a job context that records progress, and quick timing settings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from core.ir.editing import Editor
+from core.ir.graph import OperatorGraph
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "resources" / "examples"
+QUICK = {"repeat": 3, "min_repeat_ms": 5}  # timing settings for tests: a few short repeats
+TINY = {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}  # conv2d sizes that build in seconds
+
+
+def chain(input_shape, output_shape, steps, variables=None, bindings=None) -> OperatorGraph:
+    """Build a graph from (node, op, params, [sources]) steps; the last node feeds the output."""
+    g = OperatorGraph(input_shape, output_shape, variables=variables)
+    g.bindings = dict(bindings or {})
+    ed = Editor(g)
+    for node, op, params, srcs in steps:
+        ed.add_node(op, params, node=node)
+        for port, s in enumerate(srcs):
+            ed.connect(s, node, port)
+    ed.connect(steps[-1][0], "output")
+    return g
+
+
+def tessera(*args: str) -> subprocess.CompletedProcess:
+    """The installed `tessera` script (as a user runs it), else the module."""
+    script = Path(sys.executable).with_name("tessera")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
+    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+class Ctx:
+    """A job context (core.jobs.context) that records progress and cancels on request."""
+
+    def __init__(self, cancel: bool = False):
+        self.seen: list[tuple[float, str]] = []
+        self.cancel = cancel
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        self.seen.append((fraction, message))
+
+    def cancelled(self) -> bool:
+        return self.cancel
