@@ -179,7 +179,8 @@ class Inspector(QScrollArea):
         if self.node is None:
             self.title.setText(graph.name or self.document.display_name)
             self.subtitle.setText("operator")
-            self.doc.setText(graph.description or "Select a node to edit its parameters.")
+            about = "\n\n".join([graph.description, *graph.notes]).strip()
+            self.doc.setText(about or "Select a node to edit its parameters.")
             self.facts.setText(self._operator_facts())
             self.form_frame.setVisible(False)
             return

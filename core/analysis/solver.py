@@ -39,6 +39,7 @@ def substitute(graph: OperatorGraph, values: Mapping[str, Size]) -> OperatorGrap
         variables={k: v.value for k, v in graph.variables.items() if k not in values},
         name=graph.name,
         description=graph.description,
+        notes=graph.notes,
     )
     copy.bindings = {k: v for k, v in graph.bindings.items() if k not in values}
     for n in graph.primitive_nodes():

@@ -41,8 +41,10 @@ class OperatorGraph:
         variables: Mapping[str, str] | None = None,
         name: str = "",
         description: str = "",
+        notes: list[str] | None = None,
     ):
         self.name, self.description = name, description
+        self.notes = list(notes or [])  # provenance: what is known, what was inferred (one paragraph each)
         self.input_shape = [str(s) for s in input_shape]
         self.output_shape = [str(s) for s in output_shape]
         self.spatial = spatial

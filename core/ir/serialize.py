@@ -79,7 +79,19 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
             raise fail(key, "missing field")
     refuse_unknown_fields(
         doc,
-        {"format", "version", "name", "description", "variables", "input", "output", "bindings", "nodes", "edges"},
+        {
+            "format",
+            "version",
+            "name",
+            "description",
+            "notes",
+            "variables",
+            "input",
+            "output",
+            "bindings",
+            "nodes",
+            "edges",
+        },
         fail,
     )
 
@@ -96,6 +108,9 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     name = doc.get("name", "")
     if not isinstance(name, str):
         raise fail("name", "must be a string")
+    notes = doc.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise fail("notes", "must be a list of strings (one paragraph each)")
     graph = OperatorGraph(
         in_shape,
         out_shape,
@@ -103,6 +118,7 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         variables=variables,
         name=name,
         description=str(doc.get("description", "")),
+        notes=notes,
     )
     bindings = _obj(doc.get("bindings", {}), "bindings", fail)
     for k, v in bindings.items():
@@ -205,6 +221,8 @@ def to_document(graph: OperatorGraph) -> dict:
     doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": graph.name}
     if graph.description:
         doc["description"] = graph.description
+    if graph.notes:
+        doc["notes"] = list(graph.notes)
     doc["variables"] = {k: v.value for k, v in sorted(graph.variables.items())}
     doc["input"] = {
         "shape": list(graph.input_shape),

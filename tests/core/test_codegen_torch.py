@@ -19,7 +19,7 @@ from core.ir.graph import OperatorGraph
 from core.ir.serialize import load_operator
 from tests.support import EXAMPLES, chain
 
-SMALL = {"C_in": 8, "C_out": 8, "H": 10, "W": 10, "K": 3, "G": 2}
+SMALL = {"C_in": 8, "C_out": 8, "H": 10, "W": 10, "K": 3, "G": 2, "g": 2, "s": 2}
 ATOL = 1e-5
 
 

@@ -17,7 +17,7 @@ from tests.support import EXAMPLES, chain
 
 pytestmark = pytest.mark.tvm
 
-SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 7, "K": 3, "G": 2}
+SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 7, "K": 3, "G": 2, "g": 2, "s": 2}
 TINY = {"C": 6, "H": 5, "W": 4}
 
 

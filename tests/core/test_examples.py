@@ -7,7 +7,7 @@ from core.ir.serialize import load_operator
 from core.ir.symbolic import parse_size
 from tests.support import EXAMPLES
 
-B = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3, "G": 4}
+B = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3, "G": 4, "g": 32, "s": 2}
 
 # name -> (output shape, MACs, FLOPs, params) as symbolic expressions, derived by hand
 EXPECTED = {
@@ -40,6 +40,19 @@ EXPECTED = {
         ["C_out*C_in*K*H*W/G", "C_out*K*H*W"],
         ["2*C_out*C_in*K*H*W/G", "C_in*H*W", "H*W", "C_out*H*W", "2*C_out*K*H*W"],
         ["C_out*C_in*K/G", "C_out*K"],
+    ),
+    # Syno's two-weight operators: a grouped conv along W into C_out/(g*s) channels, then one along H
+    "syno_operator1": (
+        "[C_out, H, W]",
+        ["C_out*C_in*K*H*W/g/s", "C_out^2*K^2*H*W/s"],
+        ["2*C_out*C_in*K*H*W/g/s", "2*C_out^2*K^2*H*W/s"],
+        ["C_out*C_in*K/g/s", "C_out^2*K^2/s"],
+    ),
+    "syno_operator2": (
+        "[C_out, H, W]",
+        ["C_out*C_in*K*H*W/g/s", "C_out^2*K*H*W/s"],
+        ["2*C_out*C_in*K*H*W/g/s", "2*C_out^2*K*H*W/s"],
+        ["C_out*C_in*K/g/s", "C_out^2*K/s"],
     ),
 }
 

@@ -43,6 +43,7 @@ def test_canonical_form_ignores_names_positions_and_order():
     other["nodes"].reverse()
     other["edges"].reverse()
     other["name"], other["description"], other["bindings"] = "renamed", "", {"C_in": 8}
+    other["notes"] = ["provenance is not identity"]
     assert canonical_json(other) == canonical_json(doc)
     assert content_hash(other) == content_hash(doc)
     assert wl_hash(graph_from_document(other)) == wl_hash(graph_from_document(doc))
@@ -103,6 +104,7 @@ def _mutations():
             "elementwise.fn must be one of",
         ),
         ("bad variable kind", set_(["variables", "K"], "secret"), "variables.K: kind must be primary"),
+        ("notes not a list of text", set_(["notes"], ["known", 3]), "notes: must be a list of strings"),
         ("bad binding", set_(["bindings", "K"], -3), "bindings.K: must be a positive integer"),
         ("bad spatial count", set_(["input", "spatial"], 7), "input.spatial: must be an integer between 0 and 3"),
         ("bad position", set_(["nodes", 0, "pos"], [1]), "pos: must be [x, y]"),
