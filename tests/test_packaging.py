@@ -1,16 +1,19 @@
 """Desktop integration and the PyInstaller build recipe: the .desktop file and AppStream
 metainfo agree with each other and pass their freedesktop validators (installed by the
-Makefile set-up where it can), the icon is a real SVG, the spec file loads (PyInstaller's
-real hooks for our packages) and bundles what worker processes import by name, and the frozen
+Makefile set-up where it can), the icon is a real SVG, the spec file loads (with stand-ins for
+PyInstaller's hooks) and bundles what worker processes import by name, and the frozen
 program's launcher runs `-m module` as TVM's pool workers need. The build itself runs in
-`make package` (minutes, gigabytes), not here."""
+`make package` (minutes, a gigabyte), not here."""
 
 from __future__ import annotations
 
 import configparser
+import importlib.util
+import pkgutil
 import shutil
 import subprocess
 import sys
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import ClassVar
@@ -91,22 +94,46 @@ class _Recorded:
         self.pure, self.scripts, self.binaries, self.datas = [], [], [], []
 
 
+def _stand_in_hooks() -> types.ModuleType:
+    """PyInstaller's hook helpers as the spec uses them, without PyInstaller (a packaging tool that
+    `make package` installs, not `make test`): our packages' submodules and the files of the
+    resources package as they are on disk, TVM's libraries by name; all of TVM's submodules would
+    take minutes to list, and the `make package` smoke test runs the real hooks."""
+    hooks = types.ModuleType("PyInstaller.utils.hooks")
+
+    def collect_submodules(package: str, filter=lambda name: True) -> list[str]:
+        if package not in ("app", "core", "views"):
+            return [f"{package} (all submodules)"]
+        found = [m.name for m in pkgutil.walk_packages([str(ROOT / package)], prefix=f"{package}.")]
+        return [package, *(name for name in found if filter(name))]
+
+    def collect_data_files(package: str) -> list[tuple[str, str]]:
+        if package != "resources":
+            return []
+        files = (f for f in (ROOT / package).rglob("*") if f.is_file() and f.suffix not in (".py", ".pyc"))
+        return [(str(f), str(f.parent.relative_to(ROOT))) for f in files]
+
+    def collect_dynamic_libs(package: str) -> list[tuple[str, str]]:
+        module = importlib.util.find_spec(package)
+        folder = Path(module.origin).parent if module and module.origin else None
+        return [(str(f), str(f.parent.relative_to(folder.parent))) for f in folder.rglob("*.so")] if folder else []
+
+    hooks.collect_submodules, hooks.collect_data_files, hooks.collect_dynamic_libs = (
+        collect_submodules,
+        collect_data_files,
+        collect_dynamic_libs,
+    )
+    return hooks
+
+
 def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch):
-    hooks = pytest.importorskip(
-        "PyInstaller.utils.hooks", reason="`make` installs PyInstaller with the packaging tools"
-    )
-    real = hooks.collect_submodules
-    # our packages through the real hook; all of TVM's takes minutes and the `make package` smoke test runs it
-    monkeypatch.setattr(
-        hooks,
-        "collect_submodules",
-        lambda package, **kw: (
-            real(package, **kw) if package in ("app", "core", "views") else [f"{package} (all submodules)"]
-        ),
-    )
+    for name in ("PyInstaller", "PyInstaller.utils"):
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    monkeypatch.setitem(sys.modules, "PyInstaller.utils.hooks", _stand_in_hooks())
     steps = {name: type(name, (_Recorded,), {}) for name in ("Analysis", "PYZ", "EXE", "COLLECT")}
     spec = PACKAGING / "tessera.spec"
-    exec(compile(spec.read_text(), str(spec), "exec"), {"SPECPATH": str(PACKAGING), **steps})
+    namespace = {"SPECPATH": str(PACKAGING), **steps}
+    exec(compile(spec.read_text(), str(spec), "exec"), namespace)
     analysis = _Recorded.made["Analysis"]
     (script,) = analysis.args[0]
     assert Path(script) == PACKAGING / "launcher.py" and Path(script).is_file()
@@ -129,6 +156,14 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
     assert any(Path(src).name.startswith("libtvm") for src, _ in analysis.kwargs["binaries"])
     assert analysis.kwargs["module_collection_mode"]["tvm"] == "pyz+py"  # TVMScript reads its own source
     assert _Recorded.made["COLLECT"].kwargs["name"] == "tessera" and _Recorded.made["EXE"].kwargs["name"] == "tessera"
+    # what the bundle leaves out: torch's tests and tools but the one its multiprocessing starts
+    used = namespace["used"]
+    assert [
+        used((dest, "src", "DATA")) for dest in ("torch/test/atest", "torch/bin/protoc", "torch/include/c10.h")
+    ] == [False] * 3
+    assert not used(("torch/lib/libtorchbind_test.so", "src", "BINARY"))
+    assert used(("torch/bin/torch_shm_manager", "src", "BINARY"))
+    assert used(("tvm/lib/libtvm_compiler.so", "src", "BINARY")) and used(("PySide6/Qt/lib/libQt6Core.so.6", "s", "B"))
 
 
 def test_the_launcher_runs_the_cli_and_python_dash_m(tmp_path):
