@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("gui", help="open the window (the default with no command)")
-    p.add_argument("file", nargs="?", metavar="FILE", help="an operator to open")
+    p.add_argument("file", nargs="?", metavar="FILE", help="an operator or a sequence to open")
     p.add_argument(
         "--store",
         metavar="PATH",
@@ -14,9 +14,8 @@ def add_parsers(sub) -> None:
     )
     p.add_argument(
         "--view",
-        choices=("editor", "explorer"),
-        default="editor",
-        help="start in the operator editor (default) or the explorer: Pareto plot and results",
+        choices=("editor", "sequences", "search", "explorer", "gallery"),
+        help="the page to start on (default: the start page, or the file's editor)",
     )
     p.add_argument(
         "--screenshot",

@@ -6,7 +6,7 @@ import json
 import sys
 
 from app.cli_inputs import operator_and_bindings
-from core.analysis.summary import summarize
+from core.analysis.summary import Summary, summarize
 from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
 from core.ir.serialize import load_operator
@@ -46,7 +46,7 @@ def cmd_validate(args) -> int:
         else:
             failed += 1
             print(f"INVALID {path}:")
-            for line in s.messages():
+            for line in _messages(s):
                 print(f"  {line}")
     return 1 if failed else 0
 
@@ -83,9 +83,15 @@ def cmd_info(args) -> int:
     for f, label in (("macs", "MACs"), ("flops", "FLOPs"), ("params", "params")):
         value = f" = {t[f + '_value']:,}" if f + "_value" in t else ""
         print(f"total {label}: {t[f]}{value}")
-    for line in s.messages():
+    for line in _messages(s):
         print(line)
     return 0 if s.ok else 1
+
+
+def _messages(summary: Summary) -> list[str]:
+    """The summary's messages, with how to give the missing sizes on the command line."""
+    hint = [f"hint: pass e.g. --bind {summary.unbound[0]}=..."] if summary.binding_error and summary.unbound else []
+    return summary.messages() + hint
 
 
 def _num(node: dict, field: str) -> str:

@@ -1,6 +1,6 @@
-"""The Explore side of the main window: the Editor/Explorer modes, Evaluate and Tune,
-the job monitor dock and the status-bar job summary, opening results in the editor,
-and the stale-job rule (editing the operator after Tune cancels its jobs).
+"""The Explore side of the main window: the Explorer page, Evaluate and Tune, the job
+monitor dock and the status-bar job summary, opening results in the editor, and the
+stale-job rule (editing the operator after Tune cancels its jobs).
 
 Nothing here runs until it is needed: the results store opens on the first Explore
 action (at once when the window was given --store), the views are built on the first
@@ -14,10 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
-from app.panels import mount_session_panels
 from core.analysis.summary import summarize
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
@@ -25,9 +24,6 @@ from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
 from views.document import OperatorDocument
 
-EDITOR, EXPLORER = "editor", "explorer"
-EDITOR_DOCKS = ("palette", "inspector", "diagnostics", "code")
-EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
 AUTOSTART_KEY = "explore/autostartWorkers"
 EXECUTOR_KEY, RAY_ADDRESS_KEY = "explore/executor", "explore/rayAddress"
 STATUS_TIPS = {
@@ -60,7 +56,6 @@ class Explore(QObject):
         super().__init__(window)
         self.window = window
         self.store_path = store_path
-        self.mode = EDITOR
         self.session = None  # views.explorer.session.ExplorerSession
         self.view = None  # views.explorer.explorer_view.ExplorerView
         self.dock: QDockWidget | None = None
@@ -68,7 +63,6 @@ class Explore(QObject):
         self.indicator = None  # the status bar's job summary
         self.dialog = None  # the Evaluate/Tune or Job Runner dialog while it is open
         self.devices_dialog = None  # the device manager, kept once opened
-        self._hidden_docks: list[str] = []
         self._unsaved_key = uuid.uuid4().hex
         self._submitted: dict[str, str] = {}  # input key -> content hash the current operator's jobs used
         self.actions = self._make_actions()
@@ -86,16 +80,6 @@ class Explore(QObject):
             return a
 
         actions = {
-            "editor": action(
-                "&Editor", lambda: self.set_mode(EDITOR), "Ctrl+1", "Draw and edit the operator", checkable=True
-            ),
-            "explorer": action(
-                "E&xplorer",
-                lambda: self.set_mode(EXPLORER),
-                "Ctrl+2",
-                "The Pareto plot and every result in the store",
-                checkable=True,
-            ),
             "evaluate": action(
                 "E&valuate…",
                 lambda: self.measure_current(tune=False),
@@ -135,10 +119,6 @@ class Explore(QObject):
         settings = self.window.settings
         actions["autostart"].setChecked(settings is None or settings.value(AUTOSTART_KEY, True, type=bool))
         actions["autostart"].toggled.connect(self._autostart_toggled)
-        group = QActionGroup(self)
-        for key in (EDITOR, EXPLORER):
-            group.addAction(actions[key])
-        actions[EDITOR].setChecked(True)
         return actions
 
     # -- the store, on first need --------------------------------------------------------
@@ -172,39 +152,16 @@ class Explore(QObject):
         indicator.activated.connect(self.show_jobs)
         self.window.statusBar().addPermanentWidget(indicator)
         self.indicator = indicator
-        mount_session_panels(self.window, self.session)
         return self.session
 
-    # -- modes ----------------------------------------------------------------------------
-    def set_mode(self, mode: str) -> None:
-        """Show the editor (canvas and its docks) or the explorer (plot and results)."""
-        if mode == self.mode or (mode == EXPLORER and self._build_view() is None):
-            self.actions[self.mode].setChecked(True)
-            return
-        window = self.window
-        if mode == EXPLORER:
-            self._hidden_docks = [k for k in EDITOR_DOCKS if not window.docks[k].isHidden()]
-            for key in self._hidden_docks:
-                window.docks[key].hide()
-            window.pages.setCurrentWidget(self.view)
-        else:
-            for key in self._hidden_docks:
-                window.docks[key].show()
-            window.pages.setCurrentIndex(0)
-        for key in EDITOR_ACTIONS:
-            window.commands[key].setEnabled(mode == EDITOR)
-        self.mode = mode
-        self.actions[mode].setChecked(True)
-        window.statusBar().showMessage(STATUS_TIPS[mode])
-
-    def _build_view(self):
+    def build_view(self):
+        """The Explorer page (the plot and the results browser), or None if the store cannot open."""
         if self.view is None and self.ensure_session() is not None:
             from views.explorer.explorer_view import ExplorerView
 
             self.view = ExplorerView(self.session)
             self.view.openRequested.connect(self.open_result)
             self.view.measureRequested.connect(self.measure_results)
-            self.window.pages.addWidget(self.view)
         return self.view
 
     def show_jobs(self) -> None:
@@ -425,7 +382,6 @@ class Explore(QObject):
             QMessageBox.critical(self.window, "Cannot open the result", str(e))
             return
         self.window.set_document(OperatorDocument(graph, parent=self.window))
-        self.set_mode(EDITOR)
         self.window.statusBar().showMessage(
             f"Opened {graph.name} (result {result_id}) from {self.session.path.name}", 8000
         )
@@ -437,7 +393,5 @@ class Explore(QObject):
         return self.session.is_idle() and (self.view is None or self.view.is_idle())
 
     def shutdown(self) -> None:
-        if self.mode == EXPLORER:
-            self.set_mode(EDITOR)  # the editor's docks are saved as the user left them
         if self.session is not None:
             self.session.shutdown()

@@ -33,8 +33,10 @@ def application() -> QApplication:
     return app
 
 
-def run(file: str | None = None, store: str | None = None, screenshot: str | None = None, view: str = "editor") -> int:
-    """`view` is 'editor' or 'explorer' (the Pareto plot and results browser over `store`)."""
+def run(
+    file: str | None = None, store: str | None = None, screenshot: str | None = None, view: str | None = None
+) -> int:
+    """`view`: the page to show (app.pages), else the start page or the file's own editor."""
     app = application()
     from app.settings import open_settings
     from app.window import MainWindow
@@ -43,12 +45,14 @@ def run(file: str | None = None, store: str | None = None, screenshot: str | Non
     if screenshot:
         if file:
             window.load(file)  # a bad file raises TesseraError: the CLI prints it and exits 1
-        window.set_mode(view)
+        if view:
+            window.show_page(view)
         return _screenshot(app, window, Path(screenshot))
     window.show()
     if file:
         window.open_file(file)
-    window.set_mode(view)
+    if view:
+        window.show_page(view)
     return app.exec()
 
 

@@ -1,37 +1,24 @@
-"""Docks beyond the editor and the explorer pages: the Search panel (needs the results
-session), the transformation-sequence editor, the operator gallery, and the Export
-action. Each dock starts hidden and is shown from the View menu (or the Run menu's
-Search... action)."""
+"""Pages beyond the editor and the explorer: the transformation-sequence editor, the Search
+panel and the operator gallery (both need the results store, so they are built on first
+show), and the Export action."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from core.ir.errors import TesseraError
 from core.ir.serialize import graph_from_document, to_document
 from views.document import OperatorDocument
 
 
-def add_dock(window, title: str, widget, area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
-    dock = QDockWidget(title, window)
-    dock.setObjectName(f"dock_{title.lower()}")
-    dock.setWidget(widget)
-    window.addDockWidget(area, dock)
-    window.restoreDockWidget(dock)  # where the user last put it; shown on demand
-    dock.hide()
-    window.view_menu.addAction(dock.toggleViewAction())
-    return dock
-
-
 def mount_editor_panels(window) -> None:
-    """The sequence editor and File > Export...; called once by the window."""
+    """The sequence editor (a page of its own), File > Export... and Run > Search...; called
+    once by the window."""
     from views.sequence_editor import SequenceEditor
 
     window.sequences = SequenceEditor()
     window.sequences.openOperator.connect(lambda doc: open_document(window, doc))
-    window.docks["sequences"] = add_dock(window, "Sequences", window.sequences)
     export = QAction("&Export...", window)
     export.setShortcut("Ctrl+E")
     export.setStatusTip("Export the operator: PyTorch, TVMScript, library, JSON, pictures")
@@ -40,37 +27,42 @@ def mount_editor_panels(window) -> None:
     window.file_menu.insertAction(window.commands["quit"], export)
     search = QAction("&Search...", window)
     search.setStatusTip("Let a strategy propose operators into the results store")
-    search.triggered.connect(lambda: show_search(window))
+    search.triggered.connect(lambda: window.show_page("search"))
     window.commands["search"] = search
     window.run_menu.addSeparator()
     window.run_menu.addAction(search)
 
 
-def show_search(window) -> None:
-    if window.explore.ensure_session() is not None:
-        window.docks["search"].show()
-        window.docks["search"].raise_()
-
-
-def mount_session_panels(window, session) -> None:
-    """The Search panel and the gallery, once the results session exists."""
-    from views.gallery import OperatorGallery
+def build_search(window):
+    """The Search page, over the results store (None, after saying why, if it cannot open)."""
     from views.search_panel import SearchPanel
 
+    session = window.explore.ensure_session()
+    if session is None:
+        return None
     window.search_panel = SearchPanel(session)
-    window.docks["search"] = add_dock(window, "Search", window.search_panel)
-    window.gallery = OperatorGallery(session.path)
-    window.gallery.openRequested.connect(lambda operator_id: open_operator(window, session, operator_id))
-    window.gallery.exportRequested.connect(lambda operator_id: export_stored(window, session, operator_id))
-    window.docks["gallery"] = add_dock(window, "Gallery", window.gallery, Qt.DockWidgetArea.BottomDockWidgetArea)
+    return window.search_panel
 
-    def refresh_gallery(*_) -> None:  # thumbnails cost time: only while the gallery is shown
-        if window.docks["gallery"].isVisible():
-            window.gallery.refresh()
 
-    session.resultsReset.connect(refresh_gallery)
-    session.resultsAdded.connect(refresh_gallery)
-    window.docks["gallery"].visibilityChanged.connect(refresh_gallery)
+def build_gallery(window):
+    """The Gallery page: the store's operators as pictures, refreshed while it shows."""
+    from views.gallery import OperatorGallery
+
+    session = window.explore.ensure_session()
+    if session is None:
+        return None
+    gallery = window.gallery = OperatorGallery(session.path)
+    gallery.openRequested.connect(lambda operator_id: open_operator(window, session, operator_id))
+    gallery.exportRequested.connect(lambda operator_id: export_stored(window, session, operator_id))
+
+    def refresh(*_) -> None:  # thumbnails cost time: only while the gallery is shown
+        if window.pages.current == "gallery":
+            gallery.refresh()
+
+    session.resultsReset.connect(refresh)
+    session.resultsAdded.connect(refresh)
+    window.pages.changed.connect(refresh)
+    return gallery
 
 
 def open_document(window, doc: dict) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QSettings, QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -20,7 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.panels import mount_editor_panels
+from app.pages import Pages
+from app.panels import build_gallery, build_search, mount_editor_panels
+from core.analysis.summary import Summary
+from core.ir.documents import document_kind
 from core.ir.errors import TesseraError
 from core.ir.serialize import to_document
 from views import theme
@@ -28,16 +31,24 @@ from views.bindings_bar import BindingsBar
 from views.canvas import OperatorScene, OperatorView, canvas_actions
 from views.code_panel import CodePanel
 from views.diagnostics import DiagnosticsPanel
-from views.document import OperatorDocument
+from views.document import TEMPLATES, OperatorDocument, new_graph
 from views.explorer.style import CHECKABLE_BUTTONS
 from views.inspector import Inspector
 from views.palette import PrimitivePalette
+from views.start_page import StartPage
 
 from .explore import STATUS_TIPS, Explore
 from .settings import forget_recent_files, recent_files, remember_file
 
 STATE_VERSION = 1
-FILE_FILTER = "Tessera operators (*.json);;All files (*)"
+FILE_FILTER = "Tessera documents: operators and sequences (*.json);;All files (*)"
+DEFAULT_SIZE = QSize(1440, 900)
+SCREEN_SHARE = 0.92  # of the available screen, at most, for a first start or a saved size too big
+#: the smallest useful size of each editor dock (a narrower palette cuts its names, e.g. "Grou")
+DOCK_MINIMUM = {"palette": (190, 0), "inspector": (240, 0), "diagnostics": (0, 90), "code": (0, 90)}
+EDITOR_DOCKS = tuple(DOCK_MINIMUM)  # they show with the Editor page only
+EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
+MEASURE_ACTIONS = ("evaluate", "tune", "transfer")
 
 
 class MainWindow(QMainWindow):
@@ -60,9 +71,14 @@ class MainWindow(QMainWindow):
         layout.setSpacing(0)
         layout.addWidget(self.bindings_bar)
         layout.addWidget(self.view, 1)
-        self.pages = QStackedWidget()  # the editor, then the Explorer once it is first shown
-        self.pages.addWidget(central)
-        self.setCentralWidget(self.pages)
+        self.start_page = StartPage(theme.RESOURCES / "examples")
+        self.editor_pages = QStackedWidget()  # the canvas, or the start page in its place
+        self.editor_pages.addWidget(central)
+        self.editor_pages.addWidget(self.start_page)
+        self.page_stack = QStackedWidget()  # one page at a time (app.pages)
+        self.setCentralWidget(self.page_stack)
+        self.pages = Pages(self, self.page_stack)
+        self._docks_behind_start: list[str] = []  # editor docks hidden while the start page shows
 
         self.primitive_palette = PrimitivePalette()
         self.inspector = Inspector()
@@ -74,6 +90,8 @@ class MainWindow(QMainWindow):
             "diagnostics": self._dock("Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea),
             "code": self._dock("Code", self.code, Qt.DockWidgetArea.BottomDockWidgetArea),
         }
+        for key, (width, height) in DOCK_MINIMUM.items():
+            self.docks[key].setMinimumSize(width, height)
         self.tabifyDockWidget(self.docks["diagnostics"], self.docks["code"])
         self.docks["diagnostics"].raise_()
         self.resizeDocks([self.docks["palette"], self.docks["inspector"]], [210, 280], Qt.Orientation.Horizontal)
@@ -82,22 +100,27 @@ class MainWindow(QMainWindow):
         self.commands = self._make_actions()
         self.explore = Explore(self, store)
         self._make_menus()
-        self._make_toolbar()
         mount_editor_panels(self)
+        self._add_pages()
+        self._make_toolbar()
         self.statusBar().showMessage(STATUS_TIPS["editor"])
 
         self.scene.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.scene.selectionChanged.connect(self._selection_changed)
         self.primitive_palette.primitiveActivated.connect(self._add_at_centre)
         self.diagnostics.nodeActivated.connect(self.focus_node)
+        self.diagnostics.valueChosen.connect(self._choose)
         self.bindings_bar.bindingsChanged.connect(lambda b: self.document.set_bindings(b))
         self.docks["code"].visibilityChanged.connect(self.code.set_active)
+        self.start_page.templateChosen.connect(self.new_from_template)
+        self.start_page.fileChosen.connect(self.open_file)
+        self.start_page.openRequested.connect(self.open_dialog)
 
-        self.resize(1440, 900)
+        self.resize(_fitting(DEFAULT_SIZE))
         if settings is not None:
             self._restore_state()
-        self.set_document(OperatorDocument(parent=self))
-        self.view.setFocus()
+        self.set_document(OperatorDocument(new_graph("empty"), parent=self))
+        self.show_start_page()
         if store is not None:
             self.explore.ensure_session()
 
@@ -117,7 +140,14 @@ class MainWindow(QMainWindow):
     def _make_actions(self) -> dict[str, QAction]:
         def action(text, slot, shortcuts=(), icon_name=None):
             a = QAction(text, self)
-            a.setShortcuts([QKeySequence(s) for s in shortcuts])
+            keys = [
+                key
+                for s in shortcuts
+                for key in (
+                    QKeySequence.keyBindings(s) if isinstance(s, QKeySequence.StandardKey) else [QKeySequence(s)]
+                )
+            ]
+            a.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))  # each binding once
             if icon_name:
                 a.setIcon(theme.icon(icon_name))
             a.triggered.connect(slot)
@@ -129,10 +159,13 @@ class MainWindow(QMainWindow):
             "open": action("&Open…", self.open_dialog, [K.Open], "open"),
             "save": action("&Save", self.save, [K.Save], "save"),
             "save_as": action("Save &As…", self.save_as, [K.SaveAs]),
-            "quit": action("&Quit", self.close, [K.Quit]),
+            "quit": action("&Quit", self.close, [K.Quit, "Ctrl+Q"]),
             "undo": action("&Undo", lambda: self.document.editor.undo(), [K.Undo], "undo"),
-            "redo": action("&Redo", lambda: self.document.editor.redo(), [K.Redo, "Ctrl+Y"], "redo"),
+            # every platform's binding: Ctrl+Shift+Z (the standard on Linux and macOS) and Ctrl+Y (Windows)
+            "redo": action("&Redo", lambda: self.document.editor.redo(), [K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"], "redo"),
+            "start": action("&Start Page", self.show_start_page),
         }
+        actions["new"].setStatusTip("A new operator: a 1x1 convolution to build on")
         actions.update(canvas_actions(self.view))
         for a in actions.values():
             a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -141,7 +174,12 @@ class MainWindow(QMainWindow):
     def _make_menus(self) -> None:
         a = self.commands
         file_menu = self.file_menu = self.menuBar().addMenu("&File")
-        file_menu.addActions([a["new"], a["open"]])
+        file_menu.addAction(a["new"])
+        templates = file_menu.addMenu("New from &Template")
+        for key, (name, text) in TEMPLATES.items():
+            template = templates.addAction(name, lambda k=key: self.new_from_template(k))
+            template.setStatusTip(text)
+        file_menu.addAction(a["open"])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.recent_menu.setEnabled(self.settings is not None)
@@ -154,7 +192,8 @@ class MainWindow(QMainWindow):
         edit.addSeparator()
         edit.addActions([a["delete"], a["select_all"]])
         view = self.view_menu = self.menuBar().addMenu("&View")
-        view.addActions([self.explore.actions["editor"], self.explore.actions["explorer"]])
+        self.pages_menu = view.addMenu("&Pages")
+        view.addAction(a["start"])
         view.addSeparator()
         view.addActions([a["zoom_in"], a["zoom_out"], a["zoom_fit"]])
         view.addSeparator()
@@ -184,8 +223,48 @@ class MainWindow(QMainWindow):
         spacer = QWidget()
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         bar.addWidget(spacer)
-        bar.addActions([self.explore.actions["editor"], self.explore.actions["explorer"]])
+        bar.addActions(list(self.pages.actions.values()))
         bar.setStyleSheet(CHECKABLE_BUTTONS)
+
+    def _add_pages(self) -> None:
+        """Editor, Sequences, Search, Explorer, Gallery: the order of the work, Ctrl+1 to Ctrl+5."""
+        add = self.pages.add
+        add(
+            "editor",
+            "&Editor",
+            "Ctrl+1",
+            "Draw and edit the operator",
+            STATUS_TIPS["editor"],
+            self.editor_pages,
+            docks=EDITOR_DOCKS,
+        )
+        add("sequences", "&Sequences", "Ctrl+2", "Loop-transformation sequences on a loop nest", widget=self.sequences)
+        add(
+            "search",
+            "Searc&h",
+            "Ctrl+3",
+            "Let a strategy propose operators into the results store",
+            build=lambda: build_search(self),
+        )
+        add(
+            "explorer",
+            "E&xplorer",
+            "Ctrl+4",
+            "The Pareto plot and every result in the store",
+            STATUS_TIPS["explorer"],
+            build=self.explore.build_view,
+        )
+        add("gallery", "&Gallery", "Ctrl+5", "The store's operators as pictures", build=lambda: build_gallery(self))
+        self.pages_menu.addActions(list(self.pages.actions.values()))
+        self.pages.changed.connect(self._page_changed)
+
+    def show_page(self, key: str) -> bool:
+        """'editor', 'sequences', 'search', 'explorer' or 'gallery'; False if it cannot show now."""
+        return self.pages.show(key)
+
+    def _page_changed(self, key: str) -> None:
+        for name in EDITOR_ACTIONS:
+            self.commands[name].setEnabled(key == "editor")
 
     # the document ----------------------------------------------------------------
     def set_document(self, document: OperatorDocument) -> None:
@@ -194,9 +273,12 @@ class MainWindow(QMainWindow):
             old.summaryChanged.disconnect(self._summary_changed)
             old.historyChanged.disconnect(self._history_changed)
         self.document = document
+        self.bindings_bar.set_bindings(document.bindings)
+        if self.pages.pages:  # once the window is built: an opened operator shows in the editor
+            self.show_page("editor")
+        self._leave_start_page()
         self.scene.set_document(document)
         self.inspector.set_document(document)
-        self.bindings_bar.set_bindings(document.bindings)
         document.summaryChanged.connect(self._summary_changed)
         document.historyChanged.connect(self._history_changed)
         if old is not None:
@@ -207,12 +289,42 @@ class MainWindow(QMainWindow):
         self.view.request_fit()
 
     def new_document(self) -> None:
+        self.new_from_template("pointwise")
+
+    def new_from_template(self, template: str) -> None:
         if self.maybe_save():
-            self.set_document(OperatorDocument(parent=self))
+            self.set_document(OperatorDocument(new_graph(template), parent=self))
+            self.statusBar().showMessage(f"New operator from the template {TEMPLATES[template][0]}", 5000)
+
+    def show_start_page(self) -> None:
+        """The start page in the canvas's place; the editor's docks (which would describe the
+        empty document behind it) step aside until a document is chosen."""
+        self.start_page.set_recent(recent_files(self.settings) if self.settings is not None else [])
+        self.show_page("editor")
+        if not self.on_start_page():
+            self._docks_behind_start = [k for k in DOCK_MINIMUM if not self.docks[k].isHidden()]
+            for key in self._docks_behind_start:
+                self.docks[key].hide()
+            self.editor_pages.setCurrentWidget(self.start_page)
+
+    def on_start_page(self) -> bool:
+        return self.editor_pages.currentWidget() is self.start_page
+
+    def _leave_start_page(self) -> None:
+        if self.on_start_page():
+            self.editor_pages.setCurrentIndex(0)
+            for key in self._docks_behind_start:
+                self.docks[key].show()
+            self.view.setFocus()
 
     def load(self, path: str | Path) -> None:
-        """Open `path` in this window; raises TesseraError (e.g. FormatError) if it cannot be read."""
-        self.set_document(OperatorDocument.open(path, parent=self))
+        """Open `path` in this window, operator or sequence, each in its own editor; raises
+        TesseraError (e.g. FormatError) if it cannot be read."""
+        if document_kind(path) == "sequence":
+            self.sequences.load(path)
+            self.show_page("sequences")
+        else:
+            self.set_document(OperatorDocument.open(path, parent=self))
         if self.settings is not None:
             remember_file(self.settings, path)
 
@@ -223,13 +335,13 @@ class MainWindow(QMainWindow):
         try:
             self.load(path)
         except TesseraError as e:
-            QMessageBox.critical(self, "Cannot open operator", str(e))
+            QMessageBox.critical(self, "Cannot open the file", str(e))
             return False
         self.statusBar().showMessage(f"Opened {path}", 5000)
         return True
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open operator", self._dialog_dir(), FILE_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open an operator or a sequence", self._dialog_dir(), FILE_FILTER)
         if path:
             self.open_file(path)
 
@@ -313,8 +425,14 @@ class MainWindow(QMainWindow):
             self.code.request(to_document(self.document.graph), summary.bindings)
         if self.inspector.node is None:
             self.inspector.refresh()
+        why = _not_measurable(summary)
+        for key in MEASURE_ACTIONS:
+            action = self.explore.actions[key]
+            action.setEnabled(why is None)
+            action.setToolTip(action.statusTip() if why is None else f"Not yet: {why}")
 
     def _history_changed(self) -> None:
+        self.bindings_bar.set_bindings(self.document.bindings)  # undo and redo change them too
         stack = self.document.editor.undo_stack
         self.commands["undo"].setEnabled(stack.can_undo)
         self.commands["redo"].setEnabled(stack.can_redo)
@@ -330,6 +448,14 @@ class MainWindow(QMainWindow):
         if node != self.inspector.node:
             self.inspector.show_node(node)
 
+    def _choose(self, var: str, value: str) -> None:
+        try:
+            self.document.editor.choose(var, value)
+        except TesseraError as e:
+            self.statusBar().showMessage(f"Cannot use {value} for {var}: {e}", 8000)
+            return
+        self.statusBar().showMessage(f"{var} = {value}", 5000)
+
     def focus_node(self, node: str) -> None:
         self.scene.select_node(node)
         item = self.scene.node_item(node)
@@ -343,18 +469,16 @@ class MainWindow(QMainWindow):
         """No background work pending (used before screenshots and by tests)."""
         return self.code.is_idle() and self.explore.is_idle()
 
-    def set_mode(self, mode: str) -> None:
-        """'editor' or 'explorer' (the Pareto plot and results browser)."""
-        self.explore.set_mode(mode)
-
     # persistence ------------------------------------------------------------------
     def _restore_state(self) -> None:
+        """The last session's geometry and dock layout, if they still make sense: a layout that
+        does not restore, or a window larger than this screen, gives way to the defaults."""
         geometry = self.settings.value("window/geometry")
         state = self.settings.value("window/state")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state, STATE_VERSION)
+        if geometry is not None and self.restoreGeometry(geometry) and self.size() != _fitting(self.size()):
+            self.resize(_fitting(self.size()))
+        if state is not None and not self.restoreState(state, STATE_VERSION):
+            self.settings.remove("window/state")
 
     def _save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -366,8 +490,36 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.explore.shutdown()
+        self.show_page("editor")  # the editor's docks are saved as the user left them
+        self._leave_start_page()
         if self.settings is not None:
             self._save_state()
         self.code.shutdown()
         self.scene.detach()
         event.accept()
+
+
+def _fitting(size: QSize) -> QSize:
+    """`size`, shrunk to fit the available screen (e.g. 1440x900 on a 1366x768 laptop)."""
+    screen = QGuiApplication.primaryScreen()
+    if screen is None:
+        return size
+    available = screen.availableGeometry().size()
+    return QSize(
+        min(size.width(), int(available.width() * SCREEN_SHARE)),
+        min(size.height(), int(available.height() * SCREEN_SHARE)),
+    )
+
+
+def _not_measurable(summary: Summary) -> str | None:
+    """Why Evaluate and Tune cannot take the operator yet, in the window's words; None if they can."""
+    errors = len(summary.shapes.errors)
+    if errors:
+        return f"the operator has {errors} error(s); see Diagnostics"
+    if summary.shapes.constraints:
+        names = ", ".join(sorted({c.var for c in summary.shapes.constraints}))
+        return f"choose a value for {names} in Diagnostics"
+    if summary.binding_error or summary.numeric_cost is None:
+        missing = ", ".join(summary.unbound) or "the size variables"
+        return f"give {missing} a value in the Bindings bar"
+    return None

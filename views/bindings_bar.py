@@ -16,6 +16,8 @@ from .canvas_labels import totals
 
 
 class BindingsBar(QWidget):
+    """A refused entry stays in the field, outlined, with the reason in red beside it."""
+
     bindingsChanged = Signal(dict)
 
     def __init__(self, known: Callable[[], Iterable[str]] = lambda: (), parent=None):
@@ -34,12 +36,22 @@ class BindingsBar(QWidget):
         self.edit.setMinimumWidth(260)
         self.totals = QLabel()
         self.totals.setObjectName("totals")
+        self.error = QLabel()
+        self.error.setObjectName("bindingsError")
+        self.error.setWordWrap(True)
+        self.error.hide()
         layout.addWidget(label)
         layout.addWidget(self.edit, 2)
+        layout.addWidget(self.error, 3)
         layout.addWidget(self.totals, 3)
+        self._shown: dict[str, int] | None = None
         self.edit.editingFinished.connect(self._apply)
 
     def set_bindings(self, bindings: dict[str, int]) -> None:
+        """Show the document's bindings (again only when they changed: an entry being fixed stays)."""
+        if bindings == self._shown:
+            return
+        self._shown = dict(bindings)
         self.edit.setText(", ".join(f"{k}={v}" for k, v in bindings.items()))
         self._mark(None)
 
@@ -49,6 +61,9 @@ class BindingsBar(QWidget):
         self.totals.style().polish(self.totals)
 
     def _apply(self) -> None:
+        if not self.edit.isModified():  # focus leaving an untouched field changes nothing
+            return
+        self.edit.setModified(False)
         try:
             bindings = parse_bindings(self.edit.text())
             check_names(bindings, self.known(), "the operator")
@@ -56,9 +71,13 @@ class BindingsBar(QWidget):
             self._mark(str(e))
             return
         self._mark(None)
+        self._shown = dict(bindings)
         self.bindingsChanged.emit(bindings)
 
     def _mark(self, error: str | None) -> None:
         self.edit.setProperty("invalid", error is not None)
         self.edit.setToolTip(error or "Values for the size variables; shapes, FLOPs and parameters become numbers.")
         self.edit.style().polish(self.edit)
+        self.error.setText(error or "")
+        self.error.setVisible(error is not None)
+        self.totals.setVisible(error is None)

@@ -6,7 +6,7 @@ from graph.check_connect, so the canvas decides nothing about the model."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen, QWheelEvent
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen, QTransform, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QMenu
 
 from core.ir.errors import TesseraError
@@ -21,6 +21,8 @@ from .document import OperatorDocument
 from .palette import primitive_from_mime
 
 GRID = 10.0
+READABLE_ZOOM = 0.9  # fitting a graph never shrinks it below this: the smallest card text stays >= 8 px
+MAX_FIT_ZOOM = 1.25  # nor blows a small one up beyond this
 
 
 class OperatorScene(QGraphicsScene):
@@ -38,6 +40,7 @@ class OperatorScene(QGraphicsScene):
         self._target_ok = False
         self._hint = HintItem()
         self.addItem(self._hint)
+        self._zoom = 1.0
 
     # the document -------------------------------------------------------------
     def set_document(self, document: OperatorDocument) -> None:
@@ -82,10 +85,19 @@ class OperatorScene(QGraphicsScene):
             x, y = graph.pos(event.node)
             self._nodes[event.node].setPos(x, y)
 
+    def set_zoom(self, zoom: float) -> None:
+        """The views' zoom changed: ports keep their on-screen hit area."""
+        self._zoom = zoom
+        for item in self._nodes.values():
+            for port in item.ports():
+                port.set_zoom(zoom)
+
     def _add_node(self, node: str) -> None:
         graph = self.document.graph
         has_output = node != OUTPUT
         item = NodeItem(node, graph.ports(node), has_output, node_info(self.document.summary, node))
+        for port in item.ports():
+            port.set_zoom(self._zoom)
         item.setPos(*graph.pos(node))
         self._nodes[node] = item
         self.addItem(item)
@@ -277,8 +289,8 @@ class OperatorView(QGraphicsView):
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setAcceptDrops(True)
         self.setFrameShape(QGraphicsView.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self._pan_from: QPointF | None = None
         self._space_held = False
         self._fit_pending = False
@@ -290,18 +302,30 @@ class OperatorView(QGraphicsView):
     # zoom and pan ---------------------------------------------------------------
     def zoom(self, factor: float) -> None:
         current = self.transform().m11()
-        factor = min(max(current * factor, 0.15), 4.0) / current
-        self.scale(factor, factor)
+        self._zoom_to(min(max(current * factor, 0.15), 4.0))
+
+    def _zoom_to(self, zoom: float) -> None:
+        self.setTransform(QTransform.fromScale(zoom, zoom))
+        self.operator_scene.set_zoom(zoom)
 
     def fit_all(self) -> None:
+        """The whole graph if it fits at a readable zoom; else readable, from the input onwards
+        (the rest is a scroll away)."""
         rect = self.operator_scene.nodes_rect()
         if rect.isNull():
             return
-        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-        if self.transform().m11() > 1.25:  # small graphs: do not blow them up
-            self.resetTransform()
-            self.scale(1.25, 1.25)
+        margin = rect.adjusted(-40, -40, 40, 40)
+        viewport = self.viewport().rect()
+        fit = min(viewport.width() / margin.width(), viewport.height() / margin.height())
+        zoom = min(max(fit, READABLE_ZOOM), MAX_FIT_ZOOM)
+        self._zoom_to(zoom)
+        if fit >= READABLE_ZOOM:
             self.centerOn(rect.center())
+        else:  # from the top left, where the input is; centred on an axis that fits
+            half_w, half_h = viewport.width() / zoom / 2, viewport.height() / zoom / 2
+            x = rect.center().x() if margin.width() * zoom <= viewport.width() else margin.left() + half_w
+            y = rect.center().y() if margin.height() * zoom <= viewport.height() else margin.top() + half_h
+            self.centerOn(x, y)
 
     def request_fit(self) -> None:
         """Fit the graph now, or as soon as the view has its real size."""

@@ -4,10 +4,11 @@ the scene owns all editing."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
 
 from . import theme
@@ -17,6 +18,7 @@ HEADER_HEIGHT = 24.0
 LINE_HEIGHT = 15.0
 PADDING = 7.0
 PORT_RADIUS = 5.0
+PORT_HIT_PX = 14.0  # diameter of a port's hit area on screen, at any zoom (drawn ports stay small)
 PORT_SPACING = 22.0
 RADIUS = 7.0
 
@@ -43,13 +45,21 @@ class PortItem(QGraphicsItem):
         self.node, self.index, self.name, self.is_output = node, index, name, is_output
         self.feedback: str | None = None  # None | "accept" | "refuse"
         self._hover = False
+        self._hit = PORT_RADIUS + 4  # hit radius in scene units; set_zoom keeps it PORT_HIT_PX on screen
         self.setAcceptHoverEvents(True)
         self.setCursor(Qt.CursorShape.CrossCursor)
         self.setToolTip(f"output of {node.node_id}" if is_output else f"input '{name}' of {node.node_id}")
 
     def boundingRect(self) -> QRectF:
-        r = PORT_RADIUS + 4
+        r = self._hit
         return QRectF(-r, -r, 2 * r, 2 * r)
+
+    def set_zoom(self, zoom: float) -> None:
+        """Keep the hit area PORT_HIT_PX wide on screen (or larger at high zoom)."""
+        hit = max(PORT_RADIUS + 4, PORT_HIT_PX / 2 / zoom)
+        if hit != self._hit:
+            self.prepareGeometryChange()
+            self._hit = hit
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
@@ -103,19 +113,24 @@ class NodeItem(QGraphicsItem):
         self.setToolTip(info.tooltip)
 
     # geometry ----------------------------------------------------------------
-    def _lines(self) -> list[tuple[str, str]]:
+    def lines(self) -> list[tuple[str, str]]:
+        """(kind, text) per drawn line: a text too wide for the card wraps at its separators."""
         lines = [
             ("params", self.info.params),
             ("shape", self.info.shape),
             ("numeric", self.info.numeric),
             ("cost", self.info.cost),
         ]
-        return [(kind, text) for kind, text in lines if text]
+        width = NODE_WIDTH - 2 * PADDING
+        return [(kind, part) for kind, text in lines if text for part in wrap(text, card_font(kind), width)]
 
     def _measure(self) -> float:
-        body = max(len(self._lines()), 1) * LINE_HEIGHT + 2 * PADDING - 4
+        body = max(len(self.lines()), 1) * LINE_HEIGHT + 2 * PADDING - 4
         ports = max(len(self.inputs), 1) * PORT_SPACING
         return HEADER_HEIGHT + max(body, ports)
+
+    def ports(self) -> list[PortItem]:
+        return [*self.inputs, *([self.output] if self.output is not None else [])]
 
     def card_rect(self) -> QRectF:
         return QRectF(-NODE_WIDTH / 2, -self._height / 2, NODE_WIDTH, self._height)
@@ -205,8 +220,8 @@ class NodeItem(QGraphicsItem):
             self._paint_badge(painter, QPointF(rect.right() - 2, rect.top() + 2), badge)
 
         y = rect.top() + HEADER_HEIGHT + PADDING - 2
-        for kind, text in self._lines():
-            font = theme.mono_font(7.5) if kind in ("shape", "numeric") else theme.ui_font(7.5)
+        for kind, text in self.lines():
+            font = card_font(kind)
             painter.setFont(font)
             painter.setPen(QColor(theme.TEXT if kind == "shape" else theme.TEXT_MUTED))
             line = QRectF(text_left, y, text_width, LINE_HEIGHT)
@@ -216,7 +231,7 @@ class NodeItem(QGraphicsItem):
             y += LINE_HEIGHT
 
         if len(self.inputs) > 1:  # name the ports of a multi-input node, just outside the card
-            painter.setFont(theme.ui_font(6.5))
+            painter.setFont(theme.ui_font(7))
             painter.setPen(QColor(theme.TEXT_MUTED))
             for port in self.inputs:
                 p = port.pos()
@@ -348,6 +363,24 @@ def wire_path(a: QPointF, b: QPointF) -> QPainterPath:
     path = QPainterPath(a)
     path.cubicTo(QPointF(a.x() + dx, a.y()), QPointF(b.x() - dx, b.y()), b)
     return path
+
+
+def card_font(kind: str) -> QFont:
+    """Shapes in a fixed-width font (their brackets line up), the rest in the UI font."""
+    return theme.mono_font(7.5) if kind in ("shape", "numeric") else theme.ui_font(7.5)
+
+
+def wrap(text: str, font: QFont, width: float) -> list[str]:
+    """`text` in lines no wider than `width`, broken after a separator (a shape's ', ', a cost
+    line's ' · '); a piece with no separator to break at stays whole (and is elided when drawn)."""
+    metrics = QFontMetricsF(font)
+    lines, line = [], ""
+    for piece in re.findall(r".+?(?:, | · |$)", text):  # each piece keeps the separator after it
+        if line and metrics.horizontalAdvance(line + piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    return [*lines, line.rstrip()] if line else lines
 
 
 def _elide(text: str, font, width: float) -> str:

@@ -10,16 +10,35 @@ from PySide6.QtCore import QObject, Signal
 
 from core.analysis.summary import Summary, summarize
 from core.ir.editing import Editor
-from core.ir.graph import OperatorGraph
+from core.ir.graph import INPUT, OUTPUT, OperatorGraph
+from core.ir.layout import layered_layout
+from core.ir.primitives import make
 from core.ir.serialize import load_operator, save_operator
 
 NEW_BINDINGS = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}
+EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
+#: what File > New and the start page offer: key -> (name, what it is)
+TEMPLATES = {
+    "pointwise": ("Pointwise convolution", "a 1x1 convolution (one fc over the channels) to build on"),
+    "conv2d": ("KxK convolution", "unfold, share and reduce: Syno's form of a standard convolution"),
+    "empty": ("Empty operator", "only the input and the output, to draw from scratch"),
+}
 
 
-def new_graph() -> OperatorGraph:
-    """The template a new operator starts from: [C_in, H, W] -> [C_out, H, W]."""
+def new_graph(template: str = "pointwise") -> OperatorGraph:
+    """A new operator [C_in, H, W] -> [C_out, H, W] from one of TEMPLATES; all but 'empty' validate."""
+    if template == "conv2d":
+        graph = load_operator(EXAMPLES / "conv2d.json")
+        graph.set_declaration(name="untitled", description="")
+        return graph
     graph = OperatorGraph(["C_in", "H", "W"], ["C_out", "H", "W"], name="untitled")
     graph.bindings = dict(NEW_BINDINGS)
+    if template == "pointwise":
+        graph.insert_node("pointwise", make("fc", {"out": "C_out"}), (0.0, 0.0))
+        graph.insert_edge(INPUT, "pointwise", 0)
+        graph.insert_edge("pointwise", OUTPUT, 0)
+        for node, pos in layered_layout(graph).items():
+            graph.set_pos(node, pos)
     return graph
 
 
@@ -32,8 +51,7 @@ class OperatorDocument(QObject):
         self.graph = graph if graph is not None else new_graph()
         self.path = Path(path) if path else None
         self.editor = Editor(self.graph, on_change=self._history_changed)
-        self._bindings: dict[str, int] = dict(self.graph.bindings)
-        self.summary: Summary = summarize(self.graph, self._bindings)
+        self.summary: Summary = summarize(self.graph)
 
     @classmethod
     def open(cls, path: str | Path, parent=None) -> OperatorDocument:
@@ -54,21 +72,24 @@ class OperatorDocument(QObject):
 
     @property
     def display_name(self) -> str:
-        return self.path.name if self.path else "Untitled"
+        """The file's name, else the operator's (a result opened from the explorer), else Untitled."""
+        if self.path:
+            return self.path.name
+        return self.graph.name if self.graph.name and self.graph.name != "untitled" else "Untitled"
 
     @property
     def bindings(self) -> dict[str, int]:
-        return dict(self._bindings)
+        return dict(self.graph.bindings)
 
     def set_bindings(self, bindings: dict[str, int]) -> None:
-        """Bindings used for numbers on screen; the file's own bindings stay as they are."""
-        self._bindings = dict(bindings)
-        self._resummarize()
+        """The sizes are part of the document: saved with it, one undo step, marking it modified."""
+        if dict(bindings) != self.graph.bindings:
+            self.editor.declare(bindings=dict(bindings))
 
     def _history_changed(self) -> None:
         self._resummarize()
         self.historyChanged.emit()
 
     def _resummarize(self) -> None:
-        self.summary = summarize(self.graph, self._bindings)
+        self.summary = summarize(self.graph)
         self.summaryChanged.emit()

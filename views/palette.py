@@ -23,6 +23,24 @@ FAMILIES = (
 )
 CATEGORIES = ("rearrangement", "view", "arithmetic", "contraction", "blending")
 KIND_NAMES = {"dim": "axis", "dims": "axes", "size": "size expression", "int": "integer", "choice": "choice"}
+#: what people search for, by what a primitive does (the layers it builds, other names for it)
+SEARCH_TERMS = {
+    "fc": "conv convolution pointwise 1x1 linear dense matmul grouped depthwise weight channel mixing",
+    "share": "conv convolution weight contraction einsum multiply kernel",
+    "unfold": "conv convolution window sliding im2col neighbourhood kernel patch",
+    "reduce": "sum conv convolution contraction aggregate",
+    "fold": "pool pooling average mean max global",
+    "stride": "pool pooling downsample subsample",
+    "softmax": "attention normalise probability",
+    "broadcast": "attention gate gating add residual multiply scale",
+    "elementwise": "activation relu gelu sigmoid tanh nonlinearity",
+    "group": "grouped channels heads split reshape",
+    "split": "reshape blocks tile",
+    "merge": "reshape flatten",
+    "shift": "roll translate shiftnet",
+    "expand": "repeat upsample broadcast",
+    "concat": "join inception mixed cat",
+}
 
 
 def primitive_from_mime(mime: QMimeData | None) -> str | None:
@@ -134,11 +152,21 @@ class PrimitivePalette(QWidget):
         return [item for item in self._leaves() if item.data(0, OP_ROLE) == op]
 
     def filter(self, text: str) -> None:
-        needle = text.strip().lower()
+        """Show the primitives whose name, category, description or usual names (SEARCH_TERMS)
+        contain every word typed. A primitive in two families (Shift, Unfold) is listed once while
+        searching, named with its families."""
+        words = text.lower().split()
+        seen: set[str] = set()
         for leaf in self._leaves():
-            cls = REGISTRY[leaf.data(0, OP_ROLE)]
-            haystack = " ".join((cls.title, cls.op, cls.category, cls.doc)).lower()
-            leaf.setHidden(bool(needle) and needle not in haystack)
+            op = leaf.data(0, OP_ROLE)
+            cls = REGISTRY[op]
+            haystack = " ".join((cls.title, cls.op, cls.category, cls.doc, SEARCH_TERMS.get(op, ""))).lower()
+            match = all(word in haystack for word in words) and not (words and op in seen)
+            leaf.setHidden(not match)
+            if match:
+                seen.add(op)
+            names = [name for key, name, _ in FAMILIES if key in cls.families]
+            leaf.setText(0, f"{cls.title} ({', '.join(names)})" if words and len(names) > 1 else cls.title)
         for top in (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())):
             for group in (top.child(j) for j in range(top.childCount())):
                 group.setHidden(all(group.child(k).isHidden() for k in range(group.childCount())))

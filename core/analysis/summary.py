@@ -21,10 +21,12 @@ class Summary:
     numeric_shapes: dict[str, tuple[int, ...]] | None
     numeric_cost: dict | None
     binding_error: str | None
+    unbound: tuple[str, ...] = ()  # variables with no value (dynamic ones still to choose excepted)
 
     @property
     def ok(self) -> bool:
-        return self.shapes.ok and self.binding_error is None
+        """Valid, and with bindings also sized: every variable bound, no dynamic one left to choose."""
+        return self.shapes.ok and self.binding_error is None and not (self.bindings and self.shapes.constraints)
 
     def messages(self) -> list[str]:
         lines = [f"{d.severity}: {d.message}" for d in self.shapes.diagnostics]
@@ -76,13 +78,14 @@ def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
     shapes = infer_shapes(graph)
     cost = operator_cost(graph, shapes)
     numeric_shapes = numeric_cost = binding_error = None
-    missing = sorted(graph.mentioned_variables() - set(bindings))
+    pending = {c.var for c in shapes.constraints}  # a choice to make, reported as such, not a size to bind
+    missing = sorted(graph.mentioned_variables() - set(bindings) - pending)
     if missing and bindings:
-        binding_error = f"no value for {', '.join(missing)} (pass e.g. --bind {missing[0]}=...)"
-    elif not missing:  # numbers for every node that has a shape, even while the graph is unfinished
+        binding_error = f"no value for {', '.join(missing)}"
+    elif not missing and not pending:  # numbers for every node that has a shape, even while the graph is unfinished
         try:
             numeric_shapes = concrete_shapes(graph, shapes, bindings)
             numeric_cost = cost.numeric(bindings)
         except BindingError as e:
             binding_error = str(e)
-    return Summary(graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error)
+    return Summary(graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error, tuple(missing))

@@ -11,6 +11,7 @@ from typing import Any
 
 from .graph import INPUT, OUTPUT, OperatorGraph
 from .primitives import make
+from .symbolic import parse_size
 
 
 class Command:
@@ -254,6 +255,24 @@ class Editor:
 
     def declare(self, **fields) -> None:
         self.undo_stack.push(Declare(fields))
+
+    def choose(self, var: str, value: str) -> None:
+        """Give a dynamic variable its value everywhere a size parameter uses it (e.g. an fc's
+        out=x1 becomes out=C_out): one undo step. SizeError if `value` is not a size."""
+        replacement = {var: parse_size(value)}
+        cmds: list[Command] = []
+        for n in self.graph.primitive_nodes():
+            prim = self.graph.prim(n)
+            new = {
+                p.name: str(parse_size(str(prim.params[p.name])).subs(replacement))
+                for p in prim.spec
+                if p.kind == "size" and prim.params[p.name] not in (None, "") and var in str(prim.params[p.name])
+            }
+            new = {k: v for k, v in new.items() if v != str(prim.params[k])}
+            if new:
+                cmds.append(SetParams(n, new))
+        if cmds:
+            self.undo_stack.push(Macro(f"Choose {var} = {value}", cmds))
 
     def remove(self, nodes: list[str] = (), edges: list[tuple[str, str]] = ()) -> None:
         """Delete nodes (with their edges) and edges as one undo step."""

@@ -462,7 +462,7 @@ def initial_nest(base: BaseNest, bindings: Mapping[str, int]) -> Nest:
     """The untransformed nest of a base at concrete sizes (its prelude is applied by the caller)."""
     missing = [v for v in base.variables if v not in bindings]
     if missing:
-        raise LoopNestError(f"{base.name} needs values for {', '.join(missing)} (e.g. --bind {missing[0]}=...)")
+        raise LoopNestError(f"{base.name} needs values for {', '.join(missing)}")
     sizes = tuple((v, bindings[v]) for v in base.variables if v != "G")
     for name, value in sizes:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -189,7 +189,7 @@ def main() -> int:
             window.resize(1600, 1000)
             window.show()
             start = time.perf_counter()
-            window.set_mode("explorer")
+            window.show_page("explorer")
             wait_until_idle(app, window)
             plot = window.explore.view.plot
             print(

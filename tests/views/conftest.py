@@ -167,6 +167,7 @@ def make_window(qtbot, settings_path, dialogs):
     def make():
         window = MainWindow(settings=open_settings(settings_path))
         created.append(window)
+        window.resize(1440, 900)  # a desktop's window (it opens fitted to the small offscreen screen)
         window.show()
         qtbot.waitExposed(window)
         return window
@@ -195,7 +196,7 @@ def explorer(qtbot, dialogs, store_path, tmp_path):
         window.resize(1400, 900)
         window.show()
         qtbot.waitExposed(window)
-        window.set_mode("explorer")
+        window.show_page("explorer")
         qtbot.waitUntil(window.is_idle, timeout=20_000)
         yield window
     finally:

@@ -58,3 +58,19 @@ def card_header(item) -> QPointF:
     """A point on a node card's header band (scene coordinates): clicking it grabs the card."""
     rect = item.card_rect()
     return item.scenePos() + QPointF(0, rect.top() + 8)
+
+
+def type_bindings(qtbot, bar, text: str) -> None:
+    """Select the bar's text, type over it and press Enter, as a user does."""
+    bar.edit.setFocus()
+    bar.edit.selectAll()
+    qtbot.keyClicks(bar.edit, text)
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
+
+
+def click_entry(list_widget, text: str) -> None:
+    """Click the entry of a list (e.g. on the start page) whose text begins with `text`."""
+    item = next(list_widget.item(i) for i in range(list_widget.count()) if list_widget.item(i).text().startswith(text))
+    list_widget.scrollToItem(item)
+    rect = list_widget.visualItemRect(item)
+    drag_mouse(list_widget.viewport(), rect.center(), rect.center(), steps=1)

@@ -14,9 +14,16 @@ from core.ir.layout import layered_layout
 from core.ir.serialize import to_document
 from views.theme import RESOURCES
 
-from .helpers import card_header, deliver_drop, drag_mouse, press_and_hover, release
+from .helpers import card_header, click_entry, deliver_drop, drag_mouse, press_and_hover, release
 
 pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(autouse=True)
+def _draw_from_scratch(window):
+    """Every test here starts as a person drawing an operator does: New operator > Empty."""
+    click_entry(window.start_page.templates, "Empty operator")
+    assert not window.on_start_page() and window.document.graph.primitive_nodes() == []
 
 
 def drag_from_palette(window, monkeypatch, op: str, scene_pos: QPointF) -> list[bool]:
@@ -242,6 +249,7 @@ def test_auto_layout_is_one_undo_step(window):
 
 
 def test_zoom_actions(window):
+    window.new_document()
     view = window.view
     view.resetTransform()
     window.commands["zoom_in"].trigger()

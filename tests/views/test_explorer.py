@@ -22,7 +22,7 @@ from views.explorer.filters import FilterError, parse_filter
 from views.explorer.job_monitor import HEADERS
 from views.theme import RESOURCES
 
-from .helpers import LEFT, NO_BUTTON, mouse
+from .helpers import LEFT, NO_BUTTON, mouse, type_bindings
 
 pytestmark = pytest.mark.gui
 EXAMPLES = RESOURCES / "examples"
@@ -168,10 +168,10 @@ def test_hover_click_and_double_click_a_point(qtbot, store_path, explorer):
     assert view.panel.title.text() == "conv2d"
 
     click(viewport, pos, double=True)
-    qtbot.waitUntil(lambda: explorer.explore.mode == "editor")
+    qtbot.waitUntil(lambda: explorer.pages.current == "editor")
     assert content_hash(to_document(explorer.document.graph)) == content_hash(read_document(EXAMPLES / "conv2d.json"))
     assert explorer.document.bindings == {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
-    assert explorer.pages.currentIndex() == 0
+    assert explorer.pages.current == "editor"
 
 
 def test_convergence_of_a_tuned_result(qtbot, store_path, explorer):
@@ -366,7 +366,7 @@ def test_cancel_a_queued_job_from_the_monitor(qtbot, store_path, explorer):
 
 
 def test_evaluate_queues_one_job_per_bindings_set_and_edits_cancel_them(qtbot, store_path, explorer):
-    explorer.set_mode("editor")
+    explorer.show_page("editor")
     explorer.load(EXAMPLES / "conv2d.json")
     explorer.explore.actions["evaluate"].trigger()
     dialog = explorer.explore.dialog
@@ -430,6 +430,7 @@ def test_every_window_shortcut_is_unique(explorer):
     """Two actions on one key make Qt ignore the key for both ("ambiguous shortcut")."""
     from PySide6.QtGui import QAction
 
+    explorer.new_document()  # a valid operator: Evaluate and Tune are enabled
     seen: dict[str, str] = {}
     for action in explorer.findChildren(QAction):
         for key in action.shortcuts():
@@ -466,13 +467,19 @@ def test_job_runner_setting_chooses_where_workers_send_jobs(qtbot, explorer):
         explore.session.stop_workers(grace=0.1)
 
 
-def test_tune_refuses_an_operator_with_errors(qtbot, explorer, dialogs):
-    explorer.set_mode("editor")
+def test_evaluate_and_tune_are_disabled_on_an_operator_with_errors_and_say_why(qtbot, explorer, dialogs):
+    explorer.show_page("editor")
     explorer.load(EXAMPLES / "conv2d.json")
+    actions = explorer.explore.actions
+    assert actions["tune"].isEnabled() and actions["tune"].toolTip() == actions["tune"].statusTip()
     explorer.document.editor.set_params("unfold_w", dim=0)
-    explorer.explore.actions["tune"].trigger()
-    assert dialogs.calls[-1][:2] == ("warning", "The operator has errors")
-    assert explorer.explore.dialog is None
+    for key in ("evaluate", "tune", "transfer"):
+        assert not actions[key].isEnabled()
+        assert actions[key].toolTip() == "Not yet: the operator has 1 error(s); see Diagnostics"
+    actions["tune"].trigger()
+    assert explorer.explore.dialog is None and dialogs.calls == []
+    explorer.commands["undo"].trigger()
+    assert actions["tune"].isEnabled()
 
 
 EXPLORER_PROBE = """
@@ -482,7 +489,7 @@ from app.window import MainWindow
 app = application()
 window = MainWindow(settings=None, store=sys.argv[1])
 window.show()
-window.set_mode("explorer")
+window.show_page("explorer")
 wait_until_idle(app, window)
 view = window.explore.view
 view.selection.set(view.browser.model.ids[:2])
@@ -562,8 +569,7 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         window.show()
         qtbot.waitExposed(window)
         window.open_file(EXAMPLES / "conv2d.json")
-        window.bindings_bar.edit.setText("C_in=4, C_out=4, H=8, W=8, K=3")
-        window.bindings_bar.edit.editingFinished.emit()
+        type_bindings(qtbot, window.bindings_bar, "C_in=4, C_out=4, H=8, W=8, K=3")
         window.explore.actions["tune"].trigger()
         dialog = window.explore.dialog
         assert parse_bindings(dialog.bindings.toPlainText()) == {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}
@@ -580,7 +586,7 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         assert monitor.model.data(monitor.model.index(0, HEADERS.index("Progress"))) == "100%"
         assert monitor.model.data(monitor.model.index(0, HEADERS.index("Where"))).startswith("worker ")
 
-        window.explore.actions["explorer"].trigger()
+        window.pages.actions["explorer"].trigger()
         view = window.explore.view
         qtbot.waitUntil(
             lambda: view.session.frame.count == 1 and view.browser.model.rowCount() == 1 and window.is_idle(),
@@ -595,7 +601,7 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         assert view.selection.current == result_id
         assert 1 <= view.panel.convergence.trial_count <= 2
         click(viewport, pos, double=True)
-        qtbot.waitUntil(lambda: window.explore.mode == "editor")
+        qtbot.waitUntil(lambda: window.pages.current == "editor")
         graph = window.document.graph
         assert content_hash(to_document(graph)) == content_hash(read_document(EXAMPLES / "conv2d.json"))
         assert "unfold_w" in graph.g  # the document as it was drawn, from the job
@@ -613,7 +619,7 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         job = monitor.model.job(transfer)
         assert job.state == "done", job.error
         assert job.result["found"] >= 1 and job.result["applied"] == job.result["found"]
-        window.explore.actions["explorer"].trigger()
+        window.pages.actions["explorer"].trigger()
         qtbot.waitUntil(lambda: view.browser.model.rowCount() == 2 and window.is_idle(), timeout=20_000)
         records = [view.browser.model.record(i) for i in range(2)]
         reused = next(r for r in records if json.loads(r["bindings"])["C_out"] == 6)

@@ -1,4 +1,4 @@
-"""The docks mounted beside the editor and the explorer: Search, Sequences, Gallery, Export."""
+"""The pages beside the editor and the explorer (Search, Sequences) and the Export action."""
 
 import json
 
@@ -12,7 +12,7 @@ def test_search_panel_runs_a_real_search_job(window, qtbot, tmp_path):
     window.explore.store_path = str(tmp_path / "search.db")
     window.commands["search"].trigger()
     panel = window.search_panel
-    assert window.docks["search"].isVisible()
+    assert window.pages.current == "search"
     panel.strategy.setCurrentIndex(panel.strategy.findData("mcts"))
     panel.samples.setValue(3)
     with qtbot.waitSignal(panel.searchStarted, timeout=5000):
@@ -37,7 +37,7 @@ def test_search_panel_refuses_bad_settings(window, qtbot, tmp_path):
 
 
 def test_sequence_result_opens_in_the_editor(window, qtbot):
-    window.docks["sequences"].show()
+    window.show_page("sequences")
     seq = EXAMPLES / "sequences" / "seq_grouped_conv.json"
     window.sequences.load(seq)
     doc = json.loads((EXAMPLES / "grouped_conv.json").read_text())

@@ -30,7 +30,7 @@ def test_tune_with_reused_schedules_queues_a_transfer_job(qtbot, store_path, exp
     with Store(store_path) as store:
         add_device(store, "board", "127.0.0.1:9190", "board")
         set_default(store, "board")
-    explorer.set_mode("editor")
+    explorer.show_page("editor")
     explorer.load(EXAMPLES / "conv2d.json")
     explorer.explore.actions["transfer"].trigger()
     dialog = explorer.explore.dialog
@@ -67,7 +67,7 @@ def test_tune_with_reused_schedules_queues_a_transfer_job(qtbot, store_path, exp
 
 
 def test_compare_variants_queues_every_algorithm_and_names_what_was_left_out(qtbot, store_path, explorer):
-    explorer.set_mode("editor")
+    explorer.show_page("editor")
     explorer.load(EXAMPLES / "grouped_conv.json")
     explorer.explore.actions["tune"].trigger()
     dialog = explorer.explore.dialog
@@ -158,5 +158,5 @@ def test_a_search_candidate_never_measured_opens_and_measures_at_its_own_sizes(q
     assert job.payload["bindings"] == sizes and job.operator_name == "mcts-candidate"
 
     explorer.explore.open_result(-op)
-    assert explorer.explore.mode == "editor" and explorer.document.bindings == sizes
+    assert explorer.pages.current == "editor" and explorer.document.bindings == sizes
     assert explorer.document.summary.shapes.ok
