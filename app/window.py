@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         bar.addWidget(spacer)
         bar.addActions(list(self.pages.actions.values()))
-        bar.setStyleSheet(CHECKABLE_BUTTONS)
+        bar.setStyleSheet(theme.style_sheet(CHECKABLE_BUTTONS))
 
     def _add_pages(self) -> None:
         """Editor, Sequences, Search, Explorer, Gallery: the order of the work, Ctrl+1 to Ctrl+5."""

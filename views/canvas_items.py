@@ -87,7 +87,7 @@ class PortItem(QGraphicsItem):
         r = PORT_RADIUS + (1.5 if self._hover or self.feedback else 0)
         painter.setPen(QPen(color, 2))
         connected = self.node.port_connected(self)
-        painter.setBrush(color if connected or self.feedback else QColor("#ffffff"))
+        painter.setBrush(color if connected or self.feedback else QColor(theme.CARD_BG))
         painter.drawEllipse(QPointF(0, 0), r, r)
 
 
@@ -188,7 +188,7 @@ class NodeItem(QGraphicsItem):
         )
         if selected:
             border = QColor(theme.SELECTION)
-        painter.setBrush(QColor("#fff5f5") if self.info.state == "error" else QColor(theme.CARD_BG))
+        painter.setBrush(QColor(theme.CARD_ERROR_BG if self.info.state == "error" else theme.CARD_BG))
         pen = QPen(border, 2.2 if selected or self.info.state in ("error", "warning") else 1.0)
         if self.info.state == "warning" and not selected:
             pen.setStyle(Qt.PenStyle.DashLine)
@@ -331,7 +331,7 @@ class EdgeItem(QGraphicsPathItem):
         mid = self.path().pointAtPercent(0.5)
         rect = QRectF(mid.x() - width / 2, mid.y() - 8, width, 16)
         painter.setPen(QPen(color, 1))
-        painter.setBrush(QColor("#ffffff"))
+        painter.setBrush(QColor(theme.CARD_BG))
         painter.drawRoundedRect(rect, 8, 8)
         painter.setFont(font)
         painter.setPen(QColor(theme.TEXT))

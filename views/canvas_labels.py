@@ -37,8 +37,8 @@ def node_info(summary: Summary, node: str) -> NodeInfo:
         title, category, params, doc = prim.title, prim.category, params_line(prim), prim.doc
     cost_line, cost_tip = _cost(summary, node)
     lines = [
-        f"<b>{escape(title)}</b> &nbsp;<span style='color:#6b7280'>{escape(node)}</span>",
-        f"<span style='color:#6b7280'>{escape(doc)}</span>",
+        f"<b>{escape(title)}</b> &nbsp;<span style='color:{theme.TEXT_MUTED}'>{escape(node)}</span>",
+        f"<span style='color:{theme.TEXT_MUTED}'>{escape(doc)}</span>",
     ]
     if params:
         lines.append(escape(params))

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import ClassVar
 
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat
 
-_RULES = (
-    (r"\b(?:" + "|".join(keyword.kwlist) + r")\b", "#7c3aed", True),
-    (r"\b(?:self|True|False|None)\b", "#b45309", False),
-    (r"@[\w.]+", "#0d9488", False),
-    (r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", "#b45309", False),
-    (r"\b(?:def|class)\s+(\w+)", "#2563eb", True),
-    (r"(\"[^\"\n]*\"|'[^'\n]*')", "#15803d", False),
-    (r"#[^\n]*", "#6b7280", False),
+from . import theme
+
+_RULES = (  # pattern, colour of the scheme (views.theme), bold
+    (r"\b(?:" + "|".join(keyword.kwlist) + r")\b", "syntax_keyword", True),
+    (r"\b(?:self|True|False|None)\b", "syntax_constant", False),
+    (r"@[\w.]+", "syntax_decorator", False),
+    (r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", "syntax_constant", False),
+    (r"\b(?:def|class)\s+(\w+)", "syntax_name", True),
+    (r"(\"[^\"\n]*\"|'[^'\n]*')", "syntax_string", False),
+    (r"#[^\n]*", "syntax_comment", False),
 )
 
 
@@ -28,10 +29,12 @@ def _format(color: str, bold: bool) -> QTextCharFormat:
 
 
 class PythonHighlighter(QSyntaxHighlighter):
-    RULES: ClassVar = [(re.compile(pattern), _format(color, bold)) for pattern, color, bold in _RULES]
+    def __init__(self, document=None):
+        super().__init__(document)
+        self.rules = [(re.compile(pattern), _format(theme.COLORS[color], bold)) for pattern, color, bold in _RULES]
 
     def highlightBlock(self, text: str) -> None:
-        for pattern, fmt in self.RULES:  # later rules (strings, comments) win over earlier ones
+        for pattern, fmt in self.rules:  # later rules (strings, comments) win over earlier ones
             for m in pattern.finditer(text):
                 group = 1 if pattern.groups else 0
                 self.setFormat(m.start(group), m.end(group) - m.start(group), fmt)

@@ -49,7 +49,6 @@ NUMBERS = (
     "trial_count",
 )
 FACTS = ("origin", "device_name", "bindings", "tuned")
-ADDED, REMOVED, BLANK = "#dcfce7", "#fee2e2", "#f3f4f6"
 
 
 def aligned_diff(left: list[str], right: list[str]) -> list[tuple[str | None, str | None]]:
@@ -190,7 +189,9 @@ class CompareDialog(QDialog):
         grid = QGridLayout(panel)
         grid.setContentsMargins(0, 4, 0, 0)
         self.editors = []
-        for column, (name, side, mark) in enumerate(zip(self.names, (0, 1), (REMOVED, ADDED))):
+        for column, (name, side, mark) in enumerate(
+            zip(self.names, (0, 1), (theme.COLORS["diff_removed"], theme.COLORS["diff_added"]))
+        ):
             label = QLabel(name)
             label.setObjectName("barLabel")
             editor = QPlainTextEdit("\n".join(p[side] if p[side] is not None else "" for p in self.pairs))
@@ -212,7 +213,7 @@ class CompareDialog(QDialog):
         for pair in self.pairs:
             if pair[0] != pair[1]:
                 selection = QTextEdit.ExtraSelection()
-                selection.format.setBackground(QColor(BLANK if pair[side] is None else mark))
+                selection.format.setBackground(QColor(theme.COLORS["diff_blank"] if pair[side] is None else mark))
                 selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
                 selection.cursor = QTextCursor(block)
                 selections.append(selection)

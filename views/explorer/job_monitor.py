@@ -32,13 +32,18 @@ from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job
 from .. import theme
 from .session import ExplorerSession
 
-STATE_COLORS = {
-    QUEUED: "#64748b",
-    RUNNING: theme.SELECTION,
-    DONE: theme.ACCEPT,
-    FAILED: "#dc2626",
-    CANCELLED: "#d97706",
-}
+
+def state_color(state: str) -> str:
+    """A job state's colour in the current scheme (views.theme)."""
+    return {
+        QUEUED: theme.SEVERITY_COLORS["info"],
+        RUNNING: theme.SELECTION,
+        DONE: theme.ACCEPT,
+        FAILED: theme.SEVERITY_COLORS["error"],
+        CANCELLED: theme.SEVERITY_COLORS["warning"],
+    }[state]
+
+
 HEADERS = ("#", "Kind", "Operator", "Device", "Where", "State", "Progress", "Elapsed", "Tries", "Message")
 PROGRESS, ELAPSED = HEADERS.index("Progress"), HEADERS.index("Elapsed")
 JOB_ROLE = Qt.ItemDataRole.UserRole
@@ -132,9 +137,9 @@ class JobsModel(QAbstractTableModel):
         if role == JOB_ROLE:
             return job
         if role == Qt.ItemDataRole.DecorationRole and column == HEADERS.index("State"):
-            return theme.dot_icon(STATE_COLORS[job.state])
+            return theme.dot_icon(state_color(job.state))
         if role == Qt.ItemDataRole.ForegroundRole and column == HEADERS.index("Message") and job.state == FAILED:
-            return QColor(STATE_COLORS[FAILED])
+            return QColor(state_color(FAILED))
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, ELAPSED, HEADERS.index("Tries")):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
@@ -177,11 +182,11 @@ class ProgressDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         track = QPainterPath()
         track.addRoundedRect(bar, 3, 3)
-        painter.fillPath(track, QColor(255, 255, 255, 90) if selected else QColor("#e5e7eb"))
+        painter.fillPath(track, QColor(255, 255, 255, 90) if selected else QColor(theme.COLORS["track"]))
         if fraction > 0:
             filled = QPainterPath()
             filled.addRoundedRect(QRectF(bar.left(), bar.top(), bar.width() * fraction, bar.height()), 3, 3)
-            painter.fillPath(filled, QColor("#ffffff") if selected else QColor(STATE_COLORS[job.state]))
+            painter.fillPath(filled, QColor("#ffffff") if selected else QColor(state_color(job.state)))
         painter.setPen(option.palette.highlightedText().color() if selected else QColor(theme.TEXT_MUTED))
         painter.drawText(
             QRectF(rect.right() + 4, option.rect.top(), 40, option.rect.height()),
@@ -331,5 +336,5 @@ class JobsIndicator(QToolButton):
         running, queued = self.session.job_summary()
         self.setText(summary_text(self.session))
         self.setIcon(
-            theme.dot_icon(STATE_COLORS[RUNNING] if running else STATE_COLORS[QUEUED] if queued else theme.CARD_BORDER)
+            theme.dot_icon(state_color(RUNNING) if running else state_color(QUEUED) if queued else theme.CARD_BORDER)
         )

@@ -15,6 +15,7 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
 from core.store import MINIMIZE
@@ -141,7 +142,7 @@ class ParetoPlot(QWidget):
         """Two rows: the axes and the view tools; the origins (as toggles) and the counts."""
         self.toolbar = QWidget()
         self.toolbar.setObjectName("explorerBar")
-        self.toolbar.setStyleSheet(style.BAR)
+        self.toolbar.setStyleSheet(theme.style_sheet(style.BAR))
         rows = QVBoxLayout(self.toolbar)
         rows.setContentsMargins(10, 6, 10, 4)
         rows.setSpacing(4)
@@ -214,7 +215,9 @@ class ParetoPlot(QWidget):
         self.hover_marker = pg.ScatterPlotItem(
             size=MARKER_SIZE + 8, brush=None, pxMode=True, pen=pg.mkPen(theme.TEXT, width=1.5)
         )
-        self.hover_label = pg.TextItem(fill=pg.mkBrush(255, 255, 255, 235), border=pg.mkPen(theme.CARD_BORDER))
+        card = QColor(theme.CARD_BG)
+        card.setAlpha(235)
+        self.hover_label = pg.TextItem(color=theme.TEXT, fill=pg.mkBrush(card), border=pg.mkPen(theme.CARD_BORDER))
         self.hover_label.setZValue(100)
         self.hover_label.hide()
         for z, it in enumerate(
