@@ -42,7 +42,7 @@ def test_both_schemes_name_the_same_colours_and_fill_the_whole_style_sheet(schem
         scheme(name)
         sheet = QApplication.instance().styleSheet()
         assert not re.findall(r"\{\w+\}", sheet), f"unfilled colours in the {name} style sheet"
-        assert theme.CARD_BG == theme.SCHEMES[name]["card"] and theme.TEXT == theme.SCHEMES[name]["text"]
+        assert theme.SCHEMES[name]["card"] == theme.CARD_BG and theme.SCHEMES[name]["text"] == theme.TEXT
 
 
 def test_the_dark_scheme_is_dark_and_its_icons_follow_it(scheme):
