@@ -1,16 +1,18 @@
-"""Convolutions described the way torch describes them, from an nn.Conv2d or from an operator.
+"""Convolutions described the way torch describes them, read off an operator's graph.
 
-One description (ConvSpec: channels, kernel, stride, padding, groups, dilation) serves
-both directions in which Tessera matches convolutions: replacing a backbone's conv
-layers by an operator (core.data.replace asks a layer's spec whether it is standard)
-and running an operator with a convolution algorithm such as GSPC (match_conv reads the
-spec off the operator's graph). Importing this module imports neither torch nor TVM.
+One description (ConvSpec: channels, kernel, stride, padding, groups, dilation) and one
+matcher serve every place where Tessera meets a convolution: running a whole operator
+with a convolution algorithm such as GSPC (match_conv), generating torch's own
+nn.functional.conv2d for the parts of an operator that are convolutions (conv_sites,
+used by core.codegen.torch_layers), and naming a backbone layer's kernel (ConvSpec.describe).
+Importing this module imports neither torch nor TVM.
 
-An operator is a 2-D convolution when its live steps form one chain from the input
-[C, H, W] to the output: at most one unfold per spatial axis (the window; zero padding
-K//2 before, as README's unfold), strides on spatial axes after their unfold, and one
-contraction over the channel axes: fc(out, groups) with groups dividing C (grouped conv),
-or share over every channel axis with reduces over the same axes (standard conv)."""
+A convolution is a chain of steps from a source tensor [C.., H, W] (channel axes first,
+then the two spatial axes; several channel axes count as their product): at most one
+unfold per spatial axis (the window; zero padding K//2 before, as README's unfold),
+strides on spatial axes after their unfold, one contraction over all channel axes --
+fc(out, groups) with groups dividing C (grouped conv), or a share over every channel axis
+with reduces over the same axes (standard conv) -- and strides on spatial axes after it."""
 
 from __future__ import annotations
 
@@ -23,20 +25,19 @@ import numpy as np
 from ..analysis.shapes import label
 from ..ir.graph import INPUT, OperatorGraph
 from ..ir.primitives import FullyConnected, Share
-from ..ir.primitives.views import Stride, Unfold
-from ..ir.tensor import TensorType
+from ..ir.primitives.views import Group, Merge, Split, Stride, Unfold
 from .errors import CodegenError
 from .torch_plan import Plan, Step, make_plan
 
 
 class NotAConvolution(CodegenError):
-    """The operator is not a (grouped) 2-D convolution; the message names the node that says so."""
+    """The operator (or a part of it) is not a 2-D convolution; the message names the node that says so."""
 
 
 @dataclass(frozen=True)
 class ConvSpec:
     """A 2-D convolution with torch's parameters. `padding` is the zeros added before each
-    spatial axis (torch also adds them after; an operator adds what its output size needs)
+    spatial axis (an operator adds after it what its output size needs: K - 1 - K//2)
     or a string such as "same" as an nn.Conv2d may hold it."""
 
     in_channels: int
@@ -92,59 +93,151 @@ class ConvSpec:
 
 @dataclass(frozen=True)
 class ConvMatch:
-    """An operator recognised as a convolution at concrete sizes (batch excluded)."""
+    """A chain of an operator's steps recognised as a convolution at concrete sizes (batch excluded)."""
 
     spec: ConvSpec
-    input_shape: tuple[int, int, int]  # C, H, W
-    output_shape: tuple[int, int, int]  # K, Ho, Wo
+    input_shape: tuple[int, int, int]  # C, H, W (the source's channel axes flattened)
+    output_shape: tuple[int, ...]  # K, Ho, Wo; or out, the group axes, Ho, Wo (see group_axes)
     weight: str  # the torch module's parameter holding the weights
     weight_shape: tuple[int, ...]  # its shape in the operator's layout
-    weight_order: tuple[str, str, str]  # the order of "c", "kh", "kw" after the output axis of that weight
+    weight_order: tuple[str, ...]  # what the axes after the output axis of that weight hold: "g", "c", "kh", "kw"
+    source: str  # Python name of the value the convolution reads (see core.codegen.torch_plan)
+    source_shape: tuple[int, ...]  # its shape: channel axes, then H and W
+    result: str  # Python name of the value it produces
+    nodes: tuple[str, ...]  # the nodes it covers, in order: views before, contraction, strides after
+    # A share that keeps the source's leading channel axes (its reduces sum the others) is a
+    # grouped conv whose groups are those axes; its output puts them after the output
+    # channels ([out, *group_axes, Ho, Wo]) where torch puts them before ([G * out, Ho, Wo]).
+    group_axes: tuple[int, ...] = ()
+
+    def weight_layout(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(shape, order): the weight reshaped to `shape` (the output axis, then the sizes in
+        weight_order), its axes taken in `order` and reshaped to [K, C/G, kh, kw] is torch's."""
+        spec = self.spec
+        groups = prod(self.group_axes)
+        sizes = {"g": groups, "c": spec.in_channels // spec.groups, "kh": spec.kernel[0], "kw": spec.kernel[1]}
+        shape = (spec.out_channels // groups, *(sizes[axis] for axis in self.weight_order))
+        axes = ["out", *self.weight_order]
+        return shape, tuple(axes.index(a) for a in ("g", "out", "c", "kh", "kw") if a in axes)
 
     def torch_weight(self, w: np.ndarray) -> np.ndarray:
         """The operator's weight in torch's layout [K, C/G, kh, kw]."""
+        shape, order = self.weight_layout()
         spec = self.spec
-        sizes = {"c": spec.in_channels // spec.groups, "kh": spec.kernel[0], "kw": spec.kernel[1]}
-        shaped = np.asarray(w).reshape(spec.out_channels, *(sizes[axis] for axis in self.weight_order))
-        return np.ascontiguousarray(shaped.transpose(0, *(1 + self.weight_order.index(a) for a in _ROLES)))
+        torch_shape = (spec.out_channels, spec.in_channels // spec.groups, *spec.kernel)
+        return np.ascontiguousarray(np.asarray(w).reshape(shape).transpose(order).reshape(torch_shape))
 
 
 _ROLES = ("c", "kh", "kw")
 
 
 def match_conv(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -> ConvMatch:
-    """Read the operator as a 2-D convolution at these sizes, or NotAConvolution naming why not."""
-    return _Matcher(make_plan(graph, bindings)).match()
+    """Read the whole operator as one 2-D convolution at these sizes, or NotAConvolution naming why not."""
+    plan = make_plan(graph, bindings)
+    name = graph.name or "operator"
+    if len(plan.input_shape) != 3 or graph.spatial != 2:
+        raise _fail(name, f"its input {graph.input_type()} is not [C, H, W] with two spatial axes")
+    if not plan.steps:
+        raise _fail(name, "it has no fc or share contracting the channels")
+    chain, previous = _Chain(plan, name, plan.steps[0]), INPUT
+    for step in plan.steps:
+        if list(graph.inputs_of(step.node)) != [previous]:
+            raise _fail(
+                name,
+                f"{label(graph, step.node)} does not read just the step before it; a convolution is one "
+                "chain from the input to the output",
+            )
+        chain.add(step)
+        previous = [step.node, *step.absorbed][-1]
+    conv = chain.match()
+    if conv.group_axes:
+        raise _fail(name, f"its output {list(conv.output_shape)} keeps group axes after the output channels")
+    return conv
 
 
-class _Matcher:
-    def __init__(self, plan: Plan):
-        self.plan, self.graph = plan, plan.graph
-        self.name = self.graph.name or "operator"
+def conv_sites(plan: Plan) -> dict[str, ConvMatch]:
+    """Every contraction of the plan that is a convolution, by its node: read from as far
+    back through the unfolds, strides and channel reshapes before it as they still form one
+    (the views may feed other steps too), and with the strides after it that only it feeds."""
+    producer = {[s.node, *s.absorbed][-1]: s for s in plan.steps}
+    name = plan.graph.name or "operator"
+    sites = {}
+    for step in plan.steps:
+        if not isinstance(step.prim, (FullyConnected, Share)):
+            continue
+        views, after = _views_before(plan, step, producer), _strides_after(plan, step, producer)
+        for start in range(len(views) + 1):
+            chain = [*views[start:], step, *after]
+            try:
+                sites[step.node] = _Chain(plan, name, chain[0]).match(chain)
+                break
+            except NotAConvolution:
+                continue
+    return sites
+
+
+_VIEWS = (Unfold, Stride, Group, Split, Merge)
+
+
+def _views_before(plan: Plan, step: Step, producer: dict[str, Step]) -> list[Step]:
+    """The views the contraction reads through, earliest first."""
+    graph, views = plan.graph, []
+    node = graph.inputs_of(step.node)[0]
+    while node in producer and isinstance(producer[node].prim, _VIEWS):
+        views.insert(0, producer[node])
+        node = graph.inputs_of(node)[0]
+    return views
+
+
+def _strides_after(plan: Plan, step: Step, producer: dict[str, Step]) -> list[Step]:
+    """The strides of spatial axes after the contraction, each the only reader of the value before it."""
+    graph, strides = plan.graph, []
+    node = [step.node, *step.absorbed][-1]
+    while True:
+        readers = list(graph.g.successors(node))
+        stride = producer.get(readers[0]) if len(readers) == 1 else None
+        if stride is None or not isinstance(stride.prim, Stride):
+            return strides
+        if stride.prim.axis(stride.ins[0]) not in stride.ins[0].spatial_dims:
+            return strides
+        strides.append(stride)
+        node = stride.node
+
+
+def _fail(name: str, reason: str) -> NotAConvolution:
+    return NotAConvolution(f"{name} is not a 2-D convolution: {reason}")
+
+
+class _Chain:
+    """Reads a chain of steps (views, one contraction, strides) as one convolution; steps
+    are added one by one from the first, so the first that does not fit is the one named."""
+
+    def __init__(self, plan: Plan, name: str, first: Step):
+        self.plan, self.graph, self.name = plan, plan.graph, name
         self.kernel, self.stride = [1, 1], [1, 1]
         self.unfolded: list[int] = []  # spatial axes (0: H, 1: W) in the order they were unfolded
         self.contraction: Step | None = None
+        self.steps: list[Step] = []
+        source = first.ins[0]
+        if len(source.spatial_dims) != 2 or source.channel_dims != list(range(len(source.channel_dims))):
+            raise self.fail(
+                f"{label(self.graph, first.node)} reads {source}, not channel axes followed by two spatial axes"
+            )
+        self.sources = len(source.channel_dims)  # the leading channel axes that hold the source's channels
 
     def fail(self, reason: str) -> NotAConvolution:
-        return NotAConvolution(f"{self.name} is not a 2-D convolution: {reason}")
+        return _fail(self.name, reason)
 
-    def match(self) -> ConvMatch:
-        graph, plan = self.graph, self.plan
-        if len(plan.input_shape) != 3 or graph.spatial != 2:
-            raise self.fail(f"its input {graph.input_type()} is not [C, H, W] with two spatial axes")
-        previous = INPUT
-        for step in plan.steps:
-            where = label(graph, step.node)
-            if list(graph.inputs_of(step.node)) != [previous]:
-                raise self.fail(
-                    f"{where} does not read just the step before it; a convolution is one "
-                    "chain from the input to the output"
-                )
-            self._step(step, where)
-            previous = [step.node, *step.absorbed][-1]
+    def add(self, step: Step) -> None:
+        self._step(step, label(self.graph, step.node))
+        self.steps.append(step)
+
+    def match(self, steps: list[Step] | tuple[Step, ...] = ()) -> ConvMatch:
+        for step in steps:
+            self.add(step)
         if self.contraction is None:
             raise self.fail("it has no fc or share contracting the channels")
-        return self._result()
+        return self._result(self.steps)
 
     def _step(self, step: Step, where: str) -> None:
         prim, x = step.prim, step.ins[0]
@@ -160,6 +253,11 @@ class _Matcher:
         elif isinstance(prim, Stride):
             d = prim.axis(x)
             self.stride[self._spatial_axis(x, d, where)] *= step.in_shapes[0][d] // step.out_shape[d]
+        elif isinstance(prim, (Group, Split, Merge)) and self.contraction is None:
+            d = prim.axis(x)
+            if d + isinstance(prim, Merge) >= self.sources:
+                raise self.fail(f"{where} reshapes a window or a spatial axis, not the input's channels")
+            self.sources += -1 if isinstance(prim, Merge) else 1
         elif isinstance(prim, (FullyConnected, Share)) and self.contraction is None:
             self.contraction = step
         elif isinstance(prim, (FullyConnected, Share)):
@@ -167,20 +265,23 @@ class _Matcher:
         else:
             raise self.fail(f"{where} is not part of a convolution")
 
-    def _spatial_axis(self, x: TensorType, d: int, where: str) -> int:
+    def _spatial_axis(self, x, d: int, where: str) -> int:
         if d not in x.spatial_dims:
             raise self.fail(f"{where} acts on channel axis {d} of {x}, not on H or W")
         return x.spatial_dims.index(d)
 
-    def _result(self) -> ConvMatch:
+    def _result(self, chain) -> ConvMatch:
         step = self.contraction
-        c, h, w = self.plan.input_shape
+        source_shape = chain[0].in_shapes[0]
+        c, (h, w) = prod(source_shape[:-2]), source_shape[-2:]
+        sources = self.sources
         x = step.ins[0]
-        channels = x.channel_dims  # [C, then the windows in unfold order]
+        channels = x.channel_dims  # [the source's channel axes, then the windows in unfold order]
         where = label(self.graph, step.node)
-        if len(channels) != 1 + len(self.unfolded):
+        if len(channels) != sources + len(self.unfolded):
             raise self.fail(f"{where} contracts {x}, not the input channels and the windows")
-        roles = ["c", *(_ROLES[1 + axis] for axis in self.unfolded)]  # what each channel axis holds
+        roles = ["c"] * sources + [_ROLES[1 + axis] for axis in self.unfolded]  # what each channel axis holds
+        group_axes: tuple[int, ...] = ()
         if isinstance(step.prim, FullyConnected):
             out, block = step.weight.shape
             groups = prod(step.in_shapes[0][a] for a in channels) // block
@@ -189,10 +290,21 @@ class _Matcher:
                     f"{where} has {groups} groups, which do not divide the {c} input channels "
                     "(its blocks cut through the kernel window)"
                 )
-            order = list(roles)  # the weight's columns flatten the channel axes in order
+            order = roles  # the weight's columns flatten the channel axes in order
         else:
-            out, groups = self._share_channels(step, channels, where), 1
-            order = [roles[channels.index(a)] for a in step.prim.shared_axes(x)]
+            out, kept = self._share_channels(step, channels, sources, where)
+            group_axes = tuple(step.in_shapes[0][a] for a in kept)
+            groups = prod(group_axes)
+            roles[: len(kept)] = ["g"] * len(kept)
+            shared = step.prim.shared_axes(x)
+            at = [shared.index(a) for a in channels[:sources]]
+            if at and at != list(range(at[0], at[0] + sources)):
+                raise self.fail(f"{where} does not share the source's channel axes side by side and in order")
+            order = [roles[channels.index(a)] for a in shared]
+            out *= groups
+        order = [
+            r for i, r in enumerate(order) if r not in ("g", "c") or i == order.index(r)
+        ]  # g and c as one axis each
         order += [role for role in _ROLES if role not in order]  # an axis without a window: size 1
         spec = ConvSpec(
             c,
@@ -202,19 +314,38 @@ class _Matcher:
             (self.kernel[0] // 2, self.kernel[1] // 2),
             groups,
         )
+        last = chain[-1]
         return ConvMatch(
-            spec, (c, h, w), tuple(self.plan.output_shape), step.weight.name, step.weight.shape, tuple(order)
+            spec,
+            (c, h, w),
+            tuple(last.out_shape),
+            step.weight.name,
+            step.weight.shape,
+            tuple(order),
+            chain[0].args[0],
+            tuple(source_shape),
+            last.result,
+            tuple(s.node for s in chain),
+            group_axes,
         )
 
-    def _share_channels(self, step: Step, channels: list[int], where: str) -> int:
-        """A share is a standard conv when it shares every channel axis, adds the output
-        channels, and its reduces remove exactly the shared axes; -> the output channels."""
+    def _share_channels(self, step: Step, channels: list[int], sources: int, where: str) -> tuple[int, list[int]]:
+        """A share is a convolution when it shares every channel axis, adds the output channels,
+        and its reduces remove every window and the source's channel axes but perhaps its
+        leading ones (the groups); -> (the output channels, the axes kept)."""
         x, prim = step.ins[0], step.prim
         out = step.weight.shape[0] if prim.size("out") is not None else None
         axes = ["out", *range(len(x))]  # the share's output axes, named by the input axis they hold
         removed = [axes.pop(d) for d in step.reduced]
-        if out is None or sorted(prim.shared_axes(x)) != channels or set(removed) != set(channels):
+        kept = [a for a in channels if a not in removed]
+        if (
+            out is None
+            or sorted(prim.shared_axes(x)) != channels
+            or not set(removed) <= set(channels)
+            or kept != list(range(len(kept)))
+            or len(kept) > sources
+        ):
             raise self.fail(
-                f"{where} with its reduces is not a contraction of all channel axes into new output channels"
+                f"{where} with its reduces is not a contraction of the channel axes and windows into new output channels"
             )
-        return out
+        return out, kept

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING
 
 from ..ir.graph import OperatorGraph
 from .errors import CodegenError
-from .torch_ops import expression, ints
-from .torch_plan import BATCH_NAME, INPUT_NAME, Plan, Step, make_plan
+from .torch_layers import Line, forward_lines
+from .torch_ops import ints
+from .torch_plan import BATCH_NAME, INPUT_NAME, Plan, make_plan
 
 if TYPE_CHECKING:
     import torch
@@ -34,19 +35,24 @@ _INDENT = " " * 4
 
 
 def module_source(
-    graph: OperatorGraph, bindings: Mapping[str, int] | None = None, class_name: str | None = None
+    graph: OperatorGraph,
+    bindings: Mapping[str, int] | None = None,
+    class_name: str | None = None,
+    layers: bool = True,
 ) -> str:
     """Standalone Python source of the operator as an nn.Module at the given sizes
-    (the graph's own bindings overridden by `bindings`)."""
-    return _render(make_plan(graph, bindings), _class_name(graph, class_name))
+    (the graph's own bindings overridden by `bindings`). With `layers`, parts that are torch
+    layers run as torch's own (core.codegen.torch_layers); without, every primitive is one
+    line of its template (the slower formulation benchmarks compare against)."""
+    return _render(make_plan(graph, bindings), _class_name(graph, class_name), layers)
 
 
-def build_module(graph: OperatorGraph, bindings: dict[str, int] | None = None) -> torch.nn.Module:
+def build_module(graph: OperatorGraph, bindings: dict[str, int] | None = None, layers: bool = True) -> torch.nn.Module:
     """The operator as an nn.Module: forward maps [N, *input shape] float32 to [N, *output shape].
 
     Compiles module_source's text (torch is imported then, never at package import)."""
     name = _class_name(graph, None)
-    source = _render(make_plan(graph, bindings), name)
+    source = _render(make_plan(graph, bindings), name, layers)
     filename = f"<tessera generated {name} {hashlib.sha1(source.encode()).hexdigest()[:12]}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     namespace: dict = {"__name__": "tessera_generated"}
@@ -71,8 +77,9 @@ def _class_name(graph: OperatorGraph, class_name: str | None) -> str:
     return class_name
 
 
-def _render(plan: Plan, class_name: str) -> str:
+def _render(plan: Plan, class_name: str, layers: bool) -> str:
     g = plan.graph
+    body = forward_lines(plan, layers)
     shapes = f"{g.input_type()} -> [{', '.join(map(str, g.output_template()))}]"
     sizes = ", ".join(f"{k}={v}" for k, v in plan.bindings.items())
     lines = [
@@ -108,15 +115,12 @@ def _render(plan: Plan, class_name: str) -> str:
     lines += [
         "",
         f"{_INDENT}def forward(self, {INPUT_NAME}):",
-        f"{_INDENT * 2}{BATCH_NAME} = {INPUT_NAME}.shape[0]",
-        *(f"{_INDENT * 2}{s.result} = {expression(s)}  # {_describe(s)}" for s in plan.steps),
+        *([f"{_INDENT * 2}{BATCH_NAME} = {INPUT_NAME}.shape[0]"] if any(_reads_batch(line) for line in body) else []),
+        *(f"{_INDENT * 2}{line.result} = {line.expression}  # {line.comment}" for line in body),
         f"{_INDENT * 2}return {plan.result}",
     ]
     return "\n".join(lines) + "\n"
 
 
-def _describe(step: Step) -> str:
-    what = f"{step.prim.op} {step.node!a}"
-    if step.absorbed:
-        what += " + reduce " + ", ".join(ascii(r) for r in step.absorbed)
-    return f"{what}: {step.out}"
+def _reads_batch(line: Line) -> bool:
+    return re.search(rf"\b{BATCH_NAME}\b", line.expression) is not None

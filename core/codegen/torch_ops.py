@@ -28,6 +28,7 @@ from ..ir.primitives import (
     Unfold,
 )
 from ..ir.primitives.blending import match
+from .conv_spec import ConvMatch
 from .errors import CodegenError
 from .torch_plan import BATCH_NAME, Step
 
@@ -185,6 +186,52 @@ def _share(step: Step) -> str:
         f'torch.einsum("n{"".join(axes)},{"".join(weight)}->n{"".join(result)}", '
         f"{step.args[0]}, self.{step.weight.name})"
     )
+
+
+def conv(site: ConvMatch) -> str:
+    """nn.functional.conv2d on the source of the window, with the weight viewed in torch's
+    layout [K, C/G, kh, kw]; an even window is padded explicitly (K//2 zeros before, one fewer
+    after); group axes kept by a share go back behind the output channels."""
+    spec = site.spec
+    src = _view(site.source, site.source_shape, site.input_shape)
+    options = []
+    if any(k % 2 == 0 for k in spec.kernel):
+        (kh, kw), (ph, pw) = spec.kernel, spec.padding
+        src = f"nn.functional.pad({src}, ({ints([pw, kw - 1 - pw, ph, kh - 1 - ph])}))"
+    elif spec.padding != (0, 0):
+        options.append(f"padding={_pair(spec.padding)}")
+    if spec.stride != (1, 1):
+        options.append(f"stride={_pair(spec.stride)}")
+    if spec.groups != 1:
+        options.append(f"groups={spec.groups}")
+    call = f"nn.functional.conv2d({', '.join([src, _conv_weight(site), *options])})"
+    if not site.group_axes:
+        return call
+    out, *_, height, width = site.output_shape
+    grouped = f"{call}.reshape({ints([BATCH_NAME, *site.group_axes, out, height, width])})"
+    return f"{grouped}.movedim({len(site.group_axes) + 1}, 1)"
+
+
+def _conv_weight(site: ConvMatch) -> str:
+    """The weight parameter viewed as torch's [K, C/G, kh, kw]: reshapes, and a permute only
+    where its axes really change order (not where only axes of size 1 move)."""
+    spec = site.spec
+    shape, order = site.weight_layout()
+    torch_shape = (spec.out_channels, spec.in_channels // spec.groups, *spec.kernel)
+    weight, now = f"self.{site.weight}", site.weight_shape
+    moved = [i for i in order if shape[i] != 1]
+    if moved != sorted(moved):
+        if now != shape:
+            weight += f".reshape({ints(shape)})"
+        weight += f".permute({ints(order)})"
+        now = tuple(shape[i] for i in order)
+    if now != torch_shape:
+        weight += f".reshape({ints(torch_shape)})"
+    return weight
+
+
+def _pair(values: tuple[int, int]) -> str:
+    return str(values[0]) if values[0] == values[1] else f"({ints(values)})"
 
 
 TEMPLATES: dict[type, Callable[[Step], str]] = {

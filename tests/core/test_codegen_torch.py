@@ -317,12 +317,24 @@ def test_standalone_source_in_a_fresh_interpreter_matches_the_module(tmp_path):
 
 
 def test_source_has_one_line_per_primitive_with_node_and_shape():
-    source = module_source(_example("conv2d"), SMALL)
+    source = module_source(_example("conv2d"), SMALL, layers=False)
     assert "class Conv2d(nn.Module):" in source
     assert source.splitlines()[2:4] == ["import torch", "from torch import nn"]
     assert "# unfold 'unfold_h': [C_in, K, H, W]" in source
     assert "# share 'share' + reduce 'sum_cin', 'sum_kh', 'sum_kw': [C_out, H, W]" in source
     assert "nn.Parameter(torch.empty(8, 8, 3, 3))" in source
+
+
+def test_a_layer_line_names_the_layer_and_every_node_it_stands_for():
+    source = module_source(_example("conv2d"), SMALL)
+    assert (
+        "t_sum_kw = nn.functional.conv2d(x, self.w_share, padding=1)  # conv 8->8, 3x3, stride 1, padding 1, " in source
+    )
+    assert (
+        "groups 1 = unfold 'unfold_h', unfold 'unfold_w', share 'share' + reduce 'sum_cin', 'sum_kh', 'sum_kw': "
+        "[C_out, H, W]" in source
+    )
+    assert "unfold(" not in source and "n = x.shape[0]" not in source  # nothing reads the views or the batch size
 
 
 def test_codegen_imports_torch_only_to_build():

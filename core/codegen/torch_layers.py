@@ -1,0 +1,102 @@
+"""The forward pass as lines of torch: torch's own layers where part of the plan is one,
+the per-primitive templates of core.codegen.torch_ops elsewhere.
+
+Training speed is the point. A contraction that reads its input through unfolds and
+strides and forms a convolution (core.codegen.conv_spec.conv_sites: standard, grouped,
+depthwise, KxK, Kx1, 1x1 pointwise) becomes one nn.functional.conv2d on the tensor
+before its window, so oneDNN convolves instead of an einsum over an unfolded view (2-9x
+slower forward and backward), and the views only it read are left out. Reduces in a row
+become one sum over all their axes. Every line still names the nodes it stands for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.primitives import Reduce
+from .conv_spec import ConvMatch, conv_sites
+from .torch_ops import conv, expression, ints
+from .torch_plan import Plan, Step
+
+
+@dataclass(frozen=True)
+class Line:
+    """`result = expression  # comment` in forward."""
+
+    result: str
+    expression: str
+    comment: str
+    reads: tuple[str, ...]  # the values the expression reads
+
+
+def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
+    """One line per step, or (with `layers`) per recognised layer and per run of reduces;
+    lines whose value nothing reads any more are left out."""
+    sites = conv_sites(plan) if layers else {}
+    after = {n for node, site in sites.items() for n in site.nodes[site.nodes.index(node) + 1 :]}
+    steps = {s.result: s for s in plan.steps}
+    sums: dict[str, _Sum] = {}
+    lines: list[Line] = []
+    for step in plan.steps:
+        if step.node in sites:
+            lines.append(_conv_line(sites[step.node], plan))
+        elif step.node in after:
+            continue  # a stride after a convolution: the convolution's stride
+        elif layers and isinstance(step.prim, Reduce):
+            lines.append(_sum_line(step, plan, steps, sums))
+        else:
+            lines.append(Line(step.result, expression(step), _describe(step), step.args))
+    return _live(lines, plan.result)
+
+
+def _describe(step: Step) -> str:
+    """What a line stands for, e.g. "share 'share' + reduce 'sum_cin': [C_out, K, K, H, W]"."""
+    return f"{_nodes(step)}: {step.out}"
+
+
+def _nodes(step: Step) -> str:
+    what = f"{step.prim.op} {step.node!a}"
+    if step.absorbed:
+        what += " + reduce " + ", ".join(ascii(r) for r in step.absorbed)
+    return what
+
+
+def _conv_line(site: ConvMatch, plan: Plan) -> Line:
+    steps = {s.node: s for s in plan.steps}
+    covered = ", ".join(_nodes(steps[n]) for n in site.nodes)
+    out = steps[site.nodes[-1]].out
+    return Line(site.result, conv(site), f"{site.spec.describe()} = {covered}: {out}", (site.source,))
+
+
+@dataclass(frozen=True)
+class _Sum:
+    """Reduces in a row: the value they sum, its rank, the axes summed and the nodes."""
+
+    source: str
+    rank: int
+    axes: tuple[int, ...]
+    nodes: tuple[str, ...]
+
+
+def _sum_line(step: Step, plan: Plan, steps: dict[str, Step], sums: dict[str, _Sum]) -> Line:
+    """A reduce of a reduce's value that nothing else reads sums over both axes at once."""
+    x, d = step.args[0], step.prim.axis(step.ins[0])
+    before = sums.get(x)
+    if before is not None and len(list(plan.graph.g.successors(steps[x].node))) == 1:
+        kept = [a for a in range(before.rank) if a not in before.axes]
+        now = _Sum(before.source, before.rank, tuple(sorted((*before.axes, kept[d]))), (*before.nodes, step.node))
+    else:
+        now = _Sum(x, len(step.ins[0]), (d,), (step.node,))
+    sums[step.result] = now
+    dims = str(now.axes[0] + 1) if len(now.axes) == 1 else f"({ints([a + 1 for a in now.axes])})"
+    comment = f"reduce {', '.join(ascii(n) for n in now.nodes)}: {step.out}"
+    return Line(step.result, f"{now.source}.sum({dims})", comment, (now.source,))
+
+
+def _live(lines: list[Line], result: str) -> list[Line]:
+    """The lines whose values are read, by the result or by another kept line."""
+    needed, kept = {result}, []
+    for line in reversed(lines):
+        if line.result in needed:
+            kept.append(line)
+            needed.update(line.reads)
+    return kept[::-1]

@@ -1,0 +1,352 @@
+"""Torch's own layers in generated modules (core.codegen.torch_layers): a subgraph that is a
+convolution becomes one nn.functional.conv2d on the tensor before its window, a near-miss
+does not, and either way the module computes what the primitive-by-primitive module
+(layers=False, checked against hand-written torch in test_codegen_torch) computes, with the
+same weights, at odd sizes, forward and backward."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from core.codegen import build_module, module_source
+from core.ir.serialize import load_operator
+from tests.support import EXAMPLES, chain
+
+KINDS = {
+    "C": "primary",
+    "C_in": "primary",
+    "C_out": "primary",
+    "H": "primary",
+    "W": "primary",
+    "K": "coefficient",
+    "Kh": "coefficient",
+    "Kw": "coefficient",
+    "G": "coefficient",
+    "s": "coefficient",
+}
+
+
+def _conv(ops, out=("C_out", "H", "W"), **bindings):
+    return chain(["C_in", "H", "W"], list(out), ops, variables=KINDS, bindings=bindings)
+
+
+def _unfolds(k_h="K", k_w="K", first="input"):
+    return [("uh", "unfold", {"dim": -2, "K": k_h}, [first]), ("uw", "unfold", {"dim": -1, "K": k_w}, ["uh"])]
+
+
+def _share(dims=(0, 1, 2), reduces=(1, 1, 1), src="uw"):
+    steps = [("sh", "share", {"dims": list(dims), "out": "C_out"}, [src])]
+    for i, d in enumerate(reduces):
+        steps.append((f"r{i}", "reduce", {"dim": d}, [steps[-1][0]]))
+    return steps
+
+
+def _convs(source: str) -> list[str]:
+    """The conv2d calls of a module's forward, as 'conv C->K, khxkw' descriptions."""
+    return re.findall(r"# (conv \d+->\d+, \d+x\d+)", source)
+
+
+def _same_as_primitives(graph, bindings=None, x_shape=None, batch=3):
+    """The module with layers and the one without, same weights: equal outputs and gradients."""
+    torch.manual_seed(0)
+    fast, slow = build_module(graph, bindings), build_module(graph, bindings, layers=False)
+    with torch.no_grad():
+        for p in fast.parameters():
+            p.normal_()
+    slow.load_state_dict(fast.state_dict())
+    shape = x_shape or (batch, *[graph.bindings.get(v, 0) for v in ("C_in", "H", "W")])
+    x = torch.randn(shape, requires_grad=True)
+    y_fast, y_slow = fast(x), slow(x)
+    torch.testing.assert_close(y_fast, y_slow, atol=1e-4, rtol=1e-4)
+    grad = torch.randn_like(y_fast)
+    (gx_fast, *gw_fast) = torch.autograd.grad(y_fast, [x, *fast.parameters()], grad)
+    (gx_slow, *gw_slow) = torch.autograd.grad(y_slow, [x, *slow.parameters()], grad)
+    torch.testing.assert_close(gx_fast, gx_slow, atol=1e-3, rtol=1e-4)
+    for a, b in zip(gw_fast, gw_slow):
+        torch.testing.assert_close(a, b, atol=1e-3, rtol=1e-4)
+    return module_source(graph, bindings)
+
+
+# -- convolutions become conv2d ------------------------------------------------------------
+CONVS = {
+    # name: (graph, the conv2d calls expected)
+    "standard 3x3, odd sizes": (_conv([*_unfolds(), *_share()], C_in=5, C_out=7, H=9, W=11, K=3), ["conv 5->7, 3x3"]),
+    "standard 5x5 on 3x4": (_conv([*_unfolds(), *_share()], C_in=3, C_out=2, H=3, W=4, K=5), ["conv 3->2, 5x5"]),
+    "even window 2x4": (
+        _conv([*_unfolds("Kh", "Kw"), *_share()], C_in=3, C_out=4, H=7, W=5, Kh=2, Kw=4),
+        ["conv 3->4, 2x4"],
+    ),
+    "share weight kw, c, kh": (
+        _conv([*_unfolds(), *_share(dims=(2, 0, 1))], C_in=3, C_out=5, H=5, W=7, K=3),
+        ["conv 3->5, 3x3"],
+    ),
+    "grouped, G=3": (
+        _conv(
+            [*_unfolds(), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uw"])], C_in=6, C_out=9, H=7, W=5, K=3, G=3
+        ),
+        ["conv 6->9, 3x3"],
+    ),
+    "depthwise with multiplier 2": (
+        _conv(
+            [*_unfolds(), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uw"])], C_in=5, C_out=10, H=5, W=5, K=3, G=5
+        ),
+        ["conv 5->10, 3x3"],
+    ),
+    "W first, 3x5, strides before and after the fc": (
+        _conv(
+            [
+                ("uw", "unfold", {"dim": -1, "K": "Kw"}, ["input"]),
+                ("uh", "unfold", {"dim": -2, "K": "Kh"}, ["uw"]),
+                ("sth", "stride", {"dim": -2, "S": "s"}, ["uh"]),
+                ("fc", "fc", {"out": "C_out", "groups": "G"}, ["sth"]),
+                ("stw", "stride", {"dim": -1, "S": "s"}, ["fc"]),
+            ],
+            out=("C_out", "H/s", "W/s"),
+            C_in=4,
+            C_out=6,
+            H=10,
+            W=6,
+            Kh=3,
+            Kw=5,
+            G=2,
+            s=2,
+        ),
+        ["conv 4->6, 3x5"],
+    ),
+    "pointwise fc": (
+        _conv([("fc", "fc", {"out": "C_out", "groups": "1"}, ["input"])], C_in=7, C_out=3, H=5, W=3),
+        ["conv 7->3, 1x1"],
+    ),
+    "Kx1 grouped fc": (
+        _conv(
+            [("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uh"])],
+            C_in=4,
+            C_out=6,
+            H=7,
+            W=3,
+            K=3,
+            G=2,
+        ),
+        ["conv 4->6, 3x1"],
+    ),
+    # [G, C/G, H, W]: two channel axes read as C = G * C/G
+    "grouped source axes": (
+        _conv(
+            [
+                ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
+                *_unfolds(first="grp"),
+                ("fc", "fc", {"out": "C_out"}, ["uw"]),
+            ],
+            C_in=6,
+            C_out=5,
+            H=5,
+            W=4,
+            K=3,
+            G=2,
+        ),
+        ["conv 6->5, 3x3"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CONVS)
+def test_a_convolution_becomes_one_conv2d_on_the_unwindowed_tensor(name):
+    graph, expected = CONVS[name]
+    source = _same_as_primitives(graph)
+    assert _convs(source) == expected
+    assert "unfold(" not in source and "einsum" not in source and "::" not in source
+
+
+def test_the_examples_run_torch_layers_where_they_are_layers():
+    sizes = {"C_in": 8, "C_out": 12, "H": 7, "W": 5, "K": 3, "G": 2, "g": 2, "s": 2}
+    expected = {
+        "conv2d": ["conv 8->12, 3x3"],
+        "grouped_conv": ["conv 8->12, 3x3"],
+        "depthwise_separable": ["conv 8->8, 3x3", "conv 8->12, 1x1"],
+        "mixed_conv": ["conv 8->6, 1x1", "conv 8->6, 3x3"],
+        "shift_conv": ["conv 8->12, 1x1"],
+        "gated_separable": ["conv 8->12, 3x1", "conv 12->12, 1x3"],
+        "involution": ["conv 8->18, 1x1"],  # the kernel; applying it is not a layer torch has
+        # the first contraction keeps the W window apart (not a conv), the second is a Kx1 conv
+        "syno_operator1": ["conv 18->12, 3x1"],
+        # a grouped 1xK conv (its groups end up behind the output channels), then a Kx1 conv
+        "syno_operator2": ["conv 8->6, 1x3", "conv 6->12, 3x1"],
+    }
+    for path in sorted(EXAMPLES.glob("*.json")):
+        graph = load_operator(path)
+        graph.bindings = {k: v for k, v in sizes.items() if k in graph.mentioned_variables()}
+        source = _same_as_primitives(graph)
+        assert _convs(source) == expected[path.stem], path.stem
+        assert "einsum" not in source or path.stem == "syno_operator1", path.stem
+
+
+# -- near-misses stay what they are --------------------------------------------------------
+MISSES = {
+    # the reduces leave the kw window: y[o, kw, h, w], not a convolution
+    "a reduce over the wrong axis": (
+        _conv([*_unfolds(), *_share(reduces=(1, 1))], out=("C_out", "K", "H", "W"), C_in=3, C_out=4, H=5, W=6, K=3),
+        [],
+    ),
+    # the weight does not depend on kw, and sums over it: a box filter times a weight, not a conv's weight
+    "a share over other dims": (
+        _conv([*_unfolds(), *_share(dims=(0, 1))], C_in=3, C_out=4, H=5, W=6, K=3),
+        [],
+    ),
+    # a roll between the windows: only the part after it is a (1xK) convolution, over C*K channels
+    "a shift between the windows": (
+        _conv(
+            [
+                ("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+                ("sh", "shift", {"dim": -1, "amount": 1}, ["uh"]),
+                ("uw", "unfold", {"dim": -1, "K": "K"}, ["sh"]),
+                ("fc", "fc", {"out": "C_out"}, ["uw"]),
+            ],
+            C_in=3,
+            C_out=4,
+            H=5,
+            W=6,
+            K=3,
+        ),
+        ["conv 9->4, 1x3"],
+    ),
+    # a stride before the window: a dilated window, so the conv reads the strided tensor
+    "a stride before the window": (
+        _conv(
+            [
+                ("st", "stride", {"dim": 1, "S": "s"}, ["input"]),
+                ("uh", "unfold", {"dim": 1, "K": "K"}, ["st"]),
+                ("fc", "fc", {"out": "C_out"}, ["uh"]),
+            ],
+            out=("C_out", "H/s", "W"),
+            C_in=3,
+            C_out=4,
+            H=8,
+            W=5,
+            K=3,
+            s=2,
+        ),
+        ["conv 3->4, 3x1"],
+    ),
+    # the same axis unfolded twice: the first window is a channel axis of the second conv's input
+    "two windows on one axis": (
+        _conv(
+            [
+                ("u1", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+                ("u2", "unfold", {"dim": -2, "K": "K"}, ["u1"]),
+                ("fc", "fc", {"out": "C_out"}, ["u2"]),
+            ],
+            C_in=2,
+            C_out=3,
+            H=7,
+            W=4,
+            K=3,
+        ),
+        ["conv 6->3, 3x1"],
+    ),
+    # groups cutting through the window: blocks of C*K/G = 2 of (c, k), not whole channels;
+    # a grouped 1x1 conv over the C*K channels of the window
+    "groups that cut the window": (
+        _conv(
+            [("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uh"])],
+            C_in=2,
+            C_out=3,
+            H=5,
+            W=4,
+            K=3,
+            G=3,
+        ),
+        ["conv 6->3, 1x1"],
+    ),
+    # a channel axis after the spatial ones (expand at the end): fc flattens (C, E), torch's layout is not NCHW
+    "a channel axis after the spatial axes": (
+        _conv(
+            [("ex", "expand", {"dim": 3, "size": "2"}, ["input"]), ("fc", "fc", {"out": "C_out"}, ["ex"])],
+            C_in=3,
+            C_out=4,
+            H=5,
+            W=4,
+        ),
+        [],
+    ),
+    # a ReLU on the window: the fc reads (C, K) channels of a materialised tensor (a 1x1 conv), not a KxK one
+    "an activation on the window": (
+        _conv(
+            [
+                ("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+                ("act", "elementwise", {"fn": "relu"}, ["uh"]),
+                ("fc", "fc", {"out": "C_out"}, ["act"]),
+            ],
+            C_in=3,
+            C_out=4,
+            H=5,
+            W=4,
+            K=3,
+        ),
+        ["conv 9->4, 1x1"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", MISSES)
+def test_a_near_miss_is_not_read_as_the_convolution_it_resembles(name):
+    graph, expected = MISSES[name]
+    source = _same_as_primitives(graph)
+    assert _convs(source) == expected
+
+
+def test_a_window_read_elsewhere_too_stays_for_that_reader():
+    # the H window feeds the conv and a max over the window: the conv reads x, the fold the window
+    graph = chain(
+        ["C_in", "H", "W"],
+        ["C_in", "H", "W"],
+        [
+            ("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+            ("fc", "fc", {"out": "C_in"}, ["uh"]),
+            ("mx", "fold", {"dim": 1, "fn": "max"}, ["uh"]),
+            ("add", "broadcast", {"fn": "add"}, ["mx", "fc"]),
+        ],
+        variables=KINDS,
+        bindings={"C_in": 4, "H": 5, "W": 3, "K": 3},
+    )
+    source = _same_as_primitives(graph)
+    assert _convs(source) == ["conv 4->4, 3x1"] and source.count("unfold(") == 1
+
+
+def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
+    source = module_source(load_operator(EXAMPLES / "involution.json"), {"C_in": 8, "H": 5, "W": 5, "K": 3, "G": 2})
+    assert ".sum((3, 4))  # reduce 'sum_kh', 'sum_kw'" in source
+    graph = chain(
+        ["C", "H", "W"],
+        ["H"],
+        [
+            ("r1", "reduce", {"dim": 0}, ["input"]),
+            ("r2", "reduce", {"dim": -1}, ["r1"]),
+            ("m", "fold", {"dim": -1, "fn": "max"}, ["r1"]),
+            ("add", "broadcast", {"fn": "add"}, ["r2", "m"]),
+        ],
+        bindings={"C": 3, "H": 4, "W": 5},
+    )
+    source = _same_as_primitives(graph, x_shape=(2, 3, 4, 5))
+    assert "x.sum(1)" in source and "t_r1.sum(2)" in source
+    chained = chain(
+        ["C", "H", "W"],
+        ["H"],
+        [("r1", "reduce", {"dim": -1}, ["input"]), ("r2", "reduce", {"dim": 0}, ["r1"])],
+        bindings={"C": 3, "H": 4, "W": 5},
+    )
+    assert "x.sum((1, 3))" in _same_as_primitives(chained, x_shape=(2, 3, 4, 5))
+
+
+def test_a_conv_with_an_even_window_pads_like_unfold():
+    """Independent of the generator's reading: unfold pads K//2 zeros before and K//2 - 1 after."""
+    graph, _ = CONVS["even window 2x4"]
+    module = build_module(graph)
+    x = torch.randn(2, 3, 7, 5)
+    weight = module.w_sh.detach()  # [C_out, C_in, Kh, Kw]
+    want = F.conv2d(F.pad(x, (2, 1, 1, 0)), weight)
+    with torch.no_grad():
+        torch.testing.assert_close(module(x), want, atol=1e-5, rtol=1e-5)
