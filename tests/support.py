@@ -14,6 +14,19 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
 QUICK = {"repeat": 3, "min_repeat_ms": 5}  # timing settings for tests: a few short repeats
 TINY = {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}  # conv2d sizes that build in seconds
+# variable kinds for hand-made convolution-like graphs (chain(..., variables=CONV_KINDS))
+CONV_KINDS = {
+    "C": "primary",
+    "C_in": "primary",
+    "C_out": "primary",
+    "H": "primary",
+    "W": "primary",
+    "K": "coefficient",
+    "Kh": "coefficient",
+    "Kw": "coefficient",
+    "G": "coefficient",
+    "s": "coefficient",
+}
 
 
 def chain(input_shape, output_shape, steps, variables=None, bindings=None) -> OperatorGraph:

@@ -14,24 +14,11 @@ import torch.nn.functional as F
 
 from core.codegen import build_module, module_source
 from core.ir.serialize import load_operator
-from tests.support import EXAMPLES, chain
-
-KINDS = {
-    "C": "primary",
-    "C_in": "primary",
-    "C_out": "primary",
-    "H": "primary",
-    "W": "primary",
-    "K": "coefficient",
-    "Kh": "coefficient",
-    "Kw": "coefficient",
-    "G": "coefficient",
-    "s": "coefficient",
-}
+from tests.support import CONV_KINDS, EXAMPLES, chain
 
 
 def _conv(ops, out=("C_out", "H", "W"), **bindings):
-    return chain(["C_in", "H", "W"], list(out), ops, variables=KINDS, bindings=bindings)
+    return chain(["C_in", "H", "W"], list(out), ops, variables=CONV_KINDS, bindings=bindings)
 
 
 def _unfolds(k_h="K", k_w="K", first="input"):
@@ -309,7 +296,7 @@ def test_a_window_read_elsewhere_too_stays_for_that_reader():
             ("mx", "fold", {"dim": 1, "fn": "max"}, ["uh"]),
             ("add", "broadcast", {"fn": "add"}, ["mx", "fc"]),
         ],
-        variables=KINDS,
+        variables=CONV_KINDS,
         bindings={"C_in": 4, "H": 5, "W": 3, "K": 3},
     )
     source = _same_as_primitives(graph)

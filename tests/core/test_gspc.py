@@ -23,21 +23,11 @@ from core.codegen.gspc import (
 )
 from core.compile.target import local_target
 from core.ir.serialize import load_operator
-from tests.support import EXAMPLES, chain
+from tests.support import CONV_KINDS, EXAMPLES, chain
 
 pytestmark = pytest.mark.tvm
 
-KINDS = {
-    "C_in": "primary",
-    "C_out": "primary",
-    "H": "primary",
-    "W": "primary",
-    "K": "coefficient",
-    "Kh": "coefficient",
-    "Kw": "coefficient",
-    "G": "coefficient",
-    "s": "coefficient",
-}
+
 GROUPED = load_operator(EXAMPLES / "grouped_conv.json")
 
 
@@ -54,7 +44,7 @@ def strided_w_first():
             ("fc", "fc", {"out": "C_out", "groups": "G"}, ["sh"]),
             ("sw", "stride", {"dim": -1, "S": "s"}, ["fc"]),
         ],
-        variables=KINDS,
+        variables=CONV_KINDS,
     )
 
 
@@ -71,7 +61,7 @@ def share_permuted():
             ("r2", "reduce", {"dim": 1}, ["r1"]),
             ("r3", "reduce", {"dim": 1}, ["r2"]),
         ],
-        variables=KINDS,
+        variables=CONV_KINDS,
     )
 
 
@@ -81,7 +71,7 @@ def one_by_k():
         ["C_in", "H", "W"],
         ["C_out", "H", "W"],
         [("uw", "unfold", {"dim": -1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uw"])],
-        variables=KINDS,
+        variables=CONV_KINDS,
     )
 
 
@@ -163,7 +153,7 @@ def test_a_window_on_a_strided_axis_and_groups_cutting_the_window_are_not_convol
             ("uh", "unfold", {"dim": 1, "K": "K"}, ["s"]),
             ("fc", "fc", {"out": "C_out", "groups": "1"}, ["uh"]),
         ],
-        variables=KINDS,
+        variables=CONV_KINDS,
     )
     with pytest.raises(NotAConvolution, match="unfold uh unfolds .* a strided axis"):
         match_conv(dilated, {"C_in": 2, "C_out": 2, "H": 8, "W": 8, "K": 3, "s": 2})
