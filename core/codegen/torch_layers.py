@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.primitives import Reduce
+from ..ir.primitives import Reduce, Unfold
 from .conv_spec import ConvMatch, conv_sites
-from .torch_ops import conv, expression, ints
+from .torch_ops import conv, expression, ints, unfolded_axis, windows
 from .torch_plan import Plan, Step
 
 
@@ -43,6 +43,8 @@ def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
             continue  # a stride after a convolution: the convolution's stride
         elif layers and isinstance(step.prim, Reduce):
             lines.append(_sum_line(step, plan, steps, sums))
+        elif layers and isinstance(step.prim, Unfold) and _windowable(step):
+            lines.append(_windows_line(step, plan, steps))
         else:
             lines.append(Line(step.result, expression(step), _describe(step), step.args))
     return _live(lines, plan.result)
@@ -65,6 +67,31 @@ def _conv_line(site: ConvMatch, plan: Plan) -> Line:
     covered = ", ".join(_nodes(steps[n]) for n in site.nodes)
     out = steps[site.nodes[-1]].out
     return Line(site.result, conv(site), f"{site.spec.describe()} = {covered}: {out}", (site.source,))
+
+
+def _windowable(step: Step) -> bool:
+    """An unfold of a tensor whose channel axes come first and which has two spatial axes."""
+    x = step.ins[0]
+    return len(x.spatial_dims) == 2 and x.channel_dims == list(range(len(x.channel_dims)))
+
+
+def _windows_line(step: Step, plan: Plan, steps: dict[str, Step]) -> Line:
+    """nn.functional.unfold (im2col, a contiguous tensor whose backward is one col2im) instead of
+    views of a padded tensor, which elementwise ops and their gradients read slowly; an unfold
+    of the other spatial axis of an unfold's value that nothing else reads joins it."""
+    first = steps.get(step.args[0])
+    if (
+        first is not None
+        and isinstance(first.prim, Unfold)
+        and _windowable(first)
+        and len(list(plan.graph.g.successors(first.node))) == 1
+        and unfolded_axis(first) != unfolded_axis(step)
+    ):
+        chain = [first, step]
+    else:
+        chain = [step]
+    nodes = ", ".join(f"unfold {s.node!a}" for s in chain)
+    return Line(step.result, windows(chain), f"{nodes}: {step.out}", (chain[0].args[0],))
 
 
 @dataclass(frozen=True)

@@ -230,6 +230,33 @@ def _conv_weight(site: ConvMatch) -> str:
     return weight
 
 
+def windows(unfolds: Sequence[Step]) -> str:
+    """Unfolds of one or both spatial axes of a tensor [C.., H, W] as one
+    nn.functional.unfold (im2col: windows (c, kh, kw) flattened), viewed as the operator's
+    [C.., windows in unfold order, H, W]."""
+    shape, last = unfolds[0].in_shapes[0], unfolds[-1]
+    (h, w), c = shape[-2:], prod(shape[:-2])
+    kernel = [1, 1]
+    for step in unfolds:
+        kernel[unfolded_axis(step)] = step.out_shape[step.ins[0].spatial_dims[0]]
+    (kh, kw), src = kernel, _view(unfolds[0].args[0], shape, (c, h, w))
+    if kh % 2 and kw % 2:
+        padding = f", padding={_pair((kh // 2, kw // 2))}" if (kh, kw) != (1, 1) else ""
+    else:  # an even window: K//2 zeros before, one fewer after
+        src, padding = f"nn.functional.pad({src}, ({ints([kw // 2, kw - 1 - kw // 2, kh // 2, kh - 1 - kh // 2])}))", ""
+    call = f"nn.functional.unfold({src}, {_pair((kh, kw))}{padding})"
+    if [unfolded_axis(s) for s in unfolds] != [1, 0]:
+        return _view(call, (c * kh * kw, h * w), last.out_shape)
+    *channels, _, _, _, _ = last.out_shape  # W was unfolded first: its window comes first
+    return f"{_view(call, (c * kh * kw, h * w), (*channels, kh, kw, h, w))}.transpose({len(channels) + 1}, {len(channels) + 2})"
+
+
+def unfolded_axis(step: Step) -> int:
+    """The spatial axis an unfold opens a window on: 0 for H, 1 for W."""
+    x = step.ins[0]
+    return x.spatial_dims.index(step.prim.axis(x))
+
+
 def _pair(values: tuple[int, int]) -> str:
     return str(values[0]) if values[0] == values[1] else f"({ints(values)})"
 

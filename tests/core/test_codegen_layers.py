@@ -337,3 +337,31 @@ def test_a_conv_with_an_even_window_pads_like_unfold():
     want = F.conv2d(F.pad(x, (2, 1, 1, 0)), weight)
     with torch.no_grad():
         torch.testing.assert_close(module(x), want, atol=1e-5, rtol=1e-5)
+
+
+WINDOWS = {
+    # (unfolds, fold axis) a max over a window, so no convolution consumes the windows
+    "H then W": (
+        [("u1", "unfold", {"dim": -2, "K": "Kh"}, ["input"]), ("u2", "unfold", {"dim": -1, "K": "Kw"}, ["u1"])]
+    ),
+    "W then H": (
+        [("u1", "unfold", {"dim": -1, "K": "Kw"}, ["input"]), ("u2", "unfold", {"dim": -2, "K": "Kh"}, ["u1"])]
+    ),
+    "W only": ([("u2", "unfold", {"dim": -1, "K": "Kw"}, ["input"])]),
+}
+
+
+@pytest.mark.parametrize("kh, kw", [(3, 5), (2, 3), (4, 4)])
+@pytest.mark.parametrize("name", WINDOWS)
+def test_windows_are_one_im2col_in_the_operators_layout(name, kh, kw):
+    steps = [*WINDOWS[name], ("mx", "fold", {"dim": 1, "fn": "max"}, ["u2"])]
+    out = (
+        ["C_in", "Kh", "H", "W"]
+        if name == "W then H"
+        else (["C_in", "H", "W"] if name == "W only" else ["C_in", "Kw", "H", "W"])
+    )
+    graph = chain(
+        ["C_in", "H", "W"], out, steps, variables=CONV_KINDS, bindings={"C_in": 3, "H": 5, "W": 7, "Kh": kh, "Kw": kw}
+    )
+    source = _same_as_primitives(graph)
+    assert source.count("nn.functional.unfold(") == 1 and ".unfold(" not in source.replace("functional.unfold(", "")
