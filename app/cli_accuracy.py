@@ -1,9 +1,12 @@
 """`tessera evaluate`: queue the accuracy-side jobs for an operator in a backbone.
 
 Without --fisher-only it queues a "train" job (Fisher Potential at initialisation, then
-proxy training early-stopped against the best stored curve) and an "e2e" job (whole-
-network latency with TVM, original vs candidate). --now also runs them here, in a
-worker process, and prints their results; otherwise `tessera worker` runs them.
+proxy training early-stopped against the best stored curve), at the proxy size (--width,
+--resolution), and an "e2e" job: the whole network with the operator against the original,
+both with tuned kernels (--trials per kernel still untuned; schedules of kernels already
+tuned, or of the same class with transfer on, are reused), at the deployment size
+(--deploy-width, --deploy-resolution). --now also runs them here, in a worker process,
+and prints one table of their results; otherwise `tessera worker` runs them.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from core.ir.errors import TesseraError
 from core.ir.serialize import content_hash, read_document
 from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
 from core.jobs.supervisor import Supervisor
+from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
 from core.store import Store
 from core.train.early_stop import best_curve, check_theta
 from core.train.settings import EvalSettings
+
+from .cli_inputs import transfer_sources
 
 FINAL = (DONE, FAILED, CANCELLED)
 
@@ -47,6 +53,45 @@ def add_parsers(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
     p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end latency job")
+    p.add_argument(
+        "--deploy-width",
+        type=int,
+        default=None,
+        metavar="N",
+        help="channels of the first stage when timing the networks (default: the backbone's standard width)",
+    )
+    p.add_argument(
+        "--deploy-resolution",
+        type=int,
+        default=DEPLOY_RESOLUTION,
+        metavar="PX",
+        help=f"input side when timing the networks (default {DEPLOY_RESOLUTION})",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=32,
+        metavar="N",
+        help="MetaSchedule trials for each network kernel not tuned yet (default 32; 0: reuse only)",
+    )
+    p.add_argument(
+        "--no-transfer",
+        action="store_true",
+        help="tune kernels of the operator from scratch instead of reusing schedules of their kernel class",
+    )
+    p.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="tuning folder or results store to reuse schedules from (repeatable; default the tuning folder)",
+    )
+    p.add_argument(
+        "--tuning-dir",
+        metavar="DIR",
+        help="tuning databases folder (default ~/.cache/tessera/tuning); the networks' kernels are kept there",
+    )
     p.add_argument("--now", action="store_true", help="run the jobs now in a worker and print the results")
     p.add_argument(
         "--store",
@@ -71,6 +116,15 @@ def cmd_evaluate(args) -> int:
     if args.epochs < 1:
         raise TesseraError(f"--epochs must be at least 1, got {args.epochs}")
     check_theta(args.theta)
+    deploy = DeploySettings(
+        backbone=args.backbone,
+        width=args.deploy_width,
+        resolution=args.deploy_resolution,
+        trials=args.trials,
+        transfer=not args.no_transfer,
+        sources=tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
+        seed=args.seed,
+    )
     name = doc.get("name") or Path(args.file).stem
     payload = {"operator": doc, **settings.to_payload()}
     with Store(args.store) as store:
@@ -89,7 +143,9 @@ def cmd_evaluate(args) -> int:
                 }
             }
             if not args.no_e2e:
-                kinds["e2e"] = payload
+                kinds["e2e"] = {**payload, "deploy": deploy.to_payload()}
+                if args.tuning_dir:
+                    kinds["e2e"]["tuning_root"] = str(Path(args.tuning_dir).expanduser().resolve())
         queue = JobQueue(store)
         key, version = str(Path(args.file).resolve()), content_hash(doc)
         ids = [
@@ -129,16 +185,53 @@ def _run_now(store: Store, ids: list[int]) -> int:
     finally:
         for line in supervisor.stop():
             print(line)
-    failed = 0
-    for job in (queue.get(i) for i in ids):
+    jobs = [queue.get(i) for i in ids]
+    for job in jobs:
         if job.state != DONE:
-            failed += 1
             print(f"{job.describe()} {job.state}: {job.error}")
             continue
         print(f"{job.describe()} done:")
         for line in describe_result(job.kind, job.result):
             print(f"  {line}")
-    return 1 if failed else 0
+    done = [job for job in jobs if job.state == DONE]
+    if done:
+        print()
+        for line in results_table(done):
+            print(line)
+    return 1 if len(done) < len(jobs) else 0
+
+
+def results_table(jobs) -> list[str]:
+    """One table of what the jobs found: accuracy, Fisher Potential (and the original's), tuned
+    end-to-end latency of both networks and the speedup, PyTorch's eager times beside."""
+    found = {job.kind: job.result for job in jobs}
+    train, fisher, e2e = found.get("train"), found.get("fisher") or found.get("train"), found.get("e2e")
+    rows = [("", "with the operator", "original", "ratio")]
+    if train:
+        rows.append(("accuracy (proxy)", f"{train['accuracy_per_epoch'][-1]:.3f}", "", ""))
+    if fisher:
+        ours, theirs = fisher["fisher_potential"], fisher["fisher_original"]
+        rows.append(("Fisher Potential", f"{ours:.4g}", f"{theirs:.4g}", f"{ours / theirs:.2f}x" if theirs else ""))
+    if e2e:
+        tuned = "tuned" if e2e["score"].get("e2e_tuned") else "NOT all tuned"
+        rows.append(
+            (
+                f"TVM, {tuned} ({e2e['deploy']})",
+                f"{e2e['latency_ms']:.3f} ms",
+                f"{e2e['baseline_latency_ms']:.3f} ms",
+                f"{e2e['score']['e2e_speedup']:.2f}x faster",
+            )
+        )
+        rows.append(
+            (
+                "PyTorch eager",
+                f"{e2e['torch_latency_ms']:.3f} ms",
+                f"{e2e['torch_baseline_ms']:.3f} ms",
+                f"{e2e['torch_speedup']:.2f}x faster",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
 def describe_result(kind: str, result: dict) -> list[str]:
@@ -155,11 +248,25 @@ def describe_result(kind: str, result: dict) -> list[str]:
         if result["stopped_early"]:
             lines.append(result["reason"])
     if kind == "e2e":
+        sources: dict[str, int] = {}
+        for k in result["kernels"]:
+            source = k["source"].split(":")[0]
+            sources[source] = sources.get(source, 0) + 1
         lines.append(
-            f"end-to-end latency (TVM) {result['latency_ms']:.3f} ms vs original "
-            f"{result['baseline_latency_ms']:.3f} ms: speedup {result['speedup']:.2f}x "
-            f"(params {result['params']:,} vs {result['baseline_params']:,})"
+            f"{result['deploy']}, {result['threads']} threads: TVM {result['latency_ms']:.3f} ms vs original "
+            f"{result['baseline_latency_ms']:.3f} ms ({result['score']['e2e_speedup']:.2f}x); kernels: "
+            + ", ".join(f"{n} {s}" for s, n in sorted(sources.items()))
         )
+        if result["untuned_kernels"]:
+            lines.append(
+                f"not tuned (TVM's default, so no basis for a speedup): {', '.join(result['untuned_kernels'])}"
+            )
+        for k in result["operator_kernels"]:
+            if k["ratio"] is not None:
+                lines.append(
+                    f"{k['kernel']}: {k['in_network_ms']:.4f} ms in the network, {k['alone_ms']:.4f} ms alone "
+                    f"({k['ratio']:.2f}x)"
+                )
     replacement = result.get("replacement")
     if replacement:
         lines.append(f"replaced {replacement['replaced']} of {len(replacement['layers'])} convolutions")

@@ -21,12 +21,12 @@ def operator_and_bindings(path: str, bind: str) -> tuple[dict, OperatorGraph, di
     return document, graph, bindings
 
 
-def transfer_sources(args) -> list[str]:
-    """The --from paths (tuning folders or results stores) resolved, each existing, and
-    only with --transfer, which they are for."""
-    if args.sources and not args.transfer:
-        raise TesseraError("--from names where --transfer takes schedules from; add --transfer")
-    for path in args.sources or ():
+def transfer_sources(sources, transfer: bool, off: str = "add --transfer") -> list[str]:
+    """The --from paths (tuning folders or results stores) resolved, each existing, and only
+    with transfer-tuning on, which they are for (`off`: how to turn it on, for the error)."""
+    if sources and not transfer:
+        raise TesseraError(f"--from names where transfer-tuning takes schedules from; {off}")
+    for path in sources or ():
         if not Path(path).expanduser().exists():
             raise TesseraError(f"--from {path}: no such tuning folder or results store")
-    return [str(Path(p).expanduser().resolve()) for p in args.sources or ()]
+    return [str(Path(p).expanduser().resolve()) for p in sources or ()]

@@ -141,7 +141,7 @@ def _store_option(p) -> None:
 def cmd_submit(args) -> int:
     if args.tune_trials < 0:
         raise TesseraError(f"--tune-trials must be 0 or more, got {args.tune_trials}")
-    sources = transfer_sources(args)
+    sources = transfer_sources(args.sources, args.transfer)
     if args.transfer and args.tune_trials:
         raise TesseraError("--tune-trials sets the budget of a schedule search; --transfer reuses schedules instead")
     request = MeasureRequest(

@@ -115,7 +115,7 @@ def _check(args) -> None:
 
 
 def _common(args) -> dict:
-    sources = transfer_sources(args)
+    sources = transfer_sources(args.sources, args.transfer)
     payload = {"device": LOCAL_NAME}
     if args.device:
         with Store(args.store) as store:
@@ -188,7 +188,7 @@ def _tune_backbone(args) -> dict:
     if not args.transfer:
         payload["trials"] = args.trials or DEFAULT_TRIALS
     return call_in_subprocess(
-        "core.compile.transfer_network:network_call", {"payload": payload}, on_progress=print_progress
+        "core.networks.backbone_tuning:network_call", {"payload": payload}, on_progress=print_progress
     )
 
 

@@ -63,8 +63,9 @@ def postprocessors(mod: tvm.IRModule, target: tvm.target.Target) -> list:
     return list(context.space_generator.postprocs)
 
 
-def apply_schedule(mod: tvm.IRModule, trace: s_tir.Trace, postprocs: Sequence) -> tvm.IRModule:
-    """`mod` scheduled by `trace` with re-derived tile sizes, postprocessed; NotApplicable if not."""
+def apply_schedule(mod: tvm.IRModule, trace: s_tir.Trace, postprocs: Sequence) -> s_tir.Schedule:
+    """`mod` scheduled by `trace` with re-derived tile sizes, postprocessed (the schedule's trace
+    records the postprocessing too, as MetaSchedule's records do); NotApplicable if not."""
     sch = s_tir.Schedule(mod)
     problems: list[NotApplicable] = []
 
@@ -83,10 +84,11 @@ def apply_schedule(mod: tvm.IRModule, trace: s_tir.Trace, postprocs: Sequence) -
         if problems:
             raise problems[0] from None
         raise NotApplicable(f"does not apply: {_brief(e)}") from None
+    sch.enter_postproc()
     for postproc in postprocs:
         if not postproc.apply(sch):
             raise NotApplicable(f"postprocessing refuses it ({type(postproc).__name__})")
-    return sch.mod
+    return sch
 
 
 def _tiles(sch: s_tir.Schedule, loop, n: int, decision) -> list[int]:
@@ -202,8 +204,12 @@ class KernelTransfer:
     untuned_ms: float
     tried: list[Tried] = field(default_factory=list)
     best: Tried | None = None
-    best_mod: tvm.IRModule | None = None
+    best_schedule: s_tir.Schedule | None = None  # the best one applied to the kernel (its trace with it)
     search_s: float = 0.0
+
+    @property
+    def best_mod(self) -> tvm.IRModule | None:
+        return self.best_schedule.mod if self.best_schedule is not None else None
 
     @property
     def latency_ms(self) -> float:
@@ -262,12 +268,12 @@ def transfer_kernel(
         check_cancelled()
         try:
             scheduled = apply_schedule(mod, schedule.trace, postprocs)
-            tried = Tried(schedule, latency_ms=bench.screen(scheduled))
+            tried = Tried(schedule, latency_ms=bench.screen(scheduled.mod))
         except NotApplicable as e:
             tried = Tried(schedule, skipped=str(e))
         result.tried.append(tried)
         if tried.latency_ms is not None and tried.latency_ms < best_ms:
-            best_ms, result.best, result.best_mod = tried.latency_ms, tried, scheduled
+            best_ms, result.best, result.best_schedule = tried.latency_ms, tried, scheduled
         on_tried(i + 1, len(candidates))
     result.search_s = time.perf_counter() - start
     return result

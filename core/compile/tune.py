@@ -123,12 +123,12 @@ def tune_kernels(
 ) -> int:
     """Several kernels (name, module, how often it runs) sharing one `trials` budget and one
     database in `work_dir`, as MetaSchedule tunes a network's tasks: each kernel gets a batch
-    in turn, then the gradient task scheduler spends the rest where it gains most. Trials already
-    in `work_dir` count. `on_progress(done, trials)` follows each batch. Returns the trials run."""
+    in turn, then the gradient task scheduler spends the rest where it gains most. Trials of
+    these kernels already in `work_dir` count (the database may hold other kernels too).
+    `on_progress(done, trials)` follows each batch. Returns the trials run."""
     if cost_model not in COST_MODELS:
         raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
-    records = work_dir / "database_tuning_record.json"
-    remaining = trials - len(_lines(records))
+    remaining = trials - len(recorded_trials(work_dir, *(mod for _, mod, _ in kernels)))
     if remaining <= 0 or not kernels:
         return 0
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -170,15 +170,23 @@ def tune_kernels(
     return remaining
 
 
-def recorded_trials(work_dir: Path, mod: tvm.IRModule) -> list[float | None]:
-    """Latency (ms, mean of the runs) of every trial of `mod` in `work_dir`, in measured order."""
-    key = ms.database.Workload(mod).as_json()[0]
+def recorded_trials(work_dir: Path, *mods: tvm.IRModule) -> list[float | None]:
+    """Latency (ms, mean of the runs) of every trial of these kernels in `work_dir`, in measured order."""
+    return [latency for found in recorded_trials_by_kernel(work_dir, mods) for latency in found]
+
+
+def recorded_trials_by_kernel(work_dir: Path, mods) -> list[list[float | None]]:
+    """For each kernel, the latencies (ms) of its trials in `work_dir`, in measured order; the
+    database is read once."""
+    keys = [ms.database.Workload(mod).as_json()[0] for mod in mods]
     try:
         workloads, trials = read_database(work_dir)
     except (ValueError, TypeError, IndexError) as e:
         raise TuningError(f"tuning database {work_dir} is damaged ({e}); delete that folder to start over") from None
-    ids = {i for i, workload in enumerate(workloads) if workload[0] == key}
-    return [latency for workload, latency, _ in trials if workload in ids]
+    by_key: dict[str, list[float | None]] = {}
+    for workload, latency, _ in trials:
+        by_key.setdefault(workloads[workload][0], []).append(latency)
+    return [by_key.get(key, []) for key in keys]
 
 
 def read_database(work_dir: Path) -> tuple[list[list], list[tuple[int, float | None, list]]]:

@@ -37,6 +37,10 @@ SCORE_FIELDS = {
     "e2e_latency_ms": "whole-network latency with the operator, TVM-compiled, ms",
     "e2e_baseline_ms": "whole-network latency of the original network, same run, ms",
     "e2e_speedup": "e2e_baseline_ms / e2e_latency_ms (derived when absent)",
+    "e2e_tuned": "true if both networks ran with tuned kernels (the same budget, the same run)",
+    "deploy": "the deployment size the networks were timed at, e.g. 'resnet18/w64@32px'",
+    "e2e_torch_ms": "PyTorch's eager latency of the network with the operator, same run, ms",
+    "e2e_torch_baseline_ms": "PyTorch's eager latency of the original network, same run, ms",
 }
 
 
@@ -164,7 +168,23 @@ def _e2e(result: dict, what: str) -> dict:
     speedup = _number(result, "e2e_speedup", what)
     if speedup is None and latency and baseline:
         speedup = baseline / latency
-    return {"e2e_latency_ms": latency, "e2e_baseline_ms": baseline, "e2e_speedup": speedup}
+    tuned = result.get("e2e_tuned")
+    if tuned is not None and not isinstance(tuned, bool):
+        raise InvalidResult(f"{what} field 'e2e_tuned' must be true or false, got {tuned!r}")
+    deploy = result.get("deploy")
+    if deploy is not None and not isinstance(deploy, str):
+        raise InvalidResult(f"{what} field 'deploy' must be text, got {deploy!r}")
+    return {
+        "e2e_latency_ms": latency,
+        "e2e_baseline_ms": baseline,
+        "e2e_speedup": speedup,
+        "e2e_tuned": None if tuned is None else int(tuned),
+        "deploy": deploy,
+        "e2e_torch_ms": _number(result, "e2e_torch_ms", what, positive="e2e_torch_ms" in result),
+        "e2e_torch_baseline_ms": _number(
+            result, "e2e_torch_baseline_ms", what, positive="e2e_torch_baseline_ms" in result
+        ),
+    }
 
 
 def operator_cost(doc: dict) -> dict:

@@ -205,6 +205,24 @@ def _operator_bindings(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V6)
 
 
+# the view's end-to-end columns come from the latest score whose networks were both tuned
+RESULTS_VIEW_V7 = RESULTS_VIEW_V6.replace(
+    "e2e_latency_ms IS NOT NULL)", "e2e_latency_ms IS NOT NULL AND e2e_tuned = 1)"
+)
+
+
+def _tuned_network_latency(db: sqlite_utils.Database) -> None:
+    """Version 7: end-to-end scores say whether both networks ran with tuned kernels (the only
+    basis for a speedup; untuned scores of older versions stay, unshown in the results), at what
+    deployment size (e.g. 'resnet18/w64@32px'), and PyTorch's eager time of both networks."""
+    db["scores"].add_column("e2e_tuned", int)
+    db["scores"].add_column("deploy", str)
+    for column in ("e2e_torch_ms", "e2e_torch_baseline_ms"):
+        db["scores"].add_column(column, float)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V7)
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -212,6 +230,7 @@ MIGRATIONS = [
     _job_placement,
     _measurement_variants,
     _operator_bindings,
+    _tuned_network_latency,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

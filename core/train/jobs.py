@@ -4,15 +4,19 @@ Each is handler(payload, ctx) -> dict, run by a worker process. The payload hold
 operator document under "operator" and EvalSettings' fields (dataset, backbone, width,
 resolution, seed, ...); "train" adds TrainConfig's fields and an optional "best_curve"
 (accuracy per epoch to early-stop against, read from the store when the job is queued);
-"e2e" adds "repeat" and "min_repeat_ms" for the timer. All three results carry the store's score
-fields under "score"; everything else stays with the job's result.
+"e2e" adds "deploy" (core.networks.end_to_end.DeploySettings: where and how both networks are
+tuned and timed). All three results carry the store's score fields under "score"; everything
+else stays with the job's result.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
 from core.ir.serialize import graph_from_document
+from core.jobs.errors import JobCancelled
 
 from .candidate import EvalSettings, load_split, networks, screen
 from .errors import EvaluationError
@@ -21,11 +25,15 @@ from .proxy import TrainConfig, train_proxy
 THREADS = 1  # torch threads per worker: more oversubscribe the 2 shared cores (4-8x slower under load)
 
 
-def _setup(payload: dict, ctx):
-    torch.set_num_threads(THREADS)
+def _graph(payload: dict):
     if not isinstance(payload.get("operator"), dict):
         raise EvaluationError("the job payload has no operator document under 'operator'")
-    graph = graph_from_document(payload["operator"], source="the job's operator")
+    return graph_from_document(payload["operator"], source="the job's operator")
+
+
+def _setup(payload: dict, ctx):
+    torch.set_num_threads(THREADS)
+    graph = _graph(payload)
     settings = EvalSettings.from_payload(payload)
     ctx.progress(0.02, f"loading {settings.dataset}")
     split = load_split(settings)
@@ -81,49 +89,34 @@ def train_job(payload: dict, ctx) -> dict:
 
 
 def e2e_job(payload: dict, ctx) -> dict:
-    """Inference latency (batch 1) of the whole network, original and with the operator,
-    TVM-compiled; optional "repeat" and "min_repeat_ms"."""
-    from core.compile.target import core_count, local_target, use_threads  # TVM: worker only
+    """Inference latency (batch 1) of the whole network with the operator against the original,
+    both with tuned kernels, at the deployment size of payload "deploy" (core.networks.end_to_end:
+    backbone, width, resolution, trials per kernel, transfer, sources, ...; the backbone defaults
+    to the evaluation's), and PyTorch's eager times of both. "tuning_root": where the tuning
+    databases are (default the user's)."""
+    from core.compile.transfer_sources import payload_sources  # TVM: worker only
+    from core.compile.tune import tuning_root
+    from core.networks.end_to_end import DeploySettings, tuned_end_to_end
 
-    from .e2e import time_network
+    settings = EvalSettings.from_payload(payload)
+    graph = _graph(payload)
+    deploy = DeploySettings.from_payload({"backbone": settings.backbone, **(payload.get("deploy") or {})})
+    root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
 
-    timer = {"repeat": payload.get("repeat", 10), "min_repeat_ms": payload.get("min_repeat_ms", 100)}
-    for key, value in timer.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
-            raise EvaluationError(f"timer setting {key} must be a number >= 1, got {value!r}")
-    settings, split, original, candidate, report = _setup(payload, ctx)
-    use_threads(core_count())
-    target, example = local_target(core_count()), torch.from_numpy(split.val.images[:1])
-    ctx.progress(0.1, f"compiling and timing the original {settings.spec.label}")
-    base = time_network(
-        original, example, target, f"original {settings.spec.label}", int(timer["repeat"]), timer["min_repeat_ms"]
+    def check_cancelled() -> None:
+        if ctx.cancelled():
+            raise JobCancelled(f"timing {graph.name or 'the operator'} in {deploy.label} was cancelled")
+
+    result = tuned_end_to_end(
+        graph, deploy, payload_sources(list(deploy.sources) or None, root), root, ctx.progress, check_cancelled
     )
-    ctx.progress(0.5, f"compiling and timing {settings.spec.label} with {report.operator}")
-    ours = time_network(
-        candidate,
-        example,
-        target,
-        f"{settings.spec.label} with {report.operator}",
-        int(timer["repeat"]),
-        timer["min_repeat_ms"],
-    )
-    speedup = base.latency.median_ms / ours.latency.median_ms
     return {
+        **result,
         "score": _score(
-            settings, e2e_latency_ms=ours.latency.median_ms, e2e_baseline_ms=base.latency.median_ms, e2e_speedup=speedup
+            settings,
+            **result["score"],
+            deploy=deploy.label,
+            e2e_torch_ms=result["torch_latency_ms"],
+            e2e_torch_baseline_ms=result["torch_baseline_ms"],
         ),
-        "backbone": settings.spec.label,
-        "resolution": settings.resolution,
-        "batch": 1,
-        "threads": core_count(),
-        "latency_ms": ours.latency.median_ms,
-        "latency_std_ms": ours.latency.std_ms,
-        "baseline_latency_ms": base.latency.median_ms,
-        "baseline_std_ms": base.latency.std_ms,
-        "speedup": speedup,
-        "params": sum(p.numel() for p in candidate.parameters()),
-        "baseline_params": sum(p.numel() for p in original.parameters()),
-        "compile_s": ours.compile_s,
-        "baseline_compile_s": base.compile_s,
-        "replacement": report.to_json(),
     }

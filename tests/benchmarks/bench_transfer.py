@@ -35,7 +35,7 @@ COST_MODEL = "xgb"
 
 def main() -> None:
     from core.compile.target import core_count, local_target, use_threads
-    from core.compile.transfer_network import network_kernels, transfer_network, tune_network, untuned_times
+    from core.networks.backbone_tuning import backbone_kernels, transfer_network, tune_network, untuned_times
     from core.compile.transfer_sources import open_source
     from core.compile.warm import warm_tensor_intrin
     from core.data.specs import BackboneSpec
@@ -44,7 +44,7 @@ def main() -> None:
     target = local_target(core_count())
     warm_tensor_intrin()  # once per process, for both methods: not counted as search time
     a, b = BackboneSpec(*SOURCE), BackboneSpec(*TARGET)
-    kernels_a, kernels_b = network_kernels(a, target, ONLY), network_kernels(b, target, ONLY)
+    kernels_a, kernels_b = backbone_kernels(a, target, ONLY), backbone_kernels(b, target, ONLY)
     for label, spec, kernels in (("A", a, kernels_a), ("B", b, kernels_b)):
         print(
             f"network {label}: {spec.label} at {spec.resolution}px, {len(kernels)} conv kernels "

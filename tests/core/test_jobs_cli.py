@@ -84,7 +84,7 @@ def test_submit_variants_and_transfer(tmp_path, examples_dir, capsys):
         job = JobQueue(store).get(6)
     assert job.kind == "transfer" and job.payload["sources"] == [str(tuning)] and job.payload["top_k"] == 2
     assert job.payload["device"] == "local" and "tune_trials" not in job.payload
-    with pytest.raises(TesseraError, match="--from names where --transfer takes schedules from"):
+    with pytest.raises(TesseraError, match="--from names where transfer-tuning takes schedules from; add --transfer"):
         tessera("submit", grouped, "--from", str(tuning), "--store", db)
     with pytest.raises(TesseraError, match="no such tuning folder or results store"):
         tessera("submit", grouped, "--transfer", "--from", str(tmp_path / "missing"), "--store", db)

@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 import sqlite_utils
 
-from core.store import Store, StoreError
+from core.store import InvalidResult, Store, StoreError
 from core.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 # What Tessera with schema version 1 wrote: no attempts/max_attempts/lease on jobs,
@@ -62,7 +62,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 6
+        assert store.schema_version == SCHEMA_VERSION == 7
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()
@@ -74,7 +74,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
 
     with Store(version_1_file) as store:
-        assert store.schema_version == 6
+        assert store.schema_version == 7
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
@@ -93,7 +93,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
         measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
         assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
     with Store(version_1_file) as again:  # opening a migrated file changes nothing
-        assert again.schema_version == 6
+        assert again.schema_version == 7
         assert again.db["measurements"].count == 2
 
 
@@ -103,7 +103,7 @@ def test_newer_store_is_refused_without_touching_it(tmp_path):
     conn.execute("CREATE TABLE things (x)")
     conn.execute("PRAGMA user_version = 99")
     conn.close()
-    with pytest.raises(StoreError, match="schema version 99, newer than this program's 6"):
+    with pytest.raises(StoreError, match="schema version 99, newer than this program's 7"):
         Store(path)
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
@@ -167,7 +167,7 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
     from core.jobs.queue import HOST, JobQueue
 
     with Store(path) as store:
-        assert store.schema_version == 6
+        assert store.schema_version == 7
         queue = JobQueue(store)
         assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
             (1, "done", 812, None),
@@ -198,7 +198,7 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 6
+        assert store.schema_version == 7
         assert "bindings" not in store.operator(1)["document"]
         op = store.add_operator(doc, "mcts-1", "search:mcts")
         assert store.add_operator({**doc, "bindings": {"C_in": 8}}, "again") == op  # the first bindings stay
@@ -206,3 +206,49 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
         assert rows["old"]["bindings"] is None and json.loads(rows["mcts-1"]["bindings"]) == doc["bindings"]
         stored = store.operator(op)
         assert stored["document"]["bindings"] == doc["bindings"] and content_hash(stored["document"]) == stored["hash"]
+
+
+def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
+    """A v6 store's end-to-end score (both networks untuned) stays but is not a speedup the
+    results show; a score of tuned networks is, with its deployment size and torch's times."""
+    path = tmp_path / "v6.db"
+    db = sqlite_utils.Database(path)
+    for step in MIGRATIONS[:6]:  # what Tessera with schema version 6 created
+        step(db)
+    db.execute("PRAGMA user_version = 6")
+    db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
+    db["scores"].insert(
+        {
+            "operator_id": 1,
+            "dataset": "digits@16px",
+            "backbone": "resnet18/w16",
+            "e2e_latency_ms": 100.0,
+            "e2e_baseline_ms": 300.0,
+            "e2e_speedup": 3.0,
+        }
+    )
+    db.conn.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.schema_version == 7
+        (row,) = store.results()
+        assert row["e2e_speedup"] is None  # untuned: no basis for a speedup
+        store.add_score(
+            1,
+            {
+                "dataset": "digits@16px",
+                "backbone": "resnet18/w16",
+                "e2e_latency_ms": 2.0,
+                "e2e_baseline_ms": 3.0,
+                "e2e_tuned": True,
+                "deploy": "resnet18/w64@32px",
+                "e2e_torch_ms": 4.0,
+                "e2e_torch_baseline_ms": 3.5,
+            },
+        )
+        (row,) = store.results()
+        assert row["e2e_speedup"] == pytest.approx(1.5) and row["e2e_latency_ms"] == 2.0
+        score = store.db["scores"].get(2)
+        assert (score["e2e_tuned"], score["deploy"], score["e2e_torch_ms"]) == (1, "resnet18/w64@32px", 4.0)
+        with pytest.raises(InvalidResult, match="'e2e_tuned' must be true or false"):
+            store.add_score(1, {"dataset": "d", "backbone": "b", "e2e_latency_ms": 1.0, "e2e_tuned": "yes"})

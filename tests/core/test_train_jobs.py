@@ -113,24 +113,66 @@ def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.tvm
-def test_end_to_end_latency_job(tmp_path):
-    doc = read_document(EXAMPLES / "gated_separable.json")  # its unfolds need the relax converter
-    path = tmp_path / "e2e.db"
+def test_evaluate_now_prints_one_table_and_says_when_the_networks_are_not_tuned(tmp_path, capsys):
+    path = tmp_path / "cli.db"
+    args = ["evaluate", str(EXAMPLES / "depthwise_separable.json"), "--now", "--store", str(path)]
+    sizes = ["--backbone", "vgg", "--width", "4", "--resolution", "8", "--limit", "100", "--epochs", "1"]
+    deploy = ["--deploy-width", "4", "--deploy-resolution", "8", "--tuning-dir", str(tmp_path / "tuning")]
+    assert main([*args, *sizes, *deploy, "--no-transfer", "--from", str(tmp_path)]) == 1
+    assert "--from names where transfer-tuning takes schedules from; drop --no-transfer" in capsys.readouterr().err
+    assert main([*args, *sizes, *deploy, "--trials", "0", "--no-transfer"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.rindex("with the operator") :].splitlines()
+    assert table[1].startswith("accuracy (proxy)") and table[2].startswith("Fisher Potential")
+    assert table[3].startswith("TVM, NOT all tuned (vgg/w4@8px)") and table[4].startswith("PyTorch eager")
+    assert "not tuned (TVM's default, so no basis for a speedup)" in out
     with Store(path) as store:
-        queue = JobQueue(store)
-        job_id = queue.submit(
-            "e2e",
-            {"operator": doc, **TINY, "backbone": "vgg", "repeat": 3, "min_repeat_ms": 10},
-            operator_id=store.add_operator(doc),
-        )
-        Supervisor(path, workers=1).run(report=lambda line: None)
-        job = queue.get(job_id)
-        [row] = store.results()  # the whole-network figures reach the results view
-    assert job.state == DONE, job.error
-    assert row["e2e_latency_ms"] == pytest.approx(job.result["latency_ms"])
-    assert row["e2e_speedup"] == pytest.approx(job.result["speedup"])
-    r = job.result
-    assert r["latency_ms"] > 0 and r["baseline_latency_ms"] > 0
-    assert r["speedup"] == pytest.approx(r["baseline_latency_ms"] / r["latency_ms"])
-    assert r["params"] < r["baseline_params"]  # separable kernels have fewer weights than 3x3 convs
-    assert r["backbone"] == "vgg/w4" and r["replacement"]["replaced"] == 7  # all but the 3-channel stem
+        e2e = [row for row in scores(store) if row["e2e_latency_ms"] is not None]
+        assert [(row["e2e_tuned"], row["deploy"]) for row in e2e] == [(0, "vgg/w4@8px")]
+
+
+@pytest.mark.slow
+@pytest.mark.tvm
+def test_tuned_against_tuned_end_to_end_through_a_worker_into_the_store(tmp_path):
+    """Both networks tuned (2 trials per kernel) in a worker, the score in the store; the same
+    operator again reuses every kernel; another without a budget is not called tuned; the first
+    at another deployment size reuses its kernels' schedules by transfer."""
+    path, root = tmp_path / "e2e.db", tmp_path / "tuning"
+    deploy = {"width": 4, "resolution": 8, "cost_model": "random", "repeat": 3, "min_repeat_ms": 5}
+
+    def evaluate(name: str, **settings) -> tuple:
+        doc = read_document(EXAMPLES / f"{name}.json")
+        with Store(path) as store:
+            payload = {
+                "operator": doc,
+                **TINY,
+                "backbone": "vgg",
+                "tuning_root": str(root),
+                "deploy": {**deploy, **settings},
+            }
+            job_id = JobQueue(store).submit("e2e", payload, operator_id=store.add_operator(doc, name))
+            Supervisor(path, workers=1).run(report=lambda line: None)
+            job = JobQueue(store).get(job_id)
+            assert job.state == DONE, job.error
+            return job.result, {r["operator_name"]: r for r in store.results()}[name]
+
+    first, row = evaluate("depthwise_separable", trials=2)
+    assert first["score"]["e2e_tuned"] and first["untuned_kernels"] == []
+    assert row["e2e_speedup"] == pytest.approx(first["baseline_latency_ms"] / first["latency_ms"])
+    assert first["deploy"] == "vgg/w4@8px" and first["torch_latency_ms"] > 0 and first["torch_baseline_ms"] > 0
+    assert {k["source"] for k in first["kernels"] + first["baseline_kernels"]} <= {"tuned", "database", "default kept"}
+    operator_kernels = [k for k in first["kernels"] if k["kernel"].startswith("tessera_")]
+    assert len(operator_kernels) == len(first["operator_kernels"]) >= 4  # one per layer size
+    assert all(k["in_network_ms"] > 0 and k["alone_ms"] > 0 for k in first["operator_kernels"])
+    assert first["replacement"]["replaced"] == 8  # every conv, the 3-channel stem too
+
+    again, _ = evaluate("depthwise_separable", trials=0)
+    assert {k["source"] for k in again["kernels"] + again["baseline_kernels"]} == {"database"}
+
+    other, row = evaluate("grouped_conv", trials=0, transfer=False)  # its kernels were never tuned
+    assert not other["score"]["e2e_tuned"] and all(k.startswith("tessera_") for k in other["untuned_kernels"])
+    assert row["e2e_speedup"] is None  # no speedup without tuned kernels on both sides
+
+    moved, _ = evaluate("depthwise_separable", trials=0, resolution=16)  # new sizes: transfer
+    sources = {k["kernel"]: k["source"] for k in moved["kernels"] if k["kernel"].startswith("tessera_")}
+    assert all(s.startswith("transfer:") or s == "default kept" for s in sources.values()), sources

@@ -11,7 +11,7 @@ from tvm.s_tir import meta_schedule as ms
 from core.codegen.to_tvm import lower
 from core.compile.kernel_class import kernel_class, operator_class, size_free_text
 from core.compile.target import local_target
-from core.compile.transfer_network import network_kernels
+from core.networks.backbone_tuning import backbone_kernels
 from core.data.specs import BackboneSpec
 from core.ir.serialize import canonical_document, graph_from_document, read_document
 
@@ -71,7 +71,7 @@ def test_a_database_workload_has_its_operators_class(examples_dir):
 
 
 def test_kernels_of_a_network_at_different_sizes_share_classes():
-    kernels = {k.name: k for k in network_kernels(BackboneSpec("resnet18", 4, 8), local_target(1), ("conv2d",))}
+    kernels = {k.name: k for k in backbone_kernels(BackboneSpec("resnet18", 4, 8), local_target(1), ("conv2d",))}
     shapes = {
         name: [tuple(int(d) for d in arg.shape) for arg in ms.arg_info.ArgInfo.from_prim_func(k.mod["main"])]
         for name, k in kernels.items()

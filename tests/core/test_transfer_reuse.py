@@ -80,7 +80,7 @@ def test_a_tuned_schedule_is_reused_at_another_size(tuned_root):
     default = lowered.module()
     postprocs = postprocessors(default, bench.target)
     for schedule in schedules:
-        scheduled = apply_schedule(default, schedule.trace, postprocs)
+        scheduled = apply_schedule(default, schedule.trace, postprocs).mod
         assert scheduled.script() != default.script()  # really scheduled: tiled, parallel, vectorised
         assert "T.parallel" in scheduled.script() or "T.vectorized" in scheduled.script()
         assert bench.check(bench.build(scheduled)) < 1e-4  # the same numbers as torch's module

@@ -13,57 +13,37 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import tvm
-from tvm import relax, s_tir
-from tvm.relax.frontend.torch import from_exported_program
+from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
+from ..compile.errors import CompileError
+from ..compile.jobs import quiet_stdout
+from ..compile.target import core_count, local_target, use_threads
+from ..compile.transfer import Bench, NotApplicable, transfer_kernel, untuned_latency
+from ..compile.transfer_records import choose_source, measured_trials, schedules_of
+from ..compile.transfer_sources import Source, payload_sources
+from ..compile.tune import tune_kernels, tuning_root
 from ..data.backbones import build_backbone
 from ..data.specs import BackboneSpec
-from ..train.e2e import CONVERTERS
-from .errors import CompileError
-from .kernel_class import KernelClass, kernel_class
-from .transfer import Bench, NotApplicable, transfer_kernel, untuned_latency
-from .transfer_records import choose_source, measured_trials, schedules_of
-from .transfer_sources import Source
-from .tune import tune_kernels
+from .relax_import import to_relax
+from .schedules import NetworkKernel, fused, network_kernels
 
 Progress = Callable[[float, str], None]
 MODES = ("transfer", "scratch")
 
 
-@dataclass(frozen=True)
-class NetworkKernel:
-    name: str  # relax's name for the task, e.g. "fused_conv2d_add_relu"
-    mod: tvm.IRModule
-    weight: int  # how many times one forward pass runs it
-    kclass: KernelClass
-
-
-def network_kernels(spec: BackboneSpec, target: tvm.target.Target, only: Sequence[str] = ()) -> list[NetworkKernel]:
+def backbone_kernels(spec: BackboneSpec, target: tvm.target.Target, only: Sequence[str] = ()) -> list[NetworkKernel]:
     """The backbone's kernels at batch 1 (those whose name contains one of `only`, if given)."""
-    model = build_backbone(spec, num_classes=10).eval()
-    example = torch.randn(1, 3, spec.resolution, spec.resolution)
-    try:
-        with warnings.catch_warnings():  # torch.export's own deprecation notice
-            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-            program = torch.export.export(model, (example,))
-            mod = from_exported_program(program, custom_convert_map=CONVERTERS, unwrap_unit_return_tuple=True)
-        tasks = ms.relax_integration.extract_tasks(relax.get_pipeline("zero")(mod), target, params={})
-    except Exception as e:  # torch.export and TVM raise many types; the message says what failed
-        raise CompileError(f"{spec.label}: TVM could not compile the network: {type(e).__name__}: {e}") from None
-    kernels = [
-        NetworkKernel(t.task_name, t.dispatched[0], int(t.weight), kernel_class(t.dispatched[0]))
-        for t in tasks
-        if not only or any(part in t.task_name for part in only)
-    ]
+    model = build_backbone(spec, num_classes=10)
+    kernels = network_kernels(
+        fused(to_relax(model, torch.randn(1, 3, spec.resolution, spec.resolution), spec.label)), target, only
+    )
     if not kernels:
         raise CompileError(f"{spec.label} has no kernel whose name contains {' or '.join(only)}")
     return kernels
@@ -196,7 +176,7 @@ def tuning_curve(
     by_key = {ms.database.Workload(k.mod).as_json()[0]: k for k in kernels}
     recorded: dict[str, float] = {}
     current = dict(untuned)
-    curve = []
+    curve: list[float] = []
     for index, latency, record in trials:
         k = by_key.get(keys[index])
         if k is not None and latency is not None and latency < recorded.get(k.name, math.inf):
@@ -219,22 +199,17 @@ def network_call(payload: dict, progress: Progress | None = None) -> dict:
     "sources" (transfer; default the tuning root), "top_k", "only" (kernel name parts),
     "tuning_root"}. Tuning from scratch keeps its database in
     <tuning root>/local/backbone-<name>-w<width>-r<resolution>, a source for later transfers."""
-    from .jobs import quiet_stdout
-    from .target import core_count, local_target, use_threads
-    from .transfer_sources import payload_sources
-    from .tune import tuning_root
-
     quiet_stdout()
     progress = progress or (lambda f, m: None)
     mode = payload.get("mode")
     if mode not in MODES:
         raise CompileError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    spec = BackboneSpec(payload.get("backbone"), payload.get("width", 16), payload.get("resolution", 16))
+    spec = BackboneSpec(str(payload.get("backbone")), payload.get("width", 16), payload.get("resolution", 16))
     use_threads(core_count())
     target = local_target(core_count())
     root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
     progress(0.0, f"extracting the kernels of {spec.label}")
-    kernels = network_kernels(spec, target, payload.get("only") or ())
+    kernels = backbone_kernels(spec, target, payload.get("only") or ())
     if mode == "transfer":
         report = transfer_network(
             kernels, payload_sources(payload.get("sources"), root), target, payload.get("top_k", 1), progress

@@ -1,0 +1,72 @@
+"""Where and how a network with an operator is timed against the original: the deployment
+size and the tuning budget. Plain JSON in job payloads; importing this module imports
+neither torch nor TVM, so the CLI and the window build payloads cheaply."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ..data.specs import BACKBONE_NAMES, BackboneSpec
+from ..ir.errors import TesseraError
+
+#: the width each backbone is published at (its first stage's channels); deployment's default
+STANDARD_WIDTH = {"resnet18": 64, "resnet34": 64, "vgg": 64, "mobilenetv2": 32}
+DEPLOY_RESOLUTION = 32  # CIFAR's images: the size Canvas and Syno report CPU latency at
+
+
+class DeployError(TesseraError):
+    """The deployment settings are not usable."""
+
+
+@dataclass(frozen=True)
+class DeploySettings:
+    """Where and how the networks are timed. trials: MetaSchedule trials per kernel still
+    untuned (0: reuse and transfer only); transfer: reuse schedules of kernels of the same
+    class (the operator tuned on its own, other networks); sources: where from (tuning
+    folders or results stores; default the tuning root)."""
+
+    backbone: str = "resnet18"
+    width: int | None = None  # None: STANDARD_WIDTH
+    resolution: int = DEPLOY_RESOLUTION
+    trials: int = 32
+    transfer: bool = True
+    sources: tuple[str, ...] = ()
+    top_k: int = 1
+    cost_model: str = "xgb"
+    repeat: int = 10
+    min_repeat_ms: float = 100.0
+    num_classes: int = 10
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.backbone not in BACKBONE_NAMES:
+            raise DeployError(f"unknown backbone {self.backbone!r}; choose one of {', '.join(BACKBONE_NAMES)}")
+        for name, low in (("trials", 0), ("top_k", 1), ("repeat", 1), ("resolution", 8), ("num_classes", 2)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise DeployError(f"deployment setting {name} must be a whole number >= {low}, got {value!r}")
+
+    @property
+    def spec(self) -> BackboneSpec:
+        return BackboneSpec(self.backbone, self.width or STANDARD_WIDTH[self.backbone], self.resolution)
+
+    @property
+    def label(self) -> str:
+        """e.g. 'resnet18/w64@32px': what the scores record as the deployment size."""
+        return f"{self.spec.label}@{self.resolution}px"
+
+    def to_payload(self) -> dict:
+        return {**asdict(self), "sources": list(self.sources)}
+
+    @classmethod
+    def from_payload(cls, payload: dict) -> DeploySettings:
+        """From a job payload's "deploy" object; DeployError names a field it does not know."""
+        if not isinstance(payload, dict):
+            raise DeployError(f"the deployment settings must be an object, got {payload!r}")
+        unknown = sorted(set(payload) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise DeployError(f"unknown deployment setting(s) {', '.join(unknown)}")
+        sources = payload.get("sources", ())
+        if not isinstance(sources, (list, tuple)) or not all(isinstance(x, str) for x in sources):
+            raise DeployError(f"deployment setting sources must be a list of paths, got {sources!r}")
+        return cls(**{**payload, "sources": tuple(sources)})

@@ -1,0 +1,78 @@
+"""Timing whole networks: TVM's build of a relax module (checked against torch first) and
+torch's eager module, the same way as single kernels (core.compile.measure: warm-up, then
+`repeat` repeats of at least `min_repeat_ms`, median and spread), and how long each of
+the operator's kernels takes inside the network.
+
+Torch is timed before TVM runs anything: TVM's worker threads keep spinning for a while
+after each run and would take the cores torch's own threads need."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+
+import torch
+import tvm
+from torch import nn
+from tvm import relax
+
+from ..compile.measure import Timing, check_close, time_torch
+
+
+def torch_timing(model: nn.Module, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:
+    """The eager torch module's latency on `example` (in eval mode, inference only)."""
+    return time_torch(model.eval(), example, repeat, min_repeat_ms)
+
+
+def vm_of(executable) -> relax.VirtualMachine:
+    return relax.VirtualMachine(executable, tvm.cpu())
+
+
+def check_network(vm: relax.VirtualMachine, model: nn.Module, example: torch.Tensor, what: str) -> float:
+    """TVM's output against torch's on `example` (NumericalMismatch beyond float32 noise)."""
+    with torch.no_grad():
+        reference = model.eval()(example).numpy()
+    return check_close(vm["main"](tvm.runtime.tensor(example.numpy())).numpy(), reference, what)
+
+
+def vm_timing(vm: relax.VirtualMachine, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:
+    timer = vm.time_evaluator("main", tvm.cpu(), number=1, repeat=repeat, min_repeat_ms=int(min_repeat_ms))
+    return Timing.of(timer(tvm.runtime.tensor(example.numpy())).results)
+
+
+def kernel_times(vm: relax.VirtualMachine, example: torch.Tensor, names: Iterable[str], runs: int = 20) -> dict:
+    """Milliseconds each named kernel (a PrimFunc of the module) takes per forward pass inside the
+    network: the median over `runs` passes of its calls' wall time as the VM sees them, less the
+    cost of watching a call (the fastest of the VM's own builtins, about a microsecond)."""
+    wanted = set(names)
+    started: dict[str, float] = {}
+    calls: dict[str, list[float]] = defaultdict(list)
+
+    def instrument(func, symbol, before, ret, *args):
+        if before:
+            started[symbol] = time.perf_counter()
+        else:
+            calls[symbol].append(time.perf_counter() - started[symbol])
+        return 0  # VMInstrumentReturnKind.NO_OP: carry on
+
+    x = tvm.runtime.tensor(example.numpy())
+    vm["main"](x)  # warm
+    vm.set_instrument(instrument)
+    per_run: dict[str, list[float]] = defaultdict(list)
+    try:
+        for _ in range(runs):
+            calls.clear()
+            vm["main"](x)
+            for symbol, spent in calls.items():
+                per_run[symbol].append(sum(spent) / len(spent) if symbol.startswith("vm.builtin") else sum(spent))
+    finally:
+        vm.set_instrument(None)
+    builtins = [statistics.median(v) for symbol, v in per_run.items() if symbol.startswith("vm.builtin")]
+    overhead = min(builtins, default=0.0)
+    return {
+        name: max(statistics.median(per_run[name]) - overhead * (len(calls.get(name, ())) or 1), 0.0) * 1e3
+        for name in wanted
+        if name in per_run
+    }
