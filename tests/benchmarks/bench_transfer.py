@@ -35,10 +35,10 @@ COST_MODEL = "xgb"
 
 def main() -> None:
     from core.compile.target import core_count, local_target, use_threads
-    from core.networks.backbone_tuning import backbone_kernels, transfer_network, tune_network, untuned_times
     from core.compile.transfer_sources import open_source
     from core.compile.warm import warm_tensor_intrin
     from core.data.specs import BackboneSpec
+    from core.networks.backbone_tuning import backbone_kernels, transfer_network, tune_network, untuned_times
 
     use_threads(core_count())
     target = local_target(core_count())

@@ -11,9 +11,9 @@ from tvm.s_tir import meta_schedule as ms
 from core.codegen.to_tvm import lower
 from core.compile.kernel_class import kernel_class, operator_class, size_free_text
 from core.compile.target import local_target
-from core.networks.backbone_tuning import backbone_kernels
 from core.data.specs import BackboneSpec
 from core.ir.serialize import canonical_document, graph_from_document, read_document
+from core.networks.backbone_tuning import backbone_kernels
 
 pytestmark = pytest.mark.tvm
 
