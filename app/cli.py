@@ -29,6 +29,7 @@ COMMANDS = {
     "results": "app.cli_jobs",
     "evaluate": "app.cli_accuracy",
     "search": "app.cli_search",
+    "discover": "app.cli_discover",
     "sequence": "app.cli_sequences",
     "export": "app.cli_export",
     "device": "app.cli_device",

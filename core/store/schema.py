@@ -223,6 +223,38 @@ def _tuned_network_latency(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V7)
 
 
+def _discovery(db: sqlite_utils.Database) -> None:
+    """Version 8: the discovery loop's runs (a search with its settings, the baseline's
+    accuracy) and where each candidate of a run stands (the stage it reached, the reward the
+    strategy was told, why), so a run can be resumed and its stages counted."""
+    db["searches"].create(
+        {"id": int, "key": str, "name": str, "config": str, "baseline_accuracy": float, "created": float},
+        pk="id",
+        not_null={"key", "config"},
+    )
+    db["searches"].create_index(["key"], unique=True)
+    db["search_candidates"].create(
+        {
+            "id": int,
+            "search_id": int,
+            "operator_id": int,
+            "stage": str,
+            "job_id": int,
+            "reward": float,
+            "accuracy": float,
+            "fisher_ratio": float,
+            "e2e_speedup": float,
+            "detail": str,
+            "updated": float,
+        },
+        pk="id",
+        not_null={"search_id", "operator_id", "stage"},
+        foreign_keys=[("search_id", "searches"), ("operator_id", "operators"), ("job_id", "jobs")],
+    )
+    db["search_candidates"].create_index(["search_id", "operator_id"], unique=True)
+    db["searches"].add_column("baseline_job_id", int, fk="jobs")
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -231,6 +263,7 @@ MIGRATIONS = [
     _measurement_variants,
     _operator_bindings,
     _tuned_network_latency,
+    _discovery,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -84,6 +84,7 @@ def train_job(payload: dict, ctx) -> dict:
         **fisher,
         **trained.to_json(),
         "epochs_planned": config.epochs,
+        "classes": split.train.num_classes,
         "replacement": report.to_json(),
     }
 

@@ -62,7 +62,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 7
+        assert store.schema_version == SCHEMA_VERSION == 8
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()
@@ -74,7 +74,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
 
     with Store(version_1_file) as store:
-        assert store.schema_version == 7
+        assert store.schema_version == 8
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
@@ -93,7 +93,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
         measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
         assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
     with Store(version_1_file) as again:  # opening a migrated file changes nothing
-        assert again.schema_version == 7
+        assert again.schema_version == 8
         assert again.db["measurements"].count == 2
 
 
@@ -103,7 +103,7 @@ def test_newer_store_is_refused_without_touching_it(tmp_path):
     conn.execute("CREATE TABLE things (x)")
     conn.execute("PRAGMA user_version = 99")
     conn.close()
-    with pytest.raises(StoreError, match="schema version 99, newer than this program's 7"):
+    with pytest.raises(StoreError, match="schema version 99, newer than this program's 8"):
         Store(path)
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
@@ -167,7 +167,7 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
     from core.jobs.queue import HOST, JobQueue
 
     with Store(path) as store:
-        assert store.schema_version == 7
+        assert store.schema_version == 8
         queue = JobQueue(store)
         assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
             (1, "done", 812, None),
@@ -198,7 +198,7 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 7
+        assert store.schema_version == 8
         assert "bindings" not in store.operator(1)["document"]
         op = store.add_operator(doc, "mcts-1", "search:mcts")
         assert store.add_operator({**doc, "bindings": {"C_in": 8}}, "again") == op  # the first bindings stay
@@ -230,7 +230,7 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 7
+        assert store.schema_version == 8
         (row,) = store.results()
         assert row["e2e_speedup"] is None  # untuned: no basis for a speedup
         store.add_score(

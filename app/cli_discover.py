@@ -1,0 +1,151 @@
+"""`tessera discover`: the discovery loop (core.search.discovery) with a time budget: propose,
+screen with Fisher Potential, train with early stop, keep what is within the accuracy margin,
+time it tuned against the tuned original. Worker processes started here run the stages; the
+counts print as they change; running the same command again resumes the run."""
+
+from __future__ import annotations
+
+import sys
+
+from core.data.datasets import DEFAULT_DATASET
+from core.data.specs import BACKBONE_NAMES
+from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
+
+from .cli_inputs import transfer_sources
+from .cli_search import template_path
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "discover",
+        help="find operators faster than the template at equal accuracy: screen, train, tune, in a time budget",
+    )
+    p.add_argument("--strategy", choices=("random", "mcts", "sequences"), default="mcts")
+    p.add_argument("--template", default="conv2d", help="operator to replace: an example name or a JSON file")
+    p.add_argument("--budget-flops", type=float, default=1.0, metavar="R", help="FLOPs cap relative to the template")
+    p.add_argument("--budget-params", type=float, default=None, metavar="R", help="parameter cap (default none)")
+    p.add_argument("--max-primitives", type=int, default=8)
+    p.add_argument("--minutes", type=float, default=60.0, metavar="M", help="time budget (default 60)")
+    p.add_argument("--samples", type=int, default=None, metavar="N", help="stop after N candidates")
+    p.add_argument("--workers", type=int, default=2, help="worker processes running the stages (default 2)")
+    p.add_argument("--in-flight", type=int, default=None, metavar="N", help="candidates between stages at once")
+    proxy = p.add_argument_group("the proxy task (accuracy)")
+    proxy.add_argument("--backbone", default="resnet18", choices=BACKBONE_NAMES)
+    proxy.add_argument("--dataset", default=DEFAULT_DATASET, help="'digits' (bundled) or a path")
+    proxy.add_argument("--width", type=int, default=16)
+    proxy.add_argument("--resolution", type=int, default=16)
+    proxy.add_argument("--epochs", type=int, default=5)
+    proxy.add_argument("--theta", type=float, default=0.5, help="Canvas's early-stop theta")
+    proxy.add_argument("--limit", type=int, default=None, metavar="N", help="a stratified sample of N examples")
+    proxy.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
+    judge = p.add_argument_group("the stages")
+    judge.add_argument("--no-fisher", action="store_true", help="skip the Fisher Potential screen")
+    judge.add_argument(
+        "--fisher-threshold",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="screen out below R x the original's Fisher Potential (default 1)",
+    )
+    judge.add_argument("--margin", type=float, default=0.01, help="accuracy below the original's allowed (0.01)")
+    judge.add_argument("--no-tune", action="store_true", help="stop at the margin; no end-to-end tuning")
+    deploy = p.add_argument_group("the deployment size (latency)")
+    deploy.add_argument("--deploy-width", type=int, default=None, metavar="N")
+    deploy.add_argument("--deploy-resolution", type=int, default=DEPLOY_RESOLUTION, metavar="PX")
+    deploy.add_argument("--trials", type=int, default=32, metavar="N", help="MetaSchedule trials per untuned kernel")
+    deploy.add_argument("--no-transfer", action="store_true")
+    deploy.add_argument("--from", dest="sources", action="append", default=[], metavar="PATH")
+    deploy.add_argument("--tuning-dir", metavar="DIR", help="tuning databases (default ~/.cache/tessera/tuning)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--name", default="", help="a name for the run (shown in the window)")
+    p.add_argument("--store", metavar="PATH", help="results store (default $TESSERA_STORE or ~/.local/share/...)")
+    p.set_defaults(func=cmd_discover)
+
+
+def config_of(args) -> dict:
+    """The run's settings (core.search.discovery.DiscoveryConfig's fields) from the options."""
+    from core.ir.serialize import read_document
+
+    evaluation = {
+        "dataset": args.dataset,
+        "backbone": args.backbone,
+        "width": args.width,
+        "resolution": args.resolution,
+        "seed": args.seed,
+        "epochs": args.epochs,
+        "theta": args.theta,
+        **({"limit": args.limit} if args.limit is not None else {}),
+        **({"max_batches": args.max_batches} if args.max_batches is not None else {}),
+    }
+    deploy = DeploySettings(
+        backbone=args.backbone,
+        width=args.deploy_width,
+        resolution=args.deploy_resolution,
+        trials=args.trials,
+        transfer=not args.no_transfer,
+        sources=tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
+        seed=args.seed,
+    )
+    return {
+        "template": read_document(template_path(args.template)),
+        "strategy": args.strategy,
+        "budget_flops": args.budget_flops,
+        "budget_params": args.budget_params,
+        "max_primitives": args.max_primitives,
+        "seed": args.seed,
+        "minutes": args.minutes,
+        "samples": args.samples,
+        "in_flight": args.in_flight or args.workers,
+        "fisher": not args.no_fisher,
+        "fisher_threshold": args.fisher_threshold,
+        "margin": args.margin,
+        "tune": not args.no_tune,
+        "evaluation": evaluation,
+        "deploy": deploy.to_payload(),
+        "tuning_root": args.tuning_dir,
+        "name": args.name,
+    }
+
+
+def cmd_discover(args) -> int:
+    from core.jobs.supervisor import Supervisor
+    from core.search.discovery import DiscoveryConfig, run_discovery
+    from core.store import Store
+
+    config = config_of(args)
+    DiscoveryConfig.from_dict(config)  # clear errors before any process starts
+    with Store(args.store) as store:
+        path = str(store.path)
+    print(f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes; results in {path}")
+    supervisor = Supervisor(path, workers=args.workers)
+    supervisor.start()
+    shown = [""]
+
+    def tick() -> None:
+        for line in supervisor.poll():
+            print(f"  {line}", flush=True)
+
+    def show(fraction: float, message: str) -> None:
+        if message != shown[0]:
+            shown[0] = message
+            print(f"[{fraction:4.0%}] {message}", flush=True)
+
+    try:
+        summary = run_discovery(config, path, show, tick=tick)
+    finally:
+        for line in supervisor.stop():
+            print(f"  {line}")
+    counts = summary["counts"]
+    print(f"run {summary['run']} ({summary['name']}) after {summary['seconds']:g} s:")
+    print("  " + ", ".join(f"{n} {stage}" for stage, n in counts.items()))
+    base = summary["baseline_accuracy"]
+    print(f"  the original network's proxy accuracy: {base:.3f}" if base is not None else "  no baseline yet")
+    best = summary["best"]
+    if best is None:
+        print("  no candidate within the margin has a tuned end-to-end speedup yet", file=sys.stderr)
+    else:
+        print(
+            f"  best: {best['name']} (operator {best['operator_id']}): accuracy {best['accuracy']:.3f}, "
+            f"{best['e2e_speedup']:.2f}x faster end to end than the tuned original"
+        )
+    return 0

@@ -1,0 +1,373 @@
+"""The discovery loop, as the papers run it: each candidate passes cheap stages before
+expensive ones, every stage a job in the queue (so local workers or a Ray cluster run several
+candidates at once) and every outcome kept in the store.
+
+  1. Fisher Potential at initialisation against the original network's (NAS-PTE: a candidate
+     below `fisher_threshold` x the original's is screened out), for every strategy.
+  2. Proxy training, early-stopped by Canvas's rule against the best accuracy curve stored so
+     far for this dataset, backbone and epoch budget (so it carries across candidates and runs).
+  3. Syno's margin: only a candidate within `margin` of the original network's accuracy (trained
+     once per run, the template standing in for every convolution) goes on.
+  4. Tuned end-to-end latency of the network with the candidate against the tuned original
+     (core.networks.end_to_end).
+The strategy is told each candidate's proxy accuracy as soon as it is known (Syno's reward,
+the FLOPs cap being the strategy's own hard limit), the accuracy at the stop for one stopped
+early, and 0 for one screened out or failed, so MCTS learns from every stage.
+
+Asking and telling are asynchronous: up to `in_flight` candidates are between stages at any
+time, and results arrive in any order. A run is kept in the store under the key of its
+settings (core.store.searches); running the same search again resumes it: candidates already
+there are neither proposed nor evaluated again, and those left between stages carry on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from ..ir.serialize import graph_from_document
+from ..jobs.queue import CANCELLED, DONE, FAILED, JobQueue
+from ..store import Store
+from ..store.searches import FINAL, SearchRun, candidates, open_run, set_baseline, set_stage, stage_counts
+from ..train.early_stop import best_curve
+from ..train.settings import EvalSettings
+from .base import SearchError
+from .driver import STRATEGIES, SearchConfig, make_strategy
+
+_STAGE_AGAIN = {"fisher": "screening", "train": "training", "e2e": "tuning"}  # where a stopped job's candidate resumes
+CHANCE_FACTOR = 1.5  # a final accuracy under 1.5x chance (1/classes) is a candidate that did not learn
+
+
+@dataclass
+class DiscoveryConfig:
+    """What one discovery run searches and how it judges. `evaluation`: the proxy task
+    (EvalSettings' fields: dataset, backbone, width, resolution, ...) and training
+    (TrainConfig's: epochs, theta, ...); `deploy`: where and how survivors are timed
+    (core.networks.settings.DeploySettings' fields)."""
+
+    template: dict
+    strategy: str = "mcts"
+    budget_flops: float | None = 1.0
+    budget_params: float | None = None
+    max_primitives: int = 8
+    seed: int = 0
+    minutes: float | None = 60.0
+    samples: int | None = None
+    in_flight: int = 2
+    fisher: bool = True
+    fisher_threshold: float = 1.0
+    margin: float = 0.01
+    tune: bool = True
+    evaluation: dict = field(default_factory=dict)
+    deploy: dict = field(default_factory=dict)
+    tuning_root: str | None = None
+    name: str = ""
+
+    @classmethod
+    def from_dict(cls, values: dict) -> DiscoveryConfig:
+        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise SearchError(f"unknown discovery setting(s): {', '.join(unknown)}")
+        cfg = cls(**values)
+        cfg.check()
+        return cfg
+
+    def check(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise SearchError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
+        if self.samples is None and self.minutes is None:
+            raise SearchError("give a number of candidates or a time limit in minutes")
+        for name, low in (("in_flight", 1), ("samples", 1)):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+                raise SearchError(f"{name} must be a whole number >= {low}, got {value!r}")
+        for name in ("fisher_threshold", "margin", "minutes"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise SearchError(f"{name} must be a number >= 0, got {value!r}")
+        EvalSettings.from_payload(self.evaluation)  # EvaluationError names a bad setting
+
+    @property
+    def key(self) -> str:
+        """What identifies the run: everything but how long it runs and how wide."""
+        settings = {k: v for k, v in asdict(self).items() if k not in ("minutes", "samples", "in_flight", "name")}
+        return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def settings(self) -> EvalSettings:
+        return EvalSettings.from_payload(self.evaluation)
+
+    @property
+    def epochs(self) -> int:
+        return int(self.evaluation.get("epochs", 5))
+
+
+Progress = Callable[[float, str], None]
+
+
+def run_discovery(
+    config: dict,
+    store_path: str,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    tick: Callable[[], None] = lambda: None,
+    poll_s: float = 0.5,
+) -> dict:
+    """Run (or resume) the loop until the time or candidate budget is spent, the strategy runs
+    out, or the caller cancels; jobs are run by whatever workers serve the store (`tick` is
+    called each round, e.g. to poll a Supervisor). Returns the stage counts and the best
+    candidate (the highest tuned end-to-end speedup within the margin)."""
+    cfg = DiscoveryConfig.from_dict(config)
+    progress = progress or (lambda fraction, message: None)
+    cancelled = cancelled or (lambda: False)
+    strategy = make_strategy(
+        SearchConfig(
+            template=cfg.template,
+            strategy=cfg.strategy,
+            budget_flops=cfg.budget_flops,
+            budget_params=cfg.budget_params,
+            max_primitives=cfg.max_primitives,
+            seed=cfg.seed,
+        )
+    )
+    start = time.monotonic()
+    with Store(store_path) as store:
+        loop = _Loop(store, cfg, strategy, open_run(store, cfg.key, cfg.name or _name(cfg), asdict(cfg)))
+        while not cancelled():
+            tick()
+            loop.advance()
+            elapsed = time.monotonic() - start
+            out_of_time = cfg.minutes is not None and elapsed >= cfg.minutes * 60
+            if not out_of_time:
+                loop.refill(cfg.samples)
+            counts = stage_counts(store, loop.run)
+            progress(_fraction(cfg, counts, elapsed), _describe(counts))
+            if not loop.busy() and (out_of_time or loop.exhausted or loop.full(cfg.samples)):
+                break
+            time.sleep(poll_s)
+        else:
+            loop.cancel()
+        return loop.summary(time.monotonic() - start)
+
+
+class _Loop:
+    """The run's candidates between stages: their jobs, the baseline's, the strategy."""
+
+    def __init__(self, store: Store, cfg: DiscoveryConfig, strategy, run: SearchRun):
+        self.store, self.cfg, self.strategy, self.run = store, cfg, strategy, run
+        self.queue = JobQueue(store)
+        self.settings = cfg.settings
+        self.exhausted = False
+        self.jobs: dict[int, tuple[int, str]] = {}  # job id -> (operator id, candidate key)
+        if run.baseline_accuracy is None and run.baseline_job_id is None:
+            self.run = set_baseline(store, run, job_id=self._baseline())
+        for row in candidates(store, run):  # resuming: nothing is proposed or evaluated twice
+            document = store.operator(row["operator_id"])["document"]
+            strategy.seen.add(graph_from_document(document))
+            if row["stage"] in FINAL or row["detail"] == "waiting for the baseline":
+                continue
+            if row["job_id"] is not None:  # its job went on while the loop was away
+                self.jobs[row["job_id"]] = (row["operator_id"], row["operator_hash"])
+            elif row["stage"] == "screening":  # its job was stopped with the run: again
+                self._submit(row["operator_id"], row["operator_hash"], "fisher", "screening", self._payload(document))
+            elif row["stage"] == "training":
+                self._train(row["operator_id"], row["operator_hash"], document)
+            else:
+                self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
+
+    # -- proposing ------------------------------------------------------------------------
+    def busy(self) -> bool:
+        return bool(self.jobs) or self.run.baseline_accuracy is None
+
+    def full(self, samples: int | None) -> bool:
+        return samples is not None and len(candidates(self.store, self.run)) >= samples
+
+    def refill(self, samples: int | None) -> None:
+        while len(self.jobs) < self.cfg.in_flight and not self.exhausted and not self.full(samples):
+            batch = self.strategy.ask(1)
+            if not batch:
+                self.exhausted = True
+                return
+            c = batch[0]
+            operator_id = self.store.add_operator(c.document, f"{self.strategy.name}-{c.key[:8]}", c.origin)
+            if self.cfg.fisher:
+                self._submit(operator_id, c.key, "fisher", "screening", self._payload(c.document))
+            else:
+                self._train(operator_id, c.key, c.document)
+
+    # -- moving candidates on ---------------------------------------------------------------
+    def advance(self) -> None:
+        if self.run.baseline_accuracy is None:
+            self._baseline_done()
+        for job_id, (operator_id, key) in list(self.jobs.items()):
+            job = self.queue.get(job_id)
+            if job.state not in (DONE, FAILED, CANCELLED):
+                continue
+            del self.jobs[job_id]
+            if job.state != DONE:
+                why = job.error or job.state
+                self._final(operator_id, key, "failed", 0.0, detail=f"{job.kind}: {why}")
+            elif job.kind == "fisher":
+                self._screened(operator_id, key, job)
+            elif job.kind == "train":
+                self._trained(operator_id, key, job)
+            else:
+                score = job.result["score"]
+                speedup = score["e2e_speedup"] if score.get("e2e_tuned") else None
+                note = "" if speedup is not None else "not every kernel got a schedule: no speedup"
+                set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=note)
+        for row in candidates(self.store, self.run):  # trained before the baseline was known
+            if row["stage"] == "training" and row["detail"] == "waiting for the baseline":
+                self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
+
+    def _screened(self, operator_id: int, key: str, job) -> None:
+        r = job.result
+        ratio = r["fisher_potential"] / r["fisher_original"] if r["fisher_original"] else float("inf")
+        if ratio < self.cfg.fisher_threshold:
+            self._final(
+                operator_id,
+                key,
+                "screened out",
+                0.0,
+                fisher_ratio=ratio,
+                detail=f"Fisher Potential {ratio:.3g}x the original's (below {self.cfg.fisher_threshold:g}x)",
+            )
+            return
+        set_stage(self.store, self.run, operator_id, "training", fisher_ratio=ratio)
+        self._train(operator_id, key, self.store.operator(operator_id)["document"])
+
+    def _trained(self, operator_id: int, key: str, job) -> None:
+        r = job.result
+        accuracy = float(r["accuracy_per_epoch"][-1])
+        self.strategy.tell(key, accuracy)  # Syno's reward: the proxy accuracy, also at an early stop
+        if r.get("stopped_early"):
+            self._final(operator_id, key, "stopped early", accuracy, accuracy=accuracy, detail=r.get("reason", ""))
+            return
+        chance = 1.0 / r.get("classes", 10)
+        if accuracy < CHANCE_FACTOR * chance:
+            detail = f"accuracy {accuracy:.3f} is near chance ({chance:.3f}): the network did not learn"
+            self._final(operator_id, key, "did not learn", accuracy, accuracy=accuracy, detail=detail)
+            return
+        self._margin(operator_id, key, accuracy)
+
+    def _margin(self, operator_id: int, key: str, accuracy: float) -> None:
+        base = self.run.baseline_accuracy
+        if base is None:
+            set_stage(
+                self.store,
+                self.run,
+                operator_id,
+                "training",
+                accuracy=accuracy,
+                reward=accuracy,
+                detail="waiting for the baseline",
+            )
+            return
+        if accuracy < base - self.cfg.margin:
+            detail = f"accuracy {accuracy:.3f} vs the original's {base:.3f}: more than {self.cfg.margin:g} below"
+            set_stage(
+                self.store, self.run, operator_id, "outside margin", accuracy=accuracy, reward=accuracy, detail=detail
+            )
+            return
+        if not self.cfg.tune:
+            set_stage(
+                self.store,
+                self.run,
+                operator_id,
+                "tuned",
+                accuracy=accuracy,
+                reward=accuracy,
+                detail="within the margin; tuning is off",
+            )
+            return
+        set_stage(self.store, self.run, operator_id, "tuning", accuracy=accuracy, reward=accuracy)
+        payload = {**self._payload(self.store.operator(operator_id)["document"]), "deploy": self.cfg.deploy}
+        if self.cfg.tuning_root:
+            payload["tuning_root"] = self.cfg.tuning_root
+        self._submit(operator_id, key, "e2e", "tuning", payload)
+
+    def _train(self, operator_id: int, key: str, document: dict) -> None:
+        s = self.settings
+        payload = {
+            **self._payload(document),
+            "best_curve": best_curve(self.store, s.dataset_label, s.spec.label, self.cfg.epochs),
+        }
+        self._submit(operator_id, key, "train", "training", payload)
+
+    def _final(self, operator_id: int, key: str, stage: str, reward: float, **fields) -> None:
+        if stage in ("screened out", "failed"):
+            self.strategy.tell(key, reward)
+        set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
+
+    # -- jobs -------------------------------------------------------------------------------------
+    def _payload(self, document: dict) -> dict:
+        return {"operator": document, **self.cfg.evaluation}
+
+    def _submit(self, operator_id: int, key: str, kind: str, stage: str, payload: dict) -> None:
+        job_id = self.queue.submit(kind, payload, operator_id=operator_id)
+        self.jobs[job_id] = (operator_id, key)
+        set_stage(self.store, self.run, operator_id, stage, job_id=job_id, detail="")
+
+    def _baseline(self) -> int:
+        """The original network's proxy accuracy: the template in every convolution, trained once."""
+        operator_id = self.store.add_operator(
+            self.cfg.template, self.cfg.template.get("name") or "template", "baseline"
+        )
+        return self.queue.submit("train", self._payload(self.cfg.template), operator_id=operator_id)
+
+    def _baseline_done(self) -> None:
+        job = self.queue.get(self.run.baseline_job_id)
+        if job.state == DONE:
+            accuracy = float(job.result["accuracy_per_epoch"][-1])
+            self.run = set_baseline(self.store, self.run, accuracy, job.id)
+        elif job.state in (FAILED, CANCELLED):
+            raise SearchError(f"the original network could not be trained ({job.error or job.state})")
+
+    def cancel(self) -> None:
+        """Stop the run's jobs; the next run of the same search submits them again."""
+        for job_id, (operator_id, _) in self.jobs.items():
+            self.queue.cancel(job_id, "the discovery run was stopped")
+            set_stage(self.store, self.run, operator_id, _STAGE_AGAIN[self.queue.get(job_id).kind], job_id=None)
+        if self.run.baseline_accuracy is None:
+            self.queue.cancel(self.run.baseline_job_id, "the discovery run was stopped")
+            self.run = set_baseline(self.store, self.run)
+
+    # -- the report -----------------------------------------------------------------------------
+    def summary(self, seconds: float) -> dict:
+        rows = candidates(self.store, self.run)
+        tuned = [r for r in rows if r["stage"] == "tuned" and r["e2e_speedup"]]
+        best = max(tuned, key=lambda r: r["e2e_speedup"], default=None)
+        return {
+            "run": self.run.id,
+            "name": self.run.name,
+            "baseline_accuracy": self.run.baseline_accuracy,
+            "counts": stage_counts(self.store, self.run),
+            "best": None
+            if best is None
+            else {
+                "operator_id": best["operator_id"],
+                "name": best["operator_name"],
+                "accuracy": best["accuracy"],
+                "e2e_speedup": best["e2e_speedup"],
+            },
+            "seconds": round(seconds, 1),
+            "stats": self.strategy.stats,
+        }
+
+
+def _name(cfg: DiscoveryConfig) -> str:
+    template = cfg.template.get("name") or "template"
+    return f"{cfg.strategy} on {template} ({cfg.settings.spec.label}, {cfg.settings.dataset_label})"
+
+
+def _fraction(cfg: DiscoveryConfig, counts: dict[str, int], elapsed: float) -> float:
+    if cfg.minutes is not None:
+        return min(elapsed / (cfg.minutes * 60), 1.0)
+    return min((counts["proposed"] - counts["in flight"]) / cfg.samples, 1.0) if cfg.samples else 0.0
+
+
+def _describe(counts: dict[str, int]) -> str:
+    parts = ("proposed", "screened out", "trained", "stopped early", "within margin", "tuned", "in flight")
+    return ", ".join(f"{counts[p]} {p}" for p in parts)

@@ -1,0 +1,108 @@
+"""Discovery runs in the store: a run is found again by the key of its settings (so running
+the same search again resumes it), and every candidate's stage is kept as it moves on
+(proposed, screening, screened out, training, stopped early, did not learn, outside margin,
+tuning, tuned, failed), with the reward the strategy was told, for resuming and counting."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from .store import Store
+
+#: the stages a candidate can be in, in the order of the loop
+STAGES = (
+    "screening",
+    "screened out",
+    "training",
+    "stopped early",
+    "did not learn",
+    "outside margin",
+    "tuning",
+    "tuned",
+    "failed",
+)
+FINAL = ("screened out", "stopped early", "did not learn", "outside margin", "tuned", "failed")
+
+
+@dataclass(frozen=True)
+class SearchRun:
+    id: int
+    key: str
+    name: str
+    config: dict
+    baseline_accuracy: float | None
+    baseline_job_id: int | None
+
+
+def open_run(store: Store, key: str, name: str, config: dict) -> SearchRun:
+    """The run with this key, created (with its settings) if new."""
+    with store.write():
+        row = next(store.db["searches"].rows_where("key = ?", [key]), None)
+        if row is None:
+            store.db["searches"].insert(
+                {"key": key, "name": name, "config": json.dumps(config), "created": time.time()}
+            )
+            row = next(store.db["searches"].rows_where("key = ?", [key]))
+    return _run(row)
+
+
+def set_baseline(store: Store, run: SearchRun, accuracy: float | None = None, job_id: int | None = None) -> SearchRun:
+    """Record the original network's accuracy, or the job that trains it."""
+    with store.write():
+        store.db["searches"].update(run.id, {"baseline_accuracy": accuracy, "baseline_job_id": job_id})
+    return _run(store.db["searches"].get(run.id))
+
+
+def _run(row: dict) -> SearchRun:
+    return SearchRun(
+        row["id"], row["key"], row["name"], json.loads(row["config"]), row["baseline_accuracy"], row["baseline_job_id"]
+    )
+
+
+def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fields) -> None:
+    """Where a candidate of the run stands now; `fields`: job_id (the job of its stage), reward,
+    accuracy, fisher_ratio, e2e_speedup, detail (kept from earlier stages unless given)."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}")
+    table = store.db["search_candidates"]
+    with store.write():
+        row = next(table.rows_where("search_id = ? AND operator_id = ?", [run.id, operator_id]), None)
+        values = {"stage": stage, "updated": time.time(), **fields}
+        if row is None:
+            table.insert({"search_id": run.id, "operator_id": operator_id, **values})
+        else:
+            table.update(row["id"], values)
+
+
+def candidates(store: Store, run: SearchRun) -> list[dict]:
+    """The run's candidates, oldest first, each with its operator's name and hash."""
+    return list(
+        store.db.query(
+            "SELECT c.*, o.name AS operator_name, o.hash AS operator_hash FROM search_candidates AS c "
+            "JOIN operators AS o ON o.id = c.operator_id WHERE c.search_id = ? ORDER BY c.id",
+            [run.id],
+        )
+    )
+
+
+def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
+    """How many candidates passed through each stage so far: proposed (all), screened (Fisher
+    done), trained (training done), stopped early, within margin, tuned, and what failed."""
+    now = Counter(row["stage"] for row in candidates(store, run))
+    past_screening = sum(n for stage, n in now.items() if stage not in ("screening",))
+    trained = sum(now[s] for s in ("stopped early", "did not learn", "outside margin", "tuning", "tuned"))
+    return {
+        "proposed": sum(now.values()),
+        "screened": past_screening - now["failed"],
+        "screened out": now["screened out"],
+        "trained": trained,
+        "stopped early": now["stopped early"],
+        "did not learn": now["did not learn"],
+        "within margin": now["tuning"] + now["tuned"],
+        "tuned": now["tuned"],
+        "failed": now["failed"],
+        "in flight": sum(now[s] for s in ("screening", "training", "tuning")),
+    }

@@ -1,0 +1,144 @@
+"""The discovery loop with real Fisher and training jobs in worker processes at tiny sizes:
+stages recorded for every candidate, the early stop against a stored best curve, the margin
+against the original network, the strategy told the accuracy, and a resumed run that neither
+proposes nor trains anything twice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.cli import main
+from core.ir.serialize import read_document
+from core.jobs.queue import JobQueue
+from core.jobs.supervisor import Supervisor
+from core.search.discovery import DiscoveryConfig, run_discovery
+from core.store import Store
+from core.store.searches import FINAL, candidates, open_run, set_baseline, stage_counts
+from tests.support import EXAMPLES
+
+pytestmark = pytest.mark.slow
+
+PROXY = {"backbone": "vgg", "width": 4, "resolution": 8, "limit": 100, "epochs": 2, "max_batches": 2}
+
+
+def config(**changes) -> dict:
+    return {
+        "template": read_document(EXAMPLES / "conv2d.json"),
+        "strategy": "random",
+        "samples": 3,
+        "minutes": 10.0,
+        "fisher_threshold": 0.0,  # everything passes the screen unless a test says otherwise
+        "tune": False,
+        "evaluation": PROXY,
+        **changes,
+    }
+
+
+def run(path, cfg: dict) -> dict:
+    supervisor = Supervisor(path, workers=2)
+    supervisor.start()
+    try:
+        return run_discovery(cfg, str(path), tick=supervisor.poll, poll_s=0.2)
+    finally:
+        supervisor.stop()
+
+
+def candidates_of(path, cfg: dict) -> list[dict]:
+    with Store(path) as store:
+        return candidates(store, open_run(store, DiscoveryConfig.from_dict(cfg).key, "", {}))
+
+
+def test_every_candidate_reaches_a_final_stage_and_a_resumed_run_goes_on(tmp_path):
+    path = tmp_path / "d.db"
+    first = run(path, config(samples=2))
+    assert first["counts"]["proposed"] == 2 and first["counts"]["in flight"] == 0
+    assert first["baseline_accuracy"] is not None  # the template trained once as the original network
+    again = run(path, config(samples=4))
+    assert again["run"] == first["run"] and again["counts"]["proposed"] == 4
+    rows = candidates_of(path, config())
+    with Store(path) as store:
+        assert len({r["operator_hash"] for r in rows}) == 4 and all(r["stage"] in FINAL for r in rows)
+        trains = [job for job in JobQueue(store).jobs() if job.kind == "train"]
+        assert sum(job.operator_name == "conv2d" for job in trains) == 1  # the baseline was not trained again
+        run_ = open_run(store, DiscoveryConfig.from_dict(config()).key, "", {})
+        assert stage_counts(store, run_)["trained"] == sum(r["accuracy"] is not None for r in rows)
+
+
+def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_accuracy(tmp_path, monkeypatch):
+    from core.search.canvas import CanvasSampler
+
+    told: list[tuple[str, float]] = []
+    monkeypatch.setattr(CanvasSampler, "tell", lambda self, key, score: told.append((key, score)))
+    path = tmp_path / "d.db"
+    with Store(path) as store:  # a stored run that reached full accuracy: every candidate falls behind it
+        best = store.add_operator(read_document(EXAMPLES / "conv2d.json"), "best")
+        store.add_score(
+            best,
+            {
+                "dataset": "digits@8px",
+                "backbone": "vgg/w4",
+                "epochs": 2,
+                "accuracy": 1.0,
+                "accuracy_per_epoch": [1.0, 1.0],
+            },
+        )
+    summary = run(path, config(samples=2))
+    stopped = [r for r in candidates_of(path, config()) if r["stage"] == "stopped early"]
+    assert summary["counts"]["stopped early"] == len(stopped) >= 1
+    assert all(r["reward"] == r["accuracy"] and "stopped after epoch 1" in r["detail"] for r in stopped)
+    assert sorted(score for _, score in told) == sorted(r["reward"] for r in candidates_of(path, config()))
+
+
+def test_the_margin_and_the_screen_decide_who_goes_on(tmp_path):
+    path = tmp_path / "d.db"
+    cfg = config(samples=3, margin=0.0, fisher_threshold=0.0)
+    with Store(path) as store:  # an original network no candidate can match at this size
+        set_baseline(store, open_run(store, DiscoveryConfig.from_dict(cfg).key, "", cfg), 1.0)
+    summary = run(path, cfg)
+    rows = candidates_of(path, cfg)
+    trained = [r for r in rows if r["accuracy"] is not None and r["stage"] != "stopped early"]
+    assert trained and all(r["stage"] in ("outside margin", "did not learn") for r in trained)
+    assert summary["counts"]["within margin"] == 0
+    screened = run(tmp_path / "s.db", config(samples=2, fisher_threshold=1e9))  # nothing passes
+    assert screened["counts"]["screened out"] + screened["counts"]["failed"] == 2
+    assert screened["counts"]["trained"] == 0
+
+
+def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
+    path = tmp_path / "cli.db"
+    code = main(
+        [
+            "discover",
+            "--strategy",
+            "random",
+            "--samples",
+            "2",
+            "--minutes",
+            "5",
+            "--backbone",
+            "vgg",
+            "--width",
+            "4",
+            "--resolution",
+            "8",
+            "--epochs",
+            "1",
+            "--limit",
+            "100",
+            "--max-batches",
+            "2",
+            "--no-tune",
+            "--fisher-threshold",
+            "0",
+            "--store",
+            str(path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "2 proposed" in out and "the original network's proxy accuracy" in out
+    with Store(path) as store:
+        (search,) = store.db["searches"].rows
+        assert json.loads(search["config"])["strategy"] == "random"
