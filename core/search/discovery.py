@@ -210,11 +210,11 @@ class _Loop:
                 why = job.error or job.state
                 self._final(operator_id, key, "failed", 0.0, detail=f"{job.kind}: {why}")
             elif job.kind == "fisher":
-                self._screened(operator_id, key, job)
+                self._screened(operator_id, key, job.result or {})
             elif job.kind == "train":
-                self._trained(operator_id, key, job)
+                self._trained(operator_id, key, job.result or {})
             else:
-                score = job.result["score"]
+                score = (job.result or {})["score"]
                 speedup = score["e2e_speedup"] if score.get("e2e_tuned") else None
                 note = "" if speedup is not None else "not every kernel got a schedule: no speedup"
                 set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=note)
@@ -222,8 +222,7 @@ class _Loop:
             if row["stage"] == "training" and row["detail"] == "waiting for the baseline":
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
 
-    def _screened(self, operator_id: int, key: str, job) -> None:
-        r = job.result
+    def _screened(self, operator_id: int, key: str, r: dict) -> None:
         ratio = r["fisher_potential"] / r["fisher_original"] if r["fisher_original"] else float("inf")
         if ratio < self.cfg.fisher_threshold:
             self._final(
@@ -238,8 +237,7 @@ class _Loop:
         set_stage(self.store, self.run, operator_id, "training", fisher_ratio=ratio)
         self._train(operator_id, key, self.store.operator(operator_id)["document"])
 
-    def _trained(self, operator_id: int, key: str, job) -> None:
-        r = job.result
+    def _trained(self, operator_id: int, key: str, r: dict) -> None:
         accuracy = float(r["accuracy_per_epoch"][-1])
         self.strategy.tell(key, accuracy)  # Syno's reward: the proxy accuracy, also at an early stop
         if r.get("stopped_early"):
@@ -318,9 +316,10 @@ class _Loop:
         return self.queue.submit("train", self._payload(self.cfg.template), operator_id=operator_id)
 
     def _baseline_done(self) -> None:
+        assert self.run.baseline_job_id is not None  # __init__ queued it
         job = self.queue.get(self.run.baseline_job_id)
         if job.state == DONE:
-            accuracy = float(job.result["accuracy_per_epoch"][-1])
+            accuracy = float((job.result or {})["accuracy_per_epoch"][-1])
             self.run = set_baseline(self.store, self.run, accuracy, job.id)
         elif job.state in (FAILED, CANCELLED):
             raise SearchError(f"the original network could not be trained ({job.error or job.state})")
@@ -330,7 +329,7 @@ class _Loop:
         for job_id, (operator_id, _) in self.jobs.items():
             self.queue.cancel(job_id, "the discovery run was stopped")
             set_stage(self.store, self.run, operator_id, _STAGE_AGAIN[self.queue.get(job_id).kind], job_id=None)
-        if self.run.baseline_accuracy is None:
+        if self.run.baseline_accuracy is None and self.run.baseline_job_id is not None:
             self.queue.cancel(self.run.baseline_job_id, "the discovery run was stopped")
             self.run = set_baseline(self.store, self.run)
 

@@ -40,20 +40,20 @@ class SearchRun:
 def open_run(store: Store, key: str, name: str, config: dict) -> SearchRun:
     """The run with this key, created (with its settings) if new."""
     with store.write():
-        row = next(store.db["searches"].rows_where("key = ?", [key]), None)
+        row = next(store.db.table("searches").rows_where("key = ?", [key]), None)
         if row is None:
-            store.db["searches"].insert(
+            store.db.table("searches").insert(
                 {"key": key, "name": name, "config": json.dumps(config), "created": time.time()}
             )
-            row = next(store.db["searches"].rows_where("key = ?", [key]))
+            row = next(store.db.table("searches").rows_where("key = ?", [key]))
     return _run(row)
 
 
 def set_baseline(store: Store, run: SearchRun, accuracy: float | None = None, job_id: int | None = None) -> SearchRun:
     """Record the original network's accuracy, or the job that trains it."""
     with store.write():
-        store.db["searches"].update(run.id, {"baseline_accuracy": accuracy, "baseline_job_id": job_id})
-    return _run(store.db["searches"].get(run.id))
+        store.db.table("searches").update(run.id, {"baseline_accuracy": accuracy, "baseline_job_id": job_id})
+    return _run(store.db.table("searches").get(run.id))
 
 
 def _run(row: dict) -> SearchRun:
@@ -67,7 +67,7 @@ def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fiel
     accuracy, fisher_ratio, e2e_speedup, detail (kept from earlier stages unless given)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}")
-    table = store.db["search_candidates"]
+    table = store.db.table("search_candidates")
     with store.write():
         row = next(table.rows_where("search_id = ? AND operator_id = ?", [run.id, operator_id]), None)
         values = {"stage": stage, "updated": time.time(), **fields}
