@@ -208,7 +208,8 @@ def results_table(jobs) -> list[str]:
     train, fisher, e2e = found.get("train"), found.get("fisher") or found.get("train"), found.get("e2e")
     rows = [("", "with the operator", "original", "ratio")]
     if train:
-        rows.append(("accuracy (proxy)", f"{train['accuracy_per_epoch'][-1]:.3f}", "", ""))
+        accuracy = train["score"]["accuracy"]
+        rows.append(("accuracy (proxy)", "-" if accuracy is None else f"{accuracy:.3f}", train["outcome"], ""))
     if fisher:
         ours, theirs = fisher["fisher_potential"], fisher["fisher_original"]
         rows.append(("Fisher Potential", f"{ours:.4g}", f"{theirs:.4g}", f"{ours / theirs:.2f}x" if theirs else ""))
@@ -245,8 +246,8 @@ def describe_result(kind: str, result: dict) -> list[str]:
     if kind == "train":
         curve = ", ".join(f"{a:.3f}" for a in result["accuracy_per_epoch"])
         lines.append(f"validation accuracy per epoch: {curve}")
-        if result["stopped_early"]:
-            lines.append(result["reason"])
+        if result["outcome"] != "trained":
+            lines.append(f"{result['outcome']}: {result['reason']}")
     if kind == "e2e":
         sources: dict[str, int] = {}
         for k in result["kernels"]:

@@ -142,7 +142,7 @@ def cmd_check(args) -> int:
         }
         print(f"capacity (Fisher Potential on {args.backbone}, width {args.width}, {args.dataset}):")
         for r in call_in_subprocess(
-            "core.analysis.legality:capacity_checks", {"document": document, "bindings": bindings, "settings": settings}
+            "core.train.capacity:capacity_checks", {"document": document, "bindings": bindings, "settings": settings}
         ):
             failed |= r["status"] != LEGAL
             print(_step_line(r["step"], r["text"], r["status"], r["message"]))

@@ -73,8 +73,9 @@ def fisher_potential(
     acts = [activations[n] for n in layer_names]
     grads = torch.autograd.grad(loss, acts)
     acts = [a.detach() for a in acts]
-    _check(layer_names, acts, grads)
-    layers = {n: float(channel_scores(a, g).sum()) for n, a, g in zip(layer_names, acts, grads)}
+    scores = torch.stack([channel_scores(a, g).sum() for a, g in zip(acts, grads)])
+    _check(layer_names, acts, grads, finite=bool(torch.isfinite(scores).all()))
+    layers = dict(zip(layer_names, scores.tolist()))
     return FisherScore(sum(layers.values()), layers)
 
 
@@ -95,9 +96,11 @@ def constant_channels(activation: torch.Tensor) -> torch.Tensor:
     return torch.nonzero((size > 0) & (top - bottom <= CONSTANT_TOLERANCE * size)).flatten()
 
 
-def _check(names: Sequence[str], acts: Sequence[torch.Tensor], grads: Sequence[torch.Tensor]) -> None:
-    """FisherError naming the first layer (forward order) that leaves the network without a score."""
-    for what, tensors in (("activations", acts), ("gradients", grads)):
+def _check(names: Sequence[str], acts: Sequence[torch.Tensor], grads: Sequence[torch.Tensor], finite: bool) -> None:
+    """FisherError naming the first layer (forward order) that leaves the network without a score.
+    `finite`: the scores are (an inf or NaN anywhere makes them NaN), so only a non-finite score
+    costs a pass over every tensor to find where."""
+    for what, tensors in (("activations", acts), ("gradients", grads)) if not finite else ():
         for name, t in zip(names, tensors):
             bad = int((~torch.isfinite(t)).sum())
             if bad:

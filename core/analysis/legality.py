@@ -14,7 +14,7 @@ parallel and vectorize (iterations adding into one element must not race).
 Architecture-changing steps (bottleneck, group) are legal when their sizes
 divide, and then when the network keeps its representational capacity: the
 Fisher Potential of a backbone with the operator must not fall below the
-original's (`capacity`, which imports torch and runs in worker processes)."""
+original's (core.train.capacity, which imports torch and runs in worker processes)."""
 
 from __future__ import annotations
 
@@ -202,98 +202,13 @@ def _new_direction(new: Nest, carrier: Piece, after: list[Piece]) -> list[str]:
     return out
 
 
-# -- capacity (Fisher Potential; torch, worker processes) --------------------------------------
-class CapacityJudge:
-    """NAS-PTE's rule for architecture-changing steps: a backbone whose standard convs are
-    replaced by the operator must keep at least the original network's Fisher Potential
-    over the replaced layers (one seeded minibatch of real training data).
-
-    The data and the minibatch are loaded once, the original's score is computed once
-    per set of replaced layers and verdicts are cached per operator, so screening many
-    sequences costs one forward and backward pass per distinct operator. Imports torch:
-    use it in worker processes (core.jobs.isolate) and benchmarks."""
-
-    def __init__(self, settings=None):
-        from ..train.candidate import EvalSettings, fisher_batch, load_split
-
-        self.settings = settings or EvalSettings()
-        self.split = load_split(self.settings)
-        self.images, self.labels = fisher_batch(self.split, self.settings.fisher_batch, self.settings.seed)
-        self._original: dict[tuple[str, ...], float] = {}
-        self._verdicts: dict[str, dict] = {}
-
-    @property
-    def scored(self) -> int:
-        """Distinct operators scored so far."""
-        return len(self._verdicts)
-
-    def __call__(self, graph) -> dict:
-        """{candidate, original, passes, replaced} for an operator graph (cached by content);
-        an operator whose output ignores its input has no Fisher Potential: it fails, with
-        candidate None and the reason (fisher.FisherError's message)."""
-        from ..analysis.fisher import FisherError, fisher_potential, passes_fisher
-        from ..ir.serialize import content_hash, to_document
-        from ..train.candidate import networks
-
-        key = content_hash(to_document(graph)) + repr(sorted(graph.bindings.items()))
-        if key not in self._verdicts:
-            original, candidate, report = networks(graph, self.settings, self.split.train.num_classes)
-            layers = tuple(report.replaced)
-            if layers not in self._original:
-                self._original[layers] = fisher_potential(original, layers, self.images, self.labels).total
-            theirs = self._original[layers]
-            verdict = {"original": theirs, "replaced": list(layers)}
-            try:
-                ours = fisher_potential(candidate, layers, self.images, self.labels).total
-            except FisherError as e:
-                verdict.update(candidate=None, passes=False, reason=str(e))
-            else:
-                verdict.update(candidate=ours, passes=passes_fisher(ours, theirs))
-            self._verdicts[key] = verdict
-        return self._verdicts[key]
-
-
-def capacity_checks(
-    document: dict, bindings: Mapping[str, int] | None = None, settings: dict | None = None
-) -> list[dict]:
-    """Fisher Potential after each architecture-changing step of a sequence, against the
-    original network: JSON in and out, for core.jobs.isolate.call_in_subprocess."""
-    from ..codegen.loopnest_ir import result_operator
-    from ..ir.sequence import sequence_from_document
-    from ..train.candidate import EvalSettings
-
-    seq = sequence_from_document(document)
-    report = check_sequence(seq, bindings)
-    judge = None
-    results = []
-    for s in report.steps:
-        if not s.step.changes_architecture or s.after is None:
-            continue
-        entry = {"step": s.index, "text": s.step.text()}
-        judge = judge or CapacityJudge(EvalSettings.from_payload(settings or {}))
-        verdict = judge(result_operator(s.after, seq.name or "sequence").graph)
-        entry.update(
-            status=LEGAL if verdict["passes"] else ILLEGAL,
-            **verdict,
-            message=f"no Fisher Potential: {verdict['reason']}"
-            if "reason" in verdict
-            else f"Fisher Potential {verdict['candidate']:.4g} "
-            f"{'>=' if verdict['passes'] else '<'} original {verdict['original']:.4g} "
-            f"over {len(verdict['replaced'])} replaced layer(s)",
-        )
-        results.append(entry)
-    return results
-
-
 __all__ = [
     "ERROR",
     "ILLEGAL",
     "LEGAL",
-    "CapacityJudge",
     "Dependence",
     "SequenceReport",
     "StepReport",
-    "capacity_checks",
     "carries",
     "check_sequence",
     "dependences",

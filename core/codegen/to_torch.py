@@ -48,16 +48,21 @@ def module_source(
 
 
 def build_module(graph: OperatorGraph, bindings: dict[str, int] | None = None, layers: bool = True) -> torch.nn.Module:
-    """The operator as an nn.Module: forward maps [N, *input shape] float32 to [N, *output shape].
+    """The operator as an nn.Module: forward maps [N, *input shape] float32 to [N, *output shape]."""
+    return module_class(graph, bindings, layers)()
 
-    Compiles module_source's text (torch is imported then, never at package import)."""
+
+def module_class(graph: OperatorGraph, bindings: dict[str, int] | None = None, layers: bool = True) -> type:
+    """The operator's nn.Module class at these bindings, for making several instances (each
+    initialised anew). Compiles module_source's text (torch is imported then, never at
+    package import)."""
     name = _class_name(graph, None)
     source = _render(make_plan(graph, bindings), name, layers)
     filename = f"<tessera generated {name} {hashlib.sha1(source.encode()).hexdigest()[:12]}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # readable tracebacks
     namespace: dict = {"__name__": "tessera_generated"}
     exec(compile(source, filename, "exec"), namespace)
-    return namespace[name]()
+    return namespace[name]
 
 
 def _class_name(graph: OperatorGraph, class_name: str | None) -> str:

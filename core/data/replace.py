@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from core.codegen.conv_spec import ConvSpec
-from core.codegen.to_torch import build_module
+from core.codegen.to_torch import module_class
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 
@@ -110,10 +110,18 @@ def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) ->
     return sizes
 
 
-def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int, in_channels: int = 3) -> ReplacementReport:
+def replace_convs(
+    model: nn.Module,
+    graph: OperatorGraph,
+    resolution: int,
+    in_channels: int = 3,
+    sizes: dict[str, tuple[int, int]] | None = None,
+) -> ReplacementReport:
     """Replace, in place, every standard conv the operator fits; the report lists all convs.
-    The model takes [N, in_channels, resolution, resolution]."""
-    sizes = conv_input_sizes(model, resolution, in_channels)
+    The model takes [N, in_channels, resolution, resolution]; `sizes`: conv_input_sizes of the
+    model when known already. Layers of one shape are tried once."""
+    sizes = sizes if sizes is not None else conv_input_sizes(model, resolution, in_channels)
+    tried: dict[tuple, tuple[int, ...] | LayerMismatch] = {}
     outcomes = []
     for name, conv in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]:
         h, w = sizes.get(name, (0, 0))
@@ -132,7 +140,7 @@ def replace_convs(model: nn.Module, graph: OperatorGraph, resolution: int, in_ch
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not))
             continue
         try:
-            module, how = _operator_for(graph, conv, h, w)
+            module, how = _operator_for(graph, conv, h, w, tried)
         except LayerMismatch as e:
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=str(e)))
             continue
@@ -156,31 +164,40 @@ def layer_bindings(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, 
     return bindings
 
 
-def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, h: int, w: int) -> tuple[nn.Module, str]:
+def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, h: int, w: int, tried: dict) -> tuple[nn.Module, str]:
+    """The operator standing in for `conv`. `tried` keeps, per layer shape, the module class and
+    its output shape (or the mismatch), so a network's many layers of one shape generate the
+    code and run the trial input once; each layer still gets its own freshly initialised module."""
     c_in, c_out, k = conv.in_channels, conv.out_channels, conv.kernel_size[0]
-    bindings = layer_bindings(graph, c_in, c_out, h, w, k)
-
-    def instance() -> nn.Module:
-        try:
-            return build_module(graph, bindings)
-        except TesseraError as e:
-            raise LayerMismatch(f"binding error: {e}") from None
-
-    first = instance()
-    try:
-        with torch.no_grad():
-            shape = tuple(first(torch.zeros(1, c_in, h, w)).shape[1:])
-    except RuntimeError as e:
-        raise LayerMismatch(f"operator does not run on [{c_in}, {h}, {w}]: {e}") from None
+    key = (c_in, c_out, k, h, w)
+    if key not in tried:
+        tried[key] = _layer_class(graph, c_in, c_out, h, w, k)
+    if isinstance(tried[key], LayerMismatch):
+        raise tried[key]
+    cls, shape = tried[key]
     if len(shape) != 3 or shape[1:] != (h, w):
         raise LayerMismatch(f"operator output {list(shape)} does not keep the {h}x{w} spatial size")
     c = shape[0]
     if c == c_out:
-        return ReplacedConv([first], "direct", c_out, conv.bias is not None), "direct"
+        return ReplacedConv([cls()], "direct", c_out, conv.bias is not None), "direct"
     if c_out % c == 0:
         m = c_out // c
-        parts = [first, *(instance() for _ in range(m - 1))]
-        return ReplacedConv(parts, "concat", c_out, conv.bias is not None), f"{m} copies concatenated"
+        return ReplacedConv([cls() for _ in range(m)], "concat", c_out, conv.bias is not None), (
+            f"{m} copies concatenated"
+        )
     if c % c_out == 0:
-        return (ReplacedConv([first], "sum", c_out, conv.bias is not None), f"sum of {c // c_out} channel groups")
+        return (ReplacedConv([cls()], "sum", c_out, conv.bias is not None), f"sum of {c // c_out} channel groups")
     raise LayerMismatch(f"operator gives {c} channels, the layer needs {c_out} (neither divides the other)")
+
+
+def _layer_class(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, k: int) -> tuple | LayerMismatch:
+    """(module class, output shape without the batch) of the operator at one layer's sizes, or why not."""
+    try:
+        cls = module_class(graph, layer_bindings(graph, c_in, c_out, h, w, k))
+    except TesseraError as e:
+        return LayerMismatch(f"binding error: {e}")
+    try:
+        with torch.no_grad():
+            return cls, tuple(cls()(torch.zeros(1, c_in, h, w)).shape[1:])
+    except RuntimeError as e:
+        return LayerMismatch(f"operator does not run on [{c_in}, {h}, {w}]: {e}")

@@ -37,7 +37,6 @@ from .base import SearchError
 from .driver import STRATEGIES, SearchConfig, make_strategy
 
 _STAGE_AGAIN = {"fisher": "screening", "train": "training", "e2e": "tuning"}  # where a stopped job's candidate resumes
-CHANCE_FACTOR = 1.5  # a final accuracy under 1.5x chance (1/classes) is a candidate that did not learn
 
 
 @dataclass
@@ -238,15 +237,13 @@ class _Loop:
         self._train(operator_id, key, self.store.operator(operator_id)["document"])
 
     def _trained(self, operator_id: int, key: str, r: dict) -> None:
+        if r["outcome"] == "diverged":  # no accuracy to speak of: rewarded like a screened-out one
+            self._final(operator_id, key, "diverged", 0.0, detail=r["reason"])
+            return
         accuracy = float(r["accuracy_per_epoch"][-1])
         self.strategy.tell(key, accuracy)  # Syno's reward: the proxy accuracy, also at an early stop
-        if r.get("stopped_early"):
-            self._final(operator_id, key, "stopped early", accuracy, accuracy=accuracy, detail=r.get("reason", ""))
-            return
-        chance = 1.0 / r.get("classes", 10)
-        if accuracy < CHANCE_FACTOR * chance:
-            detail = f"accuracy {accuracy:.3f} is near chance ({chance:.3f}): the network did not learn"
-            self._final(operator_id, key, "did not learn", accuracy, accuracy=accuracy, detail=detail)
+        if r["outcome"] in ("stopped early", "did not learn"):
+            self._final(operator_id, key, r["outcome"], accuracy, accuracy=accuracy, detail=r["reason"])
             return
         self._margin(operator_id, key, accuracy)
 
@@ -295,7 +292,7 @@ class _Loop:
         self._submit(operator_id, key, "train", "training", payload)
 
     def _final(self, operator_id: int, key: str, stage: str, reward: float, **fields) -> None:
-        if stage in ("screened out", "failed"):
+        if stage in ("screened out", "diverged", "failed"):
             self.strategy.tell(key, reward)
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
 

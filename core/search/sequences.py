@@ -5,7 +5,7 @@ and meaning-preserving ones (interchange, split, fuse, unroll, vectorize,
 parallel), drawn one at a time on the current nest so that every step applies;
 a sequence whose steps break a dependence is rejected (counted "illegal"). The
 resulting operator goes through the common screening (valid, in budget, not
-seen before) and, when a `screen` is given (legality.CapacityJudge), through
+seen before) and, when a `screen` is given (core.train.capacity.CapacityJudge), through
 Fisher Potential against the original network, NAS-PTE's filter. The sequence
 travels with the candidate (info["sequence"]) so its schedule can be compiled
 and measured for the survivors."""

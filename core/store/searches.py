@@ -1,6 +1,6 @@
 """Discovery runs in the store: a run is found again by the key of its settings (so running
 the same search again resumes it), and every candidate's stage is kept as it moves on
-(proposed, screening, screened out, training, stopped early, did not learn, outside margin,
+(proposed, screening, screened out, training, stopped early, did not learn, diverged, outside margin,
 tuning, tuned, failed), with the reward the strategy was told, for resuming and counting."""
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ STAGES = (
     "training",
     "stopped early",
     "did not learn",
+    "diverged",
     "outside margin",
     "tuning",
     "tuned",
     "failed",
 )
-FINAL = ("screened out", "stopped early", "did not learn", "outside margin", "tuned", "failed")
+FINAL = ("screened out", "stopped early", "did not learn", "diverged", "outside margin", "tuned", "failed")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,11 @@ def open_run(store: Store, key: str, name: str, config: dict) -> SearchRun:
             )
             row = next(store.db.table("searches").rows_where("key = ?", [key]))
     return _run(row)
+
+
+def runs(store: Store) -> list[SearchRun]:
+    """Every run in the store, oldest first."""
+    return [_run(row) for row in store.db.table("searches").rows_where(order_by="id")]
 
 
 def set_baseline(store: Store, run: SearchRun, accuracy: float | None = None, job_id: int | None = None) -> SearchRun:
@@ -93,7 +99,7 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
     done), trained (training done), stopped early, within margin, tuned, and what failed."""
     now = Counter(row["stage"] for row in candidates(store, run))
     past_screening = sum(n for stage, n in now.items() if stage not in ("screening",))
-    trained = sum(now[s] for s in ("stopped early", "did not learn", "outside margin", "tuning", "tuned"))
+    trained = sum(now[s] for s in ("stopped early", "did not learn", "diverged", "outside margin", "tuning", "tuned"))
     return {
         "proposed": sum(now.values()),
         "screened": past_screening - now["failed"],
@@ -101,6 +107,7 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
         "trained": trained,
         "stopped early": now["stopped early"],
         "did not learn": now["did not learn"],
+        "diverged": now["diverged"],
         "within margin": now["tuning"] + now["tuned"],
         "tuned": now["tuned"],
         "failed": now["failed"],

@@ -18,9 +18,10 @@ import torch
 from core.ir.serialize import graph_from_document
 from core.jobs.errors import JobCancelled
 
-from .candidate import EvalSettings, load_split, networks, screen
 from .errors import EvaluationError
 from .proxy import TrainConfig, train_proxy
+from .screening import screen_for
+from .settings import EvalSettings
 
 THREADS = 1  # torch threads per worker: more oversubscribe the 2 shared cores (4-8x slower under load)
 
@@ -32,14 +33,16 @@ def _graph(payload: dict):
 
 
 def _setup(payload: dict, ctx):
+    """The candidate network and its Fisher Potential against the original's."""
     torch.set_num_threads(THREADS)
     graph = _graph(payload)
     settings = EvalSettings.from_payload(payload)
     ctx.progress(0.02, f"loading {settings.dataset}")
-    split = load_split(settings)
+    screen = screen_for(settings)
     ctx.progress(0.05, f"building {settings.spec.label} with {graph.name or 'the operator'}")
-    original, candidate, report = networks(graph, settings, split.train.num_classes)
-    return settings, split, original, candidate, report
+    candidate, report = screen.candidate(graph)
+    ctx.progress(0.08, f"Fisher Potential over {len(report.replaced)} replaced layers")
+    return settings, screen, candidate, report, screen.score(candidate, report)
 
 
 def _score(settings: EvalSettings, **fields) -> dict:
@@ -48,9 +51,7 @@ def _score(settings: EvalSettings, **fields) -> dict:
 
 def fisher_job(payload: dict, ctx) -> dict:
     """Fisher Potential of the candidate vs the original network, at initialisation."""
-    settings, split, original, candidate, report = _setup(payload, ctx)
-    ctx.progress(0.5, f"Fisher Potential over {len(report.replaced)} replaced layers")
-    fisher = screen(original, candidate, report, split, settings)
+    settings, _, _, report, fisher = _setup(payload, ctx)
     return {
         "score": _score(settings, epochs=0, fisher_potential=fisher["fisher_potential"]),
         **fisher,
@@ -66,25 +67,23 @@ def train_job(payload: dict, ctx) -> dict:
         not isinstance(best, list) or not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in best)
     ):
         raise EvaluationError(f"best_curve must be a list of accuracies, got {best!r}")
-    settings, split, original, candidate, report = _setup(payload, ctx)
-    fisher = screen(original, candidate, report, split, settings)
-    del original
+    settings, screen, candidate, report, fisher = _setup(payload, ctx)
     trained = train_proxy(
-        candidate, split, config, best, lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message)
+        candidate, screen.split, config, best, lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message)
     )
     curve = trained.accuracy_per_epoch
     return {
         "score": _score(
             settings,
             epochs=len(curve),
-            accuracy=curve[-1],
+            accuracy=trained.accuracy,
             accuracy_per_epoch=curve,
             fisher_potential=fisher["fisher_potential"],
         ),
         **fisher,
         **trained.to_json(),
         "epochs_planned": config.epochs,
-        "classes": split.train.num_classes,
+        "classes": screen.num_classes,
         "replacement": report.to_json(),
     }
 

@@ -19,6 +19,11 @@ from .early_stop import check_theta, keep_training, required_accuracy
 from .errors import EvaluationError
 
 Progress = Callable[[float, str], None]
+CHANCE_FACTOR = 1.5  # a final accuracy under 1.5x chance (1 / classes) is a network that did not learn
+EXPLODED = 1e6  # logits this large mean the activations exploded (a trained classifier's are ~10-100)
+#: how a training run ended: in full, stopped by the early-stop rule, loss or activations
+#: no longer finite, or a final accuracy near chance
+OUTCOMES = ("trained", "stopped early", "diverged", "did not learn")
 
 
 @dataclass(frozen=True)
@@ -61,12 +66,13 @@ def _whole(name: str, value, low: int) -> None:
 class TrainResult:
     accuracy_per_epoch: list[float]
     seconds_per_epoch: list[float]
-    stopped_early: bool = False
     reason: str = ""
+    outcome: str = "trained"
 
     @property
-    def accuracy(self) -> float:
-        return self.accuracy_per_epoch[-1]
+    def accuracy(self) -> float | None:
+        """The final accuracy; None when training diverged (its last accuracy says nothing)."""
+        return None if self.outcome == "diverged" or not self.accuracy_per_epoch else self.accuracy_per_epoch[-1]
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -92,7 +98,9 @@ def train_proxy(
     progress: Progress | None = None,
 ) -> TrainResult:
     """Train `model` in place; `progress(fraction, message)` is called after every batch
-    (a job's ctx.progress, which raises to stop a cancelled job)."""
+    (a job's ctx.progress, which raises to stop a cancelled job). A loss that is no longer
+    finite or logits that explode end training as "diverged"; a final accuracy near chance is
+    "did not learn" (TrainResult.outcome), so neither reads as an ordinary low accuracy."""
     train = split.train
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     if config.max_batches is not None:
@@ -117,12 +125,13 @@ def train_proxy(
         permutation = order.permutation(len(train))
         for step in range(steps_per_epoch):
             index = permutation[step * config.batch_size : (step + 1) * config.batch_size]
-            loss = F.cross_entropy(model(torch.from_numpy(train.images[index])), torch.from_numpy(train.labels[index]))
-            if not torch.isfinite(loss):
-                raise EvaluationError(
-                    f"training diverged at epoch {epoch}, step {step + 1}: loss is "
-                    f"{loss.item()} (try a smaller learning rate than {config.lr})"
-                )
+            logits = model(torch.from_numpy(train.images[index]))
+            loss = F.cross_entropy(logits, torch.from_numpy(train.labels[index]))
+            why = _divergence(loss, logits)
+            if why:
+                result.outcome = "diverged"
+                result.reason = f"diverged at epoch {epoch}, step {step + 1}: {why} (learning rate {config.lr})"
+                return result
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -137,10 +146,25 @@ def train_proxy(
             progress(epoch / config.epochs, f"epoch {epoch}/{config.epochs}: accuracy {acc:.3f}")
         if epoch < config.epochs and not keep_training(acc, epoch, config.epochs, best, config.theta):
             need = required_accuracy(epoch, config.epochs, best, config.theta)
-            result.stopped_early = True
             result.reason = (
                 f"stopped after epoch {epoch}: accuracy {acc:.3f} is below "
                 f"{need:.3f} (lambda x best {best[epoch - 1]:.3f}, theta {config.theta})"
             )
+            result.outcome = "stopped early"
             break
+    chance = 1 / split.train.num_classes
+    if result.outcome == "trained" and result.accuracy_per_epoch[-1] < CHANCE_FACTOR * chance:
+        result.outcome = "did not learn"
+        result.reason = (
+            f"accuracy {result.accuracy_per_epoch[-1]:.3f} after {config.epochs} epochs is near chance "
+            f"({chance:.3f}): the network did not learn"
+        )
     return result
+
+
+def _divergence(loss: torch.Tensor, logits: torch.Tensor) -> str:
+    """Why this step shows training has diverged, or "" when it has not."""
+    if not torch.isfinite(loss):
+        return f"the loss is {loss.item()}"
+    peak = float(logits.detach().abs().max())
+    return f"logits reached {peak:.3g}: the activations exploded" if peak > EXPLODED else ""

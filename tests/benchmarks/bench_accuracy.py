@@ -1,98 +1,37 @@
 """Accuracy-side speed on this machine.
 
-Figure 1: Fisher Potential screening throughput, candidates per minute: each candidate is an
-example operator with one choice of its group count G, placed in a ResNet-18 at reduced size
-(built, its convolutions replaced, one forward and one backward pass on a real minibatch),
-judged against the original network's score over the same layers (computed once per layer
-set). Published reference (NAS-PTE): 1000 candidates in under 5 minutes on a CPU, i.e.
->= 200 per minute.
-Figure 2: forward + backward time of each bundled example's generated module (torch's own
+Figure 1: forward + backward time of each bundled example's generated module (torch's own
 layers where a subgraph is one), against the same module one line per primitive and against
 hand-written torch for the same layer (tests/benchmarks/hand_layers.py, same weights, checked
 equal first), at the sizes of proxy training's first and third ResNet-18 stages. Target: the
 generated module within 1.2x of the hand-written one.
-Figure 3: proxy-training time per epoch on the digits, the original network and the network
+Figure 2: proxy-training time per epoch on the digits, the original network and the network
 with each bundled example. Target: within 1.5x of the original.
 
-    python -m tests.benchmarks.bench_accuracy [--candidates 48] [--width 16] [--resolution 16]
-        [--reps 20] [--skip screening,modules,training]
+Fisher Potential screening throughput is in bench_discovery.
+
+    python -m tests.benchmarks.bench_accuracy [--width 16] [--resolution 16] [--reps 20] [--skip modules,training]
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import statistics
 import time
 
 import torch
 
-from core.analysis.fisher import fisher_potential, passes_fisher
 from core.codegen import build_module
 from core.data.backbones import build_backbone
 from core.data.replace import replace_convs
 from core.ir.serialize import load_operator
-from core.train.candidate import fisher_batch, load_split
 from core.train.proxy import TrainConfig, train_proxy
+from core.train.screening import load_split
 from core.train.settings import EvalSettings
 from tests.benchmarks.hand_layers import hand_written
 from tests.support import ROOT
 
 EXAMPLES = ROOT / "resources" / "examples"
-PAPER_PER_MINUTE = 1000 / 5
-GROUPS = (1, 2, 4, 8)
-
-
-def candidates():
-    """(label, graph) forever: every example, and every G choice for those that have one."""
-    variants = []
-    for path in sorted(EXAMPLES.glob("*.json")):
-        graph = load_operator(path)
-        if "G" in graph.bindings:
-            for g in GROUPS:
-                variant = load_operator(path)
-                variant.bindings = {**variant.bindings, "G": g}
-                variants.append((f"{path.stem} G={g}", variant))
-        else:
-            variants.append((path.stem, graph))
-    return itertools.cycle(variants)
-
-
-def screening(settings: EvalSettings, count: int) -> None:
-    split = load_split(settings)
-    images, labels = fisher_batch(split, settings.fisher_batch, settings.seed)
-    originals: dict[tuple[str, ...], float] = {}
-    passed, times = 0, []
-    start = time.perf_counter()
-    for _label, graph in itertools.islice(candidates(), count):
-        t = time.perf_counter()
-        net = build_backbone(settings.spec, split.train.num_classes, settings.seed)
-        report = replace_convs(net, graph, settings.resolution)
-        layers = tuple(report.replaced)
-        score = fisher_potential(net, layers, images, labels).total
-        if layers not in originals:
-            original = build_backbone(settings.spec, split.train.num_classes, settings.seed)
-            originals[layers] = fisher_potential(original, layers, images, labels).total
-        passed += passes_fisher(score, originals[layers])
-        times.append(time.perf_counter() - t)
-    total = time.perf_counter() - start
-    per_minute = count / total * 60
-    print(
-        f"Fisher screening, {settings.spec.label} at {settings.resolution}px, "
-        f"minibatch {settings.fisher_batch}, {torch.get_num_threads()} thread(s):"
-    )
-    print(
-        f"  {count} candidates in {total:.1f} s: {per_minute:.0f} per minute "
-        f"(median {1e3 * statistics.median(times):.0f} ms, max {1e3 * max(times):.0f} ms each)"
-    )
-    print(
-        f"  1000 candidates would take {1000 / per_minute:.1f} min; reference < 5 min "
-        f"(ratio to the reference rate: {per_minute / PAPER_PER_MINUTE:.2f}x)"
-    )
-    print(
-        f"  {passed} of {count} passed the Fisher rule ({count - passed} rejected); "
-        f"{len(originals)} original-network scores computed"
-    )
 
 
 # (label, batch, layer sizes): proxy training's ResNet-18 (width 16, 16 px) at its first and third stages
@@ -176,19 +115,16 @@ def training(settings: EvalSettings, epochs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--candidates", type=int, default=48)
     parser.add_argument("--width", type=int, default=16)
     parser.add_argument("--resolution", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--reps", type=int, default=20, help="forward + backward runs per module")
-    parser.add_argument("--skip", default="", help="comma-separated: screening, modules, training")
+    parser.add_argument("--skip", default="", help="comma-separated: modules, training")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     torch.set_num_threads(args.threads)
     settings = EvalSettings(backbone="resnet18", width=args.width, resolution=args.resolution)
-    if "screening" not in skip:
-        screening(settings, args.candidates)
     if "modules" not in skip:
         modules(args.reps)
     if "training" not in skip:

@@ -12,11 +12,12 @@ import sys
 import time
 from pathlib import Path
 
-from core.analysis.legality import CapacityJudge, check_sequence
+from core.analysis.legality import check_sequence
 from core.codegen.loopnest_ir import result_operator
 from core.ir.serialize import load_operator
 from core.search.sequences import SequenceSearch
-from core.train.candidate import EvalSettings
+from core.train.capacity import CapacityJudge
+from core.train.settings import EvalSettings
 
 PUBLISHED_PER_MINUTE = 1000 / 5
 PUBLISHED_REJECTED = 0.90

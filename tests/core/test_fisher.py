@@ -10,9 +10,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from core.analysis.fisher import FisherError, channel_scores, fisher_potential, passes_fisher
-from core.ir.serialize import to_document
+from core.ir.serialize import load_operator, to_document
 from core.train.jobs import fisher_job
-from tests.support import chain
+from tests.support import EXAMPLES, chain
 
 torch.set_num_threads(1)
 
@@ -191,10 +191,35 @@ def test_searched_operator_that_ignores_its_input_is_refused_by_the_fisher_job()
             {"operator": to_document(graph), "width": 8, "resolution": 8, "limit": 200, "fisher_batch": 16}, _Job()
         )
     # NAS-PTE's capacity check (sequence search, legality) rejects it with the reason, not a crash
-    from core.analysis.legality import CapacityJudge
-    from core.train.candidate import EvalSettings
+    from core.train.capacity import CapacityJudge
+    from core.train.settings import EvalSettings
 
     graph.bindings = {"C_in": 8, "C_out": 8, "H": 8, "W": 8}
     verdict = CapacityJudge(EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16))(graph)
     assert verdict["passes"] is False and verdict["candidate"] is None and verdict["original"] > 0
     assert "8 of 8 output channels hold one value" in verdict["reason"]
+
+
+def test_the_screen_scores_the_original_once_and_as_a_direct_computation_would():
+    """FisherScreen keeps the original's score of every conv: summed over a candidate's replaced
+    layers it equals the original scored over those layers alone, and the candidate's score
+    equals a network built and scored from scratch."""
+    from core.data.backbones import build_backbone
+    from core.data.replace import replace_convs
+    from core.train.screening import screen_for
+    from core.train.settings import EvalSettings
+
+    settings = EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16)
+    screen = screen_for(settings)
+    assert screen_for(EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16)) is screen
+    graph = load_operator(EXAMPLES / "depthwise_separable.json")
+    net, report = screen.candidate(graph)
+    verdict = screen.score(net, report)
+    original = build_backbone(settings.spec, screen.num_classes, settings.seed)
+    direct = fisher_potential(original, report.replaced, screen.images, screen.labels)
+    assert verdict["fisher_original"] == pytest.approx(direct.total, rel=1e-5)
+    fresh = build_backbone(settings.spec, screen.num_classes, settings.seed)
+    replace_convs(fresh, graph, settings.resolution)
+    again = fisher_potential(fresh, report.replaced, screen.images, screen.labels)
+    assert verdict["fisher_potential"] == pytest.approx(again.total, rel=1e-5)
+    assert verdict["fisher_passes"] == (verdict["fisher_potential"] >= verdict["fisher_original"])

@@ -111,9 +111,9 @@ def test_architecture_steps_are_judged_on_sizes_here():
 def test_fisher_potential_accepts_and_rejects_on_a_constructed_case():
     """Width-8 ResNet-18 on the bundled digits: two groups keep the capacity, depthwise (G = C = 8
     in most layers) loses it. Scores are deterministic (seeded weights and minibatch)."""
-    from core.analysis.legality import CapacityJudge
     from core.codegen.loopnest_ir import result_operator
-    from core.train.candidate import EvalSettings
+    from core.train.capacity import CapacityJudge
+    from core.train.settings import EvalSettings
 
     judge = CapacityJudge(EvalSettings(width=8, resolution=16, limit=200, fisher_batch=32))
     sizes = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}

@@ -52,8 +52,8 @@ def test_other_nests_and_bad_requests(conv2d):
 
 @pytest.mark.slow
 def test_fisher_potential_filters_the_candidates(conv2d):
-    from core.analysis.legality import CapacityJudge
-    from core.train.candidate import EvalSettings
+    from core.train.capacity import CapacityJudge
+    from core.train.settings import EvalSettings
 
     judge = CapacityJudge(EvalSettings(width=8, resolution=16, limit=200, fisher_batch=32))
     search = SequenceSearch(conv2d, seed=5, screen=judge)

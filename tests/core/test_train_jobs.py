@@ -59,7 +59,7 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
     replaced = [layer["name"] for layer in result["replacement"]["layers"] if layer["replaced"]]
     assert sorted(replaced) == sorted(result["fisher_layers"])
     assert result["replacement"]["replaced"] == 14  # every stride-1 conv, the 3-channel stem too
-    assert result["epochs_planned"] == 1 and not result["stopped_early"]
+    assert result["epochs_planned"] == 1 and result["outcome"] in ("trained", "did not learn")  # one short epoch
     assert failed.state == FAILED
     assert "EvaluationError: operator grouped_conv fits none of the 20 convolutions of resnet18/w4" in failed.error
     assert "binding error" in failed.error and "stride 2" in failed.error

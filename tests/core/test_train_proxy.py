@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 import torch
+from torch import nn
 
 from core.data.backbones import build_backbone
 from core.data.datasets import load_dataset, split_dataset
@@ -78,7 +79,7 @@ def test_training_learns_and_reports_every_epoch(tiny_split):
         TrainConfig(epochs=3, batch_size=32, lr=0.05),
         progress=lambda fraction, message: seen.append((fraction, message)),
     )
-    assert len(result.accuracy_per_epoch) == len(result.seconds_per_epoch) == 3 and not result.stopped_early
+    assert len(result.accuracy_per_epoch) == len(result.seconds_per_epoch) == 3 and result.outcome == "trained"
     assert result.accuracy > max(before, 0.3)  # 10 classes: chance is 0.1
     assert seen[-1][0] == pytest.approx(1.0) and "epoch 3/3: accuracy" in seen[-1][1]
     assert all(a <= b for (a, _), (b, _) in itertools.pairwise(seen))
@@ -88,13 +89,13 @@ def test_early_stop_against_a_better_curve(tiny_split):
     net = build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0)
     config = TrainConfig(epochs=4, batch_size=32, max_batches=2, schedule="step", theta=0.9)
     result = train_proxy(net, tiny_split, config, best=[1.0, 1.0, 1.0, 1.0])
-    assert result.stopped_early and len(result.accuracy_per_epoch) == 1
+    assert result.outcome == "stopped early" and len(result.accuracy_per_epoch) == 1
     assert "stopped after epoch 1" in result.reason and "theta 0.9" in result.reason
     net = build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0)
     lenient = train_proxy(
         net, tiny_split, TrainConfig(epochs=2, batch_size=32, max_batches=2, theta=0.0), best=[0.0, 0.0]
     )
-    assert not lenient.stopped_early and len(lenient.accuracy_per_epoch) == 2
+    assert lenient.outcome != "stopped early" and len(lenient.accuracy_per_epoch) == 2
 
 
 @pytest.mark.parametrize(
@@ -113,7 +114,28 @@ def test_bad_training_settings(change, message):
         TrainConfig(**change)
 
 
-def test_divergence_is_reported(tiny_split):
-    net = build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0)
-    with pytest.raises(EvaluationError, match="training diverged at epoch 1"):
-        train_proxy(net, tiny_split, TrainConfig(epochs=1, lr=1e30, momentum=0.0, weight_decay=0.0, max_batches=5))
+def test_divergence_and_failing_to_learn_are_outcomes_not_low_accuracies(tiny_split):
+    still = TrainConfig(epochs=1, lr=0.0, momentum=0.0, weight_decay=0.0, max_batches=2)
+    result = train_proxy(build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0), tiny_split, still)
+    assert result.outcome == "did not learn" and "near chance (0.100)" in result.reason
+    assert result.accuracy == result.accuracy_per_epoch[-1] < 0.15
+
+    wild = TrainConfig(epochs=2, lr=1e30, momentum=0.0, weight_decay=0.0, max_batches=5)
+    result = train_proxy(build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0), tiny_split, wild)
+    assert result.outcome == "diverged" and result.accuracy is None
+    assert result.reason.startswith("diverged at epoch 1, step ") and "learning rate 1e+30" in result.reason
+
+    loud = nn.Sequential(build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0), Scale(1e8))
+    result = train_proxy(loud, tiny_split, still)
+    assert result.outcome == "diverged" and "the activations exploded" in result.reason
+
+
+class Scale(nn.Module):
+    """Logits blown up by a constant: activations that explode without a NaN loss."""
+
+    def __init__(self, factor: float):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor

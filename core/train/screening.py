@@ -1,0 +1,94 @@
+"""Fisher Potential screening of many candidates under one setting (NAS-PTE's filter).
+
+Screening is the loop's cheapest stage and runs for every candidate, so everything that does
+not depend on the candidate is done once per setting and process: the data split, the
+seeded minibatch, the input size of every convolution and the original network's score of
+every convolution (a layer's score depends only on its own activations and gradients, so
+the original's score over any set of replaced layers is a sum of these). A candidate then
+costs one network build and one forward and backward pass. The candidate starts from the
+original's seed, so every layer the operator did not replace has the original's initial
+weights and the scores compare like with like. Imports torch: worker processes and
+benchmarks only.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from core.analysis.fisher import fisher_potential, passes_fisher
+from core.data.backbones import build_backbone
+from core.data.datasets import Split, load_dataset, split_dataset
+from core.data.replace import ReplacementReport, conv_input_sizes, replace_convs
+from core.ir.graph import OperatorGraph
+
+from .errors import EvaluationError
+from .settings import EvalSettings
+
+
+def load_split(settings: EvalSettings) -> Split:
+    data = load_dataset(settings.dataset, settings.resolution)
+    return split_dataset(data, settings.val_fraction, settings.seed, settings.limit)
+
+
+def fisher_batch(split: Split, size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """One seeded random minibatch of real training examples."""
+    index = np.random.default_rng(seed).choice(len(split.train), min(size, len(split.train)), replace=False)
+    return torch.from_numpy(split.train.images[index]), torch.from_numpy(split.train.labels[index])
+
+
+class FisherScreen:
+    """The data, the minibatch and the original network's per-layer scores for one setting."""
+
+    def __init__(self, settings: EvalSettings):
+        self.settings = settings
+        self.split = load_split(settings)
+        self.num_classes = self.split.train.num_classes
+        self.images, self.labels = fisher_batch(self.split, settings.fisher_batch, settings.seed)
+        original = build_backbone(settings.spec, self.num_classes, settings.seed)
+        self.sizes = conv_input_sizes(original, settings.resolution)
+        convs = [name for name, m in original.named_modules() if isinstance(m, nn.Conv2d) and name in self.sizes]
+        self.original = fisher_potential(original, convs, self.images, self.labels).layers
+
+    def candidate(self, graph: OperatorGraph) -> tuple[nn.Module, ReplacementReport]:
+        """The backbone with the operator in every layer it fits (seeded as the original);
+        EvaluationError if it fits none."""
+        net = build_backbone(self.settings.spec, self.num_classes, self.settings.seed)
+        report = replace_convs(net, graph, self.settings.resolution, sizes=self.sizes)
+        if not report.replaced:
+            reasons = sorted({o.detail for o in report.layers})
+            raise EvaluationError(
+                f"operator {report.operator} fits none of the {len(report.layers)} "
+                f"convolutions of {self.settings.spec.label}: {'; '.join(reasons)}"
+            )
+        return net, report
+
+    def score(self, net: nn.Module, report: ReplacementReport) -> dict:
+        """Fisher Potential of the candidate and of the original over the replaced layers, and
+        the verdict (FisherError when the candidate has no meaningful score)."""
+        ours = fisher_potential(net, report.replaced, self.images, self.labels)
+        theirs = {name: self.original[name] for name in report.replaced}
+        total = sum(theirs.values())
+        return {
+            "fisher_potential": ours.total,
+            "fisher_original": total,
+            "fisher_passes": passes_fisher(ours.total, total),
+            "fisher_layers": ours.layers,
+            "fisher_layers_original": theirs,
+        }
+
+
+def screen_for(settings: EvalSettings) -> FisherScreen:
+    """The process's screen for `settings`, made once (a changed dataset file makes a new one)."""
+    path = Path(settings.dataset)
+    stamp = path.stat().st_mtime_ns if path.exists() else None
+    return _screen(settings, stamp)
+
+
+@functools.lru_cache(maxsize=1)  # a user's dataset can take a good part of the memory
+def _screen(settings: EvalSettings, stamp: int | None) -> FisherScreen:
+    return FisherScreen(settings)

@@ -1,0 +1,219 @@
+"""The discovery loop on this machine: can the proxy task tell operators apart, how fast does
+the Fisher Potential screen run, and what does a timed run of the whole loop find.
+
+Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noise) against
+20 random candidates (the random strategy on conv2d, in every convolution they fit), all on
+the default proxy task (digits, ResNet-18 width 16 at 16 px, 5 epochs). The task ranks
+operators only if the candidates' spread is clearly larger than the baseline's noise.
+Figure 2 (screening): candidates per minute through the Fisher Potential screen (one
+process, the data, minibatch and original's scores computed once; each candidate built,
+its convs replaced, one forward and backward pass). Published: NAS-PTE screens 1000 in
+under 5 minutes (200/min); the issue's goal is 1000 in under a minute.
+Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers, then
+from its store: the baseline's accuracy and tuned latency, candidates per stage, the best
+candidate within 1 point of the baseline's accuracy and its tuned end-to-end speedup, and
+which known designs (by structure, see `design`) were among the survivors. Published:
+Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
+
+    python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
+        [--skip spread,screening,loop] [--store PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import networkx as nx
+import torch
+
+from app.cli import main as tessera
+from core.analysis.fisher import FisherError
+from core.data.backbones import build_backbone
+from core.data.replace import replace_convs
+from core.ir.graph import OperatorGraph
+from core.ir.serialize import graph_from_document, load_operator
+from core.search.base import Budget
+from core.search.canvas import CanvasSampler
+from core.store import Store
+from core.store.searches import candidates, runs, stage_counts
+from core.train.errors import EvaluationError
+from core.train.proxy import TrainConfig, train_proxy
+from core.train.screening import FisherScreen
+from core.train.settings import EvalSettings
+from tests.support import EXAMPLES
+
+PAPER_PER_MINUTE = 1000 / 5  # NAS-PTE
+GOAL_PER_MINUTE = 1000
+
+
+def random_operators(seed: int = 0):
+    """Distinct operators from the random strategy (Canvas) on conv2d, forever."""
+    sampler = CanvasSampler(load_operator(EXAMPLES / "conv2d.json"), Budget(flops=1.0, max_primitives=8), seed=seed)
+    while True:
+        batch = sampler.ask(8)
+        if not batch:
+            return
+        yield from (c.graph for c in batch)
+
+
+def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
+    screen = FisherScreen(settings)
+    config = TrainConfig()
+    print(
+        f"Proxy task: {settings.dataset_label}, {settings.spec.label}, {len(screen.split.train)} training images, "
+        f"{config.epochs} epochs, {torch.get_num_threads()} thread(s)"
+    )
+
+    def trained(graph: OperatorGraph | None, seed: int) -> tuple[float | None, str]:
+        net = build_backbone(settings.spec, screen.num_classes, seed)
+        if graph is not None and not replace_convs(net, graph, settings.resolution, sizes=screen.sizes).replaced:
+            return None, "fits no layer"
+        result = train_proxy(net, screen.split, TrainConfig(seed=seed))
+        return result.accuracy, result.outcome
+
+    base = [trained(None, seed)[0] for seed in range(seeds)]
+    noise = statistics.stdev(base)
+    print(f"  original, {seeds} seeds: {', '.join(f'{a:.3f}' for a in base)} (std {noise:.4f})")
+    found: list[float] = []
+    outcomes: dict[str, int] = {}
+    for graph in random_operators():
+        if len(found) >= count:
+            break
+        acc, outcome = trained(graph, 0)
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        if acc is not None:
+            found.append(acc)
+    mean = statistics.mean(base)
+    spread_std = statistics.stdev(found)
+    close = sum(abs(a - mean) <= 2 * noise for a in found)
+    print(
+        f"  {len(found)} random candidates: min {min(found):.3f}, median {statistics.median(found):.3f}, "
+        f"max {max(found):.3f}, std {spread_std:.4f} ({spread_std / max(noise, 1e-9):.1f}x the original's noise)"
+    )
+    print(f"  outcomes: {', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))}")
+    print(f"  {close} of {len(found)} within 2 std of the original's mean {mean:.3f}")
+
+
+def screening(settings: EvalSettings, count: int) -> None:
+    start = time.perf_counter()
+    screen = FisherScreen(settings)
+    setup = time.perf_counter() - start
+    verdicts = {"passed": 0, "rejected": 0, "no score": 0, "fits no layer": 0}
+    times = []
+    for graph in itertools.islice(random_operators(seed=1), count):
+        t = time.perf_counter()
+        try:
+            net, report = screen.candidate(graph)
+            verdicts["passed" if screen.score(net, report)["fisher_passes"] else "rejected"] += 1
+        except EvaluationError:
+            verdicts["fits no layer"] += 1
+        except FisherError:
+            verdicts["no score"] += 1
+        times.append(time.perf_counter() - t)
+    total = sum(times)
+    per_minute = count / total * 60
+    print(
+        f"Fisher screening, {settings.spec.label} at {settings.resolution}px, minibatch {settings.fisher_batch}, "
+        f"{torch.get_num_threads()} thread(s), set-up {setup:.1f} s once:"
+    )
+    print(
+        f"  {count} random candidates in {total:.1f} s: {per_minute:.0f} per minute "
+        f"(median {1e3 * statistics.median(times):.0f} ms, max {1e3 * max(times):.0f} ms each); "
+        f"1000 take {1000 / per_minute:.1f} min"
+    )
+    print(
+        f"  ratio to NAS-PTE's 200/min: {per_minute / PAPER_PER_MINUTE:.2f}x; "
+        f"to the goal of 1000/min: {per_minute / GOAL_PER_MINUTE:.2f}x"
+    )
+    print("  " + ", ".join(f"{n} {v}" for v, n in verdicts.items()))
+
+
+def design(graph: OperatorGraph) -> str:
+    """Which known design an operator resembles, by its primitives (a heuristic for the report):
+    a product of a weighted function of the input with its unfolded window (involution-like),
+    a per-channel fc and a plain one (depthwise-separable), other groups (grouped), pooling
+    over space (spatial bottleneck)."""
+    prims = {n: graph.prim(n) for n in graph.primitive_nodes()}
+
+    def weighted(nodes: set[str]) -> bool:
+        return any(n in prims and prims[n].op in ("fc", "share") for n in nodes)
+
+    for n, p in prims.items():
+        if p.op == "broadcast" and p.params.get("fn") == "mul":
+            branches = [nx.ancestors(graph.g, u) | {u} for u in graph.g.predecessors(n)]
+            unfolded = [b for b in branches if any(m in prims and prims[m].op == "unfold" for m in b)]
+            if len(branches) == 2 and sum(map(weighted, branches)) == 1 and any(not weighted(b) for b in unfolded):
+                return "involution-like"
+    fcs = [p.params for p in prims.values() if p.op == "fc"]
+    groups = [str(f.get("groups", "1")) for f in fcs]
+    if any(g != "1" and g == str(f.get("out")) for g, f in zip(groups, fcs)) and "1" in groups:
+        return "depthwise-separable"
+    if any(g != "1" for g in groups) or any(p.op in ("split", "group") for p in prims.values()):
+        return "grouped"
+    if any(p.op == "fold" for p in prims.values()):
+        return "spatial bottleneck"
+    return "other"
+
+
+def loop(minutes: float, store_path: Path) -> None:
+    print(f"Discovery loop: tessera discover --minutes {minutes:g}, 2 workers, default task (store {store_path})")
+    start = time.perf_counter()
+    code = tessera(["discover", "--minutes", str(minutes), "--store", str(store_path), "--name", "bench_discovery"])
+    print(f"  ran {time.perf_counter() - start:.0f} s, exit code {code}")
+    with Store(store_path) as store:
+        run = next(r for r in runs(store) if r.name == "bench_discovery")
+        rows = candidates(store, run)
+        counts = stage_counts(store, run)
+        baseline = list(store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1"))
+        print(
+            f"  original: accuracy {run.baseline_accuracy}, tuned latency "
+            f"{baseline[0]['ms'] if baseline and baseline[0]['ms'] else 'not measured'} ms"
+        )
+        print("  stages: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        base = run.baseline_accuracy or 0.0
+        within = [r for r in rows if r["accuracy"] is not None and r["accuracy"] >= base - 0.01]
+        tuned = [r for r in within if r["e2e_speedup"]]
+        best = max(tuned, key=lambda r: r["e2e_speedup"], default=None)
+        if best is None:
+            print(f"  {len(within)} within 1 point of the original; none with a tuned end-to-end speedup yet")
+        else:
+            print(
+                f"  best within 1 point: {best['operator_name']} accuracy {best['accuracy']:.3f} "
+                f"(original {base:.3f}), tuned end-to-end speedup {best['e2e_speedup']:.2f}x "
+                f"(published: Canvas 1.5x, Syno 2.06x)"
+            )
+        survivors = [graph_from_document(store.operator(r["operator_id"])["document"]) for r in within]
+        kinds: dict[str, int] = {}
+        for graph in survivors:
+            kinds[design(graph)] = kinds.get(design(graph), 0) + 1
+        print("  survivors by design: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--candidates", type=int, default=20, help="random candidates trained for the spread")
+    parser.add_argument("--screen", type=int, default=300, help="candidates through the Fisher screen")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--skip", default="", help="comma-separated: spread, screening, loop")
+    parser.add_argument("--store", type=Path, default=None, help="the loop's store (default a new temporary file)")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    torch.set_num_threads(args.threads)
+    settings = EvalSettings()
+    if "screening" not in skip:
+        screening(settings, args.screen)
+    if "spread" not in skip:
+        spread(settings, args.candidates)
+    if "loop" not in skip:
+        with tempfile.TemporaryDirectory() as tmp:
+            loop(args.minutes, args.store or Path(tmp) / "discovery.db")
+
+
+if __name__ == "__main__":
+    main()
