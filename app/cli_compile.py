@@ -14,7 +14,8 @@ from pathlib import Path
 from app.cli_inputs import operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
-from core.compile.jobs import ALGORITHMS, gspc_convolution, variant_payloads
+from core.compile.algorithms import ALGORITHMS, gspc_convolution
+from core.compile.jobs import variant_payloads
 from core.devices import get_device
 from core.ir.errors import TesseraError
 from core.jobs.isolate import call_in_subprocess

@@ -170,7 +170,7 @@ def cmd_check(args) -> int:
     with Store(args.store) as store:
         device = get_device(store, args.name)
         answer = call_in_subprocess(
-            "core.devices.health:check_call",
+            "core.compile.health:check_call",
             {"config": device.to_dict(), "timeout": args.timeout},
             timeout=args.timeout + CHECK_SPAWN_GRACE,
         )

@@ -148,7 +148,7 @@ def cmd_check(args) -> int:
             print(_step_line(r["step"], r["text"], r["status"], r["message"]))
     if args.verify and report.final is not None and report.legal:
         result = call_in_subprocess(
-            "core.codegen.loopnest_tvm:verify_sequence", {"document": document, "bindings": bindings}
+            "core.compile.sequence_kernels:verify_sequence", {"document": document, "bindings": bindings}
         )
         close = result["max_abs_error"] <= 1e-4 * max(1.0, result["scale"])
         failed |= not close

@@ -9,19 +9,18 @@ structural events (split, fuse, reorder, unroll/vectorize/parallel; a group is a
 split of the output loop) on the parts they reached. The untransformed PrimFunc
 is the same expression unscheduled, so the two must agree numerically.
 
-Imports TVM: worker processes, tests and benchmarks only. `verify_sequence` and
-`sequence_tvmscript` take and return JSON, for core.jobs.isolate.call_in_subprocess."""
+Imports TVM: worker processes, tests and benchmarks only. `sequence_tvmscript` takes and
+returns JSON, for core.jobs.isolate.call_in_subprocess; core.compile.sequence_kernels
+compiles, runs and times the result."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import tvm
 from tvm import te, tirx
 
 from ..analysis.legality import SequenceReport, check_sequence
-from ..compile.target import core_count, local_target, use_threads
 from ..ir.loopnest import Computation, Event, Nest, Program
 from ..ir.sequence import sequence_from_document
 from .errors import CodegenError
@@ -174,53 +173,8 @@ def nest_extent(sch, loop) -> int:
     return int(sch.get(loop).extent)
 
 
-def compile_module(mod) -> tvm.runtime.Executable:
-    return tvm.compile(mod, target=local_target(core_count()))
-
-
-def run(executable, inputs: list[np.ndarray], out_shape: tuple[int, ...]) -> np.ndarray:
-    dev = tvm.cpu()
-    out = tvm.runtime.empty(out_shape, DTYPE, dev)
-    executable["main"](*(tvm.runtime.tensor(a, dev) for a in inputs), out)
-    return out.numpy()
-
-
-def random_inputs(args: list[te.Tensor], seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(tuple(int(s) for s in t.shape)).astype(DTYPE) for t in args[:-1]]
-
-
 # -- JSON entry points for worker processes -------------------------------------------------
 def sequence_tvmscript(document: dict, bindings: Mapping[str, int] | None = None) -> str:
     """TVMScript of the scheduled PrimFunc."""
     _, sch = schedule(check_sequence(sequence_from_document(document), bindings))
     return sch.mod.script()
-
-
-def verify_sequence(
-    document: dict, bindings: Mapping[str, int] | None = None, batch: int = 1, seed: int = 0, repeats: int = 0
-) -> dict:
-    """Compile the scheduled and the untransformed PrimFunc, run both on the same random
-    input and weights and compare; with repeats > 0 also time both (median ms)."""
-    use_threads(core_count())
-    report = check_sequence(sequence_from_document(document), bindings)
-    mod, sch = schedule(report, batch)
-    args, _ = build_expression(report.final, batch)
-    inputs = random_inputs(args, seed)
-    out_shape = tuple(int(s) for s in args[-1].shape)
-    built = {"scheduled": compile_module(sch.mod), "untransformed": compile_module(mod)}
-    outputs = {k: run(ex, inputs, out_shape) for k, ex in built.items()}
-    error = float(np.max(np.abs(outputs["scheduled"] - outputs["untransformed"])))
-    result = {
-        "max_abs_error": error,
-        "scale": float(np.max(np.abs(outputs["untransformed"]))),
-        "output_shape": list(out_shape),
-        "trace": str(sch.trace),
-    }
-    if repeats:
-        dev = tvm.cpu()
-        values = [tvm.runtime.tensor(a, dev) for a in inputs] + [tvm.runtime.empty(out_shape, DTYPE, dev)]
-        for k, ex in built.items():
-            timer = ex.mod.time_evaluator("main", dev, number=1, repeat=repeats, min_repeat_ms=20)
-            result[f"{k}_ms"] = float(timer(*values).median * 1e3)
-    return result

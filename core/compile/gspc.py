@@ -24,8 +24,8 @@ from ..atomic import write_text_atomically
 from ..codegen.gspc import Tiles, candidate_tiles, default_tiles, gspc_module, pack_weights, simd_lanes
 from ..devices.session import open_session
 from ..ir.graph import OperatorGraph
+from .algorithms import gspc_convolution
 from .errors import CompileError, TuningError
-from .jobs import gspc_convolution
 from .remote import upload
 from .tune import Tuning
 

@@ -14,14 +14,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..codegen.conv_spec import ConvMatch, NotAConvolution, match_conv
 from ..codegen.torch_plan import make_plan
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import canonical_document, content_hash, graph_from_document
 from ..jobs.errors import JobCancelled
+from .algorithms import ALGORITHMS, gspc_convolution
 from .errors import CompileError
-
-ALGORITHMS = ("default", "gspc")  # TVM's lowering; grouped spatial pack (core.compile.gspc), grouped convs only
 
 
 def measure_job(payload: dict, ctx) -> dict:
@@ -93,15 +91,6 @@ def variant_payloads(payload: dict) -> tuple[list[dict], str]:
         for algorithm in algorithms
         for budget in sorted({0, trials})
     ], skipped
-
-
-def gspc_convolution(graph: OperatorGraph, bindings: dict[str, int]) -> ConvMatch:
-    """The operator read as the grouped convolution algorithm 'gspc' runs, or a CompileError
-    naming the node that makes it something else."""
-    try:
-        return match_conv(graph, bindings)
-    except NotAConvolution as e:
-        raise CompileError(f"algorithm 'gspc' runs grouped convolutions only: {e}") from None
 
 
 def measure_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:

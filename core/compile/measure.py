@@ -23,9 +23,9 @@ from ..analysis.summary import summarize
 from ..codegen import build_module
 from ..codegen.to_tvm import Lowered, lower
 from ..ir.graph import OperatorGraph
+from .algorithms import ALGORITHMS
 from .errors import CompileError, NumericalMismatch
 from .gspc import GspcKernel
-from .jobs import ALGORITHMS
 from .target import local_target, use_threads
 from .tune import tune
 

@@ -2,7 +2,7 @@
 
 Light to import (no TVM): the Device record (device.py), its errors (errors.py), and the
 registry over a results store (registry.py). TVM is imported only by session.py (tracker
-and sessions), health.py's check_call (run it through core.jobs.isolate.call_in_subprocess)
+and sessions), core.compile.health's check_call (run it through core.jobs.isolate.call_in_subprocess)
 and serving.py (`tessera device tracker|serve`)."""
 
 from .device import LOCAL, LOCAL_NAME, Device, parse_address

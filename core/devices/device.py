@@ -3,7 +3,7 @@
 
 A Device is plain data and imports nothing heavy, so the CLI and the GUI can list, add and
 validate devices without TVM; `to_dict()` is the JSON that crosses to worker processes
-(a measure job's "device_config", core.devices.health.check_call's `config`)."""
+(a measure job's "device_config", core.compile.health.check_call's `config`)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each device is a row of the store's devices table; its `config` JSON holds the description
 (Device.to_dict() without name and kind) and the bookkeeping: "default" (true on at most
-one row; none means the local CPU), "last_check" (core.devices.health.check_call's answer)
+one row; none means the local CPU), "last_check" (core.compile.health.check_call's answer)
 and "removed" (when). Removing a device keeps its row, marked removed, so measurements
 made on it still say where they ran; adding the same name again brings the row back.
 The local CPU ("local") is always there and always listed first."""
@@ -118,7 +118,7 @@ def set_default(store: Store, name: str) -> Device:
 
 
 def record_check(store: Store, name: str, check: dict) -> Device:
-    """Keep a health check's answer (core.devices.health.check_call) as the device's last check."""
+    """Keep a health check's answer (core.compile.health.check_call) as the device's last check."""
     with store.write():
         get_device(store, name)
         _update(store, name, {"last_check": dict(check)})

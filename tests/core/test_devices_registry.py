@@ -10,6 +10,7 @@ import json
 import pytest
 
 from app.cli import main
+from core.compile.health import check_call
 from core.devices import (
     LOCAL,
     Device,
@@ -22,7 +23,6 @@ from core.devices import (
     remove_device,
     set_default,
 )
-from core.devices.health import check_call
 from core.jobs.queue import DONE, FAILED
 from core.jobs.supervisor import Supervisor
 

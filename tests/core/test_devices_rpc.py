@@ -13,8 +13,8 @@ import signal
 import pytest
 
 from app.cli_tune import _transfer_report
+from core.compile.health import check_call
 from core.devices import Device, DeviceError, DeviceUnavailable, SessionLost, add_device, get_device
-from core.devices.health import check_call
 from core.devices.session import open_session
 from core.ir.errors import TesseraError
 from core.jobs.queue import DONE, QUEUED, RUNNING, JobQueue

@@ -11,15 +11,8 @@ from core.analysis.legality import check_sequence
 from core.codegen import CodegenError, weight_names
 from core.codegen.loopnest_ir import result_operator
 from core.codegen.loopnest_torch import operator_module
-from core.codegen.loopnest_tvm import (
-    build_expression,
-    compile_module,
-    random_inputs,
-    run,
-    schedule,
-    sequence_tvmscript,
-    verify_sequence,
-)
+from core.codegen.loopnest_tvm import build_expression, schedule, sequence_tvmscript
+from core.compile.sequence_kernels import compile_module, random_inputs, run, verify_sequence
 from core.ir.sequence import Sequence, load_sequence, make_step, sequence_document
 from tests.support import EXAMPLES
 

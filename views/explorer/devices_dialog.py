@@ -35,7 +35,7 @@ from core.ir.errors import TesseraError
 from .. import theme
 from ..background import CallSignals, SubprocessCall
 
-CHECK = "core.devices.health:check_call"
+CHECK = "core.compile.health:check_call"
 CHECK_TIMEOUT_S = 30.0
 HEADERS = ("Device", "Tracker", "Key", "Target", "Servers", "Last check")
 #: starting points for the target box; any TVM target dict is accepted

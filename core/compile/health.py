@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from .device import Device
-from .errors import DeviceError
+from ..devices.device import Device
+from ..devices.errors import DeviceError
 
 #: the keys of check_call's answer, each None (or False) when the check did not get that far
 ANSWER_KEYS = ("reachable", "free", "busy", "pending", "round_trip_ms", "error", "checked")
@@ -28,8 +28,8 @@ def check_call(config: dict, timeout: float) -> dict:
         if device.is_local:
             answer["reachable"] = True
             return answer
-        from ..compile.remote import round_trip  # TVM: only in this (spawned) process
-        from .session import key_status, no_server_error, tracker_summary
+        from ..devices.session import key_status, no_server_error, tracker_summary
+        from .remote import round_trip  # TVM: only in this (spawned) process
 
         summary = tracker_summary(device.tracker_host, device.tracker_port, timeout)
         status = key_status(summary, device.key)
