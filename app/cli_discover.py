@@ -9,7 +9,7 @@ import sys
 
 from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BACKBONE_NAMES
-from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
+from core.networks.settings import DEPLOY_RESOLUTION
 
 from .cli_inputs import transfer_sources
 from .cli_search import template_path
@@ -65,55 +65,50 @@ def add_parsers(sub) -> None:
 def config_of(args) -> dict:
     """The run's settings (core.search.discovery.DiscoveryConfig's fields) from the options."""
     from core.ir.serialize import read_document
+    from core.search.discovery import discovery_config
 
-    evaluation = {
-        "dataset": args.dataset,
-        "backbone": args.backbone,
-        "width": args.width,
-        "resolution": args.resolution,
-        "seed": args.seed,
-        "epochs": args.epochs,
-        "theta": args.theta,
-        **({"limit": args.limit} if args.limit is not None else {}),
-        **({"max_batches": args.max_batches} if args.max_batches is not None else {}),
-    }
-    deploy = DeploySettings(
-        backbone=args.backbone,
-        width=args.deploy_width,
-        resolution=args.deploy_resolution,
-        trials=args.trials,
-        transfer=not args.no_transfer,
-        sources=tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
-        seed=args.seed,
+    return discovery_config(
+        read_document(template_path(args.template)),
+        args.backbone,
+        args.seed,
+        proxy={
+            "dataset": args.dataset,
+            "width": args.width,
+            "resolution": args.resolution,
+            "epochs": args.epochs,
+            "theta": args.theta,
+            "limit": args.limit,
+            "max_batches": args.max_batches,
+        },
+        deploy={
+            "width": args.deploy_width,
+            "resolution": args.deploy_resolution,
+            "trials": args.trials,
+            "transfer": not args.no_transfer,
+            "sources": tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
+        },
+        strategy=args.strategy,
+        budget_flops=args.budget_flops,
+        budget_params=args.budget_params,
+        max_primitives=args.max_primitives,
+        minutes=args.minutes,
+        samples=args.samples,
+        in_flight=args.in_flight or args.workers,
+        fisher=not args.no_fisher,
+        fisher_threshold=args.fisher_threshold,
+        margin=args.margin,
+        tune=not args.no_tune,
+        tuning_root=args.tuning_dir,
+        name=args.name,
     )
-    return {
-        "template": read_document(template_path(args.template)),
-        "strategy": args.strategy,
-        "budget_flops": args.budget_flops,
-        "budget_params": args.budget_params,
-        "max_primitives": args.max_primitives,
-        "seed": args.seed,
-        "minutes": args.minutes,
-        "samples": args.samples,
-        "in_flight": args.in_flight or args.workers,
-        "fisher": not args.no_fisher,
-        "fisher_threshold": args.fisher_threshold,
-        "margin": args.margin,
-        "tune": not args.no_tune,
-        "evaluation": evaluation,
-        "deploy": deploy.to_payload(),
-        "tuning_root": args.tuning_dir,
-        "name": args.name,
-    }
 
 
 def cmd_discover(args) -> int:
     from core.jobs.supervisor import Supervisor
-    from core.search.discovery import DiscoveryConfig, run_discovery
+    from core.search.discovery import run_discovery
     from core.store import Store
 
-    config = config_of(args)
-    DiscoveryConfig.from_dict(config)  # clear errors before any process starts
+    config = config_of(args)  # checked: clear errors before any process starts
     with Store(args.store) as store:
         path = str(store.path)
     print(f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes; results in {path}")

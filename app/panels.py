@@ -26,7 +26,7 @@ def mount_editor_panels(window) -> None:
     window.commands["export"] = export
     window.file_menu.insertAction(window.commands["quit"], export)
     search = QAction("&Search...", window)
-    search.setStatusTip("Let a strategy propose operators into the results store")
+    search.setStatusTip("Discover operators faster than the template at equal accuracy, or let a strategy propose some")
     search.triggered.connect(lambda: window.show_page("search"))
     window.commands["search"] = search
     window.run_menu.addSeparator()

@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
 
         self.commands = self._make_actions()
         self.explore = Explore(self, store)
+        self.search_panel = None  # the Search page's panel, built on first show (app.panels)
         self._make_menus()
         mount_editor_panels(self)
         self._add_pages()
@@ -243,7 +244,7 @@ class MainWindow(QMainWindow):
             "search",
             "Searc&h",
             "Ctrl+3",
-            "Let a strategy propose operators into the results store",
+            "Discover operators: screen, train and time a strategy's candidates, or only propose them",
             build=lambda: build_search(self),
         )
         add(
@@ -489,6 +490,8 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        if self.search_panel is not None:
+            self.search_panel.shutdown()  # a discovery run stops before the workers do
         self.explore.shutdown()
         self.show_page("editor")  # the editor's docks are saved as the user left them
         self._leave_start_page()

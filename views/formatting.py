@@ -1,4 +1,4 @@
-"""Short, human-readable text for shapes, costs and parameters shown on the canvas."""
+"""Short, human-readable text for shapes, costs, parameters and durations shown in the window."""
 
 from __future__ import annotations
 
@@ -11,6 +11,16 @@ def human(n: int) -> str:
         if abs(n) >= scale:
             return f"{n / scale:.1f}{suffix}"
     return str(n)
+
+
+def duration(seconds: float) -> str:
+    """'12 s', '4:05', '1:02:03'."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
 
 
 def numeric_shape(dims: tuple[int, ...]) -> str:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..ir.serialize import graph_from_document
 from ..jobs.queue import CANCELLED, DONE, FAILED, JobQueue
+from ..networks.settings import DeploySettings
 from ..store import Store
 from ..store.searches import FINAL, SearchRun, candidates, open_run, set_baseline, set_stage, stage_counts
 from ..train.early_stop import best_curve
@@ -87,6 +88,8 @@ class DiscoveryConfig:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise SearchError(f"{name} must be a number >= 0, got {value!r}")
         EvalSettings.from_payload(self.evaluation)  # EvaluationError names a bad setting
+        if self.tune:
+            DeploySettings.from_payload(self.deploy)  # DeployError names a bad setting
 
     @property
     def key(self) -> str:
@@ -103,6 +106,25 @@ class DiscoveryConfig:
         return int(self.evaluation.get("epochs", 5))
 
 
+def discovery_config(template: dict, backbone: str, seed: int, proxy: dict, deploy: dict, **run) -> dict:
+    """A run's settings (DiscoveryConfig's fields, checked) from the template, the proxy task
+    (`proxy`: the other EvalSettings and TrainConfig fields, such as dataset, width, epochs,
+    limit; None leaves one out), the deployment (`deploy`: DeploySettings' fields but the
+    backbone and seed, which both sides share) and the rest (`run`: strategy, budget_flops,
+    minutes, ...). The command line and the window build their runs here, so the same settings
+    make the same run (and resume it) from either."""
+    evaluation = {"backbone": backbone, "seed": seed, **{k: v for k, v in proxy.items() if v is not None}}
+    config = {
+        "template": template,
+        "seed": seed,
+        "evaluation": evaluation,
+        "deploy": DeploySettings(backbone=backbone, seed=seed, **deploy).to_payload(),
+        **run,
+    }
+    DiscoveryConfig.from_dict(config)
+    return config
+
+
 Progress = Callable[[float, str], None]
 
 
@@ -113,11 +135,13 @@ def run_discovery(
     cancelled: Callable[[], bool] | None = None,
     tick: Callable[[], None] = lambda: None,
     poll_s: float = 0.5,
+    report: Callable[[dict], None] | None = None,
 ) -> dict:
     """Run (or resume) the loop until the time or candidate budget is spent, the strategy runs
     out, or the caller cancels; jobs are run by whatever workers serve the store (`tick` is
-    called each round, e.g. to poll a Supervisor). Returns the stage counts and the best
-    candidate (the highest tuned end-to-end speedup within the margin)."""
+    called each round, e.g. to poll a Supervisor; `report` with the summary so far, e.g. to
+    show the stage counts). Returns the summary: the stage counts, the baseline's accuracy and
+    the best candidate (the highest tuned end-to-end speedup within the margin)."""
     cfg = DiscoveryConfig.from_dict(config)
     progress = progress or (lambda fraction, message: None)
     cancelled = cancelled or (lambda: False)
@@ -141,8 +165,11 @@ def run_discovery(
             out_of_time = cfg.minutes is not None and elapsed >= cfg.minutes * 60
             if not out_of_time:
                 loop.refill(cfg.samples)
-            counts = stage_counts(store, loop.run)
+            summary = loop.summary(elapsed)
+            counts = summary["counts"]
             progress(_fraction(cfg, counts, elapsed), _describe(counts))
+            if report is not None:
+                report(summary)
             if not loop.busy() and (out_of_time or loop.exhausted or loop.full(cfg.samples)):
                 break
             time.sleep(poll_s)

@@ -50,6 +50,12 @@ def open_run(store: Store, key: str, name: str, config: dict) -> SearchRun:
     return _run(row)
 
 
+def find_run(store: Store, key: str) -> SearchRun | None:
+    """The run with this key, if the store has one (so a new start would resume it)."""
+    row = next(store.db.table("searches").rows_where("key = ?", [key]), None)
+    return None if row is None else _run(row)
+
+
 def runs(store: Store) -> list[SearchRun]:
     """Every run in the store, oldest first."""
     return [_run(row) for row in store.db.table("searches").rows_where(order_by="id")]

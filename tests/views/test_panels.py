@@ -13,8 +13,10 @@ def test_search_panel_runs_a_real_search_job(window, qtbot, tmp_path):
     window.commands["search"].trigger()
     panel = window.search_panel
     assert window.pages.current == "search"
-    panel.strategy.setCurrentIndex(panel.strategy.findData("mcts"))
-    panel.samples.setValue(3)
+    settings = panel.settings
+    settings.mode.setCurrentIndex(settings.mode.findData("propose"))
+    settings.strategy.setCurrentIndex(settings.strategy.findData("mcts"))
+    settings.samples.setValue(3)
     with qtbot.waitSignal(panel.searchStarted, timeout=5000):
         panel.start_button.click()
     session = window.explore.session
@@ -30,8 +32,9 @@ def test_search_panel_refuses_bad_settings(window, qtbot, tmp_path):
     window.explore.store_path = str(tmp_path / "search.db")
     window.commands["search"].trigger()
     panel = window.search_panel
-    panel.template.addItem("missing", str(tmp_path / "missing.json"))
-    panel.template.setCurrentIndex(panel.template.count() - 1)
+    panel.settings.mode.setCurrentIndex(panel.settings.mode.findData("propose"))
+    panel.settings.template.addItem("missing", str(tmp_path / "missing.json"))
+    panel.settings.template.setCurrentIndex(panel.settings.template.count() - 1)
     panel.start_button.click()
     assert panel.status.text().startswith("Cannot start:") and panel.job_id is None
 

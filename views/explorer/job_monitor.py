@@ -30,6 +30,7 @@ from core.ir.errors import TesseraError
 from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job
 
 from .. import theme
+from ..formatting import duration
 from .session import ExplorerSession
 
 
@@ -52,20 +53,11 @@ JOB_ROLE = Qt.ItemDataRole.UserRole
 def elapsed_text(job: Job, now: float) -> str:
     """'1:05' running or finished; 'waiting 12 s' while queued."""
     if job.state == QUEUED:
-        return f"waiting {_duration(now - (job.created or now))}"
+        return f"waiting {duration(now - (job.created or now))}"
     if job.started is None:
         return "—"
     end = now if job.state == RUNNING else (job.finished or now)
-    return _duration(end - job.started)
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+    return duration(end - job.started)
 
 
 def kind_label(kind: str, payload: dict) -> str:

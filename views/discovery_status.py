@@ -1,0 +1,98 @@
+"""What a discovery run shows while it runs: the candidates at each stage of the loop as a
+row of tiles (proposed, screened, trained, within the margin, tuned, with those that left
+at each step), the original network's accuracy, the best candidate so far, and the time
+spent and left."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from .formatting import duration
+
+#: the tiles, in the loop's order: (count key, caption)
+TILES = (
+    ("proposed", "proposed"),
+    ("screened", "screened"),
+    ("screened out", "screened out"),
+    ("trained", "trained"),
+    ("stopped early", "stopped early"),
+    ("within margin", "within margin"),
+    ("tuned", "tuned"),
+)
+#: counts that are rare or transient: one line under the tiles
+OTHERS = ("in flight", "did not learn", "diverged", "failed")
+
+
+class StageCounts(QWidget):
+    """The stage counts of core.store.searches.stage_counts as tiles that update in place."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        grid = QGridLayout()
+        grid.setSpacing(8)
+        self.numbers: dict[str, QLabel] = {}
+        for column, (key, caption) in enumerate(TILES):
+            tile = QFrame()
+            tile.setObjectName("stageTile")
+            inner = QVBoxLayout(tile)
+            inner.setContentsMargins(8, 6, 8, 6)
+            inner.setSpacing(0)
+            number = QLabel("0")
+            number.setObjectName("stageCount")
+            number.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            label = QLabel(caption)
+            label.setObjectName("hint")
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            inner.addWidget(number)
+            inner.addWidget(label)
+            grid.addWidget(tile, 0, column)
+            self.numbers[key] = number
+        self.others = QLabel()
+        self.others.setObjectName("hint")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(grid)
+        layout.addWidget(self.others)
+        self.show_counts({})
+
+    def show_counts(self, counts: dict[str, int]) -> None:
+        for key, label in self.numbers.items():
+            label.setText(f"{counts.get(key, 0):,}")
+        self.others.setText(" · ".join(f"{counts.get(key, 0):,} {key}" for key in OTHERS))
+
+    def text(self) -> str:
+        """'3 proposed, 2 screened, ...': what the tiles say, in words."""
+        return ", ".join(f"{self.numbers[key].text()} {caption}" for key, caption in TILES)
+
+
+def baseline_text(summary: dict) -> str:
+    accuracy = summary.get("baseline_accuracy")
+    if accuracy is None:
+        return "The original network is being trained once for this run (the accuracy every candidate must keep)."
+    return f"The original network: {accuracy:.1%} proxy accuracy."
+
+
+def best_text(summary: dict, tune: bool) -> str:
+    best = summary.get("best")
+    if best is not None:
+        return (
+            f"Best so far: {best['name']}, {best['e2e_speedup']:.2f}x faster end to end than the tuned "
+            f"original at {best['accuracy']:.1%} accuracy."
+        )
+    within = summary.get("counts", {}).get("within margin", 0)
+    if not tune:
+        return f"{within} candidate(s) within the margin; end-to-end timing is off."
+    return "No candidate within the margin has a tuned end-to-end speedup yet."
+
+
+def time_text(elapsed: float, fraction: float, minutes: float | None, in_flight: int) -> str:
+    """'Elapsed 1:05 · about 58:55 left', or what the run still waits for."""
+    text = f"Elapsed {duration(elapsed)}"
+    if minutes is not None and elapsed >= minutes * 60:
+        return f"{text} · time is up: finishing {in_flight} candidate(s) in flight"
+    if minutes is not None:
+        return f"{text} · at most {duration(minutes * 60 - elapsed)} left"
+    if fraction > 0:
+        return f"{text} · about {duration(elapsed / fraction - elapsed)} left"
+    return text
