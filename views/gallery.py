@@ -3,7 +3,9 @@ results store), as cards with a thumbnail of each graph, filtered by origin, eac
 double-click away from the editor or an export.
 
 The front is computed among the results of the chosen origin (core.store.pareto_front),
-so "search:mcts" shows the best that search found. Thumbnails are drawn offscreen by
+so "search:mcts" shows the best that search found. Until the user picks one, the front is the
+first of FRONTS the results support: accuracy against tuned end-to-end speedup once the
+discovery loop has timed survivors, and otherwise the best there is, saying what is missing. Thumbnails are drawn offscreen by
 the editor's own canvas (views.pictures) and cached per operator and sizes."""
 
 from __future__ import annotations
@@ -30,18 +32,23 @@ from PySide6.QtWidgets import (
 from core.export import from_document
 from core.ir.errors import TesseraError
 from core.store import RESULT_OBJECTIVES, Store, pareto_front
+from core.store.searches import runs
 
 from . import theme
 from .explorer.columns import BY_KEY
 from .pictures import graph_image
 
+#: the fronts on offer, the most telling first (the default is the first the results support)
 FRONTS = (
+    ("e2e_speedup", "accuracy"),
     ("latency_ms", "accuracy"),
-    ("latency_ms", "flops"),
-    ("latency_ms", "params"),
     ("flops", "accuracy"),
     ("params", "accuracy"),
     ("latency_ms", "fisher_potential"),
+    ("flops", "fisher_potential"),
+    ("latency_ms", "flops"),
+    ("latency_ms", "params"),
+    ("flops", "params"),
 )
 THUMBNAIL = QSize(260, 110)
 MAX_CARDS = 48
@@ -59,6 +66,28 @@ class Card:
     bindings: str  # JSON text, as in the results view
     x: float
     y: float
+
+
+def front_counts(store: Store) -> dict[tuple[str, str], int]:
+    """How many results have both objectives of each of FRONTS (one pass over the results)."""
+    sums = ", ".join(f"SUM({x} IS NOT NULL AND {y} IS NOT NULL)" for x, y in FRONTS)
+    row = store.db.execute(f"SELECT {sums} FROM results").fetchone()
+    return {front: int(n or 0) for front, n in zip(FRONTS, row)}
+
+
+def missing_note(counts: dict[tuple[str, str], int]) -> str:
+    """What the results lack for the front the loop ranks by (accuracy against tuned speedup)."""
+    if counts[FRONTS[0]]:
+        return ""
+    if not any(n for (_, y), n in counts.items() if y == "accuracy"):
+        return (
+            "No result has an accuracy yet: a discovery run (Search page) or Evaluate accuracy scores "
+            "operators, and ranks them by accuracy against tuned end-to-end speedup."
+        )
+    return (
+        "No result has a tuned end-to-end speedup yet: a discovery run with end-to-end timing measures "
+        "the network with each survivor against the tuned original."
+    )
 
 
 def front_cards(store: Store, x: str, y: str, origin: str | None = None) -> list[Card]:
@@ -99,6 +128,8 @@ class OperatorGallery(QWidget):
         self.store_path = Path(store_path) if store_path else None
         self._thumbnails: dict[tuple[str, str], QPixmap] = {}
         self._cards: list[Card] = []
+        self._user_front = False  # the user picked a front: keep it
+        self._note = ""  # what the default front says is missing
 
         self.front_box = QComboBox()
         for x, y in FRONTS:
@@ -139,7 +170,7 @@ class OperatorGallery(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.list, 1)
         layout.addLayout(actions)
-        self.front_box.currentIndexChanged.connect(self._show_cards)
+        self.front_box.activated.connect(self._front_picked)
         self.origin_box.currentIndexChanged.connect(self._show_cards)
         self._selection_changed()
         self.refresh()
@@ -150,11 +181,23 @@ class OperatorGallery(QWidget):
         self.refresh()
 
     def set_front(self, x: str, y: str) -> None:
-        index = self.front_box.findData((x, y))
+        self._user_front = True
+        index = self._front_index(x, y)
         if index < 0:
             self.front_box.addItem(f"{_title(y)} vs {_title(x)}", (x, y))
             index = self.front_box.count() - 1
         self.front_box.setCurrentIndex(index)
+        self._show_cards()
+
+    def _front_picked(self) -> None:
+        """The user picked a front: it stays until they pick another."""
+        self._user_front = True
+        self._show_cards()
+
+    def _front_index(self, x: str, y: str) -> int:
+        """The front box's entry of (x, y), or -1 (findData compares tuples by identity)."""
+        box = self.front_box
+        return next((i for i in range(box.count()) if tuple(box.itemData(i)) == (x, y)), -1)
 
     def set_origin(self, origin: str | None) -> None:
         index = self.origin_box.findData(origin)
@@ -186,6 +229,11 @@ class OperatorGallery(QWidget):
             self.origin_box.addItem(origin, origin)
         self.origin_box.setCurrentIndex(max(0, self.origin_box.findData(current)))
         self.origin_box.blockSignals(False)
+        counts = self._read(front_counts)
+        if counts is not None and not self._user_front:
+            supported = next((front for front in FRONTS if counts[front]), FRONTS[0])
+            self.front_box.setCurrentIndex(self._front_index(*supported))
+            self._note = missing_note(counts)
         self._show_cards()
 
     # drawing ----------------------------------------------------------------------
@@ -199,7 +247,7 @@ class OperatorGallery(QWidget):
             return
         if not cards:
             which = f" from {origin}" if origin else ""
-            self.status.setText(f"No results{which} have both {_title(x)} and {_title(y)} yet.")
+            self._say(f"No results{which} have both {_title(x)} and {_title(y)} yet.")
             return
         for card in self._cards:
             item = QListWidgetItem(QIcon(self._thumbnail(card)), _caption(card, x, y))
@@ -211,7 +259,21 @@ class OperatorGallery(QWidget):
             )
             self.list.addItem(item)
         more = f"; showing the first {MAX_CARDS}" if len(cards) > MAX_CARDS else ""
-        self.status.setText(f"{len(cards)} operator{'s' * (len(cards) != 1)} on the front{more}.")
+        self._say(f"{len(cards)} operator{'s' * (len(cards) != 1)} on the front{more}.", self._reference(x, y))
+
+    def _say(self, *sentences: str) -> None:
+        """The status line: what is shown, and (on a front the user did not pick) what is missing."""
+        note = "" if self._user_front else self._note
+        self.status.setText(" ".join(s for s in (*sentences, note) if s))
+
+    def _reference(self, x: str, y: str) -> str:
+        """The original network's place on the accuracy-against-speedup front: 1x, its accuracy."""
+        if (x, y) != FRONTS[0]:
+            return ""
+        accuracies = sorted({r.baseline_accuracy for r in self._read(runs) or [] if r.baseline_accuracy is not None})
+        if not accuracies:
+            return ""
+        return f"The original network: 1.00× at {', '.join(f'{a:.1%}' for a in accuracies)} accuracy."
 
     def _thumbnail(self, card: Card) -> QPixmap:
         key = (card.operator_hash, card.bindings)

@@ -60,7 +60,8 @@ def _colours(icon) -> int:
 def test_the_front_is_shown_best_first_with_thumbnails(gallery):
     assert gallery.front_box.currentData() == ("latency_ms", "accuracy")
     assert _names(gallery) == ["shift_conv", "conv2d", "involution"]
-    assert gallery.list.count() == 3 and gallery.status.text() == "3 operators on the front."
+    assert gallery.list.count() == 3
+    assert gallery.status.text().startswith("3 operators on the front. No result has a tuned end-to-end speedup yet")
     first = gallery.list.item(0)
     assert first.text().splitlines() == ["shift_conv", "search:random", "Latency (ms) 0.5  ·  Accuracy 0.6"]
     assert _colours(first.icon()) > 8  # a drawn graph (cards, wires, text), not a blank tile
@@ -112,6 +113,42 @@ def test_refresh_shows_new_results_and_new_origins(gallery, store_path):
     gallery.refresh()
     assert _names(gallery) == ["gated"]
     assert gallery.origin_box.findText("search:sequence") >= 0
+
+
+def test_a_discovery_store_shows_accuracy_against_tuned_speedup(qtbot, tmp_path):
+    from tests.views.test_explorer_accuracy import discovery_results
+
+    figures = discovery_results(tmp_path / "d.db", baseline=0.9)
+    widget = OperatorGallery(tmp_path / "d.db")
+    qtbot.addWidget(widget)
+    assert widget.front_box.currentData() == ("e2e_speedup", "accuracy")
+    assert _names(widget) == sorted(
+        ("involution", "depthwise_separable", "grouped_conv", "shift_conv"), key=lambda n: -figures[n][0]
+    )  # the fastest first; mixed_conv is slower and less accurate than grouped_conv
+    assert widget.list.item(0).text().splitlines()[-1] == "Network speedup 2.20×  ·  Accuracy 0.62"
+    assert widget.status.text() == "4 operators on the front. The original network: 1.00× at 90.0% accuracy."
+    widget.resize(1100, 560)
+    widget.grab().save(str(tmp_path / "gallery-accuracy-speedup.png"))
+
+
+def test_without_accuracy_the_best_front_there_is_and_what_is_missing(qtbot, tmp_path):
+    with Store(tmp_path / "k.db") as store:  # kernels timed, nothing scored
+        for name, _, latency, _ in OPERATORS:
+            doc = read_document(EXAMPLES / f"{name}.json")
+            oid = store.add_operator(doc, name)
+            store.add_measurement(
+                oid, None, {"latency_ms": latency, "flops": 1e6 / latency, "bindings": doc["bindings"]}
+            )
+    widget = OperatorGallery(tmp_path / "k.db")
+    qtbot.addWidget(widget)
+    assert widget.front_box.currentData() == ("latency_ms", "flops") and widget.cards
+    assert widget.status.text().startswith(f"{len(widget.cards)} operator")
+    assert "No result has an accuracy yet" in widget.status.text()
+    widget.front_box.setFocus()
+    qtbot.keyClick(widget.front_box, Qt.Key.Key_Home)  # the user's own pick: no note about the default
+    qtbot.keyClick(widget.front_box, Qt.Key.Key_Down)
+    assert widget.front_box.currentData() == ("latency_ms", "accuracy")
+    assert widget.status.text() == "No results have both Latency (ms) and Accuracy yet."
 
 
 def test_without_a_store_the_gallery_says_so(qtbot, tmp_path):

@@ -41,6 +41,8 @@ class Column:
     fmt: Callable = _number  # value (never None) -> text
     axis: str | None = None  # axis label when the column can be a plot axis
     aliases: tuple[str, ...] = ()  # other names accepted by the filter box
+    log: bool = True  # a plot axis of it starts logarithmic (costs and times span decades)
+    bounds: tuple[float, float] | None = None  # the values it can take, e.g. accuracy in 0..1
 
     @property
     def direction(self) -> str | None:
@@ -69,15 +71,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("schedule_source", "Schedule", numeric=False, fmt=str, aliases=("schedule",)),
     Column("torch_latency_ms", "PyTorch (ms)", aliases=("torch",)),
     Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch"),
-    Column("accuracy", "Accuracy", axis="Accuracy", aliases=("acc",)),
+    Column("accuracy", "Accuracy", axis="Accuracy", aliases=("acc",), log=False, bounds=(0.0, 1.0)),
     Column("fisher_potential", "Fisher Potential", axis="Fisher Potential", aliases=("fisher",)),
     Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)", aliases=("e2e", "network")),
     Column(
         "e2e_speedup",
         "Network speedup",
         fmt=lambda v: f"{v:.2f}×",
-        axis="Speedup vs baseline network",
+        axis="End-to-end speedup (tuned, vs the original)",
         aliases=("e2e_speedup",),
+        log=False,  # around 1x: ticks on a linear axis read better
     ),
     Column("created", "Measured", fmt=_time, aliases=("date",)),
 )

@@ -3,6 +3,11 @@ columns, each optionally logarithmic), coloured by origin, with the non-dominate
 as a staircase. Hover names a point, click selects it, double-click opens it in the
 editor, Shift+drag (or Select mode) selects a rectangle of points.
 
+Until the user picks axes, they are accuracy against tuned end-to-end speedup once a result
+has both (the question the discovery loop answers; the original network of each run is a
+star at 1x and its own accuracy), and otherwise the pair that shows the most results. An
+axis fits its quantity: accuracy is linear within 0..1, costs and times logarithmic.
+
 One ScatterPlotItem holds the markers; its point data are result ids. At 10^5
 results only one marker per few-pixel cell and origin is drawn (thinning.py) while the
 frame keeps every point for picking. A new batch extends the front and the markers
@@ -11,19 +16,21 @@ without touching the view range, so the user's zoom stays where it was."""
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
 from core.store import MINIMIZE
+from core.store.searches import runs
 
 from .. import theme
 from . import style
 from .arrays import isin
-from .columns import AXES, BY_KEY, origin_color
+from .columns import AXES, BY_KEY, Column, origin_color
 from .front import front_of, staircase
 from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
@@ -34,8 +41,11 @@ MARGIN = 0.25  # markers are placed this far (fraction of the view) beyond its e
 PICK_RADIUS_PX = 8.0
 RETHIN_DELAY_MS = 60  # after the view stops moving
 MARKER_SIZE = 7
-#: axes shown until the user picks some: the first pair that has points
+NO_LIMIT = 1e307  # a view limit that limits nothing (pyqtgraph's default)
+#: axes shown until the user picks some: the first if any result has both (tuned end-to-end
+#: results), else the pair with the most results (the first of equals)
 DEFAULT_AXES = (
+    ("e2e_speedup", "accuracy"),
     ("latency_ms", "accuracy"),
     ("latency_ms", "fisher_potential"),
     ("latency_ms", "flops"),
@@ -43,7 +53,6 @@ DEFAULT_AXES = (
     ("flops", "fisher_potential"),
     ("flops", "params"),
 )
-LINEAR = {"accuracy"}  # columns drawn on a linear axis by default
 HOVER_FIELDS = ("latency_ms", "gflops", "flops", "params", "speedup", "accuracy", "fisher_potential", "e2e_speedup")
 
 
@@ -106,6 +115,7 @@ class ParetoPlot(QWidget):
         self._drawn = np.empty(0, np.intp)
         self._brushes = np.empty(0, object)
         self._hover_rows: dict[int, dict] = {}
+        self._pair_counts = np.zeros(len(DEFAULT_AXES), np.int64)  # results each default pair shows
         self.hovered: int | None = None
 
         self._build_toolbar()
@@ -127,6 +137,7 @@ class ParetoPlot(QWidget):
         self.viewbox.sigResized.connect(lambda *_: self._redraw_timer.start())
         self.viewbox.rectSelected.connect(self._rect_selected)
         self.plot.scene().sigMouseMoved.connect(self._hover)
+        self.plot.viewport().installEventFilter(self)  # the hover card leaves with the mouse
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         session.resultsReset.connect(self.rebuild)
         session.resultsAdded.connect(self.extend)
@@ -220,6 +231,12 @@ class ParetoPlot(QWidget):
         self.hover_label = pg.TextItem(color=theme.TEXT, fill=pg.mkBrush(card), border=pg.mkPen(theme.CARD_BORDER))
         self.hover_label.setZValue(100)
         self.hover_label.hide()
+        self.reference = pg.ScatterPlotItem(
+            symbol="star", size=MARKER_SIZE + 11, brush=pg.mkBrush(theme.TEXT), pen=pg.mkPen(theme.CARD_BG), pxMode=True
+        )
+        self.reference_label = pg.TextItem("original network", color=theme.TEXT_MUTED, anchor=(-0.12, 1.1))
+        self.parity_line = pg.InfiniteLine(pen=pg.mkPen(theme.TEXT_MUTED, width=1, style=Qt.PenStyle.DashLine))
+        self.parity_line.setToolTip("As fast as the original network (1x)")
         for z, it in enumerate(
             (
                 self.markers,
@@ -228,11 +245,14 @@ class ParetoPlot(QWidget):
                 self.selected_markers,
                 self.current_marker,
                 self.hover_marker,
+                self.reference,
             )
         ):
             it.setZValue(z)
             item.addItem(it)
         item.addItem(self.hover_label, ignoreBounds=True)
+        item.addItem(self.reference_label, ignoreBounds=True)
+        item.addItem(self.parity_line, ignoreBounds=True)
         self.empty_label = QLabel()
         self.empty_label.setObjectName("hint")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -260,20 +280,37 @@ class ParetoPlot(QWidget):
         self.fit()
 
     def _axis_chosen(self, axis: int) -> None:
-        keys = [self.x_key, self.y_key]
+        """A column picked for one axis: the axis takes that quantity's scale (accuracy linear
+        within 0..1, FLOPs logarithmic, ...); the other axis stays as it is."""
+        keys, logs = [self.x_key, self.y_key], list(self.log)
         keys[axis] = self.axis_combos[axis].currentData()
-        self.set_axes(*keys)
+        logs[axis] = BY_KEY[keys[axis]].log
+        self.set_axes(*keys, *logs)
+
+    def default_axes(self) -> tuple[str, str]:
+        """Accuracy against tuned end-to-end speedup once a result has both; before that the
+        pair of DEFAULT_AXES that shows the most results (the current pair if none shows any)."""
+        counts = self._pair_counts
+        if counts[0]:
+            return DEFAULT_AXES[0]
+        return DEFAULT_AXES[int(np.argmax(counts))] if counts.any() else (self.x_key, self.y_key)
+
+    def _count_pairs(self, rows) -> np.ndarray:
+        """How many of the frame's `rows` each pair of DEFAULT_AXES would show (at its own scales)."""
+        values = self.session.frame.values
+        return np.array(
+            [
+                np.count_nonzero(
+                    np.isfinite(_coords(values[x][rows], BY_KEY[x].log))
+                    & np.isfinite(_coords(values[y][rows], BY_KEY[y].log))
+                )
+                for x, y in DEFAULT_AXES
+            ]
+        )
 
     def _choose_default_axes(self) -> None:
-        """Before the user picks: the first of DEFAULT_AXES with points (latency against
-        accuracy, Fisher Potential or FLOPs; FLOPs against them for unmeasured operators)."""
-        values = self.session.frame.values
-        for x_key, y_key in DEFAULT_AXES:
-            log = [x_key not in LINEAR, y_key not in LINEAR]
-            x, y = (self._coords(values[k], on) for k, on in zip((x_key, y_key), log))
-            if (np.isfinite(x) & np.isfinite(y)).any():
-                self.x_key, self.y_key, self.log = x_key, y_key, log
-                break
+        self.x_key, self.y_key = self.default_axes()
+        self.log = [BY_KEY[self.x_key].log, BY_KEY[self.y_key].log]
         for i, key in enumerate((self.x_key, self.y_key)):
             self.axis_combos[i].setCurrentIndex(self.axis_combos[i].findData(key))
             self.log_buttons[i].blockSignals(True)
@@ -289,12 +326,6 @@ class ParetoPlot(QWidget):
         self.viewbox.enableAutoRange()
 
     # -- data ----------------------------------------------------------------------------------
-    def _coords(self, values: np.ndarray, log: bool) -> np.ndarray:
-        if not log:
-            return values.astype(float, copy=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(values > 0, np.log10(values), np.nan)
-
     def _shown_codes(self) -> np.ndarray:
         frame = self.session.frame
         return np.array([o not in self.hidden_origins for o in frame.origins] or [True], bool)
@@ -302,10 +333,12 @@ class ParetoPlot(QWidget):
     def rebuild(self) -> None:
         """Everything again from the frame (first load, axes, deletions, origin toggles)."""
         frame = self.session.frame
+        self._hide_hover()
+        self._pair_counts = self._count_pairs(frame.alive)
         if not self._user_axes:
             self._choose_default_axes()
-        self._px = self._coords(frame.values[self.x_key], self.log[0])
-        self._py = self._coords(frame.values[self.y_key], self.log[1])
+        self._px = _coords(frame.values[self.x_key], self.log[0])
+        self._py = _coords(frame.values[self.y_key], self.log[1])
         self._ok = np.isfinite(self._px) & np.isfinite(self._py) & self._shown_codes()[frame.origin_codes] & frame.alive
         self._brushes = np.array([pg.mkBrush(origin_color(o, frame.origins)) for o in frame.origins], object)
         candidates = np.flatnonzero(self._ok)
@@ -313,9 +346,12 @@ class ParetoPlot(QWidget):
         self._set_bounds(candidates, reset=True)
         self.plot.getPlotItem().setLabel("bottom", BY_KEY[self.x_key].axis)
         self.plot.getPlotItem().setLabel("left", BY_KEY[self.y_key].axis)
-        for side, key, log in (("bottom", self.x_key, self.log[0]), ("left", self.y_key, self.log[1])):
-            self.axes[side].column = BY_KEY[key]
-            self.axes[side].setLogMode(log)
+        limits = {}
+        for side, name, key, log in (("bottom", "x", self.x_key, self.log[0]), ("left", "y", self.y_key, self.log[1])):
+            self.axes[side].show_column(BY_KEY[key], log)
+            limits[f"{name}Min"], limits[f"{name}Max"] = _limits(BY_KEY[key], log)
+        self.viewbox.setLimits(**limits)
+        self._draw_reference()
         self._draw_front()
         self._thinning.reset()
         self.redraw()
@@ -325,16 +361,17 @@ class ParetoPlot(QWidget):
     def extend(self, added: slice) -> None:
         """New rows at the end of the frame: extend the front and the markers only."""
         frame = self.session.frame
+        self._pair_counts += self._count_pairs(added)
         if (
             len(self._brushes) < len(frame.origins)
             or len(self._px) != added.start
-            or not (self._user_axes or self._ok.any())
+            or not (self._user_axes or self.default_axes() == (self.x_key, self.y_key))
         ):
-            self.rebuild()  # a new origin needs a colour; default axes without points are chosen again
+            self.rebuild()  # a new origin needs a colour; default axes follow what the results show
             return
         new = np.arange(added.start, added.stop)
-        px = self._coords(frame.values[self.x_key][added], self.log[0])
-        py = self._coords(frame.values[self.y_key][added], self.log[1])
+        px = _coords(frame.values[self.x_key][added], self.log[0])
+        py = _coords(frame.values[self.y_key][added], self.log[1])
         ok = np.isfinite(px) & np.isfinite(py) & self._shown_codes()[frame.origin_codes[added]]
         self._px, self._py = np.concatenate([self._px, px]), np.concatenate([self._py, py])
         self._ok = np.concatenate([self._ok, ok])
@@ -351,10 +388,12 @@ class ParetoPlot(QWidget):
             )
             self._drawn = np.concatenate([self._drawn, fresh])
         self._set_bounds(candidates)
+        self._draw_reference()  # a run's original network may have been trained meanwhile
         self._refresh_labels()
 
     def _removed(self, rows: np.ndarray) -> None:
         """Results that went away: redraw only if one of them was drawn or on the front."""
+        self._pair_counts -= self._count_pairs(rows)
         visible = isin(rows, self._drawn).any() or isin(rows, self._front).any()
         self._ok[rows] = False
         if visible:
@@ -375,6 +414,27 @@ class ParetoPlot(QWidget):
         elif reset:
             self.markers.full_bounds = None
         self.markers.informViewBoundsChanged()
+
+    def _draw_reference(self) -> None:
+        """The original network of each discovery run where both axes have a value for it (1x
+        its own speed, the proxy accuracy it was trained to), and the 1x line on a speedup axis."""
+        points = set()
+        if self.x_key in REFERENCE and self.y_key in REFERENCE:
+            for run in runs(self.session.store):
+                if run.baseline_accuracy is not None:
+                    points.add((REFERENCE[self.x_key](run), REFERENCE[self.y_key](run)))
+        x = _coords(np.array([p[0] for p in points], float), self.log[0])
+        y = _coords(np.array([p[1] for p in points], float), self.log[1])
+        self.reference.setData(x=x, y=y)
+        self.reference_label.setVisible(len(x) > 0)
+        if len(x):
+            self.reference_label.setPos(float(x[0]), float(y[0]))
+        speedup_axis = [key == "e2e_speedup" for key in (self.x_key, self.y_key)]
+        self.parity_line.setVisible(any(speedup_axis))
+        if any(speedup_axis):
+            axis = speedup_axis.index(True)
+            self.parity_line.setAngle(90 if axis == 0 else 0)
+            self.parity_line.setValue(0.0 if self.log[axis] else 1.0)
 
     def _draw_front(self) -> None:
         xs, ys = self._px[self._front], self._py[self._front]
@@ -534,12 +594,20 @@ class ParetoPlot(QWidget):
         menu.popup(event.screenPos().toPoint())
 
     # -- hover ----------------------------------------------------------------------------------------
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Leave:
+            self._hide_hover()
+        return False
+
+    def _hide_hover(self) -> None:
+        self.hovered = None
+        self.hover_label.hide()
+        self.hover_marker.setData([], [])
+
     def _hover(self, scene_pos: QPointF) -> None:
         row = self.point_at(scene_pos)
         if row is None:
-            self.hovered = None
-            self.hover_label.hide()
-            self.hover_marker.setData([], [])
+            self._hide_hover()
             return
         result_id = int(self.session.frame.ids[row])
         x, y = float(self._px[row]), float(self._py[row])
@@ -580,3 +648,24 @@ class ParetoPlot(QWidget):
         ]
         lines += cells
         return f"<div style='color:{theme.TEXT}'>{'<br>'.join(lines)}</div>"
+
+
+#: what the original network of a discovery run is on an axis: 1x its own speed, its accuracy
+REFERENCE = {"e2e_speedup": lambda run: 1.0, "accuracy": lambda run: run.baseline_accuracy}
+
+
+def _coords(values: np.ndarray, log: bool) -> np.ndarray:
+    """Plot coordinates: the values, or their log10 (NaN where not > 0)."""
+    if not log:
+        return values.astype(float, copy=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(values > 0, np.log10(values), np.nan)
+
+
+def _limits(column: Column, log: bool) -> tuple[float, float]:
+    """How far the view may go on an axis of `column`: within its bounds (accuracy 0..1);
+    NO_LIMIT, pyqtgraph's own default, elsewhere."""
+    low, high = column.bounds or (-NO_LIMIT, NO_LIMIT)
+    if log:
+        return -NO_LIMIT, (math.log10(high) if 0 < high < NO_LIMIT else NO_LIMIT)
+    return low, high

@@ -22,9 +22,15 @@ class ColumnAxis(pg.AxisItem):
         self.enableAutoSIPrefix(False)
         self.column = column
 
+    def show_column(self, column: Column, log: bool) -> None:
+        """Label ticks as `column` writes values, on a log axis or not (setLogMode redraws)."""
+        self.column = column
+        self.setLogMode(log)
+
     def tickStrings(self, values, scale, spacing):
         if not self.logMode:
-            return [self.column.text(v) for v in values]
+            low, high = self.column.bounds or (-np.inf, np.inf)
+            return [self.column.text(v) if low - 1e-9 <= v <= high + 1e-9 else "" for v in values]
         span = max(values) - min(values) if len(values) else 0
         keep = {1} if span > 3 else {1, 2, 5}  # minor ticks of a log axis crowd each decade's end
         return [self.column.text(10.0**v) if round(10 ** (v - np.floor(v + 1e-9))) in keep else "" for v in values]
