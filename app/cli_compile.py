@@ -222,11 +222,12 @@ def print_progress(fraction: float, message: str) -> None:
 
 def measurement_report(path: str, r: dict) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
-    tuned = (
-        f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)"
-        if r["tuned"]
-        else "untuned (pass --tune-trials N to tune)"
-    )
+    if r["tuned"]:
+        tuned = f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)"
+    elif r["trial_count"]:
+        tuned = f"{r['schedule_source']}, after {r['trial_count']} trials: TVM's default kept"
+    else:
+        tuned = "untuned (pass --tune-trials N to tune)"
     rows = [
         ("", "median ms", "std ms", "GFLOP/s"),
         ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}"),
@@ -249,5 +250,6 @@ def measurement_report(path: str, r: dict) -> str:
             ),
             f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
             f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {r['schedule_source']}",
+            *([r["timing_note"]] if r.get("timing_note") else []),
         ]
     )

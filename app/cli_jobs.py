@@ -4,6 +4,7 @@ on the command line. The store is --store PATH, else $TESSERA_STORE, else the de
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -215,7 +216,7 @@ def cmd_jobs(args) -> int:
                         job.kind,
                         job.state,
                         f"{job.attempts}/{job.max_attempts}",
-                        f"{100 * (job.progress or 0):.0f}%",
+                        job.progress_text(time.time()),
                         job.operator_name or "-",
                         job.runs_on or "-",
                         job.error or job.message or "",

@@ -217,6 +217,7 @@ def _transfer_report(path: str, r: dict) -> str:
         f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}){torch}",
         f"speed-up over untuned: {r['speedup_vs_untuned']:.2f}x (screening timings); search {r['search_s']:.1f} s",
         f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
+        *([r["timing_note"]] if r.get("timing_note") else []),
     ]
     return "\n".join(lines)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from .formatting import duration
+from core.jobs.queue import duration_text
 
 #: the tiles, in the loop's order: (count key, caption)
 TILES = (
@@ -88,11 +88,11 @@ def best_text(summary: dict, tune: bool) -> str:
 
 def time_text(elapsed: float, fraction: float, minutes: float | None, in_flight: int) -> str:
     """'Elapsed 1:05 · about 58:55 left', or what the run still waits for."""
-    text = f"Elapsed {duration(elapsed)}"
+    text = f"Elapsed {duration_text(elapsed)}"
     if minutes is not None and elapsed >= minutes * 60:
         return f"{text} · time is up: finishing {in_flight} candidate(s) in flight"
     if minutes is not None:
-        return f"{text} · at most {duration(minutes * 60 - elapsed)} left"
+        return f"{text} · at most {duration_text(minutes * 60 - elapsed)} left"
     if fraction > 0:
-        return f"{text} · about {duration(elapsed / fraction - elapsed)} left"
+        return f"{text} · about {duration_text(elapsed / fraction - elapsed)} left"
     return text

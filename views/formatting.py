@@ -13,16 +13,6 @@ def human(n: int) -> str:
     return str(n)
 
 
-def duration(seconds: float) -> str:
-    """'12 s', '4:05', '1:02:03'."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
-
-
 def numeric_shape(dims: tuple[int, ...]) -> str:
     return "×".join(str(d) for d in dims)
 

@@ -32,6 +32,10 @@ from .tune import tune
 Progress = Callable[[float, str], None]
 
 
+SPREAD_LIMIT = 0.2  # runs whose standard deviation exceeds this share of the median time nothing
+SHORTEST_MS = 0.005  # below 5 us per call, call overhead and timer resolution dominate
+
+
 @dataclass(frozen=True)
 class Timing:
     median_ms: float
@@ -42,6 +46,21 @@ class Timing:
     def of(cls, runs_s) -> Timing:
         runs = tuple(float(r) * 1e3 for r in runs_s)
         return cls(statistics.median(runs), statistics.stdev(runs) if len(runs) > 1 else 0.0, runs)
+
+    def doubt(self, what: str) -> str:
+        """Why this timing cannot be trusted ("" when it can): runs that spread widely (a busy
+        machine) or a call too short to time."""
+        if self.median_ms < SHORTEST_MS:
+            return f"{what} is too short to time reliably ({1e3 * self.median_ms:.1f} us per call)"
+        if self.std_ms > SPREAD_LIMIT * self.median_ms:
+            return f"{what}'s runs spread by {self.std_ms / self.median_ms:.0%} of their median"
+        return ""
+
+
+def timing_note(*doubts: str) -> str | None:
+    """One line for a result: 'unreliable: ...' when any timing is in doubt, else None."""
+    found = [d for d in doubts if d]
+    return f"unreliable: {'; '.join(found)}" if found else None
 
 
 @dataclass(frozen=True)
@@ -106,22 +125,29 @@ def measure_operator(
             seed=settings.seed,
             check_cancelled=check_cancelled,
             rpc=remote.rpc_config if remote is not None else None,
-            on_progress=lambda done, total: progress(
-                0.05 + 0.75 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"
-            ),
+            on_progress=lambda done, total, what: progress(0.05 + 0.75 * done / total, f"tuning: {what}"),
         )
     check_cancelled()
     tuned = tuning is not None and tuning.schedule is not None
-    progress(0.82, "building the tuned kernel" if tuned else "building the kernel (untuned)")
-    executable = _compile(tuning.schedule if tuned else (gspc or lowered).module(), target, name)
+    # a tuned default lowering is timed against the untuned one and kept only if faster
+    # (gspc's tuning already times its default tiles among the grid)
+    kernels = {"tuned": tuning.schedule} if tuned else {}
+    if gspc is None or not tuned:
+        kernels["untuned"] = (gspc or lowered).module()
     args = gspc.arguments(x, module) if gspc is not None else kernel_arguments(lowered, x, module)
-    kernel, dev, args = remote.load(executable, args) if remote is not None else (executable.mod, tvm.cpu(), args)
-    kernel["main"](*args)  # also the warm-up
-    error = check_close(args[-1].numpy(), reference, name)
-    check_cancelled()
-    progress(0.88, "timing TVM")
-    tvm_time = time_kernel(kernel, dev, args, 1, settings.repeat, settings.min_repeat_ms)
-    progress(0.94, "timing torch")
+    timed: dict[str, tuple[Timing, float]] = {}
+    for step, (label, mod) in enumerate(kernels.items()):
+        progress(0.82 + 0.06 * step, f"building the {label} kernel")
+        executable = _compile(mod, target, name)
+        kernel, dev, on_dev = remote.load(executable, args) if remote is not None else (executable.mod, tvm.cpu(), args)
+        kernel["main"](*on_dev)  # also the warm-up
+        error = check_close(on_dev[-1].numpy(), reference, name)
+        check_cancelled()
+        progress(0.85 + 0.06 * step, f"timing the {label} kernel")
+        timed[label] = time_kernel(kernel, dev, on_dev, 1, settings.repeat, settings.min_repeat_ms), error
+    kept = min(timed, key=lambda label: timed[label][0].median_ms)
+    tvm_time, error = timed[kept]
+    progress(0.95, "timing torch")
     torch_time = time_torch(module, x, settings.repeat, settings.min_repeat_ms) if remote is None else None
     progress(1.0, "done")
 
@@ -138,12 +164,12 @@ def measure_operator(
         "latency_std_ms": tvm_time.std_ms,
         "latency_runs_ms": list(tvm_time.runs_ms),
         "gflops": flops / tvm_time.median_ms / 1e6,
-        **torch_fields(torch_time, tvm_time, flops),
+        **timing_fields(torch_time, tvm_time, flops, _behind_best_trial(tvm_time, tuning if kept == "tuned" else None)),
         "max_abs_error": error,
-        "tuned": tuned,
+        "tuned": kept == "tuned",
         "algorithm": "default",
         "layout": "NCHW",
-        "schedule_source": "tuned" if tuned else "untuned",
+        "schedule_source": _source(kept, timed),
         "trial_count": len(trials),
         "new_trials": tuning.new_trials if tuning is not None else 0,
         "trials": [[i, ms] for i, ms in trials if ms is not None],
@@ -154,6 +180,21 @@ def measure_operator(
         "threads": settings.threads,
         **(gspc.fields(tuned) if gspc is not None else {}),
     }
+
+
+def _behind_best_trial(timing: Timing, tuning) -> str:
+    """A tuned kernel that times well behind its own best trial (other load while timing)."""
+    best = tuning.best_ms if tuning is not None else None
+    if best and timing.median_ms > (1 + SPREAD_LIMIT) * best:
+        return f"the tuned kernel timed {timing.median_ms / best - 1:.0%} slower than its best trial ({best:.4g} ms)"
+    return ""
+
+
+def _source(kept: str, timed: dict[str, tuple[Timing, float]]) -> str:
+    """Where the kept schedule came from; says so when tuning lost to TVM's default."""
+    if kept == "untuned" and "tuned" in timed:
+        return f"untuned (the tuned schedule ran slower: {timed['tuned'][0].median_ms:.4g} ms)"
+    return kept
 
 
 def _compile(mod: tvm.IRModule, target: tvm.target.Target, name: str):
@@ -193,15 +234,21 @@ def time_kernel(kernel, dev, args: list, number: int, repeat: int, min_repeat_ms
     return Timing.of(evaluator(*args).results)
 
 
-def torch_fields(torch_time: Timing | None, tvm_time: Timing, flops: float) -> dict:
-    """torch's latency and TVM's speed-up over it; None where torch was not timed (RPC devices)."""
+def timing_fields(torch_time: Timing | None, tvm_time: Timing, flops: float, *doubts: str) -> dict:
+    """torch's latency and TVM's speed-up over it (None where torch was not timed: RPC devices),
+    and the note saying when either timing (or one of `doubts`) cannot be trusted."""
+    note = timing_note(tvm_time.doubt("TVM's kernel"), torch_time.doubt("PyTorch") if torch_time else "", *doubts)
     if torch_time is None:
-        return dict.fromkeys(("torch_latency_ms", "torch_latency_std_ms", "torch_gflops", "speedup_vs_torch"))
+        return {
+            **dict.fromkeys(("torch_latency_ms", "torch_latency_std_ms", "torch_gflops", "speedup_vs_torch")),
+            "timing_note": note,
+        }
     return {
         "torch_latency_ms": torch_time.median_ms,
         "torch_latency_std_ms": torch_time.std_ms,
         "torch_gflops": flops / torch_time.median_ms / 1e6,
         "speedup_vs_torch": torch_time.median_ms / tvm_time.median_ms,
+        "timing_note": note,
     }
 
 

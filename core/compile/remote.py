@@ -59,10 +59,12 @@ class RemoteDevice:
         )
 
     def load(self, executable, args: list) -> tuple:
-        """Upload a kernel built for self.target to a free server, and copy its arguments (tensors
-        here) there: (the kernel's module there, the server's device, the arguments there)."""
-        session = open_session(self.device, self.device.wait)
-        self._session = session
+        """Upload a kernel built for self.target to a free server (the one already in use, when
+        several kernels are compared there), and copy its arguments (tensors here) there: (the
+        kernel's module there, the server's device, the arguments there)."""
+        if self._session is None:
+            self._session = open_session(self.device, self.device.wait)
+        session = self._session
         module, dev = upload(session, executable, self.target), session.device_for(self.target)
         try:
             return module, dev, [tvm.runtime.tensor(arg.numpy(), dev) for arg in args]

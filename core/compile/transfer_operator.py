@@ -20,7 +20,7 @@ from ..codegen import build_module
 from ..codegen.to_tvm import lower
 from ..ir.graph import OperatorGraph
 from .kernel_class import kernel_class
-from .measure import Progress, Settings, kernel_arguments, time_torch, torch_fields
+from .measure import Progress, Settings, kernel_arguments, time_torch, timing_fields
 from .target import local_target, use_threads
 from .transfer import Bench, transfer_kernel
 from .transfer_records import choose_source, schedules_of
@@ -87,7 +87,7 @@ def transfer_operator(
         "latency_std_ms": tvm_time.std_ms,
         "latency_runs_ms": list(tvm_time.runs_ms),
         "gflops": flops / tvm_time.median_ms / 1e6,
-        **torch_fields(torch_time, tvm_time, flops),
+        **timing_fields(torch_time, tvm_time, flops),
         "max_abs_error": error,
         "tuned": transfer.best is not None,
         "algorithm": "default",

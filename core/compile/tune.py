@@ -53,6 +53,10 @@ class Tuning:
         return min(done) if done else None
 
 
+#: on_progress(done, total, what): trials done (fractional within a batch) of the budget, and the phase
+OnProgress = Callable[[float, int, str], None]
+
+
 def tune(
     mod: tvm.IRModule,
     target: tvm.target.Target,
@@ -61,12 +65,12 @@ def tune(
     *,
     cost_model: str = "xgb",
     seed: int = 0,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: OnProgress | None = None,
     check_cancelled: Callable[[], None] | None = None,
     rpc: ms.runner.RPCConfig | None = None,
 ) -> Tuning:
     """Spend what is left of a `trials` budget on `mod` (its own earlier trials count), then
-    return the best schedule. `on_progress(done, trials)` follows each measured batch;
+    return the best schedule. `on_progress(done, trials, what)` follows each phase of each batch;
     `check_cancelled()` may raise there to stop tuning (trials measured so far are kept).
     Trials run on this CPU, or with `rpc` on servers of an RPC tracker's key (a trial whose
     server dies fails alone; the next ones go to the servers still there)."""
@@ -91,8 +95,8 @@ def tune(
                 strategy=_search(remaining),
                 seed=seed,
                 measure_callbacks=callbacks,
-                builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
-                runner=_runner(rpc),
+                builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
+                runner=progress.runner(_runner(rpc)),
             )
         except RuntimeError as e:
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
@@ -119,13 +123,13 @@ def tune_kernels(
     *,
     cost_model: str = "xgb",
     seed: int = 0,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> int:
     """Several kernels (name, module, how often it runs) sharing one `trials` budget and one
     database in `work_dir`, as MetaSchedule tunes a network's tasks: each kernel gets a batch
     in turn, then the gradient task scheduler spends the rest where it gains most. Trials of
     these kernels already in `work_dir` count (the database may hold other kernels too).
-    `on_progress(done, trials)` follows each batch. Returns the trials run."""
+    `on_progress(done, trials, what)` follows each phase of each batch. Returns the trials run."""
     if cost_model not in COST_MODELS:
         raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
     remaining = trials - len(recorded_trials(work_dir, *(mod for _, mod, _ in kernels)))
@@ -162,8 +166,8 @@ def tune_kernels(
             num_trials_per_iter=min(32, per_kernel),
             cost_model=_cost_model(cost_model),
             measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
-            builder=ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin),
-            runner=_runner(None),
+            builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
+            runner=progress.runner(_runner(None)),
         )
     except RuntimeError as e:
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
@@ -238,20 +242,57 @@ def _search(trials: int) -> ms.search_strategy.EvolutionarySearch:
 
 @derived_object
 class _Progress(ms.measure_callback.PyMeasureCallback):
-    """Reports each measured batch and lets the caller stop tuning between batches."""
+    """Reports every phase of each batch of trials (searching, building, measuring, measured)
+    and lets the caller stop tuning between batches. A batch's search and build can take most
+    of a small budget's time, so progress moves within a batch too: `done` counts the trials
+    measured plus the share of the current batch a phase stands for."""
 
-    def __init__(self, done: int, total: int, on_progress, check_cancelled):
+    def __init__(self, done: int, total: int, on_progress: OnProgress | None, check_cancelled):
         self.done, self.total = done, total
         self.on_progress, self.check_cancelled = on_progress, check_cancelled
         self.stopped: BaseException | None = None
+        self.report(0, "searching the schedule space")
+
+    def report(self, share: float, what: str) -> None:
+        if self.on_progress is not None:
+            self.on_progress(min(self.done + share, self.total), self.total, what)
+
+    def builder(self, inner: ms.builder.Builder) -> ms.builder.Builder:
+        return _PhaseBuilder(inner, self)
+
+    def runner(self, inner: ms.runner.Runner) -> ms.runner.Runner:
+        return _PhaseRunner(inner, self)
 
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
         self.done += len(measure_candidates)
         try:
-            if self.on_progress is not None:
-                self.on_progress(self.done, self.total)
+            self.report(0, f"{self.done} of {self.total} trials measured")
             if self.check_cancelled is not None:
                 self.check_cancelled()
         except BaseException as e:
             self.stopped = e
             raise
+
+
+@derived_object
+class _PhaseBuilder(ms.builder.PyBuilder):
+    """MetaSchedule's builder, saying when a batch's search is over and its build begins."""
+
+    def __init__(self, inner: ms.builder.Builder, progress: _Progress):
+        self.inner, self.progress = inner, progress
+
+    def build(self, build_inputs):
+        self.progress.report(0.3 * len(build_inputs), f"building {len(build_inputs)} candidate schedules")
+        return self.inner.build(build_inputs)
+
+
+@derived_object
+class _PhaseRunner(ms.runner.PyRunner):
+    """MetaSchedule's runner, saying when a batch's candidates start to be measured."""
+
+    def __init__(self, inner: ms.runner.Runner, progress: _Progress):
+        self.inner, self.progress = inner, progress
+
+    def run(self, runner_inputs):
+        self.progress.report(0.6 * len(runner_inputs), f"measuring {len(runner_inputs)} candidate schedules")
+        return self.inner.run(runner_inputs)

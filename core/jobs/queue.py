@@ -70,6 +70,30 @@ class Job:
         what = " ".join(filter(None, (self.kind, self.operator_name)))
         return f"job {self.id} ({what})"
 
+    def time_left(self, now: float) -> float | None:
+        """Seconds left at the pace so far; None until the job has run a few seconds and done a
+        twentieth of its work (an earlier guess is noise), and once it is no longer running."""
+        if self.state != RUNNING or self.started is None or not self.progress or self.progress < 0.05:
+            return None
+        elapsed = now - self.started
+        return elapsed * (1 - self.progress) / self.progress if elapsed >= 3 else None
+
+    def progress_text(self, now: float) -> str:
+        """'45%' or, with an estimate, '45%, ~0:40 left'."""
+        text = f"{100 * (self.progress or 0):.0f}%"
+        left = self.time_left(now)
+        return text if left is None else f"{text}, ~{duration_text(left)} left"
+
+
+def duration_text(seconds: float) -> str:
+    """'42 s', '3:05', '1:02:03'."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
 
 class JobQueue:
     """Queue operations on a Store; one per process (or thread), like the Store itself."""

@@ -134,9 +134,7 @@ def tune_network(
         trials,
         cost_model=cost_model,
         seed=seed,
-        on_progress=lambda done, total: progress(
-            0.3 + 0.6 * min(done / total, 1.0), f"tuning: {done} of {total} trials measured"
-        ),
+        on_progress=lambda done, total, what: progress(0.3 + 0.6 * done / total, f"tuning: {what}"),
     )
     search_s = time.perf_counter() - start
     progress(0.9, "timing the best schedules")

@@ -130,8 +130,8 @@ def schedule_kernels(
                 folder,
                 budget,
                 cost_model=cost_model,
-                on_progress=lambda done, total: progress(
-                    0.4 + 0.5 * min(done / total, 1.0), f"tuning the network's kernels: {done} of {total} trials"
+                on_progress=lambda done, total, what: progress(
+                    0.4 + 0.5 * done / total, f"tuning the network's kernels: {what}"
                 ),
             )
         tuned = {

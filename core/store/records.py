@@ -25,6 +25,8 @@ MEASUREMENT_FIELDS = {
     "algorithm": "how the operator was lowered: 'default' (TVM's lowering), 'gspc' (grouped spatial pack), ...",
     "layout": "data layout of the kernel, e.g. 'NCHW'",
     "schedule_source": "where the schedule came from: 'untuned', 'tuned', 'transfer:<source>', ...",
+    "max_abs_error": "largest absolute difference of the kernel's output from PyTorch's (the correctness check)",
+    "timing_note": "why the timing cannot be trusted ('unreliable: ...'), empty when it can",
 }
 
 SCORE_FIELDS = {
@@ -142,7 +144,8 @@ def measurement_row(result: dict) -> tuple[dict, list[tuple[int, float]]]:
         "trial_count": _count(result, "trial_count", what, len(trials)),
         "torch_latency_ms": torch_latency,
         "speedup": speedup if speedup is not None or torch_latency is None else torch_latency / latency,
-        **{key: _optional_text(result, key, what) for key in ("algorithm", "layout", "schedule_source")},
+        "max_abs_error": _number(result, "max_abs_error", what),
+        **{key: _optional_text(result, key, what) for key in ("algorithm", "layout", "schedule_source", "timing_note")},
     }
     return row, trials
 

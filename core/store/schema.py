@@ -255,6 +255,25 @@ def _discovery(db: sqlite_utils.Database) -> None:
     db["searches"].add_column("baseline_job_id", int, fk="jobs")
 
 
+RESULTS_VIEW_V9 = RESULTS_VIEW_V7.replace(
+    "m.algorithm, m.layout, m.schedule_source,",
+    "m.algorithm, m.layout, m.schedule_source, m.max_abs_error, m.timing_note,",
+).replace(
+    "NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL,",
+    "NULL, NULL, NULL, o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,",
+)
+
+
+def _honest_timings(db: sqlite_utils.Database) -> None:
+    """Version 9: a measurement keeps its correctness check (largest difference from PyTorch's
+    output) and why its timing cannot be trusted (runs spread widely, a kernel too short to
+    time, a tuned kernel far behind its best trial), shown with every result."""
+    db["measurements"].add_column("max_abs_error", float)
+    db["measurements"].add_column("timing_note", str)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V9)
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -264,6 +283,7 @@ MIGRATIONS = [
     _operator_bindings,
     _tuned_network_latency,
     _discovery,
+    _honest_timings,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

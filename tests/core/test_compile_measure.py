@@ -11,7 +11,7 @@ import pytest
 from core.analysis.summary import summarize
 from core.compile.errors import CompileError, NumericalMismatch
 from core.compile.jobs import measure_job
-from core.compile.measure import check_close
+from core.compile.measure import Timing, check_close, timing_note
 from core.ir.errors import TesseraError
 from core.ir.serialize import load_operator
 from core.jobs.errors import JobCancelled
@@ -38,7 +38,7 @@ def test_untuned_measurement_is_checked_timed_and_compared_with_torch():
     assert len(result["latency_runs_ms"]) == 3
     assert result["gflops"] == pytest.approx(flops / result["latency_ms"] / 1e6)
     assert result["speedup_vs_torch"] == pytest.approx(result["torch_latency_ms"] / result["latency_ms"])
-    assert result["max_abs_error"] < 1e-4
+    assert result["max_abs_error"] < 1e-4 and "timing_note" in result
     assert result["tuned"] is False and result["trial_count"] == 0 and result["trials"] == []
     assert '"kind":"llvm"' in result["target"] and '"num-cores"' in result["target"]
     assert result["bindings"] == {"C_in": 4, "C_out": 6, "G": 2, "H": 8, "K": 3, "W": 8}
@@ -77,3 +77,18 @@ def test_a_cancelled_job_stops_before_building():
 def test_bad_requests_are_clear_errors(change, error, message):
     with pytest.raises(error, match=message):
         measure_job({**_payload("grouped_conv"), **change}, Ctx())
+
+
+def test_a_timing_in_doubt_says_why():
+    steady = Timing.of([1.0e-3, 1.01e-3, 0.99e-3])
+    assert steady.doubt("TVM's kernel") == "" and timing_note(steady.doubt("TVM's kernel")) is None
+    noisy = Timing.of([1.0e-3, 3.0e-3, 0.5e-3])
+    assert noisy.doubt("PyTorch").startswith("PyTorch's runs spread by ") and "of their median" in noisy.doubt(
+        "PyTorch"
+    )
+    short = Timing.of([2e-6, 2e-6, 2e-6])
+    assert short.doubt("TVM's kernel") == "TVM's kernel is too short to time reliably (2.0 us per call)"
+    assert (
+        timing_note(steady.doubt("a"), short.doubt("b"))
+        == "unreliable: b is too short to time reliably (2.0 us per call)"
+    )

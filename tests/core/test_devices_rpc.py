@@ -182,7 +182,7 @@ def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_
             }
         },
     )
-    assert tuned["tuned"]
+    assert tuned["trial_count"] == 2  # the schedules the device reuses
     store = tmp_path / "results.db"
     with Store(store) as opened:
         add_device(opened, "loop", rpc_cluster.address, "loopcpu")
@@ -260,8 +260,12 @@ def test_a_tuning_job_survives_a_server_killed_mid_measurement(rpc_cluster, tmp_
         job = queue.get(job_id)
         assert (job.state, job.attempts) == (DONE, 2), job.error
         assert len(trials_before) == 2 and records[0].read_text().splitlines() == trials_before
-        assert job.result["tuned"] and job.result["new_trials"] == 0 and job.result["trial_count"] == 2
+        assert (
+            job.result["tuned"] == (job.result["schedule_source"] == "tuned")
+            and job.result["new_trials"] == 0
+            and job.result["trial_count"] == 2
+        )
         [row] = [r for r in store.results() if r["measurement_id"]]
-        assert row["device_name"] == "loop" and row["job_id"] == job_id and row["tuned"] == 1
+        assert row["device_name"] == "loop" and row["job_id"] == job_id and row["tuned"] == job.result["tuned"]
         assert len(store.trials(row["measurement_id"])) == len(job.result["trials"]) >= 1
     assert key_status(rpc_cluster.port, "loopcpu").servers == 1

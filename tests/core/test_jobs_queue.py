@@ -57,6 +57,16 @@ def test_a_finished_job_says_what_it_found():
         "none beat TVM's default"
     )
     assert result_summary("fisher", {"score": {}}) == "done" and result_summary("measure", {}) == "done"
+    honest = {
+        **measured,
+        "max_abs_error": 3.1e-7,
+        "schedule_source": "untuned (the tuned schedule ran slower: 0.05 ms)",
+        "timing_note": "unreliable: PyTorch's runs spread by 120% of their median",
+    }
+    assert result_summary("measure", honest) == (
+        "0.03668 ms, 10.15x PyTorch, max error 3.1e-07; untuned (the tuned schedule ran slower: 0.05 ms); "
+        "unreliable: PyTorch's runs spread by 120% of their median"
+    )
 
 
 def test_invalid_result_writes_nothing(store, queue, conv2d):
@@ -143,3 +153,17 @@ def test_clear_errors(queue):
         queue.retry(job_id)
     with pytest.raises(StoreError, match="max_attempts must be at least 1"):
         queue.submit("probe", {}, max_attempts=0)
+
+
+def test_a_running_job_estimates_the_time_left_at_its_pace(queue, conv2d):
+    from core.jobs.queue import duration_text
+
+    job_id = queue.submit("measure", {"operator": conv2d})
+    job = queue.claim(["measure"])
+    assert job.id == job_id and job.time_left(job.started + 60) is None  # no progress yet: no guess
+    queue.report_progress(job, 0.25, "tuning")
+    running = queue.get(job_id)
+    assert running.time_left(running.started + 2) is None  # too early to tell
+    assert running.time_left(running.started + 30) == pytest.approx(90.0)
+    assert running.progress_text(running.started + 30) == "25%, ~1:30 left"
+    assert duration_text(42) == "42 s" and duration_text(3723) == "1:02:03"

@@ -62,7 +62,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 8
+        assert store.schema_version == SCHEMA_VERSION == 9
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()
@@ -74,7 +74,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
 
     with Store(version_1_file) as store:
-        assert store.schema_version == 8
+        assert store.schema_version == 9
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
@@ -93,7 +93,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
         measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
         assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
     with Store(version_1_file) as again:  # opening a migrated file changes nothing
-        assert again.schema_version == 8
+        assert again.schema_version == 9
         assert again.db["measurements"].count == 2
 
 
@@ -103,7 +103,7 @@ def test_newer_store_is_refused_without_touching_it(tmp_path):
     conn.execute("CREATE TABLE things (x)")
     conn.execute("PRAGMA user_version = 99")
     conn.close()
-    with pytest.raises(StoreError, match="schema version 99, newer than this program's 8"):
+    with pytest.raises(StoreError, match=f"schema version 99, newer than this program's {SCHEMA_VERSION}"):
         Store(path)
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 99
@@ -167,7 +167,7 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
     from core.jobs.queue import HOST, JobQueue
 
     with Store(path) as store:
-        assert store.schema_version == 8
+        assert store.schema_version == 9
         queue = JobQueue(store)
         assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
             (1, "done", 812, None),
@@ -198,7 +198,7 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 8
+        assert store.schema_version == 9
         assert "bindings" not in store.operator(1)["document"]
         op = store.add_operator(doc, "mcts-1", "search:mcts")
         assert store.add_operator({**doc, "bindings": {"C_in": 8}}, "again") == op  # the first bindings stay
@@ -230,7 +230,7 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 8
+        assert store.schema_version == 9
         (row,) = store.results()
         assert row["e2e_speedup"] is None  # untuned: no basis for a speedup
         store.add_score(
@@ -252,3 +252,26 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
         assert (score["e2e_tuned"], score["deploy"], score["e2e_torch_ms"]) == (1, "resnet18/w64@32px", 4.0)
         with pytest.raises(InvalidResult, match="'e2e_tuned' must be true or false"):
             store.add_score(1, {"dataset": "d", "backbone": "b", "e2e_latency_ms": 1.0, "e2e_tuned": "yes"})
+
+
+def test_version_9_keeps_each_measurements_correctness_check_and_timing_doubts(tmp_path):
+    path = tmp_path / "v8.db"
+    db = sqlite_utils.Database(path)
+    for step in MIGRATIONS[:8]:  # what Tessera with schema version 8 created
+        step(db)
+    db.execute("PRAGMA user_version = 8")
+    db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
+    db["measurements"].insert({"operator_id": 1, "bindings": "{}", "latency_ms": 2.0, "tuned": 0})
+    db.conn.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.schema_version == 9
+        (old,) = store.results()
+        assert old["max_abs_error"] is None and old["timing_note"] is None  # not checked back then
+        store.add_measurement(
+            1,
+            None,
+            {"latency_ms": 0.002, "max_abs_error": 3e-7, "timing_note": "unreliable: too short to time"},
+        )
+        new = next(r for r in store.results() if r["latency_ms"] == 0.002)
+        assert new["max_abs_error"] == 3e-7 and new["timing_note"] == "unreliable: too short to time"

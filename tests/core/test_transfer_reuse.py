@@ -45,7 +45,7 @@ def tuned_root(tmp_path_factory):
         **QUICK,
     }
     result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload})
-    assert result["tuned"] and result["trial_count"] == 4
+    assert result["trial_count"] == 4 and result["best_trial_ms"] > 0
     return root
 
 

@@ -71,6 +71,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("schedule_source", "Schedule", numeric=False, fmt=str, aliases=("schedule",)),
     Column("torch_latency_ms", "PyTorch (ms)", aliases=("torch",)),
     Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch"),
+    Column("max_abs_error", "Max error", fmt=lambda v: f"{v:.2g}", aliases=("error",)),
+    Column("timing_note", "Timing", numeric=False, fmt=str, aliases=("timing",)),
     Column("accuracy", "Accuracy", axis="Accuracy", aliases=("acc",), log=False, bounds=(0.0, 1.0)),
     Column("fisher_potential", "Fisher Potential", axis="Fisher Potential", aliases=("fisher",)),
     Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)", aliases=("e2e", "network")),

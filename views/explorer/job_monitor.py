@@ -27,10 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.ir.errors import TesseraError
-from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job
+from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job, duration_text
 
 from .. import theme
-from ..formatting import duration
 from .session import ExplorerSession
 
 
@@ -51,13 +50,14 @@ JOB_ROLE = Qt.ItemDataRole.UserRole
 
 
 def elapsed_text(job: Job, now: float) -> str:
-    """'1:05' running or finished; 'waiting 12 s' while queued."""
+    """'1:05' finished, '1:05, ~0:40 left' running; 'waiting 12 s' while queued."""
     if job.state == QUEUED:
-        return f"waiting {duration(now - (job.created or now))}"
+        return f"waiting {duration_text(now - (job.created or now))}"
     if job.started is None:
         return "—"
     end = now if job.state == RUNNING else (job.finished or now)
-    return duration(end - job.started)
+    left = job.time_left(now)
+    return duration_text(end - job.started) + ("" if left is None else f", ~{duration_text(left)} left")
 
 
 def kind_label(kind: str, payload: dict) -> str:
