@@ -70,6 +70,7 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
     )
 
     def trained(graph: OperatorGraph | None, seed: int) -> tuple[float | None, str]:
+        """Final accuracy (None when it diverged or fits no layer) and the outcome."""
         net = build_backbone(settings.spec, screen.num_classes, seed)
         if graph is not None and not replace_convs(net, graph, settings.resolution, sizes=screen.sizes).replaced:
             return None, "fits no layer"
@@ -80,6 +81,7 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
     noise = statistics.stdev(base)
     print(f"  original, {seeds} seeds: {', '.join(f'{a:.3f}' for a in base)} (std {noise:.4f})")
     found: list[float] = []
+    learned: list[float] = []
     outcomes: dict[str, int] = {}
     for graph in random_operators():
         if len(found) >= count:
@@ -88,6 +90,7 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         if acc is not None:
             found.append(acc)
+            learned += [acc] if outcome == "trained" else []
     mean = statistics.mean(base)
     spread_std = statistics.stdev(found)
     close = sum(abs(a - mean) <= 2 * noise for a in found)
@@ -96,6 +99,11 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
         f"max {max(found):.3f}, std {spread_std:.4f} ({spread_std / max(noise, 1e-9):.1f}x the original's noise)"
     )
     print(f"  outcomes: {', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))}")
+    low, _, high = statistics.quantiles(learned, n=4)
+    print(
+        f"  of the {len(learned)} that learned: interquartile range {low:.3f}-{high:.3f} "
+        f"({(high - low) / max(noise, 1e-9):.1f}x the original's std)"
+    )
     print(f"  {close} of {len(found)} within 2 std of the original's mean {mean:.3f}")
 
 
