@@ -16,13 +16,12 @@ from pathlib import Path
 
 from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BACKBONE_NAMES
-from core.ir.errors import TesseraError
-from core.ir.serialize import content_hash, read_document
+from core.ir.serialize import read_document
 from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
 from core.store import Store
-from core.train.early_stop import best_curve, check_theta
+from core.train.requests import AccuracyRequest, queue_accuracy
 from core.train.settings import EvalSettings
 
 from .cli_inputs import transfer_sources
@@ -111,11 +110,6 @@ def cmd_evaluate(args) -> int:
         seed=args.seed,
         limit=args.limit,
     )
-    if settings.dataset != DEFAULT_DATASET and not Path(settings.dataset).expanduser().exists():
-        raise TesseraError(f"--dataset {settings.dataset}: no such file or folder")
-    if args.epochs < 1:
-        raise TesseraError(f"--epochs must be at least 1, got {args.epochs}")
-    check_theta(args.theta)
     deploy = DeploySettings(
         backbone=args.backbone,
         width=args.deploy_width,
@@ -125,33 +119,19 @@ def cmd_evaluate(args) -> int:
         sources=tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
         seed=args.seed,
     )
+    request = AccuracyRequest(
+        settings,
+        epochs=args.epochs,
+        theta=args.theta,
+        max_batches=args.max_batches,
+        fisher_only=args.fisher_only,
+        deploy=None if args.no_e2e else deploy,
+        tuning_root=args.tuning_dir,
+    )
     name = doc.get("name") or Path(args.file).stem
-    payload = {"operator": doc, **settings.to_payload()}
     with Store(args.store) as store:
-        operator_id = store.add_operator(doc, name, "hand-made")
-        if args.fisher_only:
-            kinds = {"fisher": payload}
-        else:
-            best = best_curve(store, settings.dataset_label, settings.spec.label, args.epochs)
-            kinds = {
-                "train": {
-                    **payload,
-                    "epochs": args.epochs,
-                    "theta": args.theta,
-                    "max_batches": args.max_batches,
-                    "best_curve": best,
-                }
-            }
-            if not args.no_e2e:
-                kinds["e2e"] = {**payload, "deploy": deploy.to_payload()}
-                if args.tuning_dir:
-                    kinds["e2e"]["tuning_root"] = str(Path(args.tuning_dir).expanduser().resolve())
+        ids = queue_accuracy(store, doc, name, request, input_key=str(Path(args.file).resolve()))
         queue = JobQueue(store)
-        key, version = str(Path(args.file).resolve()), content_hash(doc)
-        ids = [
-            queue.submit(kind, body, operator_id=operator_id, input_key=key, input_version=version)
-            for kind, body in kinds.items()
-        ]
         for job_id in ids:
             print(
                 f"queued {queue.get(job_id).describe()} on {settings.spec.label} at "

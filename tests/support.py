@@ -50,11 +50,15 @@ def tessera(*args: str) -> subprocess.CompletedProcess:
 
 
 class Ctx:
-    """A job context (core.jobs.context) that records progress and cancels on request."""
+    """A job context (core.jobs.context) that records progress and partial results and cancels on request."""
 
     def __init__(self, cancel: bool = False):
         self.seen: list[tuple[float, str]] = []
+        self.partials: list[dict] = []
         self.cancel = cancel
+
+    def partial(self, result: dict) -> None:
+        self.partials.append(result)
 
     def progress(self, fraction: float, message: str = "") -> None:
         self.seen.append((fraction, message))

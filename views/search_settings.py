@@ -28,11 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.data.datasets import DEFAULT_DATASET
+from core.data.datasets import DEFAULT_DATASET, check_source
 from core.data.specs import BACKBONE_NAMES
 from core.ir.serialize import read_document
 from core.networks.settings import DEPLOY_RESOLUTION, STANDARD_WIDTH
-from core.search.base import SearchError
 from core.search.discovery import discovery_config
 from core.search.driver import EVALUATIONS, STRATEGIES, SearchConfig
 
@@ -217,16 +216,6 @@ class SearchSettings(QWidget):
             "max_primitives": self.primitives.value(),
         }
 
-    def dataset_source(self) -> str:
-        """The dataset as typed; SearchError if it is neither 'digits' nor an existing path."""
-        text = self.dataset.currentText().strip()
-        if text != DEFAULT_DATASET and not Path(text).expanduser().exists():
-            raise SearchError(
-                f"no dataset at {text!r}: use '{DEFAULT_DATASET}' or a CIFAR binary folder, an .npz archive "
-                "or an image folder"
-            )
-        return text if text == DEFAULT_DATASET else str(Path(text).expanduser().resolve())
-
     def discovery_config(self, in_flight: int) -> dict:
         """The discovery run's settings, checked (TesseraError names the first bad one)."""
         search = self._search()
@@ -235,7 +224,7 @@ class SearchSettings(QWidget):
             self.backbone.currentText(),
             self.seed.value(),
             proxy={
-                "dataset": self.dataset_source(),
+                "dataset": check_source(self.dataset.currentText().strip()),
                 "width": self.width.value(),
                 "resolution": self.resolution.value(),
                 "epochs": self.epochs.value(),

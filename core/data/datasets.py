@@ -69,12 +69,7 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = 16) -> ImageDa
         raise DatasetError(f"resolution must be an integer between 4 and 512 pixels, got {resolution!r}")
     if source == DEFAULT_DATASET:
         return _digits(resolution)
-    path = Path(source).expanduser()
-    if not path.exists():
-        raise DatasetError(
-            f"{path}: no such file or folder (datasets are 'digits' or a path to "
-            "CIFAR binary files, an .npz archive or an image folder)"
-        )
+    path = Path(check_source(source))
     if path.is_file():
         if path.suffix == ".npz":
             return _npz(path, resolution)
@@ -84,6 +79,20 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = 16) -> ImageDa
             f"{path}: unsupported file type {path.suffix or '(none)'!r}; expected a .npz archive or a CIFAR .bin file"
         )
     return _folder(path, resolution)
+
+
+def check_source(source: str) -> str:
+    """'digits', or the path of an existing file or folder (resolved); DatasetError otherwise,
+    so a request can be refused before any job is queued."""
+    if source == DEFAULT_DATASET:
+        return source
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise DatasetError(
+            f"{path}: no such file or folder (datasets are '{DEFAULT_DATASET}' or a path to "
+            "CIFAR binary files, an .npz archive or an image folder)"
+        )
+    return str(path.resolve())
 
 
 def split_dataset(dataset: ImageDataset, val_fraction: float = 0.2, seed: int = 0, limit: int | None = None) -> Split:

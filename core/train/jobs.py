@@ -3,7 +3,8 @@
 Each is handler(payload, ctx) -> dict, run by a worker process. The payload holds the
 operator document under "operator" and EvalSettings' fields (dataset, backbone, width,
 resolution, seed, ...); "train" adds TrainConfig's fields and an optional "best_curve"
-(accuracy per epoch to early-stop against, read from the store when the job is queued);
+(accuracy per epoch to early-stop against, read from the store when the job is queued), and
+keeps the accuracy per epoch so far as its partial result while it trains (the window draws it);
 "e2e" adds "deploy" (core.networks.end_to_end.DeploySettings: where and how both networks are
 tuned and timed). All three results carry the store's score fields under "score"; everything
 else stays with the job's result.
@@ -69,7 +70,12 @@ def train_job(payload: dict, ctx) -> dict:
         raise EvaluationError(f"best_curve must be a list of accuracies, got {best!r}")
     settings, screen, candidate, report, fisher = _setup(payload, ctx)
     trained = train_proxy(
-        candidate, screen.split, config, best, lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message)
+        candidate,
+        screen.split,
+        config,
+        best,
+        lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message),
+        lambda curve: ctx.partial({"accuracy_per_epoch": curve, "epochs_planned": config.epochs}),
     )
     curve = trained.accuracy_per_epoch
     return {

@@ -96,9 +96,11 @@ def train_proxy(
     config: TrainConfig,
     best: Sequence[float] | None = None,
     progress: Progress | None = None,
+    epoch_done: Callable[[list[float]], None] | None = None,
 ) -> TrainResult:
     """Train `model` in place; `progress(fraction, message)` is called after every batch
-    (a job's ctx.progress, which raises to stop a cancelled job). A loss that is no longer
+    (a job's ctx.progress, which raises to stop a cancelled job), `epoch_done(accuracies so
+    far)` after every epoch (e.g. to show the accuracy curve while it grows). A loss that is no longer
     finite or logits that explode end training as "diverged"; a final accuracy near chance is
     "did not learn" (TrainResult.outcome), so neither reads as an ordinary low accuracy."""
     train = split.train
@@ -144,6 +146,8 @@ def train_proxy(
         result.seconds_per_epoch.append(time.perf_counter() - start)
         if progress is not None:
             progress(epoch / config.epochs, f"epoch {epoch}/{config.epochs}: accuracy {acc:.3f}")
+        if epoch_done is not None:
+            epoch_done(list(result.accuracy_per_epoch))
         if epoch < config.epochs and not keep_training(acc, epoch, config.epochs, best, config.theta):
             need = required_accuracy(epoch, config.epochs, best, config.theta)
             result.reason = (

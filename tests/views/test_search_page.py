@@ -124,7 +124,7 @@ def test_bad_settings_are_told_in_the_panel_and_nothing_starts(qtbot, window, tm
     s.dataset.lineEdit().selectAll()
     qtbot.keyClicks(s.dataset.lineEdit(), str(tmp_path / "no-such-data"))
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    assert panel.status.text().startswith("Cannot start: no dataset at")
+    assert panel.status.text().startswith(f"Cannot start: {tmp_path / 'no-such-data'}: no such file or folder")
     assert panel.status.objectName() == "errorText" and panel.status.isVisible()
     assert panel.run is None and not window.explore.session.workers_running and dialogs.calls == []
 

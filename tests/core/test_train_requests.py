@@ -1,0 +1,74 @@
+"""Evaluate Accuracy's request (core.train.requests): the jobs it queues for an operator, the
+best curve they early-stop against, refusals before anything is queued, and the accuracy curve
+a training job keeps while it trains."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.data.errors import DatasetError
+from core.ir.serialize import content_hash, read_document
+from core.jobs.queue import JobQueue
+from core.networks.settings import DeploySettings
+from core.store import Store
+from core.train.errors import EvaluationError
+from core.train.jobs import train_job
+from core.train.requests import AccuracyRequest, queue_accuracy
+from core.train.settings import EvalSettings
+from tests.support import EXAMPLES, Ctx
+
+SETTINGS = EvalSettings(backbone="vgg", width=4, resolution=8, limit=100)
+
+
+def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_path):
+    doc = read_document(EXAMPLES / "depthwise_separable.json")
+    deploy = DeploySettings(backbone="vgg", width=8, resolution=16, trials=4)
+    request = AccuracyRequest(SETTINGS, epochs=2, max_batches=3, deploy=deploy, tuning_root=str(tmp_path))
+    with Store(tmp_path / "r.db") as store:
+        earlier = store.add_operator(read_document(EXAMPLES / "conv2d.json"), "conv2d")
+        store.add_score(
+            earlier,
+            {
+                "dataset": "digits@8px",
+                "backbone": "vgg/w4",
+                "epochs": 2,
+                "accuracy": 0.8,
+                "accuracy_per_epoch": [0.5, 0.8],
+            },
+        )
+        ids = queue_accuracy(store, doc, "dws", request, input_key="/some/file.json")
+        jobs = [JobQueue(store).get(i) for i in ids]
+    assert [j.kind for j in jobs] == ["train", "e2e"] and {j.operator_name for j in jobs} == {"dws"}
+    train, e2e = (j.payload for j in jobs)
+    assert train["best_curve"] == [0.5, 0.8] and (train["epochs"], train["max_batches"]) == (2, 3)
+    assert (train["backbone"], train["width"], train["limit"]) == ("vgg", 4, 100)
+    assert e2e["deploy"]["width"] == 8 and e2e["tuning_root"] == str(tmp_path.resolve())
+    assert {j.input_version for j in jobs} == {content_hash(doc)}
+    assert (
+        request.describe()
+        == "proxy training (2 epochs) and tuned end-to-end latency at vgg/w8@16px in vgg/w4 on digits@8px"
+    )
+    fisher = AccuracyRequest(SETTINGS, fisher_only=True, deploy=deploy)
+    assert [kind for kind, _ in fisher.jobs(doc, None)] == ["fisher"]  # no training, so nothing to time
+
+
+def test_bad_requests_are_refused_before_anything_is_queued(tmp_path):
+    with pytest.raises(DatasetError, match="no such file or folder"):
+        AccuracyRequest(EvalSettings(dataset=str(tmp_path / "nowhere")))
+    with pytest.raises(EvaluationError, match="epochs must be a whole number >= 1"):
+        AccuracyRequest(SETTINGS, epochs=0)
+    with pytest.raises(EvaluationError, match="batches per epoch"):
+        AccuracyRequest(SETTINGS, max_batches=0)
+
+
+@pytest.mark.slow
+def test_a_training_job_keeps_its_accuracy_curve_while_it_trains():
+    doc = read_document(EXAMPLES / "depthwise_separable.json")
+    ctx = Ctx()
+    payload = AccuracyRequest(SETTINGS, epochs=2, max_batches=2).jobs(doc, None)[0][1]
+    result = train_job(payload, ctx)
+    curve = result["accuracy_per_epoch"]
+    assert ctx.partials == [
+        {"accuracy_per_epoch": curve[:1], "epochs_planned": 2},
+        {"accuracy_per_epoch": curve, "epochs_planned": 2},
+    ]
