@@ -8,6 +8,8 @@ timings compare like with like."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import torch
 import tvm
@@ -25,3 +27,27 @@ def use_threads(count: int) -> None:
 
 def local_target(cores: int) -> tvm.target.Target:
     return tvm.target.Target({"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu(), "num-cores": cores})
+
+
+def peak_gflops(cores: int, cpuinfo: str | None = None) -> tuple[float | None, str]:
+    """The cores' peak FP32 rate from the CPU's features: cores x clock x FLOPs per cycle (vector
+    lanes x 2 per FMA x two FMA pipes); (None, why) when /proc/cpuinfo does not tell the clock.
+    A ceiling no kernel can pass, unlike a measured matmul rate."""
+    info = cpuinfo if cpuinfo is not None else _read("/proc/cpuinfo")
+    flags_line = re.search(r"^flags\s*:(.*)$", info, re.M)
+    flags = set(flags_line.group(1).split()) if flags_line else set()
+    mhz = [float(m) for m in re.findall(r"^cpu MHz\s*:\s*([\d.]+)", info, re.M)]
+    if not mhz:
+        return None, "peak unknown: the CPU's clock is not in /proc/cpuinfo"
+    lanes, isa = (16, "AVX-512") if "avx512f" in flags else (8, "AVX2") if "avx2" in flags else (4, "SSE")
+    fma = 2 if "fma" in flags else 1
+    per_cycle = lanes * fma * 2
+    peak = cores * max(mhz) / 1e3 * per_cycle
+    return peak, (
+        f"{cores} cores x {max(mhz) / 1e3:.2f} GHz x {per_cycle} FP32 FLOP/cycle ({isa}"
+        f"{', FMA' if fma == 2 else ''}, two pipes) = {peak:.0f} GFLOP/s"
+    )
+
+
+def _read(path: str) -> str:
+    return Path(path).read_text() if Path(path).exists() else ""

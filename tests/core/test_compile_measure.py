@@ -92,3 +92,13 @@ def test_a_timing_in_doubt_says_why():
         timing_note(steady.doubt("a"), short.doubt("b"))
         == "unreliable: b is too short to time reliably (2.0 us per call)"
     )
+
+
+def test_the_peak_comes_from_the_cpus_features():
+    from core.compile.target import peak_gflops
+
+    avx512 = "cpu MHz\t\t: 2600.000\nflags\t\t: fpu sse avx2 fma avx512f\n"
+    assert peak_gflops(2, avx512)[0] == pytest.approx(2 * 2.6 * 16 * 2 * 2)
+    assert peak_gflops(1, avx512.replace(" avx512f", ""))[0] == pytest.approx(2.6 * 8 * 2 * 2)
+    assert peak_gflops(1, avx512.replace(" avx512f", "").replace(" avx2 fma", ""))[0] == pytest.approx(2.6 * 4 * 2)
+    assert peak_gflops(2, "flags\t\t: avx2\n") == (None, "peak unknown: the CPU's clock is not in /proc/cpuinfo")
