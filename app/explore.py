@@ -24,6 +24,8 @@ from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
 from views.document import OperatorDocument
 
+from .accuracy import AccuracyEvaluation
+
 AUTOSTART_KEY = "explore/autostartWorkers"
 EXECUTOR_KEY, RAY_ADDRESS_KEY = "explore/executor", "explore/rayAddress"
 STATUS_TIPS = {
@@ -66,6 +68,8 @@ class Explore(QObject):
         self._unsaved_key = uuid.uuid4().hex
         self._submitted: dict[str, str] = {}  # input key -> content hash the current operator's jobs used
         self.actions = self._make_actions()
+        self.accuracy = AccuracyEvaluation(self)
+        self.actions["accuracy"] = self.accuracy.action
 
     def _make_actions(self) -> dict[str, QAction]:
         def action(text, slot, shortcut=None, tip="", checkable=False):
@@ -162,6 +166,7 @@ class Explore(QObject):
             self.view = ExplorerView(self.session)
             self.view.openRequested.connect(self.open_result)
             self.view.measureRequested.connect(self.measure_results)
+            self.view.accuracyRequested.connect(self.accuracy.evaluate_results)
         return self.view
 
     def show_jobs(self) -> None:
@@ -238,7 +243,7 @@ class Explore(QObject):
         if self.ensure_session() is None:
             return
         graph = document.graph
-        name = graph.name or (document.path.stem if document.path else "untitled")
+        name = self.editor_input()[1]
         self._open_dialog(
             tune,
             name,
@@ -253,10 +258,20 @@ class Explore(QObject):
         from views.explorer.submit import Target
 
         graph = self.window.document.graph
-        document = to_document(graph)  # sets without some sizes take them from the operator's own bindings
+        document, _, key = self.editor_input()  # sets without some sizes take them from the operator's own bindings
         request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
-        key = self._input_key()
         self._submit([Target(document, name, "hand-made", None, key)], request, name)
+        self.editor_jobs_queued(key, document)
+
+    def editor_input(self) -> tuple[dict, str, str]:
+        """The editor's operator as jobs take it: its document (with its bindings), its name,
+        and the input key its jobs carry (editing it later cancels them: the stale-job rule)."""
+        document = self.window.document
+        name = document.graph.name or (document.path.stem if document.path else "untitled")
+        return to_document(document.graph), name, self._input_key()
+
+    def editor_jobs_queued(self, key: str, document: dict) -> None:
+        """Jobs of the editor's operator were queued from `document`: an edit now makes them stale."""
         self._submitted[key] = content_hash(document)
 
     def measure_results(self, ids, tune: bool) -> None:

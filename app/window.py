@@ -48,7 +48,7 @@ SCREEN_SHARE = 0.92  # of the available screen, at most, for a first start or a 
 DOCK_MINIMUM = {"palette": (190, 0), "inspector": (240, 0), "diagnostics": (0, 90), "code": (0, 90)}
 EDITOR_DOCKS = tuple(DOCK_MINIMUM)  # they show with the Editor page only
 EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
-MEASURE_ACTIONS = ("evaluate", "tune", "transfer")
+MEASURE_ACTIONS = ("evaluate", "tune", "transfer", "accuracy")
 
 
 class MainWindow(QMainWindow):
@@ -204,7 +204,7 @@ class MainWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         run = self.run_menu = self.menuBar().addMenu("&Run")
         e = self.explore.actions
-        run.addActions([e["evaluate"], e["tune"], e["transfer"]])
+        run.addActions([e["evaluate"], e["tune"], e["transfer"], e["accuracy"]])
         run.addSeparator()
         run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"], e["devices"]])
 

@@ -35,20 +35,20 @@ def tiny_settings(qtbot, panel, candidates: int) -> None:
     """A run of seconds: vgg at width 4 on 8-pixel digits, 100 examples, one epoch of two batches."""
     s = panel.settings
     choose(s.strategy, "random")
-    choose(s.backbone, "vgg")
+    choose(s.proxy.backbone, "vgg")
     for box, text in (
-        (s.width, "4"),
-        (s.resolution, "8"),
-        (s.epochs, "1"),
-        (s.limit, "100"),
-        (s.batches, "2"),
+        (s.proxy.width, "4"),
+        (s.proxy.resolution, "8"),
+        (s.proxy.epochs, "1"),
+        (s.proxy.limit, "100"),
+        (s.proxy.batches, "2"),
         (s.fisher_threshold, "0"),
         (s.minutes, "10"),
         (s.candidates, str(candidates)),
     ):
         type_into(qtbot, box, text)
     qtbot.mouseClick(s.tune, Qt.MouseButton.LeftButton)  # no end-to-end tuning
-    assert s.width.value() == 4 and s.candidates.value() == candidates and not s.tune.isChecked()
+    assert s.proxy.width.value() == 4 and s.candidates.value() == candidates and not s.tune.isChecked()
 
 
 def tile(panel, key: str) -> int:
@@ -120,9 +120,9 @@ def test_bad_settings_are_told_in_the_panel_and_nothing_starts(qtbot, window, tm
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     assert panel.status.text() == "Cannot start: give a number of candidates or a time limit in minutes"
     type_into(qtbot, s.minutes, "5")
-    s.dataset.setFocus()
-    s.dataset.lineEdit().selectAll()
-    qtbot.keyClicks(s.dataset.lineEdit(), str(tmp_path / "no-such-data"))
+    s.proxy.dataset.setFocus()
+    s.proxy.dataset.lineEdit().selectAll()
+    qtbot.keyClicks(s.proxy.dataset.lineEdit(), str(tmp_path / "no-such-data"))
     qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
     assert panel.status.text().startswith(f"Cannot start: {tmp_path / 'no-such-data'}: no such file or folder")
     assert panel.status.objectName() == "errorText" and panel.status.isVisible()
@@ -133,5 +133,5 @@ def test_propose_only_keeps_the_plain_search(qtbot, window, tmp_path):
     panel = open_search(qtbot, window, tmp_path)
     choose(panel.settings.mode, "propose")
     assert panel.start_button.text() == "Start search"
-    assert panel.settings.propose_box.isVisible() and not panel.settings.proxy_box.isVisible()
+    assert panel.settings.propose_box.isVisible() and not panel.settings.proxy.isVisible()
     assert not panel.counts.isVisible()

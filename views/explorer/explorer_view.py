@@ -24,6 +24,7 @@ from .variants import VariantsDialog
 class ExplorerView(QWidget):
     openRequested = Signal(int)  # result id to open in the editor
     measureRequested = Signal(object, bool)  # result ids, tune?
+    accuracyRequested = Signal(object)  # result ids whose operators to evaluate for accuracy
 
     def __init__(self, session: ExplorerSession, parent=None):
         super().__init__(parent)
@@ -54,6 +55,7 @@ class ExplorerView(QWidget):
 
         self.plot.pointActivated.connect(self.openRequested)
         self.panel.openRequested.connect(self.openRequested)
+        self.panel.accuracyRequested.connect(self.accuracyRequested)
         self.browser.openRequested.connect(self.openRequested)
         self.browser.measureRequested.connect(self.measureRequested)
         self.browser.compareRequested.connect(self.compare)

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -47,6 +48,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 
 class ResultPanel(QWidget):
     openRequested = Signal(int)
+    accuracyRequested = Signal(object)  # result ids: the selection, or the result shown
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
         super().__init__(parent)
@@ -106,6 +108,15 @@ class ResultPanel(QWidget):
             form.addRow(BY_KEY[key].title, label)
         self.open_button = QPushButton("Open in Editor")
         self.open_button.clicked.connect(lambda: self.openRequested.emit(self.result_id))
+        self.accuracy_button = QPushButton("Evaluate Accuracy…")
+        self.accuracy_button.setToolTip(
+            "Train the selected operators in a backbone: Fisher Potential, proxy accuracy, tuned end-to-end speedup"
+        )
+        self.accuracy_button.clicked.connect(self._accuracy_requested)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.open_button)
+        buttons.addWidget(self.accuracy_button)
+        buttons.addStretch(1)
         convergence_title = QLabel("Tuning convergence")
         convergence_title.setObjectName("barLabel")
         self.convergence = ConvergencePlot()
@@ -113,7 +124,7 @@ class ResultPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.subtitle)
         layout.addLayout(form)
-        layout.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addLayout(buttons)
         layout.addSpacing(6)
         layout.addWidget(convergence_title)
         layout.addWidget(self.convergence, 1)
@@ -183,3 +194,7 @@ class ResultPanel(QWidget):
             if not row["tuned"]
             else "This tuning run kept no trials.",
         )
+
+    def _accuracy_requested(self) -> None:
+        ids = self.selection.ids if len(self.selection) else [self.result_id]
+        self.accuracyRequested.emit([int(i) for i in ids])

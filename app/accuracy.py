@@ -1,0 +1,96 @@
+"""Evaluate Accuracy in the window: for the operator in the editor (Run menu) or the selected
+results (the Explorer's result panel), ask how (views.explorer.accuracy_dialog), queue the
+jobs (core.train.requests.queue_accuracy: Fisher Potential, proxy training, tuned end-to-end
+timing if asked), and follow them in the Accuracy dock: progress per epoch and the accuracy
+curves. The scores reach the results table and the plot as every result does."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMessageBox
+
+from core.ir.errors import TesseraError
+from core.train.requests import AccuracyRequest, queue_accuracy
+
+
+class AccuracyEvaluation(QObject):
+    def __init__(self, explore):
+        super().__init__(explore)
+        self.explore = explore
+        self.window = explore.window
+        self.dialog = None  # views.explorer.accuracy_dialog.AccuracyDialog while open
+        self.dock: QDockWidget | None = None
+        self.monitor = None  # views.explorer.accuracy_monitor.AccuracyMonitor in the dock
+        self.action = QAction("Evaluate &Accuracy…", self.window)
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+R"))
+        tip = "Train the current operator in a backbone: Fisher Potential, proxy accuracy, tuned end-to-end speedup"
+        self.action.setStatusTip(tip)
+        self.action.setToolTip(tip)
+        self.action.triggered.connect(self.evaluate_current)
+
+    def evaluate_current(self) -> None:
+        """Ask how to evaluate the operator in the editor, then queue its jobs."""
+        session = self.explore.ensure_session()
+        if session is None:
+            return
+        document, name, key = self.explore.editor_input()
+        self._ask(name, [(document, name, "hand-made", key)])
+
+    def evaluate_results(self, result_ids) -> None:
+        """Ask how to evaluate the operators of these results (each once), then queue their jobs."""
+        session = self.explore.session
+        targets = {}
+        for row in session.rows(result_ids).values():
+            if row["operator_id"] not in targets:
+                operator = session.store.operator(row["operator_id"])
+                name = operator["name"] or f"operator {row['operator_id']}"
+                document = {**operator["document"], "bindings": json.loads(row["bindings"] or "null") or {}}
+                targets[row["operator_id"]] = (document, name, operator["origin"] or "hand-made", None)
+        if targets:
+            first = next(iter(targets.values()))[1]
+            self._ask(first if len(targets) == 1 else f"{len(targets)} selected operators", list(targets.values()))
+
+    def _ask(self, subject: str, targets: list[tuple]) -> None:
+        from views.explorer.accuracy_dialog import AccuracyDialog
+
+        self.dialog = AccuracyDialog(self.window, subject)
+        self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.dialog.submitted.connect(lambda request: self._queue(targets, request, subject))
+        self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
+        self.dialog.open()
+
+    def _queue(self, targets: list[tuple], request: AccuracyRequest, subject: str) -> None:
+        session = self.explore.session
+        ids = []
+        try:
+            for document, name, origin, key in targets:
+                ids += queue_accuracy(session.store, document, name, request, origin, key)
+                if key is not None:
+                    self.explore.editor_jobs_queued(key, document)
+        except TesseraError as e:
+            QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
+            return
+        if session.autostart_workers:
+            session.start_workers()
+        session.poll()
+        self.show_monitor()
+        self.monitor.track(ids)
+        self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {request.describe()} for {subject}", 8000)
+
+    def show_monitor(self) -> None:
+        """The Accuracy dock (built on first use, beside the Jobs dock)."""
+        if self.dock is None:
+            from views.explorer.accuracy_monitor import AccuracyMonitor
+
+            self.monitor = AccuracyMonitor(self.explore.session)
+            self.dock = QDockWidget("Accuracy", self.window)
+            self.dock.setObjectName("dock_accuracy")
+            self.dock.setWidget(self.monitor)
+            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+            self.window.tabifyDockWidget(self.explore.dock, self.dock)
+            self.window.view_menu.addAction(self.dock.toggleViewAction())
+        self.dock.show()
+        self.dock.raise_()

@@ -1,0 +1,78 @@
+"""The Evaluate Accuracy dialog: score operators in a backbone as the discovery loop does.
+Fisher Potential at initialisation, proxy training (early-stopped against the best curve the
+store holds for the same task), and, if asked, the network with the operator timed end to
+end against the original, both tuned. The request is checked by core before it closes."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout
+
+from core.ir.errors import TesseraError
+from core.train.requests import AccuracyRequest
+
+from ..evaluation_forms import DeploymentForm, ProxyTaskForm
+
+
+class AccuracyDialog(QDialog):
+    submitted = Signal(object)  # AccuracyRequest, when the user confirms a valid one
+
+    def __init__(self, parent, subject: str):
+        super().__init__(parent)
+        self.setWindowTitle(f"Evaluate Accuracy: {subject}")
+        intro = QLabel(
+            f"Train <b>{subject}</b> in a backbone, in place of every convolution it fits, and score it "
+            "as the discovery loop does. The numbers land in the results and on the plot."
+        )
+        intro.setWordWrap(True)
+        self.proxy = ProxyTaskForm()
+        self.fisher_only = QCheckBox("Fisher Potential only (seconds: no training)")
+        self.e2e = QCheckBox("Time the network end to end, tuned against the tuned original")
+        self.e2e.setToolTip("MetaSchedule tunes every kernel not tuned yet: minutes per network")
+        self.deployment = DeploymentForm(self.proxy.backbone)
+        self.deployment.setEnabled(False)
+        self.e2e.toggled.connect(self._enable)
+        self.fisher_only.toggled.connect(self._enable)
+        self.error = QLabel()
+        self.error.setObjectName("errorText")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.evaluate_button = self.buttons.addButton("Evaluate", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.accepted.connect(self._submit)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.proxy)
+        layout.addWidget(self.fisher_only)
+        layout.addWidget(self.e2e)
+        layout.addWidget(self.deployment)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+
+    def _enable(self) -> None:
+        training = not self.fisher_only.isChecked()
+        for widget in (self.proxy.epochs, self.proxy.batches, self.e2e):
+            widget.setEnabled(training)
+        self.deployment.setEnabled(training and self.e2e.isChecked())
+
+    def request(self) -> AccuracyRequest:
+        """The request the dialog describes (TesseraError names a bad setting)."""
+        timed = self.e2e.isChecked() and not self.fisher_only.isChecked()
+        return AccuracyRequest(
+            self.proxy.settings(),
+            epochs=self.proxy.epochs.value(),
+            max_batches=self.proxy.batches.value() or None,
+            fisher_only=self.fisher_only.isChecked(),
+            deploy=self.deployment.settings() if timed else None,
+        )
+
+    def _submit(self) -> None:
+        try:
+            request = self.request()
+        except TesseraError as e:
+            self.error.setText(str(e))
+            self.error.show()
+            return
+        self.submitted.emit(request)
+        self.accept()
