@@ -5,17 +5,16 @@ end against the original, both tuned. The request is checked by core before it c
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QLabel, QVBoxLayout
 
-from core.ir.errors import TesseraError
 from core.train.requests import AccuracyRequest
 
 from ..evaluation_forms import DeploymentForm, ProxyTaskForm
+from .request_dialog import RequestDialog
 
 
-class AccuracyDialog(QDialog):
-    submitted = Signal(object)  # AccuracyRequest, when the user confirms a valid one
+class AccuracyDialog(RequestDialog):
+    """Emits `submitted` with an AccuracyRequest when the user confirms a valid one."""
 
     def __init__(self, parent, subject: str):
         super().__init__(parent)
@@ -33,13 +32,9 @@ class AccuracyDialog(QDialog):
         self.deployment.setEnabled(False)
         self.e2e.toggled.connect(self._enable)
         self.fisher_only.toggled.connect(self._enable)
-        self.error = QLabel()
-        self.error.setObjectName("errorText")
-        self.error.setWordWrap(True)
-        self.error.hide()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.evaluate_button = self.buttons.addButton("Evaluate", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.buttons.accepted.connect(self._submit)
+        self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
@@ -66,13 +61,3 @@ class AccuracyDialog(QDialog):
             fisher_only=self.fisher_only.isChecked(),
             deploy=self.deployment.settings() if timed else None,
         )
-
-    def _submit(self) -> None:
-        try:
-            request = self.request()
-        except TesseraError as e:
-            self.error.setText(str(e))
-            self.error.show()
-            return
-        self.submitted.emit(request)
-        self.accept()

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
@@ -30,6 +29,8 @@ from core.compile.requests import MeasureRequest
 from core.devices import Device
 from core.ir.bindings import parse_bindings
 from core.ir.errors import TesseraError
+
+from .request_dialog import RequestDialog
 
 DEFAULT_TRIALS = 32
 SEARCH, TRANSFER = "search", "transfer"
@@ -58,8 +59,8 @@ def device_label(device: Device) -> str:
     return f"{device.name}: key {device.key} at {device.tracker} ({health})"
 
 
-class MeasureDialog(QDialog):
-    submitted = Signal(object)  # MeasureRequest, when the user confirms a valid request
+class MeasureDialog(RequestDialog):
+    """Emits `submitted` with a MeasureRequest when the user confirms a valid one."""
 
     def __init__(
         self,
@@ -125,10 +126,6 @@ class MeasureDialog(QDialog):
             + (", each untuned and tuned" if tune else "")
             + ". Compare them in the results table (Algorithm, Tuned, Schedule columns)."
         )
-        self.error = QLabel()
-        self.error.setObjectName("errorText")
-        self.error.setWordWrap(True)
-        self.error.hide()
 
         form = self.form = QFormLayout()
         form.addRow("Method", self.method)
@@ -237,13 +234,3 @@ class MeasureDialog(QDialog):
         return MeasureRequest(
             self.device.currentData(), tuple(sets), transfer=True, sources=sources, top_k=self.top_k.value()
         )
-
-    def accept(self) -> None:
-        try:
-            request = self.request()
-        except TesseraError as e:
-            self.error.setText(str(e))
-            self.error.show()
-            return
-        self.submitted.emit(request)
-        super().accept()
