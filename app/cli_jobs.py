@@ -19,6 +19,7 @@ from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor, default_worker_count
 from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
+from core.store.result_filter import parse_filter
 from core.store.variants import HEADER as VARIANT_HEADER
 from core.store.variants import read_variants
 
@@ -125,6 +126,13 @@ def add_parsers(sub) -> None:
         metavar="ID",
         help="compare every measurement of measurement ID's "
         "operator on its device at its sizes: algorithm, layout, untuned/tuned/reused schedule",
+    )
+    p.add_argument(
+        "--filter",
+        metavar="TEXT",
+        default="",
+        help="the explorer's filter: words search names, origins, devices and bindings; terms compare "
+        'a column, e.g. "latency<2 accuracy >= 0.9 origin=baseline name~conv"',
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _store_option(p)
@@ -241,18 +249,19 @@ def cmd_jobs(args) -> int:
 def cmd_results(args) -> int:
     if args.variants is not None:
         return _print_variants(args)
+    where = parse_filter(args.filter)
     with Store(args.store) as store:
         if args.pareto:
             columns, directions = _parse_objectives(args.pareto)
-            rows = store.pareto(columns, directions)
+            rows = store.pareto(columns, directions, where)
             shown = ("measurement_id", "operator_name", "device_name", "bindings", *columns)
         else:
-            rows, shown = list(store.results()), RESULT_COLUMNS
+            rows, shown = list(store.results(where.where or None, where.args)), RESULT_COLUMNS
     if args.json:
         print(json.dumps([{**row, "bindings": json.loads(row["bindings"] or "{}")} for row in rows], indent=2))
         return 0
     if not rows:
-        print("no results yet")
+        print("no results match the filter" if where else "no results yet")
         return 0
     table = [tuple("id" if c == "measurement_id" else c.removesuffix("_name") for c in shown)]
     table += [tuple(_cell(row[c]) for c in shown) for row in rows]

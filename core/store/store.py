@@ -22,6 +22,7 @@ from .errors import StoreError
 from .location import default_store_path
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
+from .result_filter import ResultFilter
 from .schema import SCHEMA_VERSION, migrate, schema_version
 
 #: numeric columns of the results view and the direction in which each is better
@@ -200,10 +201,12 @@ class Store:
         each row has a `result_key`; `bindings` stays JSON text."""
         return self.db["results"].rows_where(where, where_args, order_by=order_by)
 
-    def pareto(self, columns: Sequence[str], directions: Sequence[str] | None = None) -> list[dict]:
+    def pareto(
+        self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None
+    ) -> list[dict]:
         """Results rows on the Pareto front of two or three numeric columns of the results view
-        (rows missing one of them are left out), sorted by the first column. Directions default
-        to RESULT_OBJECTIVES ('min' for latency, 'max' for accuracy, ...)."""
+        (rows missing one of them are left out, and those `where` rejects), sorted by the first
+        column. Directions default to RESULT_OBJECTIVES ('min' for latency, 'max' for accuracy, ...)."""
         unknown = [c for c in columns if c not in RESULT_OBJECTIVES]
         if unknown or not 2 <= len(columns) <= 3:
             raise StoreError(
@@ -211,8 +214,10 @@ class Store:
             )
         directions = list(directions or [RESULT_OBJECTIVES[c] for c in columns])
         selected = ", ".join(columns)
-        present = " AND ".join(f"{c} IS NOT NULL" for c in columns)
-        rows = self.db.execute(f"SELECT result_key, {selected} FROM results WHERE {present}").fetchall()
+        wanted = (where or ResultFilter()).and_(" AND ".join(f"{c} IS NOT NULL" for c in columns))
+        rows = self.db.execute(
+            f"SELECT result_key, {selected} FROM results WHERE {wanted.where}", wanted.args
+        ).fetchall()
         if not rows:
             return []
         keys = [r[0] for r in rows]

@@ -18,7 +18,6 @@ from core.ir.serialize import content_hash, read_document, to_document
 from core.jobs.queue import CANCELLED, QUEUED, JobQueue
 from core.store import Store
 from views.explorer.columns import COLUMNS
-from views.explorer.filters import FilterError, parse_filter
 from views.explorer.job_monitor import HEADERS
 from views.theme import RESOURCES
 
@@ -247,27 +246,26 @@ def test_results_table_pages_a_large_store(qtbot, store_path, explorer):
         extreme = values[:, 0].min() if ascending else values[:, 0].max()
         assert model.record(0)["latency_ms"] == pytest.approx(extreme)
 
-    browser.filter_edit.setText("latency<1 random")
+    plot = explorer.explore.view.plot
+    plotted = int(plot._ok.sum())
+    qtbot.keyClicks(browser.filter_edit, "latency < 1 random")  # spaces around the operator
     qtbot.waitUntil(lambda: not model.pending)
     expected = int((values[6000:, 0] < 1).sum())
     assert model.rowCount() == expected and browser.count.text() == f"{expected:,} of 12,000"
     assert {model.record(r)["origin"] for r in range(min(expected, 50))} == {"search:random"}
+    # the plot shows what the table shows: the filtered results only
+    qtbot.waitUntil(lambda: plot.filtered is not None and len(plot.filtered) == expected)
+    assert 0 < plot._ok.sum() <= expected < plotted
+    assert set(plot.session.frame.ids[plot._ok].tolist()) <= set(model.ids.tolist())
+    assert f"filter: {expected:,} match" in plot.summary.text()
     browser.filter_edit.setText("speedup<fast")
     assert "not a number" in browser.filter_error and browser.filter_edit.property("invalid")
+    assert browser.filter_message.isVisible()  # the reason is on screen, not only in a tooltip
+    assert "Filter not applied: 'speedup<fast': speedup is a number column" in browser.filter_message.text()
     assert model.rowCount() == expected  # a bad filter keeps the last good one
-
-
-def test_filter_language():
-    assert parse_filter("") == ("", [])
-    where, args = parse_filter("conv latency<=2.5 origin=baseline tuned=yes name~sep")
-    assert where.count(" AND ") == 4 and "latency_ms <= ?" in where and "origin = ?" in where
-    assert args[-4:] == [2.5, "baseline", 1, "%sep%"]
-    with pytest.raises(FilterError, match="unknown column 'colour'"):
-        parse_filter("colour=red")
-    with pytest.raises(FilterError, match="tuned=yes or tuned=no"):
-        parse_filter("tuned>1")
-    where, args = parse_filter("'50%_done'")  # LIKE wildcards typed by the user match literally
-    assert args[0] == "%50\\%\\_done%"
+    browser.filter_edit.clear()
+    qtbot.waitUntil(lambda: plot.filtered is None and not model.pending)
+    assert not browser.filter_message.isVisible() and int(plot._ok.sum()) == plotted
 
 
 def test_rename_and_delete_results(qtbot, store_path, explorer, dialogs):

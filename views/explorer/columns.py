@@ -1,7 +1,8 @@
 """The columns of the results view as the explorer shows them: titles, number formats,
 which ones can be plot axes, and one colour per origin (hand-made, each search, baseline).
 
-Qt-free, so the table, the plot, the filter parser and the comparison agree on one list."""
+Which columns exist, which hold numbers and the names a filter accepts are the store's
+(core.store.result_fields); this adds how the window shows each. Qt-free."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.store import RESULT_OBJECTIVES
+from core.store.result_fields import FIELDS
 
 from ..formatting import human
 
@@ -37,12 +39,14 @@ def _time(value: float) -> str:
 class Column:
     key: str  # column of the store's results view
     title: str  # table header
-    numeric: bool = True
     fmt: Callable = _number  # value (never None) -> text
     axis: str | None = None  # axis label when the column can be a plot axis
-    aliases: tuple[str, ...] = ()  # other names accepted by the filter box
     log: bool = True  # a plot axis of it starts logarithmic (costs and times span decades)
     bounds: tuple[float, float] | None = None  # the values it can take, e.g. accuracy in 0..1
+
+    @property
+    def numeric(self) -> bool:
+        return FIELDS[self.key].numeric
 
     @property
     def direction(self) -> str | None:
@@ -54,37 +58,36 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("measurement_id", "#", fmt=lambda v: str(int(v)), aliases=("id",)),
-    Column("operator_name", "Operator", numeric=False, fmt=str, aliases=("name", "operator")),
-    Column("origin", "Origin", numeric=False, fmt=str),
-    Column("device_name", "Device", numeric=False, fmt=str, aliases=("device",)),
-    Column("bindings", "Bindings", numeric=False, fmt=_bindings),
-    Column("latency_ms", "Latency (ms)", axis="Latency (ms)", aliases=("latency",)),
-    Column("latency_std_ms", "± (ms)", aliases=("std",)),
+    Column("measurement_id", "#", fmt=lambda v: str(int(v))),
+    Column("operator_name", "Operator", fmt=str),
+    Column("origin", "Origin", fmt=str),
+    Column("device_name", "Device", fmt=str),
+    Column("bindings", "Bindings", fmt=_bindings),
+    Column("latency_ms", "Latency (ms)", axis="Latency (ms)"),
+    Column("latency_std_ms", "± (ms)"),
     Column("gflops", "GFLOP/s", axis="GFLOP/s"),
     Column("flops", "FLOPs", fmt=lambda v: human(round(v)), axis="FLOPs"),
     Column("params", "Params", fmt=lambda v: human(round(v)), axis="Parameters"),
     Column("tuned", "Tuned", fmt=lambda v: "yes" if v else "no"),
-    Column("trial_count", "Trials", fmt=lambda v: str(int(v)), aliases=("trials",)),
-    Column("algorithm", "Algorithm", numeric=False, fmt=str),
-    Column("layout", "Layout", numeric=False, fmt=str),
-    Column("schedule_source", "Schedule", numeric=False, fmt=str, aliases=("schedule",)),
-    Column("torch_latency_ms", "PyTorch (ms)", aliases=("torch",)),
+    Column("trial_count", "Trials", fmt=lambda v: str(int(v))),
+    Column("algorithm", "Algorithm", fmt=str),
+    Column("layout", "Layout", fmt=str),
+    Column("schedule_source", "Schedule", fmt=str),
+    Column("torch_latency_ms", "PyTorch (ms)"),
     Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch"),
-    Column("max_abs_error", "Max error", fmt=lambda v: f"{v:.2g}", aliases=("error",)),
-    Column("timing_note", "Timing", numeric=False, fmt=str, aliases=("timing",)),
-    Column("accuracy", "Accuracy", axis="Accuracy", aliases=("acc",), log=False, bounds=(0.0, 1.0)),
-    Column("fisher_potential", "Fisher Potential", axis="Fisher Potential", aliases=("fisher",)),
-    Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)", aliases=("e2e", "network")),
+    Column("max_abs_error", "Max error", fmt=lambda v: f"{v:.2g}"),
+    Column("timing_note", "Timing", fmt=str),
+    Column("accuracy", "Accuracy", axis="Accuracy", log=False, bounds=(0.0, 1.0)),
+    Column("fisher_potential", "Fisher Potential", axis="Fisher Potential"),
+    Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)"),
     Column(
         "e2e_speedup",
         "Network speedup",
         fmt=lambda v: f"{v:.2f}×",
         axis="End-to-end speedup (tuned, vs the original)",
-        aliases=("e2e_speedup",),
         log=False,  # around 1x: ticks on a linear axis read better
     ),
-    Column("created", "Measured", fmt=_time, aliases=("date",)),
+    Column("created", "Measured", fmt=_time),
 )
 BY_KEY = {c.key: c for c in COLUMNS}
 AXES = tuple(c for c in COLUMNS if c.axis)

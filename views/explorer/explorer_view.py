@@ -62,6 +62,7 @@ class ExplorerView(QWidget):
         self.browser.variantsRequested.connect(self.show_variants)
         self.browser.exportRequested.connect(self.export_result)
         self.browser.exportResultsRequested.connect(self.export_results)
+        self.browser.filteredChanged.connect(self.plot.show_filtered)
         self.export_dialog: ExportDialog | None = None
 
     def compare(self, first: int, second: int) -> None:

@@ -25,11 +25,11 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
 from core.store import MINIMIZE
+from core.store.arrays import isin
 from core.store.searches import runs
 
 from .. import theme
 from . import style
-from .arrays import isin
 from .columns import AXES, BY_KEY, Column, origin_color
 from .front import front_of, staircase
 from .plots import ColumnAxis, plot_widget
@@ -105,6 +105,8 @@ class ParetoPlot(QWidget):
         self.x_key, self.y_key = "latency_ms", "flops"
         self.log = [True, True]
         self.hidden_origins: set[str] = set()
+        #: the results the browser's filter matches, sorted (None: no filter, every result)
+        self.filtered: np.ndarray | None = None
         self._user_axes = False  # the user picked axes: never change them automatically
         self._thinning = Thinning()
         self._selection_thinning = Thinning()
@@ -330,6 +332,19 @@ class ParetoPlot(QWidget):
         frame = self.session.frame
         return np.array([o not in self.hidden_origins for o in frame.origins] or [True], bool)
 
+    def _passes_filter(self, ids: np.ndarray) -> np.ndarray | bool:
+        return True if self.filtered is None else isin(ids, self.filtered)
+
+    def show_filtered(self, ids: np.ndarray | None) -> None:
+        """Plot only the results `ids` (the browser's filter), or all of them (None)."""
+        ids = None if ids is None else np.sort(np.asarray(ids, dtype=np.int64))
+        same = (ids is None and self.filtered is None) or (
+            ids is not None and self.filtered is not None and np.array_equal(ids, self.filtered)
+        )
+        if not same:
+            self.filtered = ids
+            self.rebuild()
+
     def rebuild(self) -> None:
         """Everything again from the frame (first load, axes, deletions, origin toggles)."""
         frame = self.session.frame
@@ -339,7 +354,13 @@ class ParetoPlot(QWidget):
             self._choose_default_axes()
         self._px = _coords(frame.values[self.x_key], self.log[0])
         self._py = _coords(frame.values[self.y_key], self.log[1])
-        self._ok = np.isfinite(self._px) & np.isfinite(self._py) & self._shown_codes()[frame.origin_codes] & frame.alive
+        self._ok = (
+            np.isfinite(self._px)
+            & np.isfinite(self._py)
+            & self._shown_codes()[frame.origin_codes]
+            & frame.alive
+            & self._passes_filter(frame.ids)
+        )
         self._brushes = np.array([pg.mkBrush(origin_color(o, frame.origins)) for o in frame.origins], object)
         candidates = np.flatnonzero(self._ok)
         self._front = front_of(self._px, self._py, self.directions, candidates)
@@ -372,7 +393,12 @@ class ParetoPlot(QWidget):
         new = np.arange(added.start, added.stop)
         px = _coords(frame.values[self.x_key][added], self.log[0])
         py = _coords(frame.values[self.y_key][added], self.log[1])
-        ok = np.isfinite(px) & np.isfinite(py) & self._shown_codes()[frame.origin_codes[added]]
+        ok = (
+            np.isfinite(px)
+            & np.isfinite(py)
+            & self._shown_codes()[frame.origin_codes[added]]
+            & self._passes_filter(frame.ids[added])
+        )
         self._px, self._py = np.concatenate([self._px, px]), np.concatenate([self._py, py])
         self._ok = np.concatenate([self._ok, ok])
         candidates = new[ok]
@@ -483,13 +509,16 @@ class ParetoPlot(QWidget):
     def _refresh_labels(self) -> None:
         frame = self.session.frame
         shown, total = int(self._ok.sum()), frame.count
+        filtered = f" · filter: {len(self.filtered):,} match" if self.filtered is not None else ""
         self.summary.setText(
-            f"{total:,} results · {shown:,} plotted · {len(self._front)} on the front" if total else ""
+            f"{total:,} results{filtered} · {shown:,} plotted · {len(self._front)} on the front" if total else ""
         )
         if not total:
             self.empty_label.setText(
                 "No results yet.\nOpen an operator and press Tune (Ctrl+T), or queue one with `tessera submit`."
             )
+        elif not shown and self.filtered is not None:
+            self.empty_label.setText("No result matching the filter has a value on both axes.")
         elif not shown:
             self.empty_label.setText(
                 f"No result has both {BY_KEY[self.x_key].axis} and "

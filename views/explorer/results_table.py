@@ -28,16 +28,15 @@ from PySide6.QtWidgets import (
 )
 
 from core.ir.errors import TesseraError
+from core.store.arrays import isin
+from core.store.query import OrderQuery, only_ids
+from core.store.result_filter import ResultFilter, parse_filter
+from core.store.table_order import TableOrder
 
 from .. import theme
-from .arrays import isin
-from .columns import BY_KEY, COLUMNS, origin_color
-from .filters import parse_filter
-from .frame import RESULT_ID
-from .reader import OrderRequest
+from .columns import COLUMNS, origin_color
 from .selection import ResultSelection
 from .session import ExplorerSession
-from .table_order import TableOrder
 
 PAGE = 200  # rows read together, around the one the view asks for
 CACHED_ROWS = 64 * PAGE  # formatted rows kept, by result id (inserting rows keeps them valid)
@@ -77,7 +76,7 @@ class ResultsModel(QAbstractTableModel):
         super().__init__(parent)
         self.session = session
         self.order_by, self.descending = "measurement_id", True
-        self.where, self.args = "", []
+        self.where = ResultFilter()
         self.order = TableOrder([], [], True, True)  # the rows to show, with their sort keys
         self.ids = self.order.ids  # the rows shown (equal to order.ids between changes)
         self.loading = False  # the whole order is being read
@@ -97,8 +96,8 @@ class ResultsModel(QAbstractTableModel):
         self.refresh()
 
     # -- what to show ----------------------------------------------------------------------
-    def set_filter(self, where: str, args: list) -> None:
-        self.where, self.args = where, list(args)
+    def set_filter(self, where: ResultFilter) -> None:
+        self.where = where
         self.refresh()
 
     def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
@@ -120,10 +119,8 @@ class ResultsModel(QAbstractTableModel):
         self.session.request_order(self._generation, self._request())
         self._set_loading(True)
 
-    def _request(self, ids=None) -> OrderRequest:
-        return OrderRequest(
-            self.where, tuple(self.args), self.order_by, BY_KEY[self.order_by].numeric, self.descending, ids
-        )
+    def _request(self, ids=None) -> OrderQuery:
+        return OrderQuery(self.where, self.order_by, self.descending, ids)
 
     def _set_loading(self, loading: bool) -> None:
         if loading != self.loading:
@@ -297,6 +294,7 @@ class ResultsBrowser(QWidget):
     variantsRequested = Signal(int)  # result id: compare its operator's variants
     exportRequested = Signal(int)  # result id: export its operator
     exportResultsRequested = Signal()  # export the store's results (CSV, Pareto plot)
+    filteredChanged = Signal(object)  # result ids the filter matches (None: no filter), for the plot
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
         super().__init__(parent)
@@ -316,6 +314,10 @@ class ResultsBrowser(QWidget):
         self.only_selected.toggled.connect(self._only_selected_toggled)
         self.count = QLabel()
         self.count.setObjectName("hint")
+        self.filter_message = QLabel()  # why the filter was not applied, in view (not only a tooltip)
+        self.filter_message.setObjectName("errorText")
+        self.filter_message.setWordWrap(True)
+        self.filter_message.hide()
 
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -374,12 +376,18 @@ class ResultsBrowser(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
         layout.addLayout(top)
+        message = QHBoxLayout()
+        message.setContentsMargins(8, 0, 8, 0)
+        message.addWidget(self.filter_message)
+        layout.addLayout(message)
         layout.addWidget(self.table, 1)
         layout.addLayout(buttons)
 
         self.model.loadingChanged.connect(lambda _: self._update_count())
         self.model.rowsInserted.connect(self._update_count)
         self.model.rowsRemoved.connect(self._update_count)
+        for signal in (self.model.loadingChanged, self.model.rowsInserted, self.model.rowsRemoved):
+            signal.connect(self._emit_filtered)
         self.model.reordered.connect(lambda: self._select_rows(self.selection.ids))
         selection.changed.connect(self._selection_changed)
         self._update_actions()
@@ -453,21 +461,29 @@ class ResultsBrowser(QWidget):
     # -- filtering ------------------------------------------------------------------------
     def _filter_changed(self) -> None:
         try:
-            where, args = parse_filter(self.filter_edit.text())
+            where = parse_filter(self.filter_edit.text())
         except TesseraError as e:
             self._mark_filter(str(e))
             return
         self._mark_filter(None)
         if self._only_selected is not None:
-            where = " AND ".join(filter(None, [where, f"{RESULT_ID} IN (SELECT value FROM json_each(?))"]))
-            args = [*args, "[" + ",".join(map(str, self._only_selected.tolist())) + "]"]
-        self.model.set_filter(where, args)
+            where = only_ids(where, self._only_selected.tolist())
+        self.model.set_filter(where)
 
     def _mark_filter(self, error: str | None) -> None:
         self.filter_edit.setProperty("invalid", error is not None)
         self.filter_edit.setToolTip(error or "")
         self.filter_edit.style().polish(self.filter_edit)
+        self.filter_message.setText(f"Filter not applied: {error}" if error else "")
+        self.filter_message.setVisible(error is not None)
         self.filter_error = error
+
+    def _emit_filtered(self) -> None:
+        """Tell the plot which results the text filter matches, once the order is read.
+        "Selected only" narrows the table, not the plot (the plot is where one selects)."""
+        if self.model.loading or self._only_selected is not None:
+            return
+        self.filteredChanged.emit(self.model.ids if self.model.where else None)
 
     def _only_selected_toggled(self, on: bool) -> None:
         self._only_selected = self.selection.ids.copy() if on else None

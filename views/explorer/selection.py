@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from .arrays import isin
+from core.store.arrays import isin
 
 
 class ResultSelection(QObject):

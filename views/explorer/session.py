@@ -18,9 +18,11 @@ from core.jobs.executors import choose_executor
 from core.jobs.queue import QUEUED, RUNNING, Job, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreError
+from core.store.frame import ResultsFrame
+from core.store.query import OrderQuery, result_rows
 
-from .frame import RESULT_ID, ResultsFrame, by_ids
-from .reader import OrderRequest, Snapshot, StoreReader
+from .columns import FRAME_COLUMNS
+from .reader import Snapshot, StoreReader
 from .reopen import result_graph
 from .submit import Queued, Target, submit
 
@@ -33,12 +35,12 @@ class ExplorerSession(QObject):
     resultsAdded = Signal(object)  # slice of self.frame holding new results
     resultsRemoved = Signal(object)  # rows of self.frame that died (operators measured at last)
     operatorsRenamed = Signal()  # names shown for results changed
-    orderReady = Signal(int, object)  # generation, answer to an OrderRequest (see request_order)
+    orderReady = Signal(int, object)  # generation, answer to an OrderQuery (see request_order)
     message = Signal(str)  # a sentence for the status bar
     workersChanged = Signal(bool)  # workers running or not
     ticked = Signal()  # every poll interval (elapsed times move on)
     _requestPoll = Signal(bool)  # to the reader thread: reload everything?
-    _requestOrder = Signal(int, object)  # to the reader thread: generation, (sql, args)
+    _requestOrder = Signal(int, object)  # to the reader thread: generation, OrderQuery
 
     def __init__(self, path: str | Path | None = None, parent=None):
         """Opens the store at `path` (None: the default store); StoreError if it cannot."""
@@ -46,7 +48,7 @@ class ExplorerSession(QObject):
         self.store = Store(path)
         self.path = self.store.path
         self.queue = JobQueue(self.store)
-        self.frame = ResultsFrame()
+        self.frame = ResultsFrame(FRAME_COLUMNS)
         self.jobs: dict[int, Job] = {}
         self.devices: dict[int, str] = {}
         self.loaded = False  # the first poll has arrived
@@ -118,13 +120,13 @@ class ExplorerSession(QObject):
             self.poll()
 
     # -- table order (reader thread) ---------------------------------------------------------
-    def request_order(self, generation: int, request: OrderRequest) -> None:
+    def request_order(self, generation: int, query: OrderQuery) -> None:
         """Ask the reader thread; the answer comes as orderReady(generation, answer). A
         request without ids starts a new generation: older questions go unanswered."""
-        if request.ids is None:
+        if query.ids is None:
             self.reader.latest_order = generation
         self._orders_pending += 1
-        self._requestOrder.emit(generation, request)
+        self._requestOrder.emit(generation, query)
 
     def _ordered(self, generation: int, answer) -> None:
         self._orders_pending -= 1
@@ -137,12 +139,7 @@ class ExplorerSession(QObject):
     # -- small reads in the GUI thread ------------------------------------------------------------
     def rows(self, ids) -> dict[int, dict]:
         """Full results rows by result id (indexed queries, fine for a page of ids)."""
-        found = {}
-        for clause, args in by_ids(ids):
-            cursor = self.store.db.execute(f"SELECT {RESULT_ID} AS result_id, * FROM results WHERE {clause}", args)
-            names = [d[0] for d in cursor.description]
-            found.update((row[0], dict(zip(names, row))) for row in cursor.fetchall())
-        return found
+        return result_rows(self.store.db, ids)
 
     def row(self, result_id: int) -> dict | None:
         return self.rows([result_id]).get(result_id)

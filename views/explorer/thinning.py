@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import isin
+from core.store.arrays import isin
 
 MAX_GROUPS = 1 << 12  # origins fit in an int16 code
 

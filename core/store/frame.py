@@ -3,51 +3,21 @@ redraw and pick points without going back to SQLite.
 
 A result is a row of the store's results view: a measurement, or an operator not
 measured yet (found by a search, maybe scored). Its id here is one integer: the
-measurement id, or minus the operator id. The reader thread reads everything once,
+measurement id, or minus the operator id. A reader reads everything once,
 then only new measurements and the changes among the unmeasured operators; an
 operator's unmeasured row dies when its first measurement arrives.
 
-Qt-free: the reader thread builds FrameChunks, the GUI thread owns the ResultsFrame."""
+A reader thread builds FrameChunks; the GUI thread owns the ResultsFrame. The columns
+are the caller's (the plot's axes)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .columns import FRAME_COLUMNS
-
-#: the result id of a results-view row, as SQL
-RESULT_ID = "COALESCE(measurement_id, -operator_id)"
-_SELECT = f"SELECT {RESULT_ID}, origin, {', '.join(FRAME_COLUMNS)} FROM results"
-FETCH_ROWS = 2000  # rows per fetch in the reader thread ...
-FETCH_PAUSE_S = 5e-4  # ... and a pause after each, so the GUI thread gets the GIL between them
-IDS_PER_QUERY = 500
-
-
-def fetch(db, sql: str, args=()) -> Iterator[list[tuple]]:
-    """Rows in chunks. Building Python rows holds the GIL, and every Qt call in the GUI
-    thread releases and retakes it; without the pauses a long read would make each of
-    those calls wait up to the interpreter's switch interval (5 ms)."""
-    cursor = db.execute(sql, list(args))
-    while rows := cursor.fetchmany(FETCH_ROWS):
-        yield rows
-        time.sleep(FETCH_PAUSE_S)
-
-
-def by_ids(ids) -> Iterator[tuple[str, list]]:
-    """WHERE clauses (and arguments) that pick results by id from the results view, in
-    parts. A list of parameters reaches the view's indexes; json_each(?) would not."""
-    ids = [int(i) for i in ids]
-    for clause, wanted in (
-        ("measurement_id IN ({})", [i for i in ids if i > 0]),
-        ("measurement_id IS NULL AND operator_id IN ({})", [-i for i in ids if i < 0]),
-    ):
-        for start in range(0, len(wanted), IDS_PER_QUERY):
-            part = wanted[start : start + IDS_PER_QUERY]
-            yield clause.format(", ".join("?" * len(part))), part
+from .query import RESULT_ID, fetch
 
 
 @dataclass(frozen=True)
@@ -55,7 +25,7 @@ class FrameChunk:
     ids: np.ndarray  # int64 result ids
     origin_names: list[str]  # the distinct origins of this chunk
     origin_index: np.ndarray  # per row, an index into origin_names
-    values: dict[str, np.ndarray]  # FRAME_COLUMNS -> float64, NaN where the store has NULL
+    values: dict[str, np.ndarray]  # column -> float64, NaN where the store has NULL
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -66,41 +36,45 @@ class FrameChunk:
         )
 
     @staticmethod
-    def empty() -> FrameChunk:
-        return FrameChunk(np.empty(0, np.int64), [], np.empty(0, np.intp), {k: np.empty(0) for k in FRAME_COLUMNS})
+    def empty(columns: Sequence[str]) -> FrameChunk:
+        return FrameChunk(np.empty(0, np.int64), [], np.empty(0, np.intp), {k: np.empty(0) for k in columns})
 
 
-def read_chunk(db, where: str = "", args=()) -> FrameChunk:
-    """Results matching `where` (all if empty), through `db` (a sqlite_utils Database)."""
+def read_chunk(db, keys: Sequence[str], where: str = "", args=()) -> FrameChunk:
+    """Results matching `where` (all if empty) with the numeric columns `keys`, through
+    `db` (a sqlite_utils Database)."""
     names: dict[str, int] = {}
-    ids, index, columns = [], [], [[] for _ in FRAME_COLUMNS]
-    for rows in fetch(db, f"{_SELECT}{' WHERE ' + where if where else ''} ORDER BY 1", args):
+    ids: list[np.ndarray] = []
+    index: list[np.ndarray] = []
+    columns: list[list[np.ndarray]] = [[] for _ in keys]
+    select = f"SELECT {RESULT_ID}, origin, {', '.join(keys)} FROM results"
+    for rows in fetch(db, f"{select}{' WHERE ' + where if where else ''} ORDER BY 1", args):
         part = list(zip(*rows))
         ids.append(np.array(part[0], dtype=np.int64))
         index.append(np.array([names.setdefault(o or "", len(names)) for o in part[1]], dtype=np.intp))
         for column, values in zip(columns, part[2:]):
             column.append(np.array(values, dtype=float))  # None -> NaN
     if not ids:
-        return FrameChunk.empty()
+        return FrameChunk.empty(keys)
     return FrameChunk(
         np.concatenate(ids),
         list(names),
         np.concatenate(index),
-        {key: np.concatenate(column) for key, column in zip(FRAME_COLUMNS, columns)},
+        {key: np.concatenate(column) for key, column in zip(keys, columns)},
     )
 
 
-def concat(chunks: list[FrameChunk]) -> FrameChunk:
+def concat(chunks: list[FrameChunk], keys: Sequence[str]) -> FrameChunk:
     chunks = [c for c in chunks if len(c)]
     if len(chunks) <= 1:
-        return chunks[0] if chunks else FrameChunk.empty()
+        return chunks[0] if chunks else FrameChunk.empty(keys)
     names = sorted({n for c in chunks for n in c.origin_names})
     index = np.concatenate([np.array([names.index(n) for n in c.origin_names])[c.origin_index] for c in chunks])
     return FrameChunk(
         np.concatenate([c.ids for c in chunks]),
         names,
         index,
-        {k: np.concatenate([c.values[k] for c in chunks]) for k in FRAME_COLUMNS},
+        {k: np.concatenate([c.values[k] for c in chunks]) for k in keys},
     )
 
 
@@ -108,12 +82,16 @@ class ResultsFrame:
     """Column arrays aligned by row, in arrival order. Rows are never moved: a result that
     goes away is marked dead until the next full reload."""
 
-    def __init__(self):
+    def __init__(self, keys: Sequence[str]):
+        self.keys = tuple(keys)  # the numeric columns held
+        self._clear()
+
+    def _clear(self) -> None:
         self.ids = np.empty(0, np.int64)
         self.alive = np.empty(0, bool)
         self.origin_codes = np.empty(0, np.int16)
         self.origins: list[str] = []  # code -> origin, in order of first appearance
-        self.values: dict[str, np.ndarray] = {k: np.empty(0) for k in FRAME_COLUMNS}
+        self.values: dict[str, np.ndarray] = {k: np.empty(0) for k in self.keys}
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
@@ -125,7 +103,7 @@ class ResultsFrame:
         return int(self.alive.sum())
 
     def replace(self, chunk: FrameChunk) -> None:
-        self.__init__()
+        self._clear()
         self.append(chunk)
 
     def append(self, chunk: FrameChunk) -> slice:
@@ -136,7 +114,7 @@ class ResultsFrame:
             self.ids = np.concatenate([self.ids, chunk.ids])
             self.alive = np.concatenate([self.alive, np.ones(len(chunk), bool)])
             self.origin_codes = np.concatenate([self.origin_codes, codes])
-            for key in FRAME_COLUMNS:
+            for key in self.keys:
                 self.values[key] = np.concatenate([self.values[key], chunk.values[key]])
             self._lookup = None
         return slice(start, len(self.ids))
