@@ -1,19 +1,21 @@
 """Evaluate Accuracy in the window: for the operator in the editor (Run menu) or the selected
 results (the Explorer's result panel), ask how (views.explorer.accuracy_dialog), queue the
-jobs (core.train.requests.queue_accuracy: Fisher Potential, proxy training, tuned end-to-end
-timing if asked), and follow them in the Accuracy dock: progress per epoch and the accuracy
+jobs (core.train.requests.AccuracyRequest through core.jobs.submit: Fisher Potential, proxy
+training, tuned end-to-end timing if asked), and follow them in the Accuracy dock: progress per epoch and the accuracy
 curves. The scores reach the results table and the plot as every result does."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from core.ir.errors import TesseraError
-from core.train.requests import AccuracyRequest, queue_accuracy
+from core.jobs.submit import Target
+from core.train.requests import AccuracyRequest
 
 
 class AccuracyEvaluation(QObject):
@@ -37,7 +39,7 @@ class AccuracyEvaluation(QObject):
         if session is None:
             return
         document, name, key = self.explore.editor_input()
-        self._ask(name, [(document, name, "hand-made", key)])
+        self._ask(name, [Target(document, name, input_key=key)])
 
     def evaluate_results(self, result_ids) -> None:
         """Ask how to evaluate the operators of these results (each once), then queue their jobs."""
@@ -48,12 +50,12 @@ class AccuracyEvaluation(QObject):
                 operator = session.store.operator(row["operator_id"])
                 name = operator["name"] or f"operator {row['operator_id']}"
                 document = {**operator["document"], "bindings": json.loads(row["bindings"] or "null") or {}}
-                targets[row["operator_id"]] = (document, name, operator["origin"] or "hand-made", None)
+                targets[row["operator_id"]] = Target(document, name, operator["origin"] or "hand-made")
         if targets:
-            first = next(iter(targets.values()))[1]
+            first = next(iter(targets.values())).name
             self._ask(first if len(targets) == 1 else f"{len(targets)} selected operators", list(targets.values()))
 
-    def _ask(self, subject: str, targets: list[tuple]) -> None:
+    def _ask(self, subject: str, targets: list[Target]) -> None:
         from views.explorer.accuracy_dialog import AccuracyDialog
 
         self.dialog = AccuracyDialog(self.window, subject)
@@ -62,20 +64,16 @@ class AccuracyEvaluation(QObject):
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
         self.dialog.open()
 
-    def _queue(self, targets: list[tuple], request: AccuracyRequest, subject: str) -> None:
+    def _queue(self, targets: list[Target], request: AccuracyRequest, subject: str) -> None:
         session = self.explore.session
-        ids = []
         try:
-            for document, name, origin, key in targets:
-                ids += queue_accuracy(session.store, document, name, request, origin, key)
-                if key is not None:
-                    self.explore.editor_jobs_queued(key, document)
+            ids = session.submit(replace(request, targets=tuple(targets))).ids
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return
-        if session.autostart_workers:
-            session.start_workers()
-        session.poll()
+        for target in targets:
+            if target.input_key is not None:
+                self.explore.editor_jobs_queued(target.input_key, target.document)
         self.show_monitor()
         self.monitor.track(ids)
         self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {request.describe()} for {subject}", 8000)

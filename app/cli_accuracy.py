@@ -18,10 +18,11 @@ from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BACKBONE_NAMES
 from core.ir.serialize import read_document
 from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
+from core.jobs.submit import Target, submit
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
 from core.store import Store
-from core.train.requests import AccuracyRequest, queue_accuracy
+from core.train.requests import AccuracyRequest
 from core.train.settings import EvalSettings
 
 from .cli_inputs import transfer_sources
@@ -127,10 +128,10 @@ def cmd_evaluate(args) -> int:
         fisher_only=args.fisher_only,
         deploy=None if args.no_e2e else deploy,
         tuning_root=args.tuning_dir,
+        targets=(Target(doc, doc.get("name") or Path(args.file).stem, input_key=str(Path(args.file).resolve())),),
     )
-    name = doc.get("name") or Path(args.file).stem
     with Store(args.store) as store:
-        ids = queue_accuracy(store, doc, name, request, input_key=str(Path(args.file).resolve()))
+        ids = submit(store, request).ids
         queue = JobQueue(store)
         for job_id in ids:
             print(

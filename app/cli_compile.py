@@ -16,6 +16,7 @@ from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
 from core.compile.algorithms import ALGORITHMS, gspc_convolution
 from core.compile.jobs import variant_payloads
+from core.compile.payloads import MeasurePayload
 from core.devices import get_device
 from core.ir.errors import TesseraError
 from core.jobs.isolate import call_in_subprocess
@@ -107,19 +108,7 @@ def cmd_codegen(args) -> int:
 def cmd_measure(args) -> int:
     document, graph, bindings = operator_and_bindings(args.file, args.bind)
     make_plan(graph, bindings)
-    payload = {
-        "operator": document,
-        "bindings": bindings,
-        "tune_trials": args.tune_trials,
-        "device": "local",
-        "cost_model": args.cost_model,
-        "batch": args.batch,
-        "repeat": args.repeat,
-        "min_repeat_ms": args.min_repeat_ms,
-        "algorithm": args.algorithm,
-    }
-    if args.tuning_dir:
-        payload["tuning_root"] = str(Path(args.tuning_dir).resolve())
+    device = {}
     if args.device:
         if args.variants:
             raise TesseraError(
@@ -127,14 +116,27 @@ def cmd_measure(args) -> int:
                 "measure the variants one at a time (--algorithm, --tune-trials)"
             )
         with Store(args.store) as store:
-            payload.update(get_device(store, args.device).job_fields())
-    if args.tiles:
-        payload["tiles"] = _tiles(args.tiles)
+            device = get_device(store, args.device).job_fields()
+    payload = MeasurePayload(
+        document,
+        bindings,
+        tune_trials=args.tune_trials,
+        cost_model=args.cost_model,
+        batch=args.batch,
+        repeat=args.repeat,
+        min_repeat_ms=args.min_repeat_ms,
+        algorithm=args.algorithm,
+        tuning_root=str(Path(args.tuning_dir).resolve()) if args.tuning_dir else None,
+        tiles=_tiles(args.tiles) if args.tiles else None,
+        **device,
+    )
     if args.variants:
         return _measure_variants(args, payload)
     if args.algorithm == "gspc":
         gspc_convolution(graph, {**graph.bindings, **bindings})  # before spawning TVM
-    result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=print_progress)
+    result = call_in_subprocess(
+        "core.compile.jobs:measure_call", {"payload": payload.to_dict()}, on_progress=print_progress
+    )
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
@@ -145,7 +147,7 @@ def cmd_measure(args) -> int:
     return 0
 
 
-def _measure_variants(args, payload: dict) -> int:
+def _measure_variants(args, payload: MeasurePayload) -> int:
     """Every variant one after another (core.compile.jobs.variant_payloads), then one table."""
     payloads, skipped = variant_payloads(payload)
     results = []
@@ -154,7 +156,7 @@ def _measure_variants(args, payload: dict) -> int:
         results.append(
             call_in_subprocess(
                 "core.compile.jobs:measure_call",
-                {"payload": variant},
+                {"payload": variant.to_dict()},
                 on_progress=lambda f, m, label=label: print_progress(f, f"{label}: {m}"),
             )
         )
@@ -190,15 +192,15 @@ def _measure_variants(args, payload: dict) -> int:
     return 0
 
 
-def _variant(payload: dict) -> str:
-    return f"{payload['algorithm']} {'tuned' if payload['tune_trials'] else 'untuned'}"
+def _variant(payload: MeasurePayload) -> str:
+    return f"{payload.algorithm} {'tuned' if payload.tune_trials else 'untuned'}"
 
 
-def _tiles(text: str) -> list[int]:
+def _tiles(text: str) -> tuple[int, int]:
     parts = text.split(",")
     if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
         raise TesseraError(f"--tiles takes two positive integers T_O,T_I such as 8,4; got {text!r}")
-    return [int(p) for p in parts]
+    return int(parts[0]), int(parts[1])
 
 
 def cmd_bench(args) -> int:

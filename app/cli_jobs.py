@@ -14,9 +14,9 @@ from core.compile.requests import MeasureRequest
 from core.devices import default_device, get_device
 from core.ir.bindings import format_bindings
 from core.ir.errors import TesseraError
-from core.ir.serialize import content_hash
 from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.queue import JobQueue
+from core.jobs.submit import Target, submit
 from core.jobs.supervisor import Supervisor, default_worker_count
 from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
 from core.store.result_filter import parse_filter
@@ -153,48 +153,41 @@ def cmd_submit(args) -> int:
     sources = transfer_sources(args.sources, args.transfer)
     if args.transfer and args.tune_trials:
         raise TesseraError("--tune-trials sets the budget of a schedule search; --transfer reuses schedules instead")
-    request = MeasureRequest(
-        args.device or "local",
-        trials=args.tune_trials,
-        variants=args.variants,
-        transfer=args.transfer,
-        top_k=args.top_k,
-        sources=tuple(sources),
-    )
     doc, graph, given = operator_and_bindings(args.file, args.bind)
     bindings = {**graph.bindings, **given}
     make_plan(graph, bindings)  # shape and binding errors now, not in the worker
     name = doc.get("name") or Path(args.file).stem
-    with Store(args.store) as store, store.write():
-        operator_id = store.add_operator(doc, name, "hand-made")
+    with Store(args.store) as store:
         device = get_device(store, args.device) if args.device else default_device(store)
-        jobs, note = request.jobs(doc, bindings, device)
+        request = MeasureRequest(
+            (Target(doc, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
+            device.name,
+            trials=args.tune_trials,
+            variants=args.variants,
+            transfer=args.transfer,
+            top_k=args.top_k,
+            sources=tuple(sources),
+        )
+        queued = submit(store, request)
         queue = JobQueue(store)
-        for kind, payload in jobs:
-            job_id = queue.submit(
-                kind,
-                payload,
-                operator_id=operator_id,
-                device_id=device.id,
-                input_key=str(Path(args.file).resolve()),
-                input_version=content_hash(doc),
-            )
+        for job_id in queued.ids:
+            job = queue.get(job_id)
             print(
-                f"queued job {job_id}: {_describe(kind, payload)} {name} with "
+                f"queued job {job_id}: {_describe(job.kind, job.payload, args.variants)} {name} with "
                 f"{format_bindings(bindings) or 'no bindings'} on device {device.name}"
             )
-    if note:
-        print(f"note: {note}")
-    print(f"in {store.path}; run `tessera worker` to process {'them' if len(jobs) > 1 else 'it'}")
+    for note in queued.notes:
+        print(f"note: {note.removeprefix(name + ': ')}")
+    print(f"in {store.path}; run `tessera worker` to process {'them' if len(queued.ids) > 1 else 'it'}")
     return 0
 
 
-def _describe(kind: str, payload: dict) -> str:
-    """'measure', 'tune (32 trials)', 'measure gspc', 'transfer-tune'."""
+def _describe(kind: str, payload: dict, variants: bool) -> str:
+    """'measure', 'tune (32 trials)', 'measure gspc' (comparing variants), 'transfer-tune'."""
     if kind == "transfer":
         return "transfer-tune"
     what = f"tune ({payload['tune_trials']} trials)" if payload["tune_trials"] else "measure"
-    return f"{what} {payload['algorithm']}" if "algorithm" in payload else what
+    return f"{what} {payload['algorithm']}" if variants else what
 
 
 def cmd_worker(args) -> int:

@@ -15,13 +15,14 @@ from pathlib import Path
 from app.cli_compile import add_timing_options, measurement_report, print_progress
 from app.cli_inputs import operator_and_bindings, transfer_sources
 from core.codegen.torch_plan import make_plan
+from core.compile.requests import MeasureRequest
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
-from core.devices import LOCAL_NAME, get_device
+from core.devices import LOCAL, LOCAL_NAME, get_device
 from core.ir.errors import TesseraError
-from core.ir.serialize import content_hash
 from core.jobs.isolate import call_in_subprocess
-from core.jobs.kinds import HANDLERS
 from core.jobs.queue import DONE, JobQueue
+from core.jobs.registry import handlers
+from core.jobs.submit import Target, submit
 from core.jobs.supervisor import Supervisor
 from core.store import Store
 
@@ -115,11 +116,9 @@ def _check(args) -> None:
 
 
 def _common(args) -> dict:
+    """What a backbone's tuning takes besides the network: where and how to tune."""
     sources = transfer_sources(args.sources, args.transfer)
-    payload = {"device": LOCAL_NAME}
-    if args.device:
-        with Store(args.store) as store:
-            payload.update(get_device(store, args.device).job_fields())
+    payload: dict = {}
     if args.tuning_dir:
         payload["tuning_root"] = str(Path(args.tuning_dir).expanduser().resolve())
     if args.transfer:
@@ -134,38 +133,39 @@ def _common(args) -> dict:
 def _tune_operator(args) -> dict:
     document, graph, bindings = operator_and_bindings(args.file, args.bind)
     make_plan(graph, bindings)  # shape and binding errors, before TVM
-    kind = "transfer" if args.transfer else "measure"
-    payload = {
-        **_common(args),
-        "operator": document,
-        "bindings": bindings,
-        "repeat": args.repeat,
-        "min_repeat_ms": args.min_repeat_ms,
-    }
-    if not args.transfer:
-        payload["tune_trials"] = args.trials or DEFAULT_TRIALS
+    name = document.get("name") or Path(args.file).stem
+    request = MeasureRequest(
+        (Target(document, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
+        args.device or LOCAL_NAME,
+        trials=0 if args.transfer else args.trials or DEFAULT_TRIALS,
+        transfer=args.transfer,
+        sources=tuple(transfer_sources(args.sources, args.transfer)),
+        top_k=args.top_k,
+        cost_model=args.cost_model,
+        repeat=args.repeat,
+        min_repeat_ms=args.min_repeat_ms,
+        tuning_root=str(Path(args.tuning_dir).expanduser().resolve()) if args.tuning_dir else None,
+    )
     if args.store:
-        return _run_as_job(args, kind, payload, document)
-    return call_in_subprocess(f"core.compile.jobs:{kind}_call", {"payload": payload}, on_progress=print_progress)
+        return _run_as_job(args, request)
+    device = LOCAL
+    if args.device:
+        with Store(args.store) as store:
+            device = get_device(store, args.device)
+    [payload], _ = request.payloads(document, bindings, device)
+    return call_in_subprocess(
+        f"core.compile.jobs:{payload.kind}_call", {"payload": payload.to_dict()}, on_progress=print_progress
+    )
 
 
-def _run_as_job(args, kind: str, payload: dict, document: dict) -> dict:
+def _run_as_job(args, request: MeasureRequest) -> dict:
     """Queue the job in the store and run it in one worker process (which takes only this kind)."""
     with Store(args.store) as store:
-        name = document.get("name") or Path(args.file).stem
-        operator_id = store.add_operator(document, name, "hand-made")
-        device = get_device(store, args.device or LOCAL_NAME)
-        job_id = JobQueue(store).submit(
-            kind,
-            {**payload, **device.job_fields()},
-            operator_id=operator_id,
-            device_id=device.id,
-            input_key=str(Path(args.file).resolve()),
-            input_version=content_hash(document),
-        )
+        [job_id] = submit(store, request).ids
+        kind = JobQueue(store).get(job_id).kind
         path = store.path
-    print(f"queued job {job_id} ({kind} {name}) in {path}", file=sys.stderr)
-    Supervisor(path, workers=1, handlers={kind: HANDLERS[kind]}).run(
+    print(f"queued job {job_id} ({kind} {request.targets[0].name}) in {path}", file=sys.stderr)
+    Supervisor(path, workers=1, handlers={kind: handlers()[kind]}).run(
         report=lambda line: print(line, file=sys.stderr, flush=True)
     )
     with Store(path) as store:

@@ -22,6 +22,7 @@ from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
+from core.jobs.submit import Target
 from views.document import OperatorDocument
 
 from .accuracy import AccuracyEvaluation
@@ -255,8 +256,6 @@ class Explore(QObject):
         )
 
     def _submit_current(self, request, name: str) -> None:
-        from views.explorer.submit import Target
-
         graph = self.window.document.graph
         document, _, key = self.editor_input()  # sets without some sizes take them from the operator's own bindings
         request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
@@ -276,8 +275,6 @@ class Explore(QObject):
 
     def measure_results(self, ids, tune: bool) -> None:
         """Measure the operators of selected results again (their own bindings, or new ones)."""
-        from views.explorer.submit import Target
-
         rows = list(self.session.rows(ids).values())
         if not rows:
             return
@@ -345,7 +342,7 @@ class Explore(QObject):
 
     def _submit(self, targets, request, subject: str) -> list[int]:
         try:
-            queued = self.session.submit(targets, request)
+            queued = self.session.submit(replace(request, targets=tuple(targets)))
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return []

@@ -29,6 +29,7 @@ from core.ir.errors import TesseraError
 from core.jobs.queue import DONE, FAILED, QUEUED, RUNNING
 from core.jobs.supervisor import default_worker_count
 from core.search.discovery import DiscoveryConfig
+from core.search.driver import SearchRequest
 from core.store.searches import find_run, stage_counts
 
 from .discovery_status import StageCounts, baseline_text, best_text, time_text
@@ -182,7 +183,7 @@ class SearchPanel(QWidget):
         except (TesseraError, OSError) as e:
             self._say(f"Cannot start: {e}", error=True)
             return
-        self.job_id = self.session.queue_job("search", {"config": config})
+        self.job_id = self.session.submit(SearchRequest(config)).ids[0]
         self._say(f"Search job {self.job_id} queued")
         self._show_running(True)
         self.searchStarted.emit(self.job_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..codegen.torch_plan import make_plan
@@ -20,44 +21,39 @@ from ..ir.serialize import canonical_document, content_hash, graph_from_document
 from ..jobs.errors import JobCancelled
 from .algorithms import ALGORITHMS, gspc_convolution
 from .errors import CompileError
+from .payloads import MeasurePayload, TransferPayload
 
 
 def measure_job(payload: dict, ctx) -> dict:
-    """payload: {"operator": document, "bindings": {...}, "tune_trials": int, "device": "local" or the name
-    of an RPC device with "device_config" its description (core.devices.Device.job_fields(): the submitter
-    embeds it, so a worker needs no store to find the device),
-    optional "batch", "cost_model" ("xgb" | "random"), "tuning_root" (folder), "repeat", "min_repeat_ms",
-    "algorithm" ("default" | "gspc"), "tiles" ([T_O, T_I], gspc only; tune_trials then sizes its tile grid)}.
-    ctx: progress(fraction, message) and cancelled(). Returns core.compile.measure's result dict."""
+    """payload: core.compile.payloads.MeasurePayload's JSON (the device's description travels in
+    it, so a worker needs no store to find the device). ctx: progress(fraction, message) and
+    cancelled(). Returns core.compile.measure's result dict."""
     from .measure import Settings, measure_operator
     from .remote import on_device
     from .target import core_count
-    from .tune import tuning_dir, tuning_root
+    from .tune import tuning_dir
 
-    document = payload.get("operator")
-    graph, bindings = _operator(document, payload.get("bindings") or {})
-    if payload.get("algorithm") == "gspc":
-        gspc_convolution(graph_from_document(document), bindings)  # the error names the user's nodes
-    device = _device(payload)
-    batch = _positive(payload, "batch", 1)
-    trials = _positive(payload, "tune_trials", 0, allow_zero=True)
-    if _is_gpu(device) and not trials:
+    p = MeasurePayload.from_dict(payload)
+    graph, bindings = _operator(p.operator, p.bindings)
+    if p.algorithm == "gspc":
+        gspc_convolution(graph_from_document(p.operator), bindings)  # the error names the user's nodes
+    device = _device(p)
+    if _is_gpu(device) and not p.tune_trials:
         raise CompileError(
             f"device {device.name} is a GPU ({device.target['kind']}): untuned kernels do not run "
             f"there (their loops are not bound to threads); tune them (tune_trials > 0)"
         )
-    sized = {**_used(graph, bindings), "N": batch}
-    root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
+    sized = {**_used(graph, bindings), "N": p.batch}
     settings = Settings(
-        batch=batch,
-        tune_trials=trials,
-        cost_model=payload.get("cost_model", "xgb"),
-        work_dir=tuning_dir(content_hash(document), sized, device.name, root),
+        batch=p.batch,
+        tune_trials=p.tune_trials,
+        cost_model=p.cost_model,
+        work_dir=tuning_dir(content_hash(p.operator), sized, device.name, _root(p)),
         threads=core_count(),
-        repeat=_positive(payload, "repeat", 10),
-        min_repeat_ms=_milliseconds(payload, "min_repeat_ms", 100.0),
-        algorithm=payload.get("algorithm", "default"),
-        tiles=_tiles(payload),
+        repeat=p.repeat,
+        min_repeat_ms=p.min_repeat_ms,
+        algorithm=p.algorithm,
+        tiles=p.tiles,
     )
 
     def check_cancelled() -> None:
@@ -68,28 +64,25 @@ def measure_job(payload: dict, ctx) -> dict:
         return measure_operator(graph, bindings, settings, ctx.progress, check_cancelled, remote)
 
 
-def variant_payloads(payload: dict) -> tuple[list[dict], str]:
-    """The measure payloads comparing algorithm x tuned/untuned for one operator, sizes and
-    device: default and gspc, untuned and (with the payload's tune_trials > 0) tuned; gspc
-    only for grouped convolutions. -> (payloads, why gspc was left out, or "")."""
-    document, bindings = payload.get("operator"), payload.get("bindings") or {}
-    _graph, bindings = _operator(document, bindings)
-    trials = _positive(payload, "tune_trials", 0, allow_zero=True)
+def variant_payloads(payload: MeasurePayload) -> tuple[list[MeasurePayload], str]:
+    """The payloads comparing algorithm x tuned/untuned for one operator, sizes and device:
+    default and gspc, untuned and (with tune_trials > 0) tuned; gspc only for grouped
+    convolutions. -> (payloads, why gspc was left out, or "")."""
+    _graph, bindings = _operator(payload.operator, payload.bindings)
     try:
-        gspc_convolution(graph_from_document(document), bindings)
+        gspc_convolution(graph_from_document(payload.operator), bindings)
         algorithms, skipped = ALGORITHMS, ""
     except CompileError as e:
         algorithms, skipped = ("default",), str(e)
-    base = {k: v for k, v in payload.items() if k not in ("algorithm", "tiles", "tune_trials")}
     return [
-        {
-            **base,
-            "algorithm": algorithm,
-            "tune_trials": budget,
-            **({"tiles": payload["tiles"]} if algorithm == "gspc" and "tiles" in payload else {}),
-        }
+        replace(
+            payload,
+            algorithm=algorithm,
+            tune_trials=budget,
+            tiles=payload.tiles if algorithm == "gspc" else None,
+        )
         for algorithm in algorithms
-        for budget in sorted({0, trials})
+        for budget in sorted({0, payload.tune_trials})
     ], skipped
 
 
@@ -108,32 +101,23 @@ def quiet_stdout() -> None:
 
 
 def transfer_job(payload: dict, ctx) -> dict:
-    """payload: {"operator": document, "bindings": {...}, "device" (as for measure_job; a CPU
-    device), optional "sources" (tuning folders or results stores to reuse schedules from;
-    default: "tuning_root" or the tuning root), "top_k" (schedules tried per tuned kernel,
-    default 1), "batch", "repeat", "min_repeat_ms"}. Returns core.compile.transfer_operator's
-    result dict."""
+    """payload: core.compile.payloads.TransferPayload's JSON (a CPU device; sources default to
+    the tuning root). Returns core.compile.transfer_operator's result dict."""
     from .measure import Settings
     from .remote import on_device
     from .target import core_count
     from .transfer_operator import transfer_operator
     from .transfer_sources import payload_sources
-    from .tune import tuning_root
 
-    graph, bindings = _operator(payload.get("operator"), payload.get("bindings") or {})
-    device = _device(payload)
+    p = TransferPayload.from_dict(payload)
+    graph, bindings = _operator(p.operator, p.bindings)
+    device = _device(p)
     if _is_gpu(device):  # the untuned default, kept when no schedule applies, would not run there
         raise CompileError(
             f"transfer-tuning runs on CPU devices (an llvm target); {device.name} is "
             f"{device.target['kind']}: tune it from scratch"
         )
-    root = Path(payload["tuning_root"]).expanduser() if payload.get("tuning_root") else tuning_root()
-    settings = Settings(
-        batch=_positive(payload, "batch", 1),
-        threads=core_count(),
-        repeat=_positive(payload, "repeat", 10),
-        min_repeat_ms=_milliseconds(payload, "min_repeat_ms", 100.0),
-    )
+    settings = Settings(batch=p.batch, threads=core_count(), repeat=p.repeat, min_repeat_ms=p.min_repeat_ms)
 
     def check_cancelled() -> None:
         if ctx.cancelled():
@@ -143,9 +127,9 @@ def transfer_job(payload: dict, ctx) -> dict:
         return transfer_operator(
             graph,
             bindings,
-            payload_sources(payload.get("sources"), root),
+            payload_sources(list(p.sources) if p.sources else None, _root(p)),
             settings,
-            _positive(payload, "top_k", 1),
+            p.top_k,
             ctx.progress,
             check_cancelled,
             remote,
@@ -193,11 +177,18 @@ def _operator(document, bindings) -> tuple[OperatorGraph, dict[str, int]]:
     return graph, {**own.bindings, **bindings}
 
 
-def _device(payload: dict):
+def _root(p: MeasurePayload | TransferPayload) -> Path:
+    """Where the payload's tuning databases are kept."""
+    from .tune import tuning_root
+
+    return Path(p.tuning_root).expanduser() if p.tuning_root else tuning_root()
+
+
+def _device(p: MeasurePayload | TransferPayload):
     """The device the payload names (core.devices.Device), as the payload describes it."""
     from ..devices import LOCAL, Device
 
-    name, config = payload.get("device", LOCAL.name), payload.get("device_config")
+    name, config = p.device, p.device_config
     if config is None:
         if name != LOCAL.name:
             raise CompileError(
@@ -218,30 +209,3 @@ def _is_gpu(device) -> bool:
 
 def _used(graph: OperatorGraph, bindings: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in bindings.items() if k in graph.mentioned_variables()}
-
-
-def _positive(payload: dict, key: str, default: int, allow_zero: bool = False) -> int:
-    value = payload.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < (0 if allow_zero else 1):
-        raise CompileError(f"{key} must be a {'non-negative' if allow_zero else 'positive'} integer, got {value!r}")
-    return value
-
-
-def _tiles(payload: dict) -> tuple[int, int] | None:
-    tiles = payload.get("tiles")
-    if tiles is None:
-        return None
-    if not (
-        isinstance(tiles, (list, tuple))
-        and len(tiles) == 2
-        and all(isinstance(t, int) and not isinstance(t, bool) and t > 0 for t in tiles)
-    ):
-        raise CompileError(f"tiles must be two positive integers [T_O, T_I], got {tiles!r}")
-    return tuple(tiles)
-
-
-def _milliseconds(payload: dict, key: str, default: float) -> float:
-    value = payload.get(key, default)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-        raise CompileError(f"{key} must be a non-negative number of milliseconds, got {value!r}")
-    return float(value)

@@ -1,5 +1,6 @@
-"""What one Evaluate or Tune request queues for one operator at one set of sizes: the job
-kinds and payloads (core.compile.jobs), for the GUI's dialog and `tessera submit` alike.
+"""What one Evaluate or Tune request queues: for each operator and set of sizes, the
+measure or transfer jobs (core.compile.jobs), for the window's dialog, `tessera submit` and
+`tessera tune` alike (through core.jobs.submit).
 
 A request measures TVM's default schedule, tunes with MetaSchedule (trials > 0), reuses
 tuned schedules of the operator's kernel class (transfer), or compares the algorithm x
@@ -9,15 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..devices import Device
+from ..devices import Device, get_device
+from ..jobs.submit import PlannedJob, Target
+from ..store import Store
 from .errors import CompileError
 from .jobs import variant_payloads
-
-MEASURE, TRANSFER = "measure", "transfer"
+from .payloads import MeasurePayload, TransferPayload
 
 
 @dataclass(frozen=True)
 class MeasureRequest:
+    targets: tuple[Target, ...] = ()  # the operators (the window adds them to a dialog's request)
     device: str = "local"  # a device of the store (core.devices)
     bindings_sets: tuple[dict[str, int], ...] = ()  # empty: each target's own bindings
     trials: int = 0  # MetaSchedule trials; 0 measures the default schedule
@@ -26,6 +29,11 @@ class MeasureRequest:
     # the tuning folder)
     top_k: int = 1  # transfer: schedules tried per tuned kernel
     variants: bool = False  # every algorithm, untuned and (trials > 0) tuned
+    algorithm: str = "default"  # without variants: how the kernel is built
+    cost_model: str = "xgb"
+    repeat: int = 10
+    min_repeat_ms: float = 100.0
+    tuning_root: str | None = None  # where tuning databases are kept (None: the user's)
 
     def __post_init__(self):
         if self.transfer and (self.trials or self.variants):
@@ -40,17 +48,37 @@ class MeasureRequest:
         what = f"tune ({self.trials} trials)" if self.trials else "evaluate"
         return f"{what}, comparing variants" if self.variants else what
 
-    def jobs(self, document: dict, bindings: dict[str, int], device: Device) -> tuple[list[tuple[str, dict]], str]:
-        """[(kind, payload)] for one operator document at `bindings`, and a note on what
-        was left out ('' if nothing): variants name why an algorithm does not apply."""
-        base = {"operator": document, "bindings": dict(bindings), **device.job_fields()}
+    def payloads(
+        self, document: dict, bindings: dict[str, int], device: Device
+    ) -> tuple[list[MeasurePayload | TransferPayload], str]:
+        """The payloads for one operator document at `bindings`, and a note on what was left
+        out ('' if nothing): variants name why an algorithm does not apply."""
+        where = {
+            "operator": document,
+            "bindings": dict(bindings),
+            **device.job_fields(),
+            "repeat": self.repeat,
+            "min_repeat_ms": self.min_repeat_ms,
+            "tuning_root": self.tuning_root,
+        }
         if self.transfer:
-            payload = {**base, "top_k": self.top_k}
-            if self.sources:
-                payload["sources"] = list(self.sources)
-            return [(TRANSFER, payload)], ""
-        payload = {**base, "tune_trials": self.trials}
+            sources = tuple(self.sources) or None
+            return [TransferPayload(**where, sources=sources, top_k=self.top_k)], ""
+        payload = MeasurePayload(**where, tune_trials=self.trials, cost_model=self.cost_model, algorithm=self.algorithm)
         if not self.variants:
-            return [(MEASURE, payload)], ""
-        payloads, skipped = variant_payloads(payload)
-        return [(MEASURE, p) for p in payloads], skipped
+            return [payload], ""
+        variants, skipped = variant_payloads(payload)
+        return list(variants), skipped
+
+    def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
+        """Every target at every bindings set; nothing if one target cannot take the request."""
+        device = get_device(store, self.device)
+        planned, notes = [], []
+        for target in self.targets:
+            operator_id, version = target.save(store)
+            for bindings in self.bindings_sets or (target.bindings or {},):
+                payloads, note = self.payloads(target.document, bindings, device)
+                if note and f"{target.name}: {note}" not in notes:
+                    notes.append(f"{target.name}: {note}")
+                planned += [PlannedJob(p, operator_id, device.id, target.input_key, version) for p in payloads]
+        return planned, notes

@@ -36,3 +36,8 @@ class WorkerCrashed(TesseraError):
 
 class ExecutorError(TesseraError):
     """An executor cannot run: a bad setting, or its cluster cannot be reached."""
+
+
+class PayloadError(TesseraError):
+    """A job's payload does not fit its kind's contract (core.jobs.contract): an unknown or
+    missing field, or a value of the wrong type; the message names the field."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .errors import ExecutorError
-from .kinds import CLUSTER_KINDS, TaskResources
+from .registry import TaskResources, cluster_kinds
 from .targets import resolve
 from .worker import worker_main
 
@@ -87,7 +87,7 @@ class RayExecutor(Executor):
 
     address: str | None = None
     cpus: int = 2
-    resources: Mapping[str, TaskResources] = field(default_factory=lambda: dict(CLUSTER_KINDS))
+    resources: Mapping[str, TaskResources] = field(default_factory=cluster_kinds)
     processes: int = field(default=1, init=False)
 
     def __post_init__(self):

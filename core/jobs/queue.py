@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from core.store import Store, StoreError
 
-from .results import record_result, result_summary
+from .registry import record_result, result_summary
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)

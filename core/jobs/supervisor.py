@@ -21,10 +21,10 @@ from core.store import Store
 
 from .errors import WorkerCrashed
 from .executors import Executor, LocalPool, RayExecutor, Runner
-from .kinds import HANDLERS
 from .outcomes import requeue
 from .processes import describe_exit, kill_tree, pid_alive
 from .queue import CANCELLED, DONE, HOST, RUNNING, Job, JobQueue
+from .registry import handlers as declared_handlers
 
 MAX_IDLE_DEATHS = 3  # workers dying this many times in a row without a job are not restarted
 
@@ -58,7 +58,7 @@ class _Worker:
 class Supervisor:
     """Runs `workers` worker processes on the store at `store_path` (default store if None).
 
-    `handlers` maps job kinds to 'module:function' paths (default kinds.HANDLERS).
+    `handlers` maps job kinds to 'module:function' paths (default: every declared kind, core.jobs.registry).
     With `ray`, the kinds it takes run as Ray tasks and the workers run the others
     (none are started if no other kind is left). Heartbeats are written every
     `heartbeat_interval` s; a running job of another process's runner is taken back
@@ -80,7 +80,7 @@ class Supervisor:
     ):
         self.store = Store(store_path)
         self.queue = JobQueue(self.store)
-        self.handlers = dict(HANDLERS if handlers is None else handlers)
+        self.handlers = declared_handlers() if handlers is None else dict(handlers)
         self.heartbeat_interval = heartbeat_interval
         self.stale_after = stale_after
         self.cancel_grace = cancel_grace

@@ -28,12 +28,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from ..ir.serialize import graph_from_document
+from ..jobs.contract import Payload
 from ..jobs.queue import CANCELLED, DONE, FAILED, JobQueue
 from ..networks.settings import DeploySettings
 from ..store import Store
 from ..store.searches import FINAL, SearchRun, candidates, open_run, set_baseline, set_stage, stage_counts
 from ..train.early_stop import best_curve
-from ..train.settings import EvalSettings
+from ..train.payloads import E2EPayload, FisherPayload, TrainPayload
+from ..train.settings import EvalSettings, TrainConfig, proxy_task
 from .base import SearchError
 from .driver import STRATEGIES, SearchConfig, make_strategy
 
@@ -87,7 +89,7 @@ class DiscoveryConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise SearchError(f"{name} must be a number >= 0, got {value!r}")
-        EvalSettings.from_payload(self.evaluation)  # EvaluationError names a bad setting
+        proxy_task(self.evaluation)  # EvaluationError names a bad setting
         if self.tune:
             DeploySettings.from_payload(self.deploy)  # DeployError names a bad setting
 
@@ -99,7 +101,11 @@ class DiscoveryConfig:
 
     @property
     def settings(self) -> EvalSettings:
-        return EvalSettings.from_payload(self.evaluation)
+        return proxy_task(self.evaluation)[0]
+
+    @property
+    def training(self) -> TrainConfig:
+        return proxy_task(self.evaluation)[1]
 
     @property
     def epochs(self) -> int:
@@ -197,7 +203,9 @@ class _Loop:
             if row["job_id"] is not None:  # its job went on while the loop was away
                 self.jobs[row["job_id"]] = (row["operator_id"], row["operator_hash"])
             elif row["stage"] == "screening":  # its job was stopped with the run: again
-                self._submit(row["operator_id"], row["operator_hash"], "fisher", "screening", self._payload(document))
+                self._submit(
+                    row["operator_id"], row["operator_hash"], "screening", FisherPayload(document, self.settings)
+                )
             elif row["stage"] == "training":
                 self._train(row["operator_id"], row["operator_hash"], document)
             else:
@@ -219,7 +227,7 @@ class _Loop:
             c = batch[0]
             operator_id = self.store.add_operator(c.document, f"{self.strategy.name}-{c.key[:8]}", c.origin)
             if self.cfg.fisher:
-                self._submit(operator_id, c.key, "fisher", "screening", self._payload(c.document))
+                self._submit(operator_id, c.key, "screening", FisherPayload(c.document, self.settings))
             else:
                 self._train(operator_id, c.key, c.document)
 
@@ -305,18 +313,21 @@ class _Loop:
             )
             return
         set_stage(self.store, self.run, operator_id, "tuning", accuracy=accuracy, reward=accuracy)
-        payload = {**self._payload(self.store.operator(operator_id)["document"]), "deploy": self.cfg.deploy}
-        if self.cfg.tuning_root:
-            payload["tuning_root"] = self.cfg.tuning_root
-        self._submit(operator_id, key, "e2e", "tuning", payload)
+        payload = E2EPayload(
+            self.store.operator(operator_id)["document"],
+            DeploySettings.from_payload(self.cfg.deploy),
+            self.settings,
+            self.cfg.tuning_root,
+        )
+        self._submit(operator_id, key, "tuning", payload)
 
     def _train(self, operator_id: int, key: str, document: dict) -> None:
         s = self.settings
-        payload = {
-            **self._payload(document),
-            "best_curve": best_curve(self.store, s.dataset_label, s.spec.label, self.cfg.epochs),
-        }
-        self._submit(operator_id, key, "train", "training", payload)
+        best = best_curve(self.store, s.dataset_label, s.spec.label, self.cfg.epochs)
+        self._submit(operator_id, key, "training", self._training(document, best))
+
+    def _training(self, document: dict, best: list[float] | None) -> TrainPayload:
+        return TrainPayload(document, self.settings, self.cfg.training, tuple(best) if best else None)
 
     def _final(self, operator_id: int, key: str, stage: str, reward: float, **fields) -> None:
         if stage in ("screened out", "diverged", "failed"):
@@ -324,11 +335,8 @@ class _Loop:
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
 
     # -- jobs -------------------------------------------------------------------------------------
-    def _payload(self, document: dict) -> dict:
-        return {"operator": document, **self.cfg.evaluation}
-
-    def _submit(self, operator_id: int, key: str, kind: str, stage: str, payload: dict) -> None:
-        job_id = self.queue.submit(kind, payload, operator_id=operator_id)
+    def _submit(self, operator_id: int, key: str, stage: str, payload: Payload) -> None:
+        job_id = self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
         self.jobs[job_id] = (operator_id, key)
         set_stage(self.store, self.run, operator_id, stage, job_id=job_id, detail="")
 
@@ -337,7 +345,8 @@ class _Loop:
         operator_id = self.store.add_operator(
             self.cfg.template, self.cfg.template.get("name") or "template", "baseline"
         )
-        return self.queue.submit("train", self._payload(self.cfg.template), operator_id=operator_id)
+        payload = self._training(self.cfg.template, None)
+        return self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
 
     def _baseline_done(self) -> None:
         assert self.run.baseline_job_id is not None  # __init__ queued it

@@ -13,11 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..analysis.summary import summarize
+from ..compile.payloads import MeasurePayload
 from ..ir.bindings import format_bindings
 from ..ir.serialize import graph_from_document
 from ..jobs.queue import JobQueue
+from ..jobs.registry import job_kinds
+from ..jobs.submit import PlannedJob
+from ..jobs.targets import resolve
 from ..store import Store
+from ..train.payloads import FisherPayload, TrainPayload
+from ..train.settings import proxy_task
 from .base import Budget, SearchError, Strategy
+from .kinds import SearchPayload
 
 STRATEGIES = {
     "random": "core.search.canvas:CanvasSampler",
@@ -25,7 +32,6 @@ STRATEGIES = {
     "sequences": "core.search.sequences:SequenceSearch",
 }
 EVALUATIONS = ("none", "fisher", "train")
-EVALUATORS = {"fisher": "core.train.jobs:fisher_job", "train": "core.train.jobs:train_job"}
 SCORE_OF = {"fisher": "fisher_potential", "train": "accuracy"}
 
 
@@ -67,6 +73,18 @@ class SearchConfig:
         return cfg
 
 
+@dataclass(frozen=True)
+class SearchRequest:
+    """The window's Search panel: run one search as a job (its settings checked before it is
+    queued, through core.jobs.submit)."""
+
+    config: dict
+
+    def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
+        SearchConfig.from_dict(self.config)
+        return [PlannedJob(SearchPayload(self.config))], []
+
+
 def make_strategy(cfg: SearchConfig) -> Strategy:
     template = graph_from_document(cfg.template, source="the search template")
     module, name = STRATEGIES[cfg.strategy].split(":")
@@ -98,8 +116,16 @@ def run_search(
     cancelled = cancelled or (lambda: False)
     evaluate = None
     if cfg.evaluate != "none":
-        module, name = EVALUATORS[cfg.evaluate].split(":")
-        evaluate = getattr(importlib.import_module(module), name)
+        settings, training = proxy_task(cfg.evaluation)
+        kind = job_kinds()[cfg.evaluate]
+        handler = resolve(kind.handler)
+
+        def evaluate(doc: dict) -> dict:
+            payload = (
+                FisherPayload(doc, settings) if cfg.evaluate == "fisher" else TrainPayload(doc, settings, training)
+            )
+            return handler(payload.to_dict(), _Inner(cancelled))
+
     start, found, scored, queued, failures = time.monotonic(), 0, 0, 0, []
     with Store(store_path) as store:
         queue = JobQueue(store)
@@ -119,7 +145,7 @@ def run_search(
                 operator_id = store.add_operator(doc, f"{strategy.name}-{c.key[:8]}", c.origin)
                 if evaluate is not None:
                     try:  # a candidate that cannot be evaluated (or scores NaN) scores nothing
-                        result = evaluate({"operator": doc, **cfg.evaluation}, _Inner(cancelled))
+                        result = evaluate(doc)
                         store.add_score(operator_id, result["score"])
                     except Exception as e:
                         failures.append(f"{c.key[:8]}: {e}")
@@ -137,7 +163,7 @@ def run_search(
                     else:
                         queue.submit(
                             "measure",
-                            {"operator": doc, "bindings": bindings, "tune_trials": cfg.tune_trials, "device": "local"},
+                            MeasurePayload(doc, bindings, tune_trials=cfg.tune_trials).to_dict(),
                             operator_id=operator_id,
                             device_id=local,
                         )
@@ -156,4 +182,4 @@ def run_search(
 
 def search_job(payload: dict, ctx) -> dict:
     """Job handler for kind "search" (the GUI's Search panel)."""
-    return run_search(payload["config"], str(ctx.store.path), ctx.progress, ctx.cancelled)
+    return run_search(SearchPayload.from_dict(payload).config, str(ctx.store.path), ctx.progress, ctx.cancelled)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -15,8 +15,8 @@ from torch import nn
 
 from core.data.datasets import ImageDataset, Split
 
-from .early_stop import check_theta, keep_training, required_accuracy
-from .errors import EvaluationError
+from .early_stop import keep_training, required_accuracy
+from .settings import TrainConfig
 
 Progress = Callable[[float, str], None]
 CHANCE_FACTOR = 1.5  # a final accuracy under 1.5x chance (1 / classes) is a network that did not learn
@@ -24,42 +24,6 @@ EXPLODED = 1e6  # logits this large mean the activations exploded (a trained cla
 #: how a training run ended: in full, stopped by the early-stop rule, loss or activations
 #: no longer finite, or a final accuracy near chance
 OUTCOMES = ("trained", "stopped early", "diverged", "did not learn")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    epochs: int = 5
-    batch_size: int = 64
-    lr: float = 0.05
-    momentum: float = 0.9
-    weight_decay: float = 5e-4
-    schedule: str = "cosine"  # cosine: per step to zero; step: x0.1 at 50% and 75% of the epochs
-    theta: float = 0.5
-    seed: int = 0
-    max_batches: int | None = None  # per epoch, for quick runs and tests
-
-    def __post_init__(self):
-        for name, low in (("epochs", 1), ("batch_size", 1)):
-            _whole(name, getattr(self, name), low)
-        if self.max_batches is not None:
-            _whole("max_batches", self.max_batches, 1)
-        for name in ("lr", "momentum", "weight_decay"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-                raise EvaluationError(f"training setting {name} must be a number >= 0, got {value!r}")
-        if self.schedule not in ("cosine", "step"):
-            raise EvaluationError(f"training schedule must be 'cosine' or 'step', got {self.schedule!r}")
-        check_theta(self.theta)
-
-    @classmethod
-    def from_dict(cls, values: dict) -> TrainConfig:
-        """Known keys of a job payload (others are the job's, not training's)."""
-        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
-
-
-def _whole(name: str, value, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise EvaluationError(f"training setting {name} must be a whole number >= {low}, got {value!r}")
 
 
 @dataclass

@@ -1,8 +1,9 @@
-"""What one "evaluate accuracy" request queues for an operator, for `tessera evaluate` and the
-window's Evaluate Accuracy alike: a "fisher" job (Fisher Potential only), or a "train" job
-(Fisher Potential at initialisation, then proxy training early-stopped against the best curve
-stored for the same dataset, backbone and epochs), and, with a deployment, an "e2e" job (the
-network with the operator against the original, both with tuned kernels).
+"""What one "evaluate accuracy" request queues for its operators (through core.jobs.submit),
+for `tessera evaluate` and the window's Evaluate Accuracy alike: a "fisher" job (Fisher
+Potential only), or a "train" job (Fisher Potential at initialisation, then proxy training
+early-stopped against the best curve stored for the same dataset, backbone and epochs),
+and, with a deployment, an "e2e" job (the network with the operator against the original,
+both with tuned kernels).
 
 Building the payloads imports neither torch nor TVM."""
 
@@ -12,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.datasets import check_source
-from ..ir.serialize import content_hash
-from ..jobs.queue import JobQueue
+from ..jobs.submit import PlannedJob, Target
 from ..networks.settings import DeploySettings
 from ..store import Store
 from .early_stop import best_curve, check_theta
 from .errors import EvaluationError
-from .settings import EvalSettings
+from .payloads import E2EPayload, FisherPayload, TrainPayload
+from .settings import EvalSettings, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class AccuracyRequest:
     fisher_only: bool = False  # no training: Fisher Potential at initialisation only
     deploy: DeploySettings | None = None  # time the network end to end, tuned, at this size
     tuning_root: str | None = None  # where the e2e job keeps tuning databases (None: the user's)
+    targets: tuple[Target, ...] = ()  # the operators (the window adds them to a dialog's request)
 
     def __post_init__(self):
         check_source(self.settings.dataset)  # DatasetError names a missing one
@@ -46,50 +48,32 @@ class AccuracyRequest:
             what += f" and tuned end-to-end latency at {self.deploy.label}"
         return f"{what} in {self.settings.spec.label} on {self.settings.dataset_label}"
 
-    def jobs(self, document: dict, best: list[float] | None) -> list[tuple[str, dict]]:
-        """(kind, payload) of each job for the operator `document`; `best`: the curve to
+    def payloads(self, document: dict, best: list[float] | None) -> list[FisherPayload | TrainPayload | E2EPayload]:
+        """The payload of each job for the operator `document`; `best`: the curve to
         early-stop against (best_curve of the store the jobs go to)."""
-        payload = {"operator": document, **self.settings.to_payload()}
         if self.fisher_only:
-            return [("fisher", payload)]
-        jobs = [
-            (
-                "train",
-                {
-                    **payload,
-                    "epochs": self.epochs,
-                    "theta": self.theta,
-                    "max_batches": self.max_batches,
-                    "best_curve": best,
-                },
-            )
+            return [FisherPayload(document, self.settings)]
+        training = TrainConfig(
+            epochs=self.epochs, theta=self.theta, max_batches=self.max_batches, seed=self.settings.seed
+        )
+        jobs: list[FisherPayload | TrainPayload | E2EPayload] = [
+            TrainPayload(document, self.settings, training, tuple(best) if best else None)
         ]
         if self.deploy is not None:
-            e2e = {**payload, "deploy": self.deploy.to_payload()}
-            if self.tuning_root:
-                e2e["tuning_root"] = str(Path(self.tuning_root).expanduser().resolve())
-            jobs.append(("e2e", e2e))
+            root = str(Path(self.tuning_root).expanduser().resolve()) if self.tuning_root else None
+            jobs.append(E2EPayload(document, self.deploy, self.settings, root))
         return jobs
 
-
-def queue_accuracy(
-    store: Store,
-    document: dict,
-    name: str,
-    request: AccuracyRequest,
-    origin: str = "hand-made",
-    input_key: str | None = None,
-) -> list[int]:
-    """Save the operator (if new) and queue the request's jobs for it, in one transaction;
-    jobs with an `input_key` carry the document's content hash, so that a later edit of the
-    same input cancels them (JobQueue.cancel_stale)."""
-    queue = JobQueue(store)
-    s = request.settings
-    with store.write():
-        operator_id = store.add_operator(document, name, origin)
-        best = best_curve(store, s.dataset_label, s.spec.label, request.epochs)
-        version = content_hash(document) if input_key else None
-        return [
-            queue.submit(kind, payload, operator_id=operator_id, input_key=input_key, input_version=version)
-            for kind, payload in request.jobs(document, best)
-        ]
+    def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
+        """Each target's jobs, early-stopped against the best curve stored for the same
+        dataset, backbone and epochs."""
+        s = self.settings
+        best = best_curve(store, s.dataset_label, s.spec.label, self.epochs)
+        planned = []
+        for target in self.targets:
+            operator_id, version = target.save(store)
+            planned += [
+                PlannedJob(p, operator_id, input_key=target.input_key, input_version=version)
+                for p in self.payloads(target.document, best)
+            ]
+        return planned, []

@@ -1,15 +1,18 @@
 """What an evaluation job is about, besides the operator: dataset, backbone and its size,
-seed. Plain JSON in job payloads; importing this module does not import torch, so the
-CLI and the GUI can build payloads and store labels cheaply."""
+seed (EvalSettings), and how proxy training runs (TrainConfig). Plain JSON in job payloads;
+importing this module does not import torch, so the CLI and the GUI can build payloads and
+store labels cheaply."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BackboneSpec
 
+from .early_stop import check_theta
 from .errors import EvaluationError
 
 
@@ -58,3 +61,50 @@ class EvalSettings:
     def dataset_label(self) -> str:
         """The dataset as scores record it: name (a path's last part) and resolution."""
         return f"{Path(self.dataset).name}@{self.resolution}px"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    epochs: int = 5
+    batch_size: int = 64
+    lr: float = 0.05
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    schedule: str = "cosine"  # cosine: per step to zero; step: x0.1 at 50% and 75% of the epochs
+    theta: float = 0.5
+    seed: int = 0
+    max_batches: int | None = None  # per epoch, for quick runs and tests
+
+    def __post_init__(self):
+        for name, low in (("epochs", 1), ("batch_size", 1)):
+            _whole(name, getattr(self, name), low)
+        if self.max_batches is not None:
+            _whole("max_batches", self.max_batches, 1)
+        for name in ("lr", "momentum", "weight_decay"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise EvaluationError(f"training setting {name} must be a number >= 0, got {value!r}")
+        if self.schedule not in ("cosine", "step"):
+            raise EvaluationError(f"training schedule must be 'cosine' or 'step', got {self.schedule!r}")
+        check_theta(self.theta)
+
+
+def _whole(name: str, value, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise EvaluationError(f"training setting {name} must be a whole number >= {low}, got {value!r}")
+
+
+def proxy_task(values: dict) -> tuple[EvalSettings, TrainConfig]:
+    """A proxy task written as one flat object, the command line's and a discovery run's
+    form: EvalSettings' and TrainConfig's fields (`seed` is both's). A field neither knows
+    is refused, so a typo never silently trains with a default."""
+    evaluation, training = {f.name for f in fields(EvalSettings)}, {f.name for f in fields(TrainConfig)}
+    unknown = sorted(set(values) - evaluation - training)
+    if unknown:
+        raise EvaluationError(
+            f"unknown proxy-task setting(s) {', '.join(unknown)}; known: {', '.join(sorted(evaluation | training))}"
+        )
+    return (
+        EvalSettings(**{k: v for k, v in values.items() if k in evaluation}),
+        TrainConfig(**{k: v for k, v in values.items() if k in training}),
+    )

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from core.ir.serialize import read_document
 from core.jobs.executors import RayExecutor
-from core.jobs.kinds import HANDLERS
 from core.jobs.queue import DONE, JobQueue
+from core.jobs.registry import handlers
 from core.jobs.supervisor import Supervisor
 from core.store import Store
 from tests.support import ROOT
@@ -47,7 +47,7 @@ def submit(path: Path) -> list[int]:
 def run(path: Path, **executor) -> tuple[float, float, dict[int, float]]:
     """-> (seconds to the first result, seconds to the last, job id -> Fisher Potential)."""
     ids = submit(path)
-    supervisor = Supervisor(path, handlers={"fisher": HANDLERS["fisher"]}, **executor)
+    supervisor = Supervisor(path, handlers={"fisher": handlers()["fisher"]}, **executor)
     with Store(path) as store:
         queue = JobQueue(store)
         start = time.perf_counter()

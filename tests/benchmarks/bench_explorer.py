@@ -125,7 +125,7 @@ def summary(times: list[float]) -> str:
 
 def stall_during_tuning(app, window, path: Path) -> None:
     from core.compile.requests import MeasureRequest
-    from views.explorer.submit import Target
+    from core.jobs.submit import Target
 
     session = window.explore.session
     last = [time.perf_counter()]
@@ -144,7 +144,7 @@ def stall_during_tuning(app, window, path: Path) -> None:
     doc = read_document(EXAMPLES / "conv2d.json")
     bindings = {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
     started = time.perf_counter()
-    [job_id] = session.submit([Target(doc, "conv2d")], MeasureRequest("local", (bindings,), trials=16)).ids
+    [job_id] = session.submit(MeasureRequest((Target(doc, "conv2d"),), "local", (bindings,), trials=16)).ids
     heartbeat.start()
     while session.jobs.get(job_id) is None or session.jobs[job_id].state not in ("done", "failed", "cancelled"):
         app.processEvents()

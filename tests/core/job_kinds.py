@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 HERE = "tests.core.job_kinds"
-#: kinds the tests register with workers, on top of (or instead of) core.jobs.kinds.HANDLERS
+#: kinds the tests register with workers, on top of (or instead of) the declared kinds (core.jobs.registry)
 TEST_HANDLERS = {
     "sleep": f"{HERE}:sleep_job",
     "busy": f"{HERE}:busy_job",
@@ -23,7 +23,7 @@ TEST_HANDLERS = {
     "resume": f"{HERE}:resume_job",
     "steps": f"{HERE}:resumable_steps_job",
     "measure": f"{HERE}:matmul_measure_job",
-    "score": f"{HERE}:score_job",
+    "fisher": f"{HERE}:score_job",
 }
 
 
@@ -95,7 +95,7 @@ def matmul_measure_job(payload: dict, ctx) -> dict:
 
 
 def score_job(payload: dict, ctx) -> dict:
-    return {"dataset": "digits", "backbone": "none", "epochs": 0, "fisher_potential": payload["fp"]}
+    return {"score": {"dataset": "digits", "backbone": "none", "epochs": 0, "fisher_potential": payload["fp"]}}
 
 
 # -- functions for core.jobs.isolate.call_in_subprocess ----------------------------------

@@ -14,7 +14,7 @@ from core.compile.jobs import measure_job
 from core.compile.measure import Timing, check_close, timing_note
 from core.ir.errors import TesseraError
 from core.ir.serialize import load_operator
-from core.jobs.errors import JobCancelled
+from core.jobs.errors import JobCancelled, PayloadError
 from tests.support import EXAMPLES, QUICK, Ctx
 
 pytestmark = [pytest.mark.tvm, pytest.mark.usefixtures("restore_threads")]
@@ -68,7 +68,10 @@ def test_a_cancelled_job_stops_before_building():
         ({"device": "phone"}, CompileError, "unknown device 'phone'"),
         ({"tune_trials": -1}, CompileError, "tune_trials must be a non-negative integer"),
         ({"batch": 0}, CompileError, "batch must be a positive integer"),
-        ({"min_repeat_ms": "long"}, CompileError, "min_repeat_ms must be a non-negative number"),
+        ({"min_repeat_ms": -1}, CompileError, "min_repeat_ms must be a non-negative number"),
+        ({"min_repeat_ms": "long"}, PayloadError, "the measure payload: min_repeat_ms must be a number, got 'long'"),
+        ({"repeats": 5}, PayloadError, "the measure payload has unknown field\\(s\\) 'repeats'; it takes operator, "),
+        ({"operator": None}, PayloadError, "the measure payload: operator must be an object, got None"),
         ({"bindings": {"C_in": 0}}, TesseraError, "C_in=0"),
         ({"bindings": {"G": 3}}, TesseraError, "fc grouped_fc .* C_out/G = 64/3 is not an integer"),
         ({"operator": {"format": "tessera.operator"}}, TesseraError, "version"),

@@ -13,7 +13,9 @@ from core.compile.errors import CompileError
 from core.compile.gspc import GRID_FILE, GspcKernel
 from core.compile.jobs import measure_job, variant_payloads
 from core.compile.measure import Settings, measure_operator
+from core.compile.payloads import MeasurePayload
 from core.ir.serialize import load_operator
+from core.jobs.errors import PayloadError
 from core.store.records import MEASUREMENT_FIELDS, measurement_row
 from tests.support import EXAMPLES, Ctx, tessera
 
@@ -54,7 +56,8 @@ def test_measure_operator_takes_the_algorithm_from_its_settings():
         ({"algorithm": "winograd"}, CompileError, "unknown algorithm 'winograd' .*default or gspc"),
         ({"tiles": [4, 4]}, CompileError, "tile sizes .* apply to algorithm 'gspc' only, not 'default'"),
         ({"algorithm": "gspc", "tiles": [3, 4]}, TileError, "T_O=3 must be a positive divisor of the 4 output"),
-        ({"algorithm": "gspc", "tiles": [4]}, CompileError, r"tiles must be two positive integers \[T_O, T_I\]"),
+        ({"algorithm": "gspc", "tiles": [4]}, PayloadError, r"tiles must be a list of 2 items, each a whole number"),
+        ({"algorithm": "gspc", "tiles": [4, 0]}, CompileError, r"tiles must be two positive integers \[T_O, T_I\]"),
     ],
 )
 def test_bad_algorithm_requests_are_clear_errors(change, error, message):
@@ -80,17 +83,17 @@ def test_gspc_refuses_a_gpu_target():
 
 
 def test_variant_payloads_cover_algorithms_and_tuning():
-    payloads, skipped = variant_payloads(_payload(tune_trials=8, tiles=[4, 4]))
+    payloads, skipped = variant_payloads(MeasurePayload.from_dict(_payload(tune_trials=8, tiles=[4, 4])))
     assert skipped == ""
-    assert [(p["algorithm"], p["tune_trials"]) for p in payloads] == [
+    assert [(p.algorithm, p.tune_trials) for p in payloads] == [
         ("default", 0),
         ("default", 8),
         ("gspc", 0),
         ("gspc", 8),
     ]
-    assert ["tiles" in p for p in payloads] == [False, False, True, True]
-    payloads, skipped = variant_payloads(_payload("shift_conv", bindings={}))
-    assert [(p["algorithm"], p["tune_trials"]) for p in payloads] == [("default", 0)]
+    assert [p.tiles for p in payloads] == [None, None, (4, 4), (4, 4)]
+    payloads, skipped = variant_payloads(MeasurePayload.from_dict(_payload("shift_conv", bindings={})))
+    assert [(p.algorithm, p.tune_trials) for p in payloads] == [("default", 0)]
     assert "'gspc' runs grouped convolutions only: shift_conv is not a 2-D convolution: shift shift_h" in skipped
 
 

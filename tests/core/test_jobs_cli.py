@@ -8,8 +8,8 @@ import pytest
 from app import cli_jobs
 from core.ir.errors import TesseraError
 from core.ir.serialize import read_document
-from core.jobs.kinds import HANDLERS
 from core.jobs.queue import QUEUED, JobQueue
+from core.jobs.registry import handlers
 from core.store import Store
 from tests.core.variants_data import add_variants
 
@@ -152,7 +152,7 @@ def test_submitted_measurement_survives_a_killed_worker_and_lands_in_results(tmp
     its first worker is SIGKILLed mid-job, the retry's measurement reaches `tessera results`."""
     db = str(tmp_path / "tvm.db")
     assert tessera("submit", str(examples_dir / "conv2d.json"), "--bind", "C_in=8,C_out=8,H=8,W=8", "--store", db) == 0
-    job, _ = check_worker_killed_mid_job(db, 1, HANDLERS, started=lambda job: (job.progress or 0) > 0)
+    job, _ = check_worker_killed_mid_job(db, 1, handlers(), started=lambda job: (job.progress or 0) > 0)
     with Store(db) as store:
         [row] = store.results()
     assert row["job_id"] == 1 and row["latency_ms"] == job.result["latency_ms"] > 0 and row["flops"] > 0

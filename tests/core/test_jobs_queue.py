@@ -43,7 +43,7 @@ def test_complete_writes_measurement_and_state_together(store, queue, conv2d):
 
 
 def test_a_finished_job_says_what_it_found():
-    from core.jobs.results import result_summary
+    from core.jobs.registry import result_summary
 
     measured = {"latency_ms": 0.03668, "speedup_vs_torch": 10.15}
     assert result_summary("measure", measured) == "0.03668 ms, 10.15x PyTorch"

@@ -18,19 +18,21 @@ from app.cli import main
 from core.ir.serialize import read_document
 from core.jobs.errors import ExecutorError
 from core.jobs.executors import RayExecutor, choose_executor
-from core.jobs.kinds import HANDLERS, TaskResources
 from core.jobs.queue import CANCELLED, DONE, FAILED, HOST, QUEUED, RUNNING, JobQueue
 from core.jobs.ray_runner import LOOPBACK_ONLY
+from core.jobs.registry import TaskResources, handlers
 from core.jobs.supervisor import Supervisor
 from core.store import Store
+from core.train.payloads import FisherPayload, TrainPayload
 from tests.support import EXAMPLES
 
 from .job_kinds import HERE, TEST_HANDLERS
 from .jobs_checks import poll_until
-from .test_train_jobs import TINY
+from .test_train_jobs import SHORT, TINY
 
 pytestmark = pytest.mark.slow
 PLACED = re.compile(r"Ray node ([0-9a-f]{8}) \(127\.0\.0\.1\), worker (\d+)")
+DECLARED = handlers()  # every declared kind's handler
 EVERY_TEST_KIND = {kind: TaskResources() for kind in TEST_HANDLERS}
 
 
@@ -93,12 +95,12 @@ def test_bad_settings_are_clear_errors():
     with pytest.raises(ExecutorError, match=r"a Ray address \(10.0.0.5:6379\) was given, but the executor is 'local'"):
         choose_executor("local", "10.0.0.5:6379")
     assert RayExecutor("[::1]:6379").loopback and not RayExecutor("10.0.0.5:6379").loopback
-    assert RayExecutor().kinds(HANDLERS) == {"fisher": HANDLERS["fisher"], "train": HANDLERS["train"]}
+    assert RayExecutor().kinds(DECLARED) == {"fisher": DECLARED["fisher"], "train": DECLARED["train"]}
 
 
 def test_a_cluster_that_does_not_answer_is_a_clear_error(store_path, queue, capsys):
     job = queue.submit("fisher", {"operator": {}})
-    supervisor = Supervisor(store_path, handlers={"fisher": HANDLERS["fisher"]}, ray=RayExecutor("127.0.0.1:1"))
+    supervisor = Supervisor(store_path, handlers={"fisher": DECLARED["fisher"]}, ray=RayExecutor("127.0.0.1:1"))
     events = supervisor.start()
     try:
         deadline = time.monotonic() + 30
@@ -129,12 +131,14 @@ def submit_batch(path) -> list[int]:
         ids = []
         for name in ("depthwise_separable", "shift_conv"):
             doc = read_document(EXAMPLES / f"{name}.json")
-            ids.append(queue.submit("fisher", {"operator": doc, **TINY}, operator_id=store.add_operator(doc, name)))
+            ids.append(
+                queue.submit("fisher", FisherPayload(doc, TINY).to_dict(), operator_id=store.add_operator(doc, name))
+            )
         doc = read_document(EXAMPLES / "depthwise_separable.json")
         ids.append(
             queue.submit(
                 "train",
-                {"operator": doc, **TINY, "epochs": 1, "max_batches": 3, "batch_size": 16},
+                TrainPayload(doc, TINY, SHORT).to_dict(),
                 operator_id=store.add_operator(doc, "depthwise_separable"),
             )
         )
@@ -158,7 +162,7 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
     local_path, ray_path = tmp_path / "local.db", tmp_path / "ray.db"
     ids = submit_batch(local_path)
     assert submit_batch(ray_path) == ids
-    local = Supervisor(local_path, workers=1, handlers={k: HANDLERS[k] for k in ("fisher", "train")})
+    local = Supervisor(local_path, workers=1, handlers={k: DECLARED[k] for k in ("fisher", "train")})
     local.start()  # its worker runs the jobs by itself while the command below runs
     try:
         assert (

@@ -17,7 +17,7 @@ from .jobs_checks import check_worker_killed_mid_job, poll_until, supervise_fore
 
 def test_workers_run_a_batch_to_the_end(store_path, store, queue, conv2d):
     measure = queue.submit("measure", {"bindings": {"N": 64}, "repeats": 5}, operator_id=conv2d)
-    score = queue.submit("score", {"fp": 3.5}, operator_id=conv2d)
+    score = queue.submit("fisher", {"fp": 3.5}, operator_id=conv2d)
     sleeps = [queue.submit("sleep", {"seconds": 0.3, "steps": 3}) for _ in range(3)]
     fail = queue.submit("fail", {"size": 7})
     listing = queue.submit("listing", {})

@@ -4,6 +4,7 @@ their scores written to the scores table; `tessera evaluate`; end-to-end latency
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -11,12 +12,15 @@ from app.cli import main
 from core.ir.serialize import read_document
 from core.jobs.queue import DONE, FAILED, JobQueue
 from core.jobs.supervisor import Supervisor
+from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.errors import EvaluationError
-from core.train.settings import EvalSettings
+from core.train.payloads import E2EPayload, FisherPayload, TrainPayload
+from core.train.settings import EvalSettings, TrainConfig
 from tests.support import EXAMPLES
 
-TINY = {"backbone": "resnet18", "width": 4, "resolution": 8, "limit": 200, "fisher_batch": 16}
+TINY = EvalSettings(backbone="resnet18", width=4, resolution=8, limit=200, fisher_batch=16)
+SHORT = TrainConfig(epochs=1, max_batches=3, batch_size=16)
 
 
 def scores(store: Store) -> list[dict]:
@@ -32,11 +36,12 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
     with Store(path) as store:
         queue = JobQueue(store)
         op = store.add_operator(doc, "depthwise_separable")
-        train = queue.submit(
-            "train", {"operator": doc, **TINY, "epochs": 1, "max_batches": 3, "batch_size": 16}, operator_id=op
-        )
+        train = queue.submit("train", TrainPayload(doc, TINY, SHORT).to_dict(), operator_id=op)
         bad = queue.submit(
-            "fisher", {"operator": misfit, **TINY}, operator_id=store.add_operator(misfit, "g7"), max_attempts=1
+            "fisher",
+            FisherPayload(misfit, TINY).to_dict(),
+            operator_id=store.add_operator(misfit, "g7"),
+            max_attempts=1,
         )
         Supervisor(path, workers=1).run(report=lambda line: None)
         job, failed = queue.get(train), queue.get(bad)
@@ -143,14 +148,10 @@ def test_tuned_against_tuned_end_to_end_through_a_worker_into_the_store(tmp_path
     def evaluate(name: str, **settings) -> tuple:
         doc = read_document(EXAMPLES / f"{name}.json")
         with Store(path) as store:
-            payload = {
-                "operator": doc,
-                **TINY,
-                "backbone": "vgg",
-                "tuning_root": str(root),
-                "deploy": {**deploy, **settings},
-            }
-            job_id = JobQueue(store).submit("e2e", payload, operator_id=store.add_operator(doc, name))
+            payload = E2EPayload(
+                doc, DeploySettings("vgg", **deploy, **settings), replace(TINY, backbone="vgg"), str(root)
+            )
+            job_id = JobQueue(store).submit("e2e", payload.to_dict(), operator_id=store.add_operator(doc, name))
             Supervisor(path, workers=1).run(report=lambda line: None)
             job = JobQueue(store).get(job_id)
             assert job.state == DONE, job.error

@@ -4,16 +4,19 @@ a training job keeps while it trains."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from core.data.errors import DatasetError
 from core.ir.serialize import content_hash, read_document
 from core.jobs.queue import JobQueue
+from core.jobs.submit import Target, submit
 from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.errors import EvaluationError
 from core.train.jobs import train_job
-from core.train.requests import AccuracyRequest, queue_accuracy
+from core.train.requests import AccuracyRequest
 from core.train.settings import EvalSettings
 from tests.support import EXAMPLES, Ctx
 
@@ -36,12 +39,15 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
                 "accuracy_per_epoch": [0.5, 0.8],
             },
         )
-        ids = queue_accuracy(store, doc, "dws", request, input_key="/some/file.json")
+        ids = submit(store, replace(request, targets=(Target(doc, "dws", input_key="/some/file.json"),))).ids
         jobs = [JobQueue(store).get(i) for i in ids]
     assert [j.kind for j in jobs] == ["train", "e2e"] and {j.operator_name for j in jobs} == {"dws"}
     train, e2e = (j.payload for j in jobs)
-    assert train["best_curve"] == [0.5, 0.8] and (train["epochs"], train["max_batches"]) == (2, 3)
-    assert (train["backbone"], train["width"], train["limit"]) == ("vgg", 4, 100)
+    assert train["best_curve"] == [0.5, 0.8] and (train["training"]["epochs"], train["training"]["max_batches"]) == (
+        2,
+        3,
+    )
+    assert (train["settings"]["backbone"], train["settings"]["width"], train["settings"]["limit"]) == ("vgg", 4, 100)
     assert e2e["deploy"]["width"] == 8 and e2e["tuning_root"] == str(tmp_path.resolve())
     assert {j.input_version for j in jobs} == {content_hash(doc)}
     assert (
@@ -49,7 +55,7 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
         == "proxy training (2 epochs) and tuned end-to-end latency at vgg/w8@16px in vgg/w4 on digits@8px"
     )
     fisher = AccuracyRequest(SETTINGS, fisher_only=True, deploy=deploy)
-    assert [kind for kind, _ in fisher.jobs(doc, None)] == ["fisher"]  # no training, so nothing to time
+    assert [p.kind for p in fisher.payloads(doc, None)] == ["fisher"]  # no training, so nothing to time
 
 
 def test_bad_requests_are_refused_before_anything_is_queued(tmp_path):
@@ -65,8 +71,8 @@ def test_bad_requests_are_refused_before_anything_is_queued(tmp_path):
 def test_a_training_job_keeps_its_accuracy_curve_while_it_trains():
     doc = read_document(EXAMPLES / "depthwise_separable.json")
     ctx = Ctx()
-    payload = AccuracyRequest(SETTINGS, epochs=2, max_batches=2).jobs(doc, None)[0][1]
-    result = train_job(payload, ctx)
+    payload = AccuracyRequest(SETTINGS, epochs=2, max_batches=2).payloads(doc, None)[0]
+    result = train_job(payload.to_dict(), ctx)
     curve = result["accuracy_per_epoch"]
     assert ctx.partials == [
         {"accuracy_per_epoch": curve[:1], "epochs_planned": 2},

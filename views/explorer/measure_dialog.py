@@ -222,9 +222,9 @@ class MeasureDialog(RequestDialog):
                 raise TesseraError("give at least one set of bindings, e.g. C_in=64, C_out=64, H=56, W=56, K=3")
         if not self.transfer:
             return MeasureRequest(
-                self.device.currentData(),
-                tuple(sets),
-                self.trials.value() if self.tune else 0,
+                device=self.device.currentData(),
+                bindings_sets=tuple(sets),
+                trials=self.trials.value() if self.tune else 0,
                 variants=self.variants.isChecked(),
             )
         sources = tuple(self.sources.item(i).text() for i in range(self.sources.count()))
@@ -232,5 +232,9 @@ class MeasureDialog(RequestDialog):
             if not Path(path).exists():
                 raise TesseraError(f"{path}: no such tuning folder or results store")
         return MeasureRequest(
-            self.device.currentData(), tuple(sets), transfer=True, sources=sources, top_k=self.top_k.value()
+            device=self.device.currentData(),
+            bindings_sets=tuple(sets),
+            transfer=True,
+            sources=sources,
+            top_k=self.top_k.value(),
         )

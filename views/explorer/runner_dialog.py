@@ -1,6 +1,6 @@
 """Run > Job Runner…: where jobs run. Local worker processes (the default) or a Ray
 cluster (an address, or a local Ray instance started for the session) for the kinds a
-cluster may take (core.jobs.kinds.CLUSTER_KINDS); measurement stays on this machine's
+cluster may take (core.jobs.registry.cluster_kinds); measurement stays on this machine's
 workers either way. The choice applies the next time workers start."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from core.ir.errors import TesseraError
 from core.jobs.executors import choose_executor
-from core.jobs.kinds import CLUSTER_KINDS
+from core.jobs.registry import cluster_kinds
 
 
 class RunnerDialog(QDialog):
@@ -35,7 +35,7 @@ class RunnerDialog(QDialog):
         self.address.setPlaceholderText("empty: a local Ray instance for this session")
         self.address.setToolTip("HOST:PORT of the Ray cluster's head node, e.g. 10.0.0.5:6379")
         hint = QLabel(
-            f"On Ray: {', '.join(CLUSTER_KINDS)} jobs. Measurement, tuning and searches "
+            f"On Ray: {', '.join(cluster_kinds())} jobs. Measurement, tuning and searches "
             "stay in local workers. Applies the next time workers start."
         )
         hint.setObjectName("hint")

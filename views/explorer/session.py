@@ -11,11 +11,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
-from core.compile.requests import MeasureRequest
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.jobs.executors import choose_executor
 from core.jobs.queue import QUEUED, RUNNING, Job, JobQueue
+from core.jobs.submit import Queued, Request, submit
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreError
 from core.store.frame import ResultsFrame
@@ -24,7 +24,6 @@ from core.store.query import OrderQuery, result_rows
 from .columns import FRAME_COLUMNS
 from .reader import Snapshot, StoreReader
 from .reopen import result_graph
-from .submit import Queued, Target, submit
 
 POLL_MS = 400
 
@@ -159,17 +158,11 @@ class ExplorerSession(QObject):
         return states.count(RUNNING), states.count(QUEUED)
 
     # -- writes --------------------------------------------------------------------------------------
-    def submit(self, targets: list[Target], request: MeasureRequest) -> Queued:
-        """Queue a request's jobs (and start workers, if they start automatically)."""
-        queued = submit(self.store, self.queue, targets, request)
+    def submit(self, request: Request) -> Queued:
+        """Queue a request's jobs (core.jobs.submit) and start workers, if they start automatically."""
+        queued = submit(self.store, request)
         self._work_queued()
         return queued
-
-    def queue_job(self, kind: str, payload: dict) -> int:
-        """Queue one job of any kind (a search, say) and start workers if they start automatically."""
-        job_id = self.queue.submit(kind, payload)
-        self._work_queued()
-        return job_id
 
     def cancel(self, job_ids) -> int:
         done = sum(self.queue.cancel(i) for i in job_ids)
