@@ -266,7 +266,10 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
         self.done += len(measure_candidates)
         try:
-            self.report(0, f"{self.done} of {self.total} trials measured")
+            if self.done <= self.total:
+                self.report(0, f"{self.done} of {self.total} trials measured")
+            else:  # MetaSchedule measures its last batch whole
+                self.report(0, f"{self.done} trials measured (budget {self.total}; the last batch ran over)")
             if self.check_cancelled is not None:
                 self.check_cancelled()
         except BaseException as e:
