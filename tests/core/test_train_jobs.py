@@ -149,7 +149,7 @@ def test_tuned_against_tuned_end_to_end_through_a_worker_into_the_store(tmp_path
         doc = read_document(EXAMPLES / f"{name}.json")
         with Store(path) as store:
             payload = E2EPayload(
-                doc, DeploySettings("vgg", **deploy, **settings), replace(TINY, backbone="vgg"), str(root)
+                doc, DeploySettings("vgg", **{**deploy, **settings}), replace(TINY, backbone="vgg"), str(root)
             )
             job_id = JobQueue(store).submit("e2e", payload.to_dict(), operator_id=store.add_operator(doc, name))
             Supervisor(path, workers=1).run(report=lambda line: None)
