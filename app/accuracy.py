@@ -6,7 +6,6 @@ curves. The scores reach the results table and the plot as every result does."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 from PySide6.QtCore import QObject, Qt
@@ -14,7 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from core.ir.errors import TesseraError
-from core.jobs.submit import Target
+from core.jobs.submit import Target, result_targets
 from core.train.requests import AccuracyRequest
 
 
@@ -44,16 +43,9 @@ class AccuracyEvaluation(QObject):
     def evaluate_results(self, result_ids) -> None:
         """Ask how to evaluate the operators of these results (each once), then queue their jobs."""
         session = self.explore.session
-        targets = {}
-        for row in session.rows(result_ids).values():
-            if row["operator_id"] not in targets:
-                operator = session.store.operator(row["operator_id"])
-                name = operator["name"] or f"operator {row['operator_id']}"
-                document = {**operator["document"], "bindings": json.loads(row["bindings"] or "null") or {}}
-                targets[row["operator_id"]] = Target(document, name, operator["origin"] or "hand-made")
+        targets = result_targets(session.store, session.rows(result_ids).values(), each_size=False)
         if targets:
-            first = next(iter(targets.values())).name
-            self._ask(first if len(targets) == 1 else f"{len(targets)} selected operators", list(targets.values()))
+            self._ask(targets[0].name if len(targets) == 1 else f"{len(targets)} selected operators", targets)
 
     def _ask(self, subject: str, targets: list[Target]) -> None:
         from views.explorer.accuracy_dialog import AccuracyDialog
@@ -84,11 +76,6 @@ class AccuracyEvaluation(QObject):
             from views.explorer.accuracy_monitor import AccuracyMonitor
 
             self.monitor = AccuracyMonitor(self.explore.session)
-            self.dock = QDockWidget("Accuracy", self.window)
-            self.dock.setObjectName("dock_accuracy")
-            self.dock.setWidget(self.monitor)
-            self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
-            self.window.tabifyDockWidget(self.explore.dock, self.dock)
-            self.window.view_menu.addAction(self.dock.toggleViewAction())
+            self.dock = self.window.add_dock("accuracy", "Accuracy", self.monitor, beside="jobs")
         self.dock.show()
         self.dock.raise_()

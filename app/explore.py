@@ -8,7 +8,6 @@ switch to Explorer, and worker processes start when the first job is queued."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -17,12 +16,11 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
-from core.analysis.summary import summarize
+from core.analysis.summary import why_not_measurable
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
-from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, to_document
-from core.jobs.submit import Target
+from core.jobs.submit import Target, result_targets
 from views.document import OperatorDocument
 
 from .accuracy import AccuracyEvaluation
@@ -35,23 +33,6 @@ STATUS_TIPS = {
     "explorer": "Hover a point for its numbers; click selects, double-click opens it in the editor; "
     "Shift+drag selects a rectangle; wheel zooms.",
 }
-
-
-def binding_problem(graph: OperatorGraph, bindings: dict[str, int], names: bool = True) -> str | None:
-    """Why `graph` cannot be measured at `bindings`, or None; with `names`, bindings of
-    variables the operator does not have are a problem too (a typo, most likely)."""
-    if names:
-        try:
-            check_names(bindings, graph.kinds(), graph.name or "the operator")
-        except BindingError as e:
-            return str(e)
-    summary = summarize(graph, bindings)
-    if not summary.ok:
-        return "; ".join(summary.messages())
-    if summary.numeric_cost is None:
-        missing = sorted(graph.mentioned_variables() - set(summary.bindings))
-        return f"no value for {', '.join(missing)}"
-    return None
 
 
 class Explore(QObject):
@@ -145,14 +126,7 @@ class Explore(QObject):
         self.session.message.connect(lambda text: self.window.statusBar().showMessage(text, 8000))
         self.session.workersChanged.connect(self._workers_changed)
         self.monitor = JobMonitor(self.session)
-        self.dock = QDockWidget("Jobs", self.window)
-        self.dock.setObjectName("dock_jobs")
-        self.dock.setWidget(self.monitor)
-        self.window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
-        self.window.tabifyDockWidget(self.window.docks["code"], self.dock)  # beside Diagnostics and Code
-        self.window.restoreDockWidget(self.dock)  # or where the user last put it; shown on demand
-        self.dock.hide()
-        self.window.view_menu.addAction(self.dock.toggleViewAction())
+        self.dock = self.window.add_dock("jobs", "Jobs", self.monitor)  # beside Diagnostics and Code
         indicator = JobsIndicator(self.session)
         indicator.activated.connect(self.show_jobs)
         self.window.statusBar().addPermanentWidget(indicator)
@@ -250,7 +224,7 @@ class Explore(QObject):
             name,
             [document.bindings],
             False,
-            lambda b: binding_problem(graph, b),
+            lambda b: why_not_measurable(graph, b),
             lambda request: self._submit_current(request, name),
             transfer,
         )
@@ -275,22 +249,10 @@ class Explore(QObject):
 
     def measure_results(self, ids, tune: bool) -> None:
         """Measure the operators of selected results again (their own bindings, or new ones)."""
-        rows = list(self.session.rows(ids).values())
-        if not rows:
+        targets = result_targets(self.session.store, self.session.rows(ids).values())
+        if not targets:
             return
-        targets, graphs = {}, {}
-        for row in rows:
-            bindings = json.loads(row["bindings"] or "{}")
-            key = (row["operator_id"], json.dumps(bindings, sort_keys=True))
-            if key not in targets:
-                operator = self.session.store.operator(row["operator_id"])
-                targets[key] = Target(
-                    operator["document"],
-                    operator["name"] or f"operator {row['operator_id']}",
-                    operator["origin"] or "hand-made",
-                    bindings,
-                )
-                graphs.setdefault(row["operator_id"], (targets[key].name, graph_from_document(operator["document"])))
+        graphs = {content_hash(t.document): (t.name, graph_from_document(t.document)) for t in targets}
 
         def check(bindings):
             known = set().union(*(graph.kinds() for _, graph in graphs.values()))
@@ -299,21 +261,21 @@ class Explore(QObject):
             except BindingError as e:
                 return str(e)
             for name, graph in graphs.values():
-                problem = binding_problem(graph, bindings, names=False)
+                problem = why_not_measurable(graph, bindings, names=False)
                 if problem:
                     return f"{name}: {problem}"
             return None
 
-        subject = targets[next(iter(targets))].name if len(targets) == 1 else f"{len(targets)} selected results"
-        measured = all(t.bindings for t in targets.values())  # an operator saved without bindings has no sizes
-        first = next((t.bindings for t in targets.values() if t.bindings), {})
+        subject = targets[0].name if len(targets) == 1 else f"{len(targets)} selected results"
+        measured = all(t.bindings for t in targets)  # an operator saved without bindings has no sizes
+        first = next((t.bindings for t in targets if t.bindings), {})
         self._open_dialog(
             tune,
             subject,
             [first] if first else [],
             measured,
             check,
-            lambda request: self._submit(list(targets.values()), request, subject),
+            lambda request: self._submit(targets, request, subject),
         )
 
     def _open_dialog(self, tune, subject, bindings, own, check, on_submit, transfer: bool = False) -> None:

@@ -1,10 +1,9 @@
-"""Pages beyond the editor and the explorer: the transformation-sequence editor, the Search
-panel and the operator gallery (both need the results store, so they are built on first
-show), and the Export action."""
+"""Pages beyond the editor and the explorer, built on first show because they need the
+results store: the Search panel and the operator gallery; and the ways an operator reaches
+the editor or the export dialog from them. The window owns what these return."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
 from core.ir.errors import TesseraError
@@ -12,36 +11,12 @@ from core.ir.serialize import graph_from_document, to_document
 from views.document import OperatorDocument
 
 
-def mount_editor_panels(window) -> None:
-    """The sequence editor (a page of its own), File > Export... and Run > Search...; called
-    once by the window."""
-    from views.sequence_editor import SequenceEditor
-
-    window.sequences = SequenceEditor()
-    window.sequences.openOperator.connect(lambda doc: open_document(window, doc))
-    export = QAction("&Export...", window)
-    export.setShortcut("Ctrl+E")
-    export.setStatusTip("Export the operator: PyTorch, TVMScript, library, JSON, pictures")
-    export.triggered.connect(lambda: export_current(window))
-    window.commands["export"] = export
-    window.file_menu.insertAction(window.commands["quit"], export)
-    search = QAction("&Search...", window)
-    search.setStatusTip("Discover operators faster than the template at equal accuracy, or let a strategy propose some")
-    search.triggered.connect(lambda: window.show_page("search"))
-    window.commands["search"] = search
-    window.run_menu.addSeparator()
-    window.run_menu.addAction(search)
-
-
 def build_search(window):
     """The Search page, over the results store (None, after saying why, if it cannot open)."""
     from views.search_panel import SearchPanel
 
     session = window.explore.ensure_session()
-    if session is None:
-        return None
-    window.search_panel = SearchPanel(session)
-    return window.search_panel
+    return None if session is None else SearchPanel(session)
 
 
 def build_gallery(window):
@@ -51,9 +26,9 @@ def build_gallery(window):
     session = window.explore.ensure_session()
     if session is None:
         return None
-    gallery = window.gallery = OperatorGallery(session.path)
+    gallery = OperatorGallery(session.path)
     gallery.openRequested.connect(lambda operator_id: open_operator(window, session, operator_id))
-    gallery.exportRequested.connect(lambda operator_id: export_stored(window, session, operator_id))
+    gallery.exportRequested.connect(lambda operator_id: window.open_export(stored_export(window, session, operator_id)))
 
     def refresh(*_) -> None:  # thumbnails cost time: only while the gallery is shown
         if window.pages.current == "gallery":
@@ -80,20 +55,18 @@ def open_operator(window, session, operator_id: int) -> None:
     open_document(window, session.store.operator(operator_id)["document"])
 
 
-def export_current(window) -> None:
+def current_export(window):
+    """The export dialog for the operator in the editor."""
     from views.export_dialog import ExportDialog
 
     doc = window.document
-    window.export_dialog = ExportDialog(
+    return ExportDialog(
         document=to_document(doc.graph), name=doc.graph.name or "operator", bindings=doc.bindings, parent=window
     )
-    window.export_dialog.open()
 
 
-def export_stored(window, session, operator_id: int) -> None:
+def stored_export(window, session, operator_id: int):
+    """The export dialog for an operator of the store."""
     from views.export_dialog import ExportDialog
 
-    window.export_dialog = ExportDialog.of_stored(
-        session.path, operator_id, session.store.operator(operator_id)["name"], parent=window
-    )
-    window.export_dialog.open()
+    return ExportDialog.of_stored(session.path, operator_id, session.store.operator(operator_id)["name"], parent=window)

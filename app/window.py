@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.pages import Pages
-from app.panels import build_gallery, build_search, mount_editor_panels
+from app.panels import build_gallery, build_search, current_export, open_document
 from core.analysis.summary import Summary
 from core.ir.documents import document_kind
 from core.ir.errors import TesseraError
@@ -35,6 +35,7 @@ from views.document import TEMPLATES, OperatorDocument, new_graph
 from views.explorer.style import CHECKABLE_BUTTONS
 from views.inspector import Inspector
 from views.palette import PrimitivePalette
+from views.sequence_editor import SequenceEditor
 from views.start_page import StartPage
 
 from .explore import STATUS_TIPS, Explore
@@ -97,11 +98,14 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["palette"], self.docks["inspector"]], [210, 280], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["diagnostics"]], [150], Qt.Orientation.Vertical)
 
+        self.sequences = SequenceEditor()
+        self.sequences.openOperator.connect(lambda doc: open_document(self, doc))
+        self.search_panel = None  # the Search page's panel, built on first show (app.panels)
+        self.gallery = None  # the Gallery page, built on first show (app.panels)
+        self.export_dialog = None  # the export dialog while it is open
         self.commands = self._make_actions()
         self.explore = Explore(self, store)
-        self.search_panel = None  # the Search page's panel, built on first show (app.panels)
         self._make_menus()
-        mount_editor_panels(self)
         self._add_pages()
         self._make_toolbar()
         self.statusBar().showMessage(STATUS_TIPS["editor"])
@@ -165,8 +169,14 @@ class MainWindow(QMainWindow):
             # every platform's binding: Ctrl+Shift+Z (the standard on Linux and macOS) and Ctrl+Y (Windows)
             "redo": action("&Redo", lambda: self.document.editor.redo(), [K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"], "redo"),
             "start": action("&Start Page", self.show_start_page),
+            "export": action("&Export...", lambda: self.open_export(current_export(self)), ["Ctrl+E"]),
+            "search": action("&Search...", lambda: self.show_page("search")),
         }
         actions["new"].setStatusTip("A new operator: a 1x1 convolution to build on")
+        actions["export"].setStatusTip("Export the operator: PyTorch, TVMScript, library, JSON, pictures")
+        actions["search"].setStatusTip(
+            "Discover operators faster than the template at equal accuracy, or let a strategy propose some"
+        )
         actions.update(canvas_actions(self.view))
         for a in actions.values():
             a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -187,6 +197,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addActions([a["save"], a["save_as"]])
         file_menu.addSeparator()
+        file_menu.addAction(a["export"])
         file_menu.addAction(a["quit"])
         edit = self.menuBar().addMenu("&Edit")
         edit.addActions([a["undo"], a["redo"]])
@@ -207,6 +218,8 @@ class MainWindow(QMainWindow):
         run.addActions([e["evaluate"], e["tune"], e["transfer"], e["accuracy"]])
         run.addSeparator()
         run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"], e["devices"]])
+        run.addSeparator()
+        run.addAction(a["search"])
 
     def _make_toolbar(self) -> None:
         bar = self.addToolBar("Main")
@@ -245,7 +258,7 @@ class MainWindow(QMainWindow):
             "Searc&h",
             "Ctrl+3",
             "Discover operators: screen, train and time a strategy's candidates, or only propose them",
-            build=lambda: build_search(self),
+            build=self._build_search,
         )
         add(
             "explorer",
@@ -255,9 +268,34 @@ class MainWindow(QMainWindow):
             STATUS_TIPS["explorer"],
             build=self.explore.build_view,
         )
-        add("gallery", "&Gallery", "Ctrl+5", "The store's operators as pictures", build=lambda: build_gallery(self))
+        add("gallery", "&Gallery", "Ctrl+5", "The store's operators as pictures", build=self._build_gallery)
         self.pages_menu.addActions(list(self.pages.actions.values()))
         self.pages.changed.connect(self._page_changed)
+
+    def _build_search(self):
+        self.search_panel = build_search(self)
+        return self.search_panel
+
+    def _build_gallery(self):
+        self.gallery = build_gallery(self)
+        return self.gallery
+
+    # the window's API for its other parts (app.explore, app.accuracy, app.panels) ------------
+    def add_dock(self, key: str, title: str, widget: QWidget, beside: str = "code") -> QDockWidget:
+        """A dock of another part of the window: tabbed beside the dock `beside` (or where the
+        user last put it), listed under View, hidden until shown."""
+        dock = self._dock(title, widget, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks[beside], dock)
+        self.restoreDockWidget(dock)
+        dock.hide()
+        self.view_menu.addAction(dock.toggleViewAction())
+        self.docks[key] = dock
+        return dock
+
+    def open_export(self, dialog) -> None:
+        """Show an export dialog (one at a time)."""
+        self.export_dialog = dialog
+        dialog.open()
 
     def show_page(self, key: str) -> bool:
         """'editor', 'sequences', 'search', 'explorer' or 'gallery'; False if it cannot show now."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..ir.bindings import check_names
 from ..ir.errors import BindingError
 from ..ir.graph import OperatorGraph
 from .cost import CostReport, operator_cost
@@ -89,3 +90,21 @@ def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
         except BindingError as e:
             binding_error = str(e)
     return Summary(graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error, tuple(missing))
+
+
+def why_not_measurable(graph: OperatorGraph, bindings: dict[str, int], names: bool = True) -> str | None:
+    """Why `graph` cannot be built and timed at `bindings`, or None: a shape rule fails, or a
+    size has no value; with `names`, a binding of a variable the operator does not have (a
+    typo, most likely). The one rule the window's dialogs and the command line check."""
+    if names:
+        try:
+            check_names(bindings, graph.kinds(), graph.name or "the operator")
+        except BindingError as e:
+            return str(e)
+    summary = summarize(graph, bindings)
+    if not summary.ok:
+        return "; ".join(summary.messages())
+    if summary.numeric_cost is None:
+        missing = sorted(graph.mentioned_variables() - set(summary.bindings))
+        return f"no value for {', '.join(missing)}"
+    return None

@@ -8,6 +8,7 @@ again cancels them (JobQueue.cancel_stale) instead of showing a result of an old
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -33,6 +34,23 @@ class Target:
         """(its operator id in the store, saved if new; the input version its jobs carry)."""
         operator_id = store.add_operator(self.document, self.name, self.origin)
         return operator_id, content_hash(self.document) if self.input_key else None
+
+
+def result_targets(store: Store, rows, each_size: bool = True) -> list[Target]:
+    """The operators of results rows (the store's results view) as targets: one per operator
+    and set of sizes (`each_size`: measuring again at each result's sizes), or one per
+    operator at its first result's sizes (evaluating its accuracy, where sizes come from the
+    backbone)."""
+    targets: dict[tuple, Target] = {}
+    for row in rows:
+        bindings = json.loads(row["bindings"] or "null") or {}
+        key = (row["operator_id"], json.dumps(bindings, sort_keys=True) if each_size else None)
+        if key not in targets:
+            operator = store.operator(row["operator_id"])
+            document = operator["document"] if each_size else {**operator["document"], "bindings": bindings}
+            name = operator["name"] or f"operator {row['operator_id']}"
+            targets[key] = Target(document, name, operator["origin"] or "hand-made", bindings if each_size else None)
+    return list(targets.values())
 
 
 @dataclass(frozen=True)
