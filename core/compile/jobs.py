@@ -34,9 +34,9 @@ def measure_job(payload: dict, ctx) -> dict:
     from .tune import tuning_dir
 
     p = MeasurePayload.from_dict(payload)
-    graph, bindings = _operator(p.operator, p.bindings)
+    own, graph, bindings = _operator(p.operator, p.bindings)
     if p.algorithm == "gspc":
-        gspc_convolution(graph_from_document(p.operator), bindings)  # the error names the user's nodes
+        gspc_convolution(own, bindings)  # the error names the user's nodes
     device = _device(p)
     if _is_gpu(device) and not p.tune_trials:
         raise CompileError(
@@ -68,9 +68,9 @@ def variant_payloads(payload: MeasurePayload) -> tuple[list[MeasurePayload], str
     """The payloads comparing algorithm x tuned/untuned for one operator, sizes and device:
     default and gspc, untuned and (with tune_trials > 0) tuned; gspc only for grouped
     convolutions. -> (payloads, why gspc was left out, or "")."""
-    _graph, bindings = _operator(payload.operator, payload.bindings)
+    own, _, bindings = _operator(payload.operator, payload.bindings)
     try:
-        gspc_convolution(graph_from_document(payload.operator), bindings)
+        gspc_convolution(own, bindings)
         algorithms, skipped = ALGORITHMS, ""
     except CompileError as e:
         algorithms, skipped = ("default",), str(e)
@@ -110,7 +110,7 @@ def transfer_job(payload: dict, ctx) -> dict:
     from .transfer_sources import payload_sources
 
     p = TransferPayload.from_dict(payload)
-    graph, bindings = _operator(p.operator, p.bindings)
+    _, graph, bindings = _operator(p.operator, p.bindings)
     device = _device(p)
     if _is_gpu(device):  # the untuned default, kept when no schedule applies, would not run there
         raise CompileError(
@@ -163,9 +163,10 @@ class _CallContext:
         return False
 
 
-def _operator(document, bindings) -> tuple[OperatorGraph, dict[str, int]]:
-    """The canonical graph and the bindings: the document's own, overridden by the request's.
-    The document's own graph is checked first, so errors name the user's nodes."""
+def _operator(document, bindings) -> tuple[OperatorGraph, OperatorGraph, dict[str, int]]:
+    """The document's own graph (its errors name the user's nodes; checked first), the
+    canonical graph (what is lowered), and the bindings: the document's own, overridden by
+    the request's. The document is read twice per job, never more."""
     if not isinstance(document, dict):
         raise CompileError("the request has no operator document")
     if not isinstance(bindings, dict):
@@ -174,7 +175,7 @@ def _operator(document, bindings) -> tuple[OperatorGraph, dict[str, int]]:
     make_plan(own, bindings)
     graph = graph_from_document(canonical_document(document))
     graph.set_declaration(name=own.name)
-    return graph, {**own.bindings, **bindings}
+    return own, graph, {**own.bindings, **bindings}
 
 
 def _root(p: MeasurePayload | TransferPayload) -> Path:
