@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from core.ir.errors import TesseraError
-from core.jobs.submit import Target, result_targets
+from core.jobs.submit import Subject, result_subjects
 from core.train.requests import AccuracyRequest
 
 
@@ -38,34 +38,34 @@ class AccuracyEvaluation(QObject):
         if session is None:
             return
         document, name, key = self.explore.editor_input()
-        self._ask(name, [Target(document, name, input_key=key)])
+        self._ask(name, [Subject(document, name, input_key=key)])
 
     def evaluate_results(self, result_ids) -> None:
         """Ask how to evaluate the operators of these results (each once), then queue their jobs."""
         session = self.explore.session
-        targets = result_targets(session.store, session.rows(result_ids).values(), each_size=False)
-        if targets:
-            self._ask(targets[0].name if len(targets) == 1 else f"{len(targets)} selected operators", targets)
+        subjects = result_subjects(session.store, session.rows(result_ids).values(), each_size=False)
+        if subjects:
+            self._ask(subjects[0].name if len(subjects) == 1 else f"{len(subjects)} selected operators", subjects)
 
-    def _ask(self, subject: str, targets: list[Target]) -> None:
+    def _ask(self, subject: str, subjects: list[Subject]) -> None:
         from views.explorer.accuracy_dialog import AccuracyDialog
 
         self.dialog = AccuracyDialog(self.window, subject)
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.dialog.submitted.connect(lambda request: self._queue(targets, request, subject))
+        self.dialog.submitted.connect(lambda request: self._queue(subjects, request, subject))
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
         self.dialog.open()
 
-    def _queue(self, targets: list[Target], request: AccuracyRequest, subject: str) -> None:
+    def _queue(self, subjects: list[Subject], request: AccuracyRequest, subject: str) -> None:
         session = self.explore.session
         try:
-            ids = session.submit(replace(request, targets=tuple(targets))).ids
+            ids = session.submit(replace(request, subjects=tuple(subjects))).ids
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return
-        for target in targets:
-            if target.input_key is not None:
-                self.explore.editor_jobs_queued(target.input_key, target.document)
+        for subject in subjects:
+            if subject.input_key is not None:
+                self.explore.editor_jobs_queued(subject.input_key, subject.document)
         self.show_monitor()
         self.monitor.track(ids)
         self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {request.describe()} for {subject}", 8000)

@@ -18,7 +18,7 @@ from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BACKBONE_NAMES
 from core.ir.serialize import read_document
 from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
-from core.jobs.submit import Target, submit
+from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
 from core.store import Store
@@ -128,7 +128,7 @@ def cmd_evaluate(args) -> int:
         fisher_only=args.fisher_only,
         deploy=None if args.no_e2e else deploy,
         tuning_root=args.tuning_dir,
-        targets=(Target(doc, doc.get("name") or Path(args.file).stem, input_key=str(Path(args.file).resolve())),),
+        subjects=(Subject(doc, doc.get("name") or Path(args.file).stem, input_key=str(Path(args.file).resolve())),),
     )
     with Store(args.store) as store:
         ids = submit(store, request).ids

@@ -16,7 +16,7 @@ from core.ir.bindings import format_bindings
 from core.ir.errors import TesseraError
 from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.queue import JobQueue
-from core.jobs.submit import Target, submit
+from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor, default_worker_count
 from core.store import MAXIMIZE, MINIMIZE, RESULT_OBJECTIVES, Store
 from core.store.result_filter import parse_filter
@@ -160,7 +160,7 @@ def cmd_submit(args) -> int:
     with Store(args.store) as store:
         device = get_device(store, args.device) if args.device else default_device(store)
         request = MeasureRequest(
-            (Target(doc, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
+            (Subject(doc, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
             device.name,
             trials=args.tune_trials,
             variants=args.variants,

@@ -22,7 +22,7 @@ from core.ir.errors import TesseraError
 from core.jobs.isolate import call_in_subprocess
 from core.jobs.queue import DONE, JobQueue
 from core.jobs.registry import handlers
-from core.jobs.submit import Target, submit
+from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
 from core.store import Store
 
@@ -135,7 +135,7 @@ def _tune_operator(args) -> dict:
     make_plan(graph, bindings)  # shape and binding errors, before TVM
     name = document.get("name") or Path(args.file).stem
     request = MeasureRequest(
-        (Target(document, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
+        (Subject(document, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
         args.device or LOCAL_NAME,
         trials=0 if args.transfer else args.trials or DEFAULT_TRIALS,
         transfer=args.transfer,
@@ -164,7 +164,7 @@ def _run_as_job(args, request: MeasureRequest) -> dict:
         [job_id] = submit(store, request).ids
         kind = JobQueue(store).get(job_id).kind
         path = store.path
-    print(f"queued job {job_id} ({kind} {request.targets[0].name}) in {path}", file=sys.stderr)
+    print(f"queued job {job_id} ({kind} {request.subjects[0].name}) in {path}", file=sys.stderr)
     Supervisor(path, workers=1, handlers={kind: handlers()[kind]}).run(
         report=lambda line: print(line, file=sys.stderr, flush=True)
     )

@@ -20,7 +20,7 @@ from core.analysis.summary import why_not_measurable
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
 from core.ir.serialize import content_hash, graph_from_document, to_document
-from core.jobs.submit import Target, result_targets
+from core.jobs.submit import Subject, result_subjects
 from views.document import OperatorDocument
 
 from .accuracy import AccuracyEvaluation
@@ -233,7 +233,7 @@ class Explore(QObject):
         graph = self.window.document.graph
         document, _, key = self.editor_input()  # sets without some sizes take them from the operator's own bindings
         request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
-        self._submit([Target(document, name, "hand-made", None, key)], request, name)
+        self._submit([Subject(document, name, "hand-made", None, key)], request, name)
         self.editor_jobs_queued(key, document)
 
     def editor_input(self) -> tuple[dict, str, str]:
@@ -249,10 +249,10 @@ class Explore(QObject):
 
     def measure_results(self, ids, tune: bool) -> None:
         """Measure the operators of selected results again (their own bindings, or new ones)."""
-        targets = result_targets(self.session.store, self.session.rows(ids).values())
-        if not targets:
+        subjects = result_subjects(self.session.store, self.session.rows(ids).values())
+        if not subjects:
             return
-        graphs = {content_hash(t.document): (t.name, graph_from_document(t.document)) for t in targets}
+        graphs = {content_hash(t.document): (t.name, graph_from_document(t.document)) for t in subjects}
 
         def check(bindings):
             known = set().union(*(graph.kinds() for _, graph in graphs.values()))
@@ -266,16 +266,16 @@ class Explore(QObject):
                     return f"{name}: {problem}"
             return None
 
-        subject = targets[0].name if len(targets) == 1 else f"{len(targets)} selected results"
-        measured = all(t.bindings for t in targets)  # an operator saved without bindings has no sizes
-        first = next((t.bindings for t in targets if t.bindings), {})
+        subject = subjects[0].name if len(subjects) == 1 else f"{len(subjects)} selected results"
+        measured = all(t.bindings for t in subjects)  # an operator saved without bindings has no sizes
+        first = next((t.bindings for t in subjects if t.bindings), {})
         self._open_dialog(
             tune,
             subject,
             [first] if first else [],
             measured,
             check,
-            lambda request: self._submit(targets, request, subject),
+            lambda request: self._submit(subjects, request, subject),
         )
 
     def _open_dialog(self, tune, subject, bindings, own, check, on_submit, transfer: bool = False) -> None:
@@ -302,9 +302,9 @@ class Explore(QObject):
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
         self.dialog.open()
 
-    def _submit(self, targets, request, subject: str) -> list[int]:
+    def _submit(self, subjects, request, subject: str) -> list[int]:
         try:
-            queued = self.session.submit(replace(request, targets=tuple(targets)))
+            queued = self.session.submit(replace(request, subjects=tuple(subjects)))
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return []

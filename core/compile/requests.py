@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..devices import Device, get_device
-from ..jobs.submit import PlannedJob, Target
+from ..jobs.submit import PlannedJob, Subject
 from ..store import Store
 from .errors import CompileError
 from .jobs import variant_payloads
@@ -20,9 +20,9 @@ from .payloads import MeasurePayload, TransferPayload
 
 @dataclass(frozen=True)
 class MeasureRequest:
-    targets: tuple[Target, ...] = ()  # the operators (the window adds them to a dialog's request)
+    subjects: tuple[Subject, ...] = ()  # the operators (the window adds them to a dialog's request)
     device: str = "local"  # a device of the store (core.devices)
-    bindings_sets: tuple[dict[str, int], ...] = ()  # empty: each target's own bindings
+    bindings_sets: tuple[dict[str, int], ...] = ()  # empty: each subject's own bindings
     trials: int = 0  # MetaSchedule trials; 0 measures the default schedule
     transfer: bool = False  # reuse tuned schedules of the same kernel class
     sources: tuple[str, ...] = ()  # transfer: tuning folders or results stores (default:
@@ -71,14 +71,14 @@ class MeasureRequest:
         return list(variants), skipped
 
     def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
-        """Every target at every bindings set; nothing if one target cannot take the request."""
+        """Every subject at every bindings set; nothing if one subject cannot take the request."""
         device = get_device(store, self.device)
         planned, notes = [], []
-        for target in self.targets:
-            operator_id, version = target.save(store)
-            for bindings in self.bindings_sets or (target.bindings or {},):
-                payloads, note = self.payloads(target.document, bindings, device)
-                if note and f"{target.name}: {note}" not in notes:
-                    notes.append(f"{target.name}: {note}")
-                planned += [PlannedJob(p, operator_id, device.id, target.input_key, version) for p in payloads]
+        for subject in self.subjects:
+            operator_id, version = subject.save(store)
+            for bindings in self.bindings_sets or (subject.bindings or {},):
+                payloads, note = self.payloads(subject.document, bindings, device)
+                if note and f"{subject.name}: {note}" not in notes:
+                    notes.append(f"{subject.name}: {note}")
+                planned += [PlannedJob(p, operator_id, device.id, subject.input_key, version) for p in payloads]
         return planned, notes

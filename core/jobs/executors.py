@@ -17,9 +17,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from .entry_points import resolve
 from .errors import ExecutorError
 from .registry import TaskResources, cluster_kinds
-from .targets import resolve
 from .worker import worker_main
 
 EXECUTORS = ("local", "ray")

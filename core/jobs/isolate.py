@@ -13,9 +13,9 @@ import time
 import traceback
 from collections.abc import Callable
 
+from .entry_points import resolve
 from .errors import WorkerCrashed, WorkerError
 from .processes import describe_exit, enter_own_group, kill_tree
-from .targets import resolve
 
 ProgressCallback = Callable[[float, str], None]
 

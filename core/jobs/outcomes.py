@@ -14,9 +14,9 @@ import logging
 
 from core.store import InvalidResult
 
+from .entry_points import resolve
 from .errors import JobCancelled
 from .queue import CANCELLED, DONE, FAILED, QUEUED, Job, JobQueue
-from .targets import resolve
 
 log = logging.getLogger(__name__)
 RETRY = "retry"  # an outcome, not a job state: the job goes back to the queue

@@ -21,7 +21,7 @@ from .registry import job_kinds
 
 
 @dataclass(frozen=True)
-class Target:
+class Subject:
     """One operator a request is about."""
 
     document: dict
@@ -36,21 +36,21 @@ class Target:
         return operator_id, content_hash(self.document) if self.input_key else None
 
 
-def result_targets(store: Store, rows, each_size: bool = True) -> list[Target]:
-    """The operators of results rows (the store's results view) as targets: one per operator
+def result_subjects(store: Store, rows, each_size: bool = True) -> list[Subject]:
+    """The operators of results rows (the store's results view) as subjects: one per operator
     and set of sizes (`each_size`: measuring again at each result's sizes), or one per
     operator at its first result's sizes (evaluating its accuracy, where sizes come from the
     backbone)."""
-    targets: dict[tuple, Target] = {}
+    subjects: dict[tuple, Subject] = {}
     for row in rows:
         bindings = json.loads(row["bindings"] or "null") or {}
         key = (row["operator_id"], json.dumps(bindings, sort_keys=True) if each_size else None)
-        if key not in targets:
+        if key not in subjects:
             operator = store.operator(row["operator_id"])
             document = operator["document"] if each_size else {**operator["document"], "bindings": bindings}
             name = operator["name"] or f"operator {row['operator_id']}"
-            targets[key] = Target(document, name, operator["origin"] or "hand-made", bindings if each_size else None)
-    return list(targets.values())
+            subjects[key] = Subject(document, name, operator["origin"] or "hand-made", bindings if each_size else None)
+    return list(subjects.values())
 
 
 @dataclass(frozen=True)

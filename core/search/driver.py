@@ -16,10 +16,10 @@ from ..analysis.summary import summarize
 from ..compile.payloads import MeasurePayload
 from ..ir.bindings import format_bindings
 from ..ir.serialize import graph_from_document
+from ..jobs.entry_points import resolve
 from ..jobs.queue import JobQueue
 from ..jobs.registry import job_kinds
 from ..jobs.submit import PlannedJob
-from ..jobs.targets import resolve
 from ..store import Store
 from ..train.payloads import FisherPayload, TrainPayload
 from ..train.settings import proxy_task

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data.datasets import check_source
-from ..jobs.submit import PlannedJob, Target
+from ..jobs.submit import PlannedJob, Subject
 from ..networks.settings import DeploySettings
 from ..store import Store
 from .early_stop import best_curve, check_theta
@@ -31,7 +31,7 @@ class AccuracyRequest:
     fisher_only: bool = False  # no training: Fisher Potential at initialisation only
     deploy: DeploySettings | None = None  # time the network end to end, tuned, at this size
     tuning_root: str | None = None  # where the e2e job keeps tuning databases (None: the user's)
-    targets: tuple[Target, ...] = ()  # the operators (the window adds them to a dialog's request)
+    subjects: tuple[Subject, ...] = ()  # the operators (the window adds them to a dialog's request)
 
     def __post_init__(self):
         check_source(self.settings.dataset)  # DatasetError names a missing one
@@ -65,15 +65,15 @@ class AccuracyRequest:
         return jobs
 
     def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
-        """Each target's jobs, early-stopped against the best curve stored for the same
+        """Each subject's jobs, early-stopped against the best curve stored for the same
         dataset, backbone and epochs."""
         s = self.settings
         best = best_curve(store, s.dataset_label, s.spec.label, self.epochs)
         planned = []
-        for target in self.targets:
-            operator_id, version = target.save(store)
+        for subject in self.subjects:
+            operator_id, version = subject.save(store)
             planned += [
-                PlannedJob(p, operator_id, input_key=target.input_key, input_version=version)
-                for p in self.payloads(target.document, best)
+                PlannedJob(p, operator_id, input_key=subject.input_key, input_version=version)
+                for p in self.payloads(subject.document, best)
             ]
         return planned, []

@@ -172,7 +172,7 @@ def stall_during_jobs(app, window, path: Path) -> None:
     """The heartbeat while a real tuning job and then a real search job run in workers, and
     other workers' results keep arriving (from a process of their own)."""
     from core.compile.requests import MeasureRequest
-    from core.jobs.submit import Target
+    from core.jobs.submit import Subject
     from core.search.driver import SearchRequest
 
     session = window.explore.session
@@ -182,7 +182,7 @@ def stall_during_jobs(app, window, path: Path) -> None:
     try:
         with Heartbeat() as beat:
             job, seconds = run_job(
-                app, session, MeasureRequest((Target(doc, "conv2d"),), "local", (bindings,), trials=16)
+                app, session, MeasureRequest((Subject(doc, "conv2d"),), "local", (bindings,), trials=16)
             )
         print(
             f"tuning job {job.id} ({job.state}{': ' + job.error if job.error else ''}) took {seconds:.0f} s "

@@ -11,11 +11,11 @@ import pytest
 from core.compile.payloads import MeasurePayload, TransferPayload
 from core.ir.errors import TesseraError
 from core.ir.serialize import read_document
+from core.jobs.entry_points import resolve
 from core.jobs.errors import PayloadError
 from core.jobs.queue import JobQueue
 from core.jobs.registry import cluster_kinds, job_kinds
-from core.jobs.submit import PlannedJob, Target, submit
-from core.jobs.targets import resolve
+from core.jobs.submit import PlannedJob, Subject, submit
 from core.networks.settings import DeploySettings
 from core.search.kinds import SearchPayload
 from core.store import Store
@@ -85,7 +85,7 @@ class _TwoTargets:
     def plan(self, store):
         planned = []
         for name in ("conv2d", "broken"):
-            operator_id, _ = Target(DOC, name).save(store)
+            operator_id, _ = Subject(DOC, name).save(store)
             if name == "broken":
                 raise TesseraError("broken: cannot be measured")
             planned.append(PlannedJob(MeasurePayload(DOC), operator_id))

@@ -11,7 +11,7 @@ import pytest
 from core.data.errors import DatasetError
 from core.ir.serialize import content_hash, read_document
 from core.jobs.queue import JobQueue
-from core.jobs.submit import Target, submit
+from core.jobs.submit import Subject, submit
 from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.errors import EvaluationError
@@ -39,7 +39,7 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
                 "accuracy_per_epoch": [0.5, 0.8],
             },
         )
-        ids = submit(store, replace(request, targets=(Target(doc, "dws", input_key="/some/file.json"),))).ids
+        ids = submit(store, replace(request, subjects=(Subject(doc, "dws", input_key="/some/file.json"),))).ids
         jobs = [JobQueue(store).get(i) for i in ids]
     assert [j.kind for j in jobs] == ["train", "e2e"] and {j.operator_name for j in jobs} == {"dws"}
     train, e2e = (j.payload for j in jobs)
