@@ -216,7 +216,7 @@ class JobMonitor(QWidget):
             "Where": 170,
             "State": 90,
             "Progress": 150,
-            "Elapsed": 104,
+            "Elapsed": 150,  # "1:27, ~1:58 left"
             "Tries": 50,
         }
         for title, width in widths.items():
