@@ -42,6 +42,24 @@ def chain(input_shape, output_shape, steps, variables=None, bindings=None) -> Op
     return g
 
 
+def relu_chain_document(n: int) -> dict:
+    """An operator file of n elementwise nodes in a row: the shape of a huge graph at its simplest."""
+    return {
+        "format": "tessera.operator",
+        "version": 1,
+        "name": f"chain{n}",
+        "variables": {"C": "primary", "H": "primary", "W": "primary"},
+        "input": {"shape": ["C", "H", "W"], "spatial": 2},
+        "output": {"shape": ["C", "H", "W"]},
+        "bindings": {"C": 8, "H": 8, "W": 8},
+        "nodes": [{"id": f"n{i}", "op": "elementwise", "params": {"fn": "relu"}} for i in range(n)],
+        "edges": [
+            {"from": "input" if i == 0 else f"n{i - 1}", "to": f"n{i}" if i < n else "output", "port": 0}
+            for i in range(n + 1)
+        ],
+    }
+
+
 def tessera(*args: str) -> subprocess.CompletedProcess:
     """The installed `tessera` script (as a user runs it), else the module."""
     script = Path(sys.executable).with_name("tessera")

@@ -177,7 +177,7 @@ def concrete_shapes(
     result = {}
     for node, t in report.shapes.items():
         result[node] = tuple(_whole(graph, node, f"dim {i}", d.size, bindings) for i, d in enumerate(t))
-        if node in graph.primitive_nodes():
+        if node not in (INPUT, OUTPUT):
             inputs = [report.shapes[s] for s in graph.inputs_of(node)]
             for what, size in graph.prim(node).integral(inputs, t):
                 _whole(graph, node, what, size, bindings)
