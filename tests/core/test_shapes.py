@@ -130,8 +130,9 @@ def test_summary_reports_missing_bindings():
 
 
 def test_validating_a_graph_grows_linearly_with_its_size():
-    """Reading and summarising 8x the nodes takes well under 64x the time (it was quadratic:
-    the node list rebuilt for every node); the best of three runs of each size."""
+    """Reading and summarising 4x the nodes takes well under 16x the time (it was quadratic:
+    the node list rebuilt for every node); the best of three runs of each size, large enough
+    (2000 nodes and up) that a loaded machine's noise does not decide."""
 
     def seconds(n: int) -> float:
         doc = relu_chain_document(n)
@@ -143,5 +144,5 @@ def test_validating_a_graph_grows_linearly_with_its_size():
             best = min(best, time.perf_counter() - start)
         return best
 
-    small, large = seconds(1000), seconds(8000)
-    assert large / small < 16, f"1000 nodes {small:.3f} s, 8000 nodes {large:.3f} s"
+    small, large = seconds(2000), seconds(8000)
+    assert large / small < 10, f"2000 nodes {small:.3f} s, 8000 nodes {large:.3f} s"
