@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..ir.bindings import check_names
 from ..ir.errors import BindingError
-from ..ir.graph import OperatorGraph
+from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from .cost import CostReport, operator_cost
 from .shapes import ShapeReport, concrete_shapes, infer_shapes
 
@@ -44,7 +44,7 @@ class Summary:
         for n in g.topological_order():
             entry = {
                 "id": n,
-                "op": g.prim(n).op if n in g.primitive_nodes() else n,
+                "op": n if n in (INPUT, OUTPUT) else g.prim(n).op,
                 "shape": str(self.shapes.shapes[n]) if n in self.shapes.shapes else None,
             }
             if n in num:
