@@ -14,7 +14,7 @@ import networkx as nx
 from ..ir.errors import BindingError, ShapeError, TesseraError
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from ..ir.primitives import Broadcast
-from ..ir.symbolic import Size, VarKind, divisor_monomials, kind_of
+from ..ir.symbolic import MAX_SIZE, Size, VarKind, divisor_monomials, kind_of
 from ..ir.tensor import TensorType
 
 
@@ -191,4 +191,8 @@ def _whole(graph: OperatorGraph, node: str, what: str, size, bindings: Mapping[s
         raise BindingError(f"{label(graph, node)} {what}: {e}") from None
     if value <= 0:
         raise BindingError(f"{label(graph, node)} {what}: {size} = {value} is not positive")
+    if value > MAX_SIZE:
+        raise BindingError(
+            f"{label(graph, node)} {what}: {size} = {value:,} exceeds 2^31 - 1, the largest size TVM indexes (32-bit)"
+        )
     return value

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from .errors import BindingError
+from .symbolic import MAX_SIZE
 
 _ITEM = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(-?\d+)\s*$")
 
@@ -22,7 +23,13 @@ def parse_bindings(text: str | None) -> dict[str, int]:
         m = _ITEM.match(item)
         if not m:
             raise BindingError(f"cannot read binding {item.strip()!r}: expected NAME=INTEGER, e.g. C_in=64")
-        name, value = m.group(1), int(m.group(2))
+        name, digits = m.group(1), m.group(2).lstrip("0") or "0"
+        if len(digits) > len(str(MAX_SIZE)) or int(digits) > MAX_SIZE:
+            raise BindingError(
+                f"binding {name}={digits[:12]}{'...' if len(digits) > 12 else ''}: sizes go up to 2^31 - 1 "
+                f"({MAX_SIZE:,}), the largest TVM indexes with 32 bits"
+            )
+        value = int(digits)
         if value <= 0:
             raise BindingError(f"binding {name}={value}: sizes must be positive integers")
         if name in result and result[name] != value:

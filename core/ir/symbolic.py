@@ -164,12 +164,19 @@ def as_size(value) -> Size:
 
 
 _TERM = re.compile(r"\s*(?:([A-Za-z_][A-Za-z0-9_]*)|(\d+))\s*(?:\^\s*(-?\d+))?\s*")
+#: the largest size TVM can index (its indices are 32-bit); files and bindings are held to it
+MAX_SIZE = 2**31 - 1
+MAX_EXPRESSION = 256  # characters in one size expression
+MAX_EXPONENT = 64  # |k| in x^k: larger ones describe no buildable size and would take forever to evaluate
 
 
 def parse_size(text: str) -> Size:
-    """Parse 'C_in*K^2/G', '2*C', '1'. Only names, integers, *, / and ^ are accepted."""
+    """Parse 'C_in*K^2/G', '2*C', '1'. Only names, integers, *, / and ^ are accepted, within
+    the limits above (a hostile file must not make evaluation run forever)."""
     if not isinstance(text, str) or not text.strip():
         raise SizeError(f"empty or non-text size expression: {text!r}")
+    if len(text) > MAX_EXPRESSION:
+        raise SizeError(f"size expression {text[:40]!r}... is {len(text):,} characters long (at most {MAX_EXPRESSION})")
     return _parse(text)
 
 
@@ -181,9 +188,16 @@ def _parse(text: str) -> Size:  # sizes are immutable, so parses are shared
         if not m or m.end() == pos or not (m.group(1) or m.group(2)):
             raise SizeError(f"cannot read size expression {text!r} at character {pos + 1}")
         name, number, exp = m.group(1), m.group(2), int(m.group(3) or 1)
-        term = Size.var(name) ** exp if name else Size(int(number)) ** exp
         if number is not None and int(number) == 0:
             raise SizeError(f"size expression {text!r} contains zero")
+        if number is not None and int(number) > MAX_SIZE:
+            raise SizeError(
+                f"size expression {text!r}: {number[:12]}{'...' if len(number) > 12 else ''} is not a size "
+                f"(a whole number from 1 to 2^31 - 1, the largest TVM indexes with 32 bits)"
+            )
+        if abs(exp) > MAX_EXPONENT:
+            raise SizeError(f"size expression {text!r}: exponent {exp} is beyond +-{MAX_EXPONENT}")
+        term = Size.var(name) ** exp if name else Size(int(number)) ** exp
         result = result * term if op == "*" else result / term
         pos = m.end()
         if pos == len(text):

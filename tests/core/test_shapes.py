@@ -147,3 +147,14 @@ def test_validating_a_graph_grows_linearly_with_its_size():
 
     small, large = seconds(2000), seconds(8000)
     assert large / small < 10, f"2000 nodes {small:.3f} s, 8000 nodes {large:.3f} s"
+
+
+def test_a_size_beyond_32_bits_is_refused_naming_the_node_and_dimension():
+    doc = relu_chain_document(2)
+    doc["input"]["shape"], doc["output"]["shape"] = ["C*H", "W"], ["C*H", "W"]
+    doc["input"]["spatial"] = 1
+    graph = graph_from_document(doc)
+    assert summarize(graph, {"C": 2**15, "H": 2**15, "W": 1}).ok  # 2^30 fits
+    bad = summarize(graph, {"C": 2**16, "H": 2**16, "W": 1})
+    assert not bad.ok
+    assert "input dim 0: C*H = 4,294,967,296 exceeds 2^31 - 1, the largest size TVM indexes" in bad.binding_error

@@ -2,6 +2,7 @@ from fractions import Fraction
 
 import pytest
 
+from core.ir.bindings import parse_bindings
 from core.ir.errors import BindingError, SizeError
 from core.ir.symbolic import Poly, Size, VarKind, default_kind, divisor_monomials, parse_size
 
@@ -59,3 +60,32 @@ def test_poly_sums_like_terms():
     assert str(p) == "3*C*H + K"
     assert p.to_int({"C": 2, "H": 3, "K": 5}) == 23
     assert Poly([parse_size("C"), parse_size("C") * -1]) == Poly()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("10^999999999", "exponent 999999999 is beyond"),
+        ("K^999999999", "exponent 999999999 is beyond"),
+        ("7^9999999", "exponent 9999999 is beyond"),
+        ("K^-65", "exponent -65 is beyond"),
+        ("99999999999", "is not a size .* 2\\^31 - 1"),
+        ("2147483648*C", "is not a size"),
+        ("K*" * 200_000 + "K", "400,001 characters long"),
+        ("9" * 5000, "characters long"),
+    ],
+)
+def test_hostile_size_expressions_are_refused_at_once(text, message):
+    """Each would have run forever (exact big-integer arithmetic) or overflowed; now a
+    SizeError when the file is read, naming the limit."""
+    with pytest.raises(SizeError, match=message):
+        parse_size(text)
+
+
+def test_sizes_and_bindings_stay_within_what_tvm_indexes():
+    assert parse_size("2147483647*C").coef == 2**31 - 1  # the largest literal is allowed
+    with pytest.raises(BindingError, match="sizes go up to 2\\^31 - 1"):
+        parse_bindings("C_in=" + "9" * 5000)
+    with pytest.raises(BindingError, match="C_in=2147483648: sizes go up to"):
+        parse_bindings("C_in=2147483648")
+    assert parse_bindings("C_in=2147483647") == {"C_in": 2**31 - 1}
