@@ -86,6 +86,9 @@ def cmd_apply(args) -> int:
         raise LoopNestError("; ".join(report.problems()))
     seq = report.sequence
     op = result_operator(report.final, seq.name or "sequence")
+    broken = [m for s in op.summaries() if not s.ok for m in s.messages()]
+    if broken:  # check_sequence should have said so; never a traceback if it did not
+        raise LoopNestError("the resulting operator cannot be built: " + "; ".join(broken))
     parts = [
         {
             "channels": c,

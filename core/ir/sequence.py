@@ -21,7 +21,7 @@ from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
 from .serialize import check_header, refuse_unknown_fields
-from .symbolic import parse_size
+from .symbolic import Size, parse_size
 
 FORMAT = "tessera.sequence"
 VERSION = 1
@@ -292,9 +292,9 @@ def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tu
     elif op in ("unroll", "vectorize", "parallel"):
         result = nest.annotate(p["loop"], op, what)
     elif op == "bottleneck":
-        result = nest.bottleneck(p["loop"], factor(p["B"], bindings, what), what)
+        result = nest.bottleneck(p["loop"], divisor(p["B"], bindings, what), what)
     else:  # group
-        result = nest.group(*p["loops"], factor(p["G"], bindings, what), what)
+        result = nest.group(*p["loops"], divisor(p["G"], bindings, what), what)
     return [result[0]], result[1]
 
 
@@ -308,6 +308,20 @@ def factor(value: int | str, bindings: Mapping[str, int], what: str) -> Factor:
     if number < 1:
         raise LoopNestError(f"{what}: {expr} = {number} is not a positive size")
     return Factor(expr, number)
+
+
+def divisor(value: int | str, bindings: Mapping[str, int], what: str) -> Factor:
+    """A factor the channels are divided by (a group count, a bottleneck): in the resulting
+    operator it sits in a denominator, where only numbers and coefficients may (a tensor's own
+    size there would make the operator's shapes depend on a division nothing guarantees)."""
+    result = factor(value, bindings, what)
+    blockers = (Size(1) / result.expr).divisor_blockers({})
+    if blockers:
+        raise LoopNestError(
+            f"{what}: {result.expr} divides the channels, so it must be a number or a coefficient such as G; "
+            f"{', '.join(blockers)} is a size of the tensor"
+        )
+    return result
 
 
 def apply_sequence(seq: Sequence, bindings: Mapping[str, int] | None = None) -> Program:

@@ -80,6 +80,19 @@ def test_bad_files_and_sizes_give_one_clear_line(tmp_path):
     assert "step 1 (error): split(co, 8): co has 12 iterations, not divisible by 8" in out.stderr
 
 
+def test_check_and_apply_agree_on_a_group_count_that_is_a_tensor_size(tmp_path):
+    """group(co, ci, C_in) divides 64 channels by 64, but as an operator it puts C_in in a
+    denominator: check refuses it and apply says the same, never a traceback."""
+    doc = json.loads((SEQ / "seq_grouped_conv.json").read_text())
+    doc["steps"][0]["G"] = "C_in"
+    path = tmp_path / "g_cin.json"
+    path.write_text(json.dumps(doc))
+    reason = "C_in divides the channels, so it must be a number or a coefficient such as G"
+    check, apply = tessera("check", str(path)), tessera("apply", str(path))
+    assert check.returncode == 1 and reason in check.stdout
+    assert apply.returncode == 1 and reason in apply.stderr and "Traceback" not in apply.stderr
+
+
 @pytest.mark.tvm
 def test_check_verify_runs_the_tvm_schedule_in_a_worker():
     out = tessera("check", str(SEQ / "seq_schedule.json"), "--bind", "C_in=8,C_out=8,H=8,W=8", "--verify")

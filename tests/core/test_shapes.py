@@ -1,5 +1,6 @@
 """Diagnostics name the node, the dimension and the reason."""
 
+import json
 import time
 
 import pytest
@@ -10,7 +11,7 @@ from core.ir.errors import BindingError
 from core.ir.graph import OperatorGraph
 from core.ir.primitives import make
 from core.ir.serialize import graph_from_document
-from tests.support import chain, relu_chain_document
+from tests.support import EXAMPLES, chain, relu_chain_document
 
 
 def test_broadcast_that_cannot_divide_names_node_and_shapes():
@@ -158,3 +159,14 @@ def test_a_size_beyond_32_bits_is_refused_naming_the_node_and_dimension():
     bad = summarize(graph, {"C": 2**16, "H": 2**16, "W": 1})
     assert not bad.ok
     assert "input dim 0: C*H = 4,294,967,296 exceeds 2^31 - 1, the largest size TVM indexes" in bad.binding_error
+
+
+def test_a_size_parameter_must_be_whole_where_it_is_used():
+    """groups "1/G" divides evenly in the weight's shape but is no group count: validation
+    refuses it (code generation would divide by zero)."""
+    doc = json.loads((EXAMPLES / "grouped_conv.json").read_text())
+    for node in doc["nodes"]:
+        if "groups" in node["params"]:
+            node["params"]["groups"] = "1/G"
+    summary = summarize(graph_from_document(doc), doc["bindings"])
+    assert not summary.ok and "groups: 1/G = 1/4 is not an integer (with G=4)" in summary.binding_error

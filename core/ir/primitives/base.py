@@ -71,9 +71,13 @@ class Primitive:
         return None
 
     def integral(self, inputs: list[TensorType], out: TensorType) -> list[tuple[str, Size]]:
-        """Sizes that must be whole numbers once bound, beyond the output shape (named for errors)."""
+        """Sizes that must be whole numbers once bound, beyond the output shape (named for errors):
+        every size parameter (a group count, a factor, a window) and the weight's dimensions."""
+        params = [(p.name, self.size(p.name)) for p in self.spec if p.kind == "size"]
         weight = self.weight_shape(inputs, out) or ()
-        return [(f"weight dim {i}", s) for i, s in enumerate(weight)]
+        return [(name, s) for name, s in params if s is not None] + [
+            (f"weight dim {i}", s) for i, s in enumerate(weight)
+        ]
 
     def macs(self, inputs: list[TensorType], out: TensorType) -> Size:
         return Size(0)
