@@ -61,6 +61,7 @@ def test_split_fuse_reorder_tile_and_annotations():
         ),
         (("group", {"loops": ["oh", "ci"], "G": 2}), "name a loop over kh, not ci"),
         (("bottleneck", {"loop": "co", "B": "Q"}), "no value for Q"),
+        (("group", {"loops": ["co", "ci"], "G": "C_out"}), "C_out divides the channels, so it must be a number"),
     ],
 )
 def test_structural_errors_name_the_problem(step, message):
@@ -74,7 +75,7 @@ def test_structural_errors_name_the_problem(step, message):
     [
         (("split", {"loop": "ow", "factor": 5}), "ow has 12 iterations, not divisible by 5"),
         (("bottleneck", {"loop": "kh", "B": 2}), "kh has 3 iterations, not divisible by 2 = 2"),
-        (("group", {"loops": ["co", "ci"], "G": "C_out"}), "ci has 16 iterations, not divisible by C_out = 32"),
+        (("group", {"loops": ["co", "ci"], "G": 32}), "ci has 16 iterations, not divisible by 32 = 32"),
         (("peel", {"loop": "co", "at": 40}), "cannot peel 32 output channels at 40"),
     ],
 )
