@@ -53,6 +53,7 @@ DEFAULT_AXES = (
     ("flops", "fisher_potential"),
     ("flops", "params"),
 )
+SPEEDUPS_FOR_DEFAULT = 3  # results with accuracy and a tuned speedup before those axes are the default
 HOVER_FIELDS = ("latency_ms", "gflops", "flops", "params", "speedup", "accuracy", "fisher_potential", "e2e_speedup")
 
 
@@ -290,10 +291,11 @@ class ParetoPlot(QWidget):
         self.set_axes(*keys, *logs)
 
     def default_axes(self) -> tuple[str, str]:
-        """Accuracy against tuned end-to-end speedup once a result has both; before that the
-        pair of DEFAULT_AXES that shows the most results (the current pair if none shows any)."""
+        """Accuracy against tuned end-to-end speedup once a few results have both (a front of
+        one point answers nothing); before that the pair of DEFAULT_AXES that shows the most
+        results (the current pair if none shows any)."""
         counts = self._pair_counts
-        if counts[0]:
+        if counts[0] >= SPEEDUPS_FOR_DEFAULT:
             return DEFAULT_AXES[0]
         return DEFAULT_AXES[int(np.argmax(counts))] if counts.any() else (self.x_key, self.y_key)
 
