@@ -3,12 +3,12 @@ command can hand each file to the editor that reads it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .errors import FormatError
 from .sequence import FORMAT as SEQUENCE
 from .serialize import FORMAT as OPERATOR
+from .serialize import load_json
 
 KINDS = {OPERATOR: "operator", SEQUENCE: "sequence"}
 
@@ -17,13 +17,12 @@ def document_kind(path: str | Path) -> str:
     """'operator' or 'sequence'; FormatError naming the file when it is neither."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FormatError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise FormatError(f"{path}: cannot read ({e})") from None
-    except (ValueError, RecursionError) as e:
-        raise FormatError(f"{path}: not valid JSON ({e})") from None
+    doc = load_json(text, str(path))
     tag = doc.get("format") if isinstance(doc, dict) else None
     if tag not in KINDS:
         raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {tag!r}")

@@ -20,7 +20,7 @@ from typing import Any
 from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
-from .serialize import check_header, refuse_unknown_fields
+from .serialize import check_header, load_json, refuse_unknown_fields
 from .symbolic import Size, parse_size
 
 FORMAT = "tessera.sequence"
@@ -200,11 +200,7 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
 
 
 def parse_sequence(text: str, source: str = "<document>") -> Sequence:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise FormatError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
-    return sequence_from_document(doc, source)
+    return sequence_from_document(load_json(text, source), source)
 
 
 def load_sequence(path: str | Path) -> Sequence:
@@ -231,7 +227,7 @@ def sequence_document(seq: Sequence) -> dict:
 
 
 def save_sequence(seq: Sequence, path: str | Path) -> None:
-    write_text_atomically(path, json.dumps(sequence_document(seq), indent=2) + "\n")
+    write_text_atomically(path, json.dumps(sequence_document(seq), indent=2, allow_nan=False) + "\n")
 
 
 # -- applying ---------------------------------------------------------------------------------

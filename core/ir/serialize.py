@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -37,11 +38,23 @@ def read_document(path: str | Path) -> dict:
     return parse_document(text, source=str(path))
 
 
-def parse_document(text: str, source: str = "<document>") -> dict:
+def load_json(text: str, source: str) -> Any:
+    """Standard JSON only: NaN and Infinity are refused (other programs cannot read them), and
+    so is nesting too deep to read (the message names the file either way)."""
+
+    def refuse(token: str):
+        raise FormatError(f"{source}: {token} is not JSON (write a finite number)")
+
     try:
-        doc = json.loads(text)
+        return json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as e:
         raise FormatError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+    except RecursionError:
+        raise FormatError(f"{source}: nested too deeply to read (arrays or objects inside each other)") from None
+
+
+def parse_document(text: str, source: str = "<document>") -> dict:
+    doc = load_json(text, source)
     graph_from_document(doc, source)  # validates everything
     return doc
 
@@ -61,7 +74,7 @@ def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str
         raise fail("top level", "expected a JSON object")
     if doc.get("format") != fmt:
         raise fail("format", f"expected {fmt!r}, got {doc.get('format')!r}")
-    if doc.get("version") != version:
+    if type(doc.get("version")) is not int or doc["version"] != version:  # not true, not 1.0
         raise fail("version", f"this Tessera reads version {version}, the file has {doc.get('version')!r}")
     return fail
 
@@ -176,9 +189,9 @@ def _pos(value, where, fail) -> tuple[float, float]:
     if (
         not isinstance(value, list)
         or len(value) != 2
-        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in value)
+        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) for p in value)
     ):
-        raise fail(where, f"must be [x, y], got {value!r}")
+        raise fail(where, f"must be [x, y], two finite numbers, got {value!r:.80}")
     return float(value[0]), float(value[1])
 
 
@@ -237,7 +250,7 @@ def to_document(graph: OperatorGraph) -> dict:
 
 
 def save_operator(graph: OperatorGraph, path: str | Path) -> None:
-    write_text_atomically(path, json.dumps(to_document(graph), indent=2) + "\n")
+    write_text_atomically(path, json.dumps(to_document(graph), indent=2, allow_nan=False) + "\n")
 
 
 # -- identity --------------------------------------------------------------------

@@ -11,6 +11,7 @@ from core.ir.serialize import (
     content_hash,
     graph_from_document,
     load_operator,
+    parse_document,
     read_document,
     save_operator,
     to_document,
@@ -153,3 +154,26 @@ def test_save_is_atomic(tmp_path):
     save_operator(g, target)
     assert not list(tmp_path.glob("*.tmp"))
     assert load_operator(target).name == "conv2d"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"format": "tessera.operator", "version": true}', "the file has True"),
+        ('{"format": "tessera.operator", "version": 1.0}', "the file has 1.0"),
+        ('{"format": "tessera.operator", "version": 1, "x": NaN}', "NaN is not JSON"),
+        ('{"format": "tessera.operator", "version": 1, "x": -Infinity}', "-Infinity is not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
+    ],
+)
+def test_strict_json_and_versions(text, message):
+    """What other programs cannot read, or what only looks like version 1, is refused by name."""
+    with pytest.raises(FormatError, match=message):
+        parse_document(text, "x.json")
+
+
+def test_positions_must_be_finite():
+    doc = json.loads((EXAMPLES / "conv2d.json").read_text())
+    doc["nodes"][0]["pos"] = [1e309, 0]  # JSON's way to spell infinity
+    with pytest.raises(FormatError, match=r"nodes\[0\] \('unfold_h'\)\.pos: must be \[x, y\], two finite numbers"):
+        graph_from_document(doc, "x.json")

@@ -118,7 +118,15 @@ class Unfold(Primitive):
         "Sliding windows of K neighbours along a spatial axis become a new channel axis "
         "(zero padding keeps the spatial size): [C.., X..] -> [C.., K, X..]."
     )
-    spec = (_DIM, Param("K", "size", "K", "Window size (odd, a size expression)."))
+    spec = (
+        _DIM,
+        Param(
+            "K",
+            "size",
+            "K",
+            "Window size (a size expression): an odd window is centred; an even one reaches one element further after than before.",
+        ),
+    )
 
     def infer(self, inputs, kinds):
         (x,) = inputs
