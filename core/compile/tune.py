@@ -245,17 +245,20 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
     """Reports every phase of each batch of trials (searching, building, measuring, measured)
     and lets the caller stop tuning between batches. A batch's search and build can take most
     of a small budget's time, so progress moves within a batch too: `done` counts the trials
-    measured plus the share of the current batch a phase stands for."""
+    measured plus the share of the current batch a phase stands for. What is shown never
+    moves back (a batch's candidates can be fewer than were built)."""
 
     def __init__(self, done: int, total: int, on_progress: OnProgress | None, check_cancelled):
         self.done, self.total = done, total
+        self.shown = float(done)
         self.on_progress, self.check_cancelled = on_progress, check_cancelled
         self.stopped: BaseException | None = None
         self.report(0, "searching the schedule space")
 
     def report(self, share: float, what: str) -> None:
+        self.shown = max(self.shown, min(self.done + share, self.total))
         if self.on_progress is not None:
-            self.on_progress(min(self.done + share, self.total), self.total, what)
+            self.on_progress(self.shown, self.total, what)
 
     def builder(self, inner: ms.builder.Builder) -> ms.builder.Builder:
         return _PhaseBuilder(inner, self)
