@@ -4,6 +4,7 @@ on the command line. The store is --store PATH, else $TESSERA_STORE, else the de
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -244,6 +245,8 @@ def cmd_results(args) -> int:
         return _print_variants(args)
     where = parse_filter(args.filter)
     with Store(args.store) as store:
+        if store.salvage_note():
+            print(f"warning: {store.salvage_note()}", file=sys.stderr)
         if args.pareto:
             columns, directions = _parse_objectives(args.pareto)
             rows = store.pareto(columns, directions, where)

@@ -10,6 +10,9 @@ import signal
 
 import psutil
 
+#: exit code of a runner that stopped because the store must not be written (damaged, read-only)
+STORE_REFUSED = 4
+
 
 def describe_exit(exitcode: int | None) -> str:
     """Exit code of multiprocessing.Process -> 'killed by signal SIGKILL' / 'exited with code 3'."""

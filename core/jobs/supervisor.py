@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.store import Store
+from core.store import Store, StoreError
 
 from .errors import WorkerCrashed
 from .executors import Executor, LocalPool, RayExecutor, Runner
 from .outcomes import requeue
-from .processes import describe_exit, kill_tree, pid_alive
+from .processes import STORE_REFUSED, describe_exit, kill_tree, pid_alive
 from .queue import CANCELLED, DONE, HOST, RUNNING, Job, JobQueue
 from .registry import handlers as declared_handlers
 
@@ -105,7 +105,13 @@ class Supervisor:
 
     # -- life cycle ----------------------------------------------------------------
     def start(self) -> list[str]:
-        """Take back jobs left running by dead workers, then start the workers."""
+        """Take back jobs left running by dead workers, then start the workers. StoreDamaged or
+        StoreReadOnly if the store must not be written."""
+        try:
+            self.store.ensure_writable()
+        except StoreError:
+            self.store.close()
+            raise
         events = self._take_back_orphans()
         for group in self._groups:
             for _ in range(group.executor.processes):
@@ -113,7 +119,9 @@ class Supervisor:
         return events
 
     def poll(self) -> list[str]:
-        """One look at workers and jobs; returns what happened, as sentences. Never blocks."""
+        """One look at workers and jobs; returns what happened, as sentences. Never blocks.
+        StoreDamaged (or StoreReadOnly) once a worker found the store must not be written:
+        the other workers are stopped first, so nothing writes to it any more."""
         return (
             self._read_notes()
             + self._reap_dead_workers()
@@ -159,6 +167,8 @@ class Supervisor:
         events = self._read_notes()
         for worker in self._workers:
             kill_tree(worker.process)
+            if self.store.damage or self.store.read_only:
+                continue  # nothing is written to such a store; the next session takes its jobs back
             for job in self._running_in(worker.process.pid):
                 state = self.queue.abandon(
                     job, f"interrupted: {worker.group.label} {worker.process.pid} was stopped", count_attempt=False
@@ -223,6 +233,9 @@ class Supervisor:
             self._workers.remove(worker)
             events += self._notes_of(worker)
             group, pid, how = worker.group, worker.process.pid, describe_exit(worker.process.exitcode)
+            kill_tree(worker.process)  # whatever it started (TVM's builders) goes with it
+            if worker.process.exitcode == STORE_REFUSED:
+                self._refuse_store()
             jobs = self._running_in(pid)
             for job in jobs:
                 events += requeue(self.queue, job, f"{group.label} {pid} {how} while running {job.describe()}")
@@ -237,6 +250,15 @@ class Supervisor:
                 continue
             self._spawn(group)
         return events
+
+    def _refuse_store(self) -> None:
+        """A worker found the store damaged (or read-only): stop every worker, then say why."""
+        self._stop.set()
+        for worker in self._workers:
+            kill_tree(worker.process)
+        self.store.check()
+        self.store.ensure_writable()
+        raise StoreError(f"a worker stopped because the results store {self.store.path} cannot be written")
 
     def _take_back_orphans(self) -> list[str]:
         """Running jobs of workers we do not own whose process is gone or silent."""

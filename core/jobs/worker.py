@@ -4,14 +4,15 @@ the job's heartbeat, write the outcome; repeat until told to stop or orphaned.""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from pathlib import Path
 
-from core.store import Store
+from core.store import Store, StoreDamaged, StoreError, StoreReadOnly
 
 from .context import JobContext
 from .outcomes import run_handler, settle
-from .processes import enter_own_group
+from .processes import STORE_REFUSED, enter_own_group
 from .queue import Job, JobQueue
 
 IDLE_WAIT = (0.05, 0.5)  # first and longest pause between looks at an empty queue, s
@@ -20,24 +21,33 @@ IDLE_WAIT = (0.05, 0.5)  # first and longest pause between looks at an empty que
 def worker_main(store_path: str, handlers: dict[str, str], stop, current, heartbeat_interval: float) -> None:
     """Entry point of a spawned worker process. `stop` is a multiprocessing Event; `current`
     a shared integer set to the id of the job being run (0 when idle). The worker also
-    stops, after its current job, when the process that started it is gone."""
+    stops, after its current job, when the process that started it is gone, and at once, with
+    exit code STORE_REFUSED, when the store must not be written (damaged, read-only): it is
+    checked with SQLite's quick_check on opening and after every job."""
     enter_own_group()
     parent = os.getppid()
-    with Store(store_path) as store:
-        queue = JobQueue(store)
-        pause = IDLE_WAIT[0]
-        while not stop.is_set() and os.getppid() == parent:
-            job = queue.claim(handlers)
-            if job is None:
-                stop.wait(pause)
-                pause = min(pause * 2, IDLE_WAIT[1])
-                continue
+    try:
+        with Store(store_path) as store:
+            store.ensure_writable()
+            queue = JobQueue(store)
             pause = IDLE_WAIT[0]
-            current.value = job.id
-            try:
-                run_job(queue, job, handlers[job.kind], heartbeat_interval)
-            finally:
-                current.value = 0
+            while not stop.is_set() and os.getppid() == parent:
+                job = queue.claim(handlers)
+                if job is None:
+                    stop.wait(pause)
+                    pause = min(pause * 2, IDLE_WAIT[1])
+                    continue
+                pause = IDLE_WAIT[0]
+                current.value = job.id
+                try:
+                    run_job(queue, job, handlers[job.kind], heartbeat_interval)
+                finally:
+                    current.value = 0
+                store.check()
+                store.ensure_writable()
+    except (StoreDamaged, StoreReadOnly) as exc:
+        print(f"worker {os.getpid()} stopped: {exc}", file=sys.stderr, flush=True)
+        sys.exit(STORE_REFUSED)
 
 
 def run_job(queue: JobQueue, job: Job, target: str, heartbeat_interval: float) -> None:
@@ -57,10 +67,13 @@ class _Heartbeat(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        with Store(self.store_path) as store:
-            queue = JobQueue(store)
-            while not self.stopped.wait(self.interval) and queue.heartbeat(self.job):
-                pass
+        try:
+            with Store(self.store_path, check=False) as store:
+                queue = JobQueue(store)
+                while not self.stopped.wait(self.interval) and queue.heartbeat(self.job):
+                    pass
+        except StoreError:
+            return  # the job's own writes meet the same error and say what it is
 
     def __enter__(self) -> _Heartbeat:
         self.start()

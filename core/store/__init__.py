@@ -1,7 +1,7 @@
 """The results store (SQLite via sqlite-utils): operators, sequences, devices, jobs,
 measurements, trials and scores in one file, with schema migrations and Pareto fronts."""
 
-from .errors import InvalidResult, StoreError
+from .errors import InvalidResult, StoreDamaged, StoreError, StoreReadOnly
 from .location import default_store_path
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .store import RESULT_OBJECTIVES, Store
@@ -12,7 +12,9 @@ __all__ = [
     "RESULT_OBJECTIVES",
     "InvalidResult",
     "Store",
+    "StoreDamaged",
     "StoreError",
+    "StoreReadOnly",
     "default_store_path",
     "pareto_front",
 ]

@@ -1,11 +1,14 @@
 """The results store: one SQLite file shared by the GUI, the CLI and worker processes.
 
 Every write is one short BEGIN IMMEDIATE transaction (see connection.py); rows
-hold JSON text only, so reading a store never executes anything.
+hold JSON text only, so reading a store never executes anything. A store is checked with
+SQLite's quick_check when opened; one found damaged (then, or by any later read) is never
+written again, and its results are read around the damaged pages.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -18,7 +21,7 @@ import sqlite_utils
 from core.ir.serialize import canonical_json
 
 from .connection import open_database, write_transaction
-from .errors import StoreError
+from .errors import StoreDamaged, StoreError, damaged, read_only
 from .location import default_store_path
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
@@ -42,20 +45,74 @@ RESULT_OBJECTIVES = {
 }
 
 
-class Store:
-    """Open (creating or migrating) the store at `path`, default default_store_path()."""
+#: results read at once from a damaged store; a range that meets a damaged page is read row by row
+SALVAGE_RANGE = 256
 
-    def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 10.0, patience: float = 60.0):
+
+class Store:
+    """Open (creating or migrating) the store at `path`, default default_store_path().
+
+    A store whose file or folder may not be written opens read-only; one that fails
+    SQLite's quick_check opens damaged (`check=False` skips the check, for a second
+    connection of a process that made it). Both are read as usual; writing raises
+    StoreReadOnly or StoreDamaged, saying what to do."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        busy_timeout: float = 10.0,
+        patience: float = 60.0,
+        check: bool = True,
+    ):
         self.path = Path(path).expanduser() if path else default_store_path()
         self.patience = patience
         self.db: sqlite_utils.Database = open_database(self.path, busy_timeout)
         try:
+            if check:
+                self.check()
             if schema_version(self.db) != SCHEMA_VERSION:
+                if self.read_only:  # it must be upgraded (or created) first
+                    raise read_only(self.path, f"{self.read_only}; its tables must be brought up to date first")
                 with self.write():
                     migrate(self.db, self.path)
         except BaseException:
             self.db.close()
             raise
+
+    def check(self) -> str | None:
+        """SQLite's own check of every page (about 50 ms for 50 MB): what is damaged, or None.
+        Damage found here or by any read is remembered: the store is not written again."""
+        try:
+            problems = [row[0] for row in self.db.execute("PRAGMA quick_check").fetchall()]
+        except StoreDamaged:
+            return self.damage  # the connection remembers it
+        if problems != ["ok"]:
+            self.db.conn.damage = "; ".join(problems[:3])
+        return self.damage
+
+    def ensure_writable(self) -> None:
+        """StoreDamaged or StoreReadOnly, saying what to do, if the store must not be written."""
+        if self.damage:
+            raise damaged(self.path, self.damage)
+        if self.read_only:
+            raise read_only(self.path, self.read_only)
+
+    def salvage_note(self) -> str | None:
+        """For readers of a damaged store: what they see is what could still be read."""
+        if not self.damage:
+            return None
+        return f"the results store {self.path} is damaged ({self.damage}): showing what can still be read"
+
+    @property
+    def damage(self) -> str | None:
+        """What SQLite found damaged in the file, or None."""
+        return self.db.conn.damage
+
+    @property
+    def read_only(self) -> str | None:
+        """Why the store may not be written (a read-only file or folder), or None."""
+        return self.db.conn.refusal
 
     def close(self) -> None:
         self.db.close()
@@ -67,7 +124,9 @@ class Store:
         self.close()
 
     def write(self):
-        """Context manager: one write transaction, waiting for other writers (joins an open one)."""
+        """Context manager: one write transaction, waiting for other writers (joins an open one).
+        StoreDamaged or StoreReadOnly at once if the store must not be written."""
+        self.ensure_writable()
         return write_transaction(self.db, self.path, self.patience)
 
     @property
@@ -198,8 +257,33 @@ class Store:
     ) -> Iterator[dict]:
         """Rows of the results view: measurements joined with operators, devices and the
         operator's latest score, plus operators not measured yet (measurement_id NULL);
-        each row has a `result_key`; `bindings` stays JSON text."""
+        each row has a `result_key`; `bindings` stays JSON text. From a damaged store: the
+        rows that can still be read (readable_results), in `created` order."""
+        if self.damage:
+            return iter(sorted(self.readable_results(where, where_args), key=lambda r: r["created"] or 0))
         return self.db["results"].rows_where(where, where_args, order_by=order_by)
+
+    def readable_results(self, where: str | None = None, where_args: Sequence = ()) -> Iterator[dict]:
+        """The results rows of a damaged store that can still be read: measured ones by
+        measurement id, unmeasured operators by operator id, SALVAGE_RANGE ids at a time,
+        and row by row in a range that meets a damaged page (its rows there are lost)."""
+        wanted = f"({where}) AND " if where else ""
+        for key, table in (("measurement_id", "measurements"), ("operator_id", "operators")):
+            unmeasured = "" if key == "measurement_id" else " AND measurement_id IS NULL"
+            last = self.db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
+            for start in range(1, last + 1, SALVAGE_RANGE):
+                ids = range(start, min(start + SALVAGE_RANGE, last + 1))
+                try:
+                    yield from list(
+                        self._rows(f"{wanted}{key} BETWEEN ? AND ?{unmeasured}", [*where_args, start, ids[-1]])
+                    )
+                except StoreDamaged:
+                    for i in ids:
+                        with contextlib.suppress(StoreDamaged):
+                            yield from list(self._rows(f"{wanted}{key} = ?{unmeasured}", [*where_args, i]))
+
+    def _rows(self, where: str, args: Sequence) -> Iterator[dict]:
+        return self.db["results"].rows_where(where, args)
 
     def pareto(
         self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None

@@ -82,8 +82,12 @@ class ExplorerSession(QObject):
     def poll(self) -> None:
         """Let the supervisor look at its workers, and ask the reader for changes."""
         if self.supervisor is not None:
-            for line in self.supervisor.poll():
-                self.message.emit(line)
+            try:
+                for line in self.supervisor.poll():
+                    self.message.emit(line)
+            except TesseraError as e:  # the store cannot be written: its workers are stopped
+                self.message.emit(str(e))
+                self.stop_workers()
         self.ticked.emit()
         if not self._poll_pending:
             self._poll_pending = True
@@ -207,11 +211,13 @@ class ExplorerSession(QObject):
             return
         try:
             cluster = choose_executor(self.executor, self.executor_address)
-        except TesseraError as e:
+            supervisor = Supervisor(self.path, ray=cluster)  # one worker per core but one
+            events = supervisor.start()
+        except TesseraError as e:  # a bad executor setting, a store that cannot be written
             self.message.emit(f"workers not started: {e}")
             return
-        self.supervisor = Supervisor(self.path, ray=cluster)  # one worker per core but one
-        for line in self.supervisor.start():
+        self.supervisor = supervisor
+        for line in events:
             self.message.emit(line)
         self.message.emit(f"started {self.supervisor.describe()}")
         self.workersChanged.emit(True)

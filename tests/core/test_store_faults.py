@@ -1,0 +1,235 @@
+"""Store faults on real files: a store with damaged pages, a read-only file, a read-only
+folder, and a writer that must wait for another's lock. Every one gets a clear message
+from the CLI (never a sqlite3 traceback), and what can be read is read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from core.ir.serialize import read_document
+from core.jobs.processes import pid_alive
+from core.jobs.queue import DONE, QUEUED, JobQueue
+from core.jobs.supervisor import Supervisor
+from core.store import Store, StoreDamaged, StoreError, StoreReadOnly
+
+from .job_kinds import TEST_HANDLERS
+
+ROWS = 1000
+REPO = Path(__file__).resolve().parents[2]
+
+
+def build_store(path: Path, examples_dir: Path, rows: int = ROWS) -> None:
+    """A store of `rows` measurements, each with a marker text to find its page by; all in
+    the main file (checkpointed), as after the last connection closed."""
+    with Store(path) as store:
+        op = store.add_operator(read_document(examples_dir / "conv2d.json"), "conv2d")
+        with store.write():
+            for i in range(rows):
+                store.add_measurement(op, None, {"latency_ms": 1.0 + i, "timing_note": f"marker-{i:05d}"})
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def damage_page(path: Path, marker: bytes) -> int:
+    """Overwrite the header of the page holding `marker` with 0xff bytes; returns the page number."""
+    conn = sqlite3.connect(path)
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    at = path.read_bytes().index(marker)
+    with open(path, "r+b") as f:
+        f.seek(at - at % size)
+        f.write(b"\xff" * 16)
+    return at // size + 1
+
+
+def tessera(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def damaged_store(tmp_path, examples_dir) -> Path:
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    damage_page(path, b"marker-00500")
+    return path
+
+
+def test_a_damaged_store_is_found_refused_for_writes_and_read_around(damaged_store, examples_dir, tmp_path, capsys):
+    with Store(damaged_store) as store:
+        assert store.damage == "database disk image is malformed"
+        with pytest.raises(StoreDamaged) as refused:
+            store.add_device("board")
+        readable = list(store.results())
+    message = str(refused.value)
+    assert f"the results store {damaged_store} is damaged" in message
+    assert f"tessera export --format csv --store {damaged_store}" in message
+    assert ROWS * 0.8 < len(readable) < ROWS  # one page of rows is lost, the rest is read
+    assert [r["created"] for r in readable] == sorted(r["created"] for r in readable)
+
+    code, out, err = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(damaged_store))
+    assert code == 1 and "Traceback" not in err and out == ""
+    assert err.startswith(f"tessera submit: the results store {damaged_store} is damaged")
+
+    code, out, err = tessera(capsys, "results", "--store", str(damaged_store), "--json")
+    assert code == 0 and "showing what can still be read" in err
+    assert len(json.loads(out)) == len(readable)
+
+    csv_file = tmp_path / "saved.csv"
+    code, out, err = tessera(capsys, "export", "--format", "csv", "--store", str(damaged_store), "--out", str(csv_file))
+    assert code == 0, err
+    assert len(csv_file.read_text().splitlines()) == len(readable) + 1  # and the header
+
+    code, out, err = tessera(capsys, "jobs", "list", "--store", str(damaged_store))
+    assert code == 0 and "Traceback" not in err
+
+
+def test_damage_met_by_a_read_stops_all_writes(tmp_path, examples_dir):
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    with Store(path, check=False) as store:  # not checked on opening: the read finds it
+        damage_page(path, b"marker-00500")
+        with pytest.raises(StoreDamaged, match="database disk image is malformed"):
+            store.db.execute("SELECT sum(length(timing_note)) FROM measurements").fetchall()
+        with pytest.raises(StoreDamaged):
+            JobQueue(store).submit("sleep", {})
+
+
+def test_workers_stop_writing_to_a_store_damaged_under_them(tmp_path, examples_dir):
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    with Store(path) as store:
+        queue = JobQueue(store)
+        first = queue.submit("sleep", {"seconds": 1.0, "steps": 10})
+        later = queue.submit("sleep", {"seconds": 0.1, "steps": 1})
+    supervisor = Supervisor(path, workers=1, handlers=TEST_HANDLERS)
+    supervisor.start()
+    workers = supervisor.worker_pids
+    try:
+        with Store(path, check=False) as store:
+            deadline = time.monotonic() + 20
+            while JobQueue(store).get(first).state == QUEUED:
+                assert time.monotonic() < deadline
+                supervisor.poll()
+                time.sleep(0.05)
+        damage_page(path, b"marker-00500")
+        with pytest.raises(StoreDamaged, match=f"the results store {path} is damaged"):
+            poll_for(supervisor, 20)
+        assert not any(pid_alive(pid) for pid in workers)
+    finally:
+        supervisor.stop()
+    with Store(path) as store:  # damaged: read only; the job queued later was never taken
+        assert JobQueue(store).get(later).state == QUEUED
+        assert JobQueue(store).get(first).state == DONE
+
+
+def poll_for(supervisor: Supervisor, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        supervisor.poll()
+        time.sleep(0.05)
+
+
+def read_only(path: Path) -> None:
+    path.chmod(
+        stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) * path.is_dir()
+    )
+
+
+def test_a_read_only_file_is_read_and_never_written(tmp_path, examples_dir, capsys):
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir, rows=20)
+    read_only(path)
+    before = path.read_bytes()
+    with Store(path) as store:
+        assert store.read_only == "the file is read-only" and store.damage is None
+        assert len(list(store.results())) == 20
+        with pytest.raises(StoreReadOnly, match=f"the results store {path} is read-only .the file is read-only."):
+            JobQueue(store).submit("sleep", {})
+    code, out, err = tessera(capsys, "results", "--store", str(path))
+    assert code == 0 and len(out.splitlines()) == 21
+    assert tessera(capsys, "jobs", "list", "--store", str(path))[0] == 0
+    code, out, err = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
+    assert code == 1 and err.startswith(f"tessera submit: the results store {path} is read-only")
+    with pytest.raises(StoreReadOnly):
+        Supervisor(path, workers=1, handlers=TEST_HANDLERS).start()
+    assert path.read_bytes() == before
+
+
+def cli_in_read_only_folder(folder: Path, *argv: str) -> subprocess.CompletedProcess:
+    """`tessera ARGV` in a process that cannot write to `folder`: by its permissions, or as
+    root (whom permissions do not stop) on a read-only bind mount in a mount namespace of
+    its own. Skips if root may not mount."""
+    command = [sys.executable, "-m", "app.cli", *argv]
+    if os.geteuid() == 0:
+        if shutil.which("unshare") is None:
+            pytest.skip("running as root, whom folder permissions do not stop, without unshare to mount it read-only")
+        mount = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" || exit 99; exec "$@"'
+        command = ["unshare", "-m", "sh", "-c", mount, str(folder), *command]
+    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    if run.returncode == 99:
+        pytest.skip(f"running as root, whom folder permissions do not stop, without the right to mount: {run.stderr}")
+    return run
+
+
+def test_a_store_in_a_read_only_folder_is_read(tmp_path, examples_dir):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "results.db"
+    build_store(path, examples_dir, rows=20)
+    read_only(folder)
+    try:
+        assert [p.name for p in folder.iterdir()] == ["results.db"]  # no -shm file to read the WAL with
+        run = cli_in_read_only_folder(folder, "results", "--store", str(path), "--json")
+        assert run.returncode == 0, run.stderr
+        assert len(json.loads(run.stdout)) == 20
+        with Store(path) as store:
+            assert store.read_only.startswith("its folder is read-only")
+            assert len(list(store.results())) == 20
+        run = cli_in_read_only_folder(folder, "jobs", "retry", "1", "--store", str(path))
+        assert run.returncode == 1 and run.stderr.startswith(f"tessera jobs: the results store {path} is read-only")
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_writer_waits_for_another_process_lock_past_its_busy_timeout(tmp_path):
+    """SQLite's own wait (busy_timeout) runs out after 50 ms here; the retry loop keeps trying."""
+    path = tmp_path / "results.db"
+    Store(path).close()
+    holder = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.6, holder.execute, ["COMMIT"]).start()
+    with Store(path, busy_timeout=0.05, patience=10) as store:
+        started = time.monotonic()
+        store.add_device("board")
+        assert time.monotonic() - started >= 0.5
+        assert [d["name"] for d in store.devices()] == ["board"]
+    holder.close()
+
+
+def test_a_lock_held_past_the_patience_is_a_clear_error(tmp_path):
+    path = tmp_path / "results.db"
+    Store(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        locked = f"the results store {path} stayed locked by another process for 0.3 s"
+        with Store(path, busy_timeout=0.05, patience=0.3) as store, pytest.raises(StoreError, match=locked):
+            store.add_device("board")
+    finally:
+        holder.close()
