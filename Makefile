@@ -8,7 +8,7 @@ PYINSTALLER := pyinstaller==6.22.3
 APP_ID := io.github.tessera.Tessera
 DIST := dist/tessera
 
-.PHONY: run test test-fast check bench package venv clean
+.PHONY: run test test-fast check bench fuzz package venv clean
 
 venv: $(STAMP)
 
@@ -41,6 +41,11 @@ test: $(STAMP)
 # Everything but TVM tuning and training (the `slow` marker): the quick loop while editing.
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+# The file loaders' fuzz with new random cases (make test replays the same 1,000 per loader).
+CASES ?= 10000
+fuzz: $(STAMP)
+	FUZZ_RANDOM=1 FUZZ_CASES=$(CASES) $(BIN)/python -m pytest -q tests/core/test_fuzz_files.py
 
 # Lint and format (ruff), types (mypy on core/), import contracts (import-linter: core is Qt-free,
 # the layers of core and of the application). Configured in pyproject.toml.

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
-from core.analysis.legality import LEGAL, SequenceReport, check_sequence
-from core.codegen.loopnest_ir import result_operator
+from core.analysis.legality import LEGAL, SequenceReport
+from core.codegen.loopnest_ir import checked_sequence, result_operator
 from core.codegen.loopnest_text import nest_lines, program_text
 from core.ir.bindings import check_names, parse_bindings
 from core.ir.loopnest import LoopNestError
@@ -59,7 +59,7 @@ def _report(args) -> tuple[dict, dict, SequenceReport]:
     seq = load_sequence(args.file)
     bindings = parse_bindings(args.bind)
     check_names(bindings, seq.variables(), args.file)
-    return sequence_document(seq), bindings, check_sequence(seq, bindings)
+    return sequence_document(seq), bindings, checked_sequence(seq, bindings)
 
 
 def _step_line(index: int, text: str, status: str, message: str) -> str:
@@ -86,9 +86,8 @@ def cmd_apply(args) -> int:
         raise LoopNestError("; ".join(report.problems()))
     seq = report.sequence
     op = result_operator(report.final, seq.name or "sequence")
-    broken = [m for s in op.summaries() if not s.ok for m in s.messages()]
-    if broken:  # check_sequence should have said so; never a traceback if it did not
-        raise LoopNestError("the resulting operator cannot be built: " + "; ".join(broken))
+    if report.operator_problem:
+        raise LoopNestError(f"the resulting operator cannot be built: {report.operator_problem}")
     parts = [
         {
             "channels": c,

@@ -2,7 +2,7 @@
 explanation per step, the loop nest after the selected step, and undo/redo.
 
 A thin view over core: edits go through core.ir.sequence.SequenceHistory (one undo step
-each) and every change re-runs core.analysis.legality.check_sequence (pure Python, a few
+each) and every change re-runs core.codegen.loopnest_ir.checked_sequence (pure Python, a few
 milliseconds), so badges are always current. Fisher Potential and compiling belong to
 "Evaluate" and "Tune" on the result: `openOperator` hands the resulting operator document
 to the window, which opens it like a drawn operator."""
@@ -32,8 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.analysis.legality import ERROR, ILLEGAL, LEGAL, SequenceReport, check_sequence
-from core.codegen.loopnest_ir import result_operator
+from core.analysis.legality import ERROR, ILLEGAL, LEGAL, SequenceReport
+from core.codegen.loopnest_ir import checked_sequence, result_operator
 from core.codegen.loopnest_text import program_text
 from core.ir.bindings import format_bindings, parse_bindings
 from core.ir.errors import TesseraError
@@ -243,7 +243,7 @@ class SequenceEditor(QWidget):
     def _refresh(self) -> None:
         seq = self.sequence
         try:
-            self.report, self.problem = check_sequence(seq), ""
+            self.report, self.problem = checked_sequence(seq), ""
         except TesseraError as e:
             self.report, self.problem = None, str(e)
         self.nest_box.setCurrentIndex(self.nest_box.findData(seq.nest))
@@ -344,6 +344,10 @@ class SequenceEditor(QWidget):
         final = self.report.final if self.report else None
         if final is None:
             self.totals.setText("No result: a step cannot be applied." if self.report else self.problem)
+            self.open_button.setEnabled(False)
+            return
+        if self.report.operator_problem:
+            self.totals.setText(f"No result: the resulting operator cannot be built: {self.report.operator_problem}")
             self.open_button.setEnabled(False)
             return
         op = result_operator(final, self.sequence.name or "sequence")

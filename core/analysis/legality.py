@@ -58,6 +58,9 @@ class SequenceReport:
     start: Program
     start_events: list[Event]
     steps: list[StepReport] = field(default_factory=list)
+    #: why the final program's operator cannot be built ('' if it can, or was not asked:
+    #: core.codegen.loopnest_ir.checked_sequence asks)
+    operator_problem: str = ""
 
     @property
     def final(self) -> Program | None:
@@ -68,14 +71,15 @@ class SequenceReport:
 
     @property
     def legal(self) -> bool:
-        return all(s.status == LEGAL for s in self.steps)
+        return all(s.status == LEGAL for s in self.steps) and not self.operator_problem
 
     @property
     def events(self) -> list[Event]:
         return [e for s in self.steps for e in s.events]
 
     def problems(self) -> list[str]:
-        return [f"step {s.index + 1} ({s.status}): {s.message}" for s in self.steps if s.status != LEGAL]
+        steps = [f"step {s.index + 1} ({s.status}): {s.message}" for s in self.steps if s.status != LEGAL]
+        return steps + ([f"the resulting operator: {self.operator_problem}"] if self.operator_problem else [])
 
 
 def check_sequence(seq: Sequence, bindings: Mapping[str, int] | None = None) -> SequenceReport:

@@ -22,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..analysis.legality import SequenceReport, check_sequence
 from ..analysis.summary import Summary, summarize
 from ..ir.editing import Editor
 from ..ir.graph import OUTPUT, OperatorGraph
 from ..ir.layout import layered_layout
 from ..ir.loopnest import Computation, Program
+from ..ir.sequence import Sequence
 from ..ir.symbolic import Size
 from .errors import CodegenError
 
@@ -56,6 +58,21 @@ class SequenceOperator:
             for k in sums:
                 sums[k] += s.numeric_cost[k]
         return sums
+
+
+def checked_sequence(seq: Sequence, bindings: Mapping[str, int] | None = None) -> SequenceReport:
+    """check_sequence, and whether the final program's operator can be built at its sizes
+    (shape rules, whole and 32-bit sizes): what `sequence check` accepts, apply builds."""
+    report = check_sequence(seq, bindings)
+    if report.final is not None:
+        broken = [
+            m
+            for s in result_operator(report.final, seq.name or "sequence").summaries()
+            if not s.ok
+            for m in s.messages()
+        ]
+        report.operator_problem = "; ".join(broken)
+    return report
 
 
 def result_operator(program: Program, name: str = "sequence") -> SequenceOperator:

@@ -21,7 +21,7 @@ from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
 from .serialize import check_header, load_json, refuse_unknown_fields
-from .symbolic import Size, parse_size
+from .symbolic import MAX_SIZE, Size, parse_size
 
 FORMAT = "tessera.sequence"
 VERSION = 1
@@ -122,8 +122,8 @@ def _step(doc: Any, where: str) -> Step:
     if not isinstance(doc, dict):
         raise FormatError(f"{where}: expected an object")
     op = doc.get("op")
-    if op not in STEP_PARAMS:
-        raise FormatError(f"{where}: unknown op {op!r} (known: {', '.join(STEP_PARAMS)})")
+    if not isinstance(op, str) or op not in STEP_PARAMS:
+        raise FormatError(f"{where}: unknown op {op!r:.60} (known: {', '.join(STEP_PARAMS)})")
     spec = STEP_PARAMS[op]
     unknown = sorted(set(doc) - set(spec) - {"op", "part"})
     if unknown:
@@ -153,7 +153,7 @@ def _param(value: Any, kind: str, where: str):
         if not isinstance(value, list) or len(value) != 2:
             raise FormatError(f"{where}: expected a list of two factors, got {value!r}")
         return tuple(_param(v, "size", f"{where}[{i}]") for i, v in enumerate(value))
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIZE:
         return value
     if isinstance(value, str):
         try:
@@ -161,7 +161,9 @@ def _param(value: Any, kind: str, where: str):
         except SizeError as e:
             raise FormatError(f"{where}: {e}") from None
         return value
-    raise FormatError(f"{where}: expected a positive integer or a size expression such as 'G', got {value!r}")
+    raise FormatError(
+        f"{where}: expected a whole number from 1 to 2^31 - 1 or a size expression such as 'G', got {value!r:.60}"
+    )
 
 
 # -- the document ----------------------------------------------------------------------------
@@ -171,8 +173,8 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
         doc, {"format", "version", "name", "description", "nest", "bindings", "reassociate", "steps"}, fail
     )
     nest = doc.get("nest", "conv2d")
-    if nest not in BASES:
-        raise fail("nest", f"unknown nest {nest!r} (known: {', '.join(BASES)})")
+    if not isinstance(nest, str) or nest not in BASES:
+        raise fail("nest", f"unknown nest {nest!r:.60} (known: {', '.join(BASES)})")
     for key in ("name", "description"):
         if not isinstance(doc.get(key, ""), str):
             raise fail(key, "must be a string")
@@ -185,8 +187,8 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
     for k, v in bindings.items():
         if not _NAME.match(str(k)):
             raise fail(f"bindings.{k}", "not a variable name")
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise fail(f"bindings.{k}", f"must be a positive integer, got {v!r}")
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
+            raise fail(f"bindings.{k}", f"must be a whole number from 1 to 2^31 - 1, got {v!r:.40}")
     steps = doc.get("steps")
     if not isinstance(steps, list):
         raise fail("steps", "missing, or not a list")

@@ -19,7 +19,7 @@ from ..atomic import write_text_atomically
 from .errors import FormatError, TesseraError
 from .graph import INPUT, OUTPUT, OperatorGraph
 from .primitives import REGISTRY, make
-from .symbolic import VarKind, parse_size
+from .symbolic import MAX_SIZE, VarKind, parse_size
 
 FORMAT = "tessera.operator"
 VERSION = 1
@@ -110,7 +110,7 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
 
     variables = _obj(doc.get("variables", {}), "variables", fail)
     for name, kind in variables.items():
-        if kind not in {k.value for k in VarKind}:
+        if not isinstance(kind, str) or kind not in {k.value for k in VarKind}:
             raise fail(f"variables.{name}", f"kind must be primary, coefficient or dynamic, got {kind!r}")
     inp, out = _obj(doc["input"], "input", fail), _obj(doc["output"], "output", fail)
     in_shape = _shape(inp.get("shape"), "input.shape", fail)
@@ -135,8 +135,8 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     )
     bindings = _obj(doc.get("bindings", {}), "bindings", fail)
     for k, v in bindings.items():
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise fail(f"bindings.{k}", f"must be a positive integer, got {v!r}")
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
+            raise fail(f"bindings.{k}", f"must be a whole number from 1 to 2^31 - 1, got {v!r:.40}")
     graph.bindings = dict(bindings)
     for key, node, obj in (("input", INPUT, inp), ("output", OUTPUT, out)):
         if "pos" in obj:
@@ -154,7 +154,7 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         where = f"nodes[{i}] ({node_id!r})"
         if node_id in (INPUT, OUTPUT) or node_id in graph.g:
             raise fail(where, "duplicate or reserved node id")
-        if op not in REGISTRY:
+        if not isinstance(op, str) or op not in REGISTRY:
             raise fail(where, f"unknown primitive {op!r} (known: {', '.join(sorted(REGISTRY))})")
         params = nd.get("params", {})
         if not isinstance(params, dict):
@@ -176,8 +176,8 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         if not isinstance(port, int) or isinstance(port, bool):
             raise fail(where, f"'port' must be an integer, got {port!r}")
         for end, n in (("from", src), ("to", dst)):
-            if n not in graph.g:
-                raise fail(where, f"'{end}' names no node: {n!r}")
+            if not isinstance(n, str) or n not in graph.g:
+                raise fail(where, f"'{end}' names no node: {n!r:.60}")
         try:
             graph.insert_edge(src, dst, port)
         except TesseraError as e:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..analysis.legality import check_sequence
-from ..codegen.loopnest_ir import result_operator
+from ..codegen.loopnest_ir import checked_sequence, result_operator
 from ..ir.graph import OperatorGraph
 from ..ir.loopnest import BASES, GROUP_PARTNERS, LoopNestError, Nest
 from ..ir.sequence import Sequence, Step, apply_step, make_step, sequence_document, start
@@ -65,7 +64,7 @@ class SequenceSearch(Strategy):
     def try_one(self) -> Candidate | None:
         """Sample one sequence and screen it; None when it is rejected (see stats)."""
         seq = self.sample()
-        report = check_sequence(seq)
+        report = checked_sequence(seq)
         if not report.legal:
             self.stats["illegal"] += 1
             return None
