@@ -16,6 +16,7 @@ from core.devices import default_device, get_device
 from core.ir.bindings import format_bindings
 from core.ir.errors import TesseraError
 from core.jobs.executors import EXECUTORS, choose_executor
+from core.jobs.outcomes import take_back_orphans
 from core.jobs.queue import JobQueue
 from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor, default_worker_count
@@ -210,6 +211,9 @@ def cmd_jobs(args) -> int:
     with Store(args.store) as store:
         queue = JobQueue(store)
         if args.action == "list":
+            if not (store.damage or store.read_only):  # jobs of workers that are gone are not shown running
+                for line in take_back_orphans(queue):
+                    print(line, file=sys.stderr)
             rows = [("id", "kind", "state", "tries", "progress", "operator", "where", "note")]
             for job in queue.jobs():
                 rows.append(

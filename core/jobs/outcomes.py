@@ -1,6 +1,6 @@
 """Running a handler and writing what came of it, apart, so that the process computing a
 job (a local worker, a Ray task) need not be the one writing it to the store; and what
-happens to a job whose process died.
+happens to a job whose process died (take_back_orphans: the one rule for every process).
 
 An outcome is a JSON-able dict: {"state": "done", "result": {...}} or
 {"state": "failed" | "cancelled" | "retry", "error": "..."}. "retry" comes from a handler's
@@ -11,14 +11,18 @@ away mid-run): the job is queued again, like one whose process died, until its a
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Collection
 
 from core.store import InvalidResult
 
 from .entry_points import resolve
 from .errors import JobCancelled
-from .queue import CANCELLED, DONE, FAILED, QUEUED, Job, JobQueue
+from .processes import pid_alive
+from .queue import CANCELLED, DONE, FAILED, HOST, QUEUED, RUNNING, Job, JobQueue
 
 log = logging.getLogger(__name__)
+STALE_AFTER = 120.0  # s without a heartbeat after which a running job is taken back
 RETRY = "retry"  # an outcome, not a job state: the job goes back to the queue
 
 
@@ -56,9 +60,35 @@ def settle(queue: JobQueue, job: Job, target: str, outcome: dict) -> None:
     queue.finish(job, outcome["state"], outcome["error"])  # a no-op unless the job is still ours
 
 
-def requeue(queue: JobQueue, job: Job, reason: str) -> list[str]:
+def requeue(queue: JobQueue, job: Job, reason: str, count_attempt: bool = True) -> list[str]:
     """The process running `job` died (`reason` says which and how): queue the job again, or
-    fail it once its attempts are used up (the supervisor then reports it as ended)."""
-    if queue.abandon(job, reason) == QUEUED:
-        return [f"{reason}; queued again (attempt {job.attempts + 1} of {job.max_attempts} next)"]
+    fail it once its attempts are used up (the supervisor then reports it as ended). Without
+    `count_attempt`, the attempt it was on is given back."""
+    if queue.abandon(job, reason, count_attempt) == QUEUED:
+        attempt = job.attempts + 1 if count_attempt else job.attempts
+        return [f"{reason}; queued again (attempt {attempt} of {job.max_attempts} next)"]
     return []
+
+
+def take_back_orphans(queue: JobQueue, ours: Collection[int] = (), stale_after: float = STALE_AFTER) -> list[str]:
+    """Queue again the running jobs whose runner is gone, except those of the runners `ours`
+    (pids on this host, which their own supervisor watches); returns what it did, as sentences.
+
+    The rule, the same for every process that looks (a supervisor, `tessera jobs`, the
+    explorer): a runner on this host whose process has ended died with the application that
+    started it (a crash, a kill; runners end with their parent), so its job is queued again
+    without using up an attempt. A runner anywhere that sent no heartbeat for `stale_after` s
+    may be stuck on its job, which then uses one. (A runner that dies while its supervisor
+    watches is that supervisor's to report, and uses one.)"""
+    events = []
+    for job in queue.jobs([RUNNING]):
+        here = job.worker_host == HOST
+        if here and job.worker_pid in ours:
+            continue
+        who = f"worker {job.worker_pid}" if here else f"worker {job.worker_host}:{job.worker_pid}"
+        silent = time.time() - (job.heartbeat or 0.0)
+        if here and not pid_alive(job.worker_pid or 0, job.started):
+            events += requeue(queue, job, f"interrupted: {who} is gone while running {job.describe()}", False)
+        elif silent > stale_after:
+            events += requeue(queue, job, f"{who} sent no heartbeat for {silent:.0f} s while running {job.describe()}")
+    return events

@@ -5,11 +5,14 @@ everything it started (TVM's builders and RPC servers run in child processes).""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
+import sys
 
 import psutil
 
+PR_SET_PDEATHSIG = 1  # prctl option: the signal this process gets when its parent dies
 #: exit code of a runner that stopped because the store must not be written (damaged, read-only)
 STORE_REFUSED = 4
 
@@ -30,8 +33,20 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 def enter_own_group() -> None:
-    """Make the calling (child) process lead a new process group, so kill_group reaches its children."""
+    """Make the calling (child) process lead a new process group, so kill_tree reaches its
+    children, and make the group end when its parent dies (a crash, a SIGKILL): on Linux the
+    kernel sends SIGTERM then (PR_SET_PDEATHSIG), which here kills the whole group."""
+    parent = os.getppid()
     os.setpgid(0, 0)
+    signal.signal(signal.SIGTERM, _end_group)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the request was made
+        _end_group()
+
+
+def _end_group(*_) -> None:
+    os.killpg(0, signal.SIGKILL)
 
 
 def kill_tree(process) -> None:

@@ -10,6 +10,7 @@ GUI calls start(), poll() from a timer and stop(); the CLI calls run().
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import time
@@ -21,8 +22,8 @@ from core.store import Store, StoreError
 
 from .errors import WorkerCrashed
 from .executors import Executor, LocalPool, RayExecutor, Runner
-from .outcomes import requeue
-from .processes import STORE_REFUSED, describe_exit, kill_tree, pid_alive
+from .outcomes import STALE_AFTER, requeue, take_back_orphans
+from .processes import STORE_REFUSED, describe_exit, kill_tree
 from .queue import CANCELLED, DONE, HOST, RUNNING, Job, JobQueue
 from .registry import handlers as declared_handlers
 
@@ -75,7 +76,7 @@ class Supervisor:
         *,
         ray: RayExecutor | None = None,
         heartbeat_interval: float = 2.0,
-        stale_after: float = 120.0,
+        stale_after: float = STALE_AFTER,
         cancel_grace: float = 5.0,
     ):
         self.store = Store(store_path)
@@ -113,6 +114,7 @@ class Supervisor:
             self.store.close()
             raise
         events = self._take_back_orphans()
+        atexit.register(self.stop)  # workers never outlive this interpreter (multiprocessing would wait for them)
         for group in self._groups:
             for _ in range(group.executor.processes):
                 self._spawn(group)
@@ -159,7 +161,10 @@ class Supervisor:
 
     def stop(self, grace: float = 3.0) -> list[str]:
         """Ask workers to finish, kill those still running after `grace` s (their jobs are
-        queued again without using up an attempt), and close the store."""
+        queued again without using up an attempt), and close the store. Once only."""
+        if self._stop.is_set() and not self._workers:
+            return []
+        atexit.unregister(self.stop)
         self._stop.set()
         deadline = time.monotonic() + grace
         for worker in self._workers:
@@ -262,23 +267,7 @@ class Supervisor:
 
     def _take_back_orphans(self) -> list[str]:
         """Running jobs of workers we do not own whose process is gone or silent."""
-        ours = set(self.worker_pids)
-        events = []
-        for job in self.queue.jobs([RUNNING]):
-            here = job.worker_host == HOST
-            if here and job.worker_pid in ours:
-                continue
-            who = f"worker {job.worker_pid}" if here else f"worker {job.worker_host}:{job.worker_pid}"
-            silent = time.time() - (job.heartbeat or 0.0)
-            if here and not pid_alive(job.worker_pid, job.started):
-                events += requeue(
-                    self.queue, job, f"{who} is gone (not started by this session) while running {job.describe()}"
-                )
-            elif silent > self.stale_after:
-                events += requeue(
-                    self.queue, job, f"{who} sent no heartbeat for {silent:.0f} s while running {job.describe()}"
-                )
-        return events
+        return take_back_orphans(self.queue, set(self.worker_pids), self.stale_after)
 
     def _stop_cancelled(self) -> list[str]:
         """Kill workers still running a job more than cancel_grace s after it was cancelled."""

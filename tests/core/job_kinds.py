@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -24,6 +26,7 @@ TEST_HANDLERS = {
     "steps": f"{HERE}:resumable_steps_job",
     "measure": f"{HERE}:matmul_measure_job",
     "fisher": f"{HERE}:score_job",
+    "spawn": f"{HERE}:child_process_job",
 }
 
 
@@ -92,6 +95,14 @@ def matmul_measure_job(payload: dict, ctx) -> dict:
         "trials": list(enumerate(times)),
         "tuned": False,
     }
+
+
+def child_process_job(payload: dict, ctx) -> dict:
+    """Start a busy child process, as TVM's builders are, say its pid, and wait for it."""
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    ctx.partial({"child": child.pid})
+    child.wait()
+    return {}
 
 
 def score_job(payload: dict, ctx) -> dict:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.jobs.executors import choose_executor
+from core.jobs.outcomes import take_back_orphans
 from core.jobs.queue import QUEUED, RUNNING, Job, JobQueue
 from core.jobs.submit import Queued, Request, submit
 from core.jobs.supervisor import Supervisor
@@ -88,6 +89,9 @@ class ExplorerSession(QObject):
             except TesseraError as e:  # the store cannot be written: its workers are stopped
                 self.message.emit(str(e))
                 self.stop_workers()
+        elif not (self.store.damage or self.store.read_only):
+            for line in take_back_orphans(self.queue):  # jobs of workers that are gone are not shown running
+                self.message.emit(line)
         self.ticked.emit()
         if not self._poll_pending:
             self._poll_pending = True
