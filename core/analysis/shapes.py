@@ -6,6 +6,7 @@ reason; nodes downstream of an error simply have no shape."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -177,6 +178,11 @@ def concrete_shapes(
     result = {}
     for node, t in report.shapes.items():
         result[node] = tuple(_whole(graph, node, f"dim {i}", d.size, bindings) for i, d in enumerate(t))
+        if math.prod(result[node]) > MAX_SIZE:
+            raise BindingError(
+                f"{label(graph, node)}: its tensor {list(result[node])} has {math.prod(result[node]):,} elements, "
+                f"more than 2^31 - 1, the most TVM indexes (32-bit)"
+            )
         if node not in (INPUT, OUTPUT):
             inputs = [report.shapes[s] for s in graph.inputs_of(node)]
             for what, size in graph.prim(node).integral(inputs, t):

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..analysis.summary import why_not_measurable
 from ..devices import Device, get_device
+from ..ir.bindings import format_bindings
+from ..ir.serialize import graph_from_document
 from ..jobs.submit import PlannedJob, Subject
 from ..store import Store
 from .errors import CompileError
@@ -76,7 +79,11 @@ class MeasureRequest:
         planned, notes = [], []
         for subject in self.subjects:
             operator_id, version = subject.save(store)
+            graph = graph_from_document(subject.document, source=subject.name)
             for bindings in self.bindings_sets or (subject.bindings or {},):
+                problem = why_not_measurable(graph, {**graph.bindings, **bindings}, names=False)
+                if problem:  # refused now, not later by a worker
+                    raise CompileError(f"{subject.name} cannot be built at {format_bindings(bindings)}: {problem}")
                 payloads, note = self.payloads(subject.document, bindings, device)
                 if note and f"{subject.name}: {note}" not in notes:
                     notes.append(f"{subject.name}: {note}")

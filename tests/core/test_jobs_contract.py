@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from core.compile.errors import CompileError
 from core.compile.payloads import MeasurePayload, TransferPayload
+from core.compile.requests import MeasureRequest
 from core.ir.errors import TesseraError
 from core.ir.serialize import read_document
 from core.jobs.entry_points import resolve
@@ -97,3 +99,13 @@ def test_submit_queues_all_jobs_or_none(tmp_path):
         with pytest.raises(TesseraError, match="broken"):
             submit(store, _TwoTargets())
         assert JobQueue(store).jobs() == [] and store.db["operators"].count == 0  # nothing half-queued
+
+
+def test_sizes_that_can_never_be_built_are_refused_when_submitted(tmp_path):
+    """Not later by a worker: a tensor beyond what TVM indexes, named, and nothing queued."""
+    huge = {"C_in": 65536, "C_out": 64, "H": 65536, "W": 2, "K": 3}
+    request = MeasureRequest((Subject(DOC, "conv2d"),), bindings_sets=(huge,))
+    with Store(tmp_path / "r.db") as store:
+        with pytest.raises(CompileError, match="conv2d cannot be built at C_in=65536.*more than 2\\^31 - 1"):
+            submit(store, request)
+        assert JobQueue(store).jobs() == []
