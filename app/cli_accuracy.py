@@ -190,7 +190,8 @@ def results_table(jobs) -> list[str]:
     rows = [("", "with the operator", "original", "ratio")]
     if train:
         accuracy = train["score"]["accuracy"]
-        rows.append(("accuracy (proxy)", "-" if accuracy is None else f"{accuracy:.3f}", train["outcome"], ""))
+        shown = "-" if accuracy is None else f"{accuracy:.3f}"
+        rows.append(("accuracy (proxy)", f"{shown} ({train['outcome']})", "not trained here", ""))
     if fisher:
         ours, theirs = fisher["fisher_potential"], fisher["fisher_original"]
         rows.append(("Fisher Potential", f"{ours:.4g}", f"{theirs:.4g}", f"{ours / theirs:.2f}x" if theirs else ""))
