@@ -5,6 +5,8 @@ nothing of the model; the dock layout persists through QSettings."""
 
 from __future__ import annotations
 
+import importlib
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt
@@ -128,6 +130,7 @@ class MainWindow(QMainWindow):
         self.show_start_page()
         if store is not None:
             self.explore.ensure_session()
+        threading.Thread(target=_import_pages, name="tessera page imports", daemon=True).start()
 
     # layout -------------------------------------------------------------------------
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -538,6 +541,13 @@ class MainWindow(QMainWindow):
         self.code.shutdown()
         self.scene.detach()
         event.accept()
+
+
+def _import_pages() -> None:
+    """Import the pages built on first show (the explorer's plot pulls in pyqtgraph: about
+    0.2 s) in the background, so the first switch to them does not stall the window."""
+    for module in ("views.explorer.explorer_view", "views.search_panel", "views.gallery"):
+        importlib.import_module(module)
 
 
 def _fitting(size: QSize) -> QSize:

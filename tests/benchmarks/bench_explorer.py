@@ -176,7 +176,7 @@ def stall_during_jobs(app, window, path: Path) -> None:
     from core.search.driver import SearchRequest
 
     session = window.explore.session
-    feeder = subprocess.Popen([sys.executable, __file__, "--feed", str(path)], cwd=ROOT)
+    feeder = subprocess.Popen([sys.executable, "-m", "tests.benchmarks.bench_explorer", "--feed", str(path)], cwd=ROOT)
     doc = read_document(EXAMPLES / "conv2d.json")
     bindings = {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
     try:
