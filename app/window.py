@@ -130,7 +130,8 @@ class MainWindow(QMainWindow):
         self.show_start_page()
         if store is not None:
             self.explore.ensure_session()
-        threading.Thread(target=_import_pages, name="tessera page imports", daemon=True).start()
+        self._page_imports = threading.Thread(target=_import_pages, name="tessera page imports", daemon=True)
+        self._page_imports.start()
 
     # layout -------------------------------------------------------------------------
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -509,7 +510,7 @@ class MainWindow(QMainWindow):
 
     def is_idle(self) -> bool:
         """No background work pending (used before screenshots and by tests)."""
-        return self.code.is_idle() and self.explore.is_idle()
+        return self.code.is_idle() and self.explore.is_idle() and not self._page_imports.is_alive()
 
     # persistence ------------------------------------------------------------------
     def _restore_state(self) -> None:

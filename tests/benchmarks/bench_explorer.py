@@ -221,6 +221,7 @@ def main() -> int:
         try:
             window.resize(1600, 1000)
             window.show()
+            wait_until_idle(app, window)  # the start page first, as a user sees it
             start = time.perf_counter()
             with Heartbeat() as beat:
                 window.show_page("explorer")
