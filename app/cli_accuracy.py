@@ -247,7 +247,7 @@ def describe_result(kind: str, result: dict) -> list[str]:
         for k in result["operator_kernels"]:
             if k["ratio"] is not None:
                 lines.append(
-                    f"{k['kernel']}: {k['in_network_ms']:.4f} ms in the network, {k['alone_ms']:.4f} ms alone "
+                    f"{k['kernel']}: {k['in_network_ms']:.4f} ms per call in the network, {k['alone_ms']:.4f} ms alone "
                     f"({k['ratio']:.2f}x)"
                 )
     replacement = result.get("replacement")

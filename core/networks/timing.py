@@ -43,9 +43,11 @@ def vm_timing(vm: relax.VirtualMachine, example: torch.Tensor, repeat: int, min_
 
 
 def kernel_times(vm: relax.VirtualMachine, example: torch.Tensor, names: Iterable[str], runs: int = 20) -> dict:
-    """Milliseconds each named kernel (a PrimFunc of the module) takes per forward pass inside the
-    network: the median over `runs` passes of its calls' wall time as the VM sees them, less the
-    cost of watching a call (the fastest of the VM's own builtins, about a microsecond)."""
+    """Milliseconds one call of each named kernel (a PrimFunc of the module) takes inside the
+    network: the median over `runs` passes of its calls' mean wall time as the VM sees them,
+    less the cost of watching a call (the fastest of the VM's own builtins, about a
+    microsecond). Per call, so it compares with the kernel timed alone even where the network
+    calls it several times (a kernel class shared by several layers of one size)."""
     wanted = set(names)
     started: dict[str, float] = {}
     calls: dict[str, list[float]] = defaultdict(list)
@@ -66,13 +68,9 @@ def kernel_times(vm: relax.VirtualMachine, example: torch.Tensor, names: Iterabl
             calls.clear()
             vm["main"](x)
             for symbol, spent in calls.items():
-                per_run[symbol].append(sum(spent) / len(spent) if symbol.startswith("vm.builtin") else sum(spent))
+                per_run[symbol].append(sum(spent) / len(spent))
     finally:
         vm.set_instrument(None)
     builtins = [statistics.median(v) for symbol, v in per_run.items() if symbol.startswith("vm.builtin")]
     overhead = min(builtins, default=0.0)
-    return {
-        name: max(statistics.median(per_run[name]) - overhead * (len(calls.get(name, ())) or 1), 0.0) * 1e3
-        for name in wanted
-        if name in per_run
-    }
+    return {name: max(statistics.median(per_run[name]) - overhead, 0.0) * 1e3 for name in wanted if name in per_run}
