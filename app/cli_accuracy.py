@@ -244,6 +244,8 @@ def describe_result(kind: str, result: dict) -> list[str]:
             lines.append(
                 f"not tuned (TVM's default, so no basis for a speedup): {', '.join(result['untuned_kernels'])}"
             )
+        if result.get("timing_note"):
+            lines.append(f"{result['timing_note']}: time it again on a quiet machine")
         for k in result["operator_kernels"]:
             if k["ratio"] is not None:
                 lines.append(

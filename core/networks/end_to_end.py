@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from ..compile.measure import timing_note
 from ..compile.target import core_count, local_target, use_threads
 from ..compile.transfer_sources import Source
 from ..compile.tune import tuning_root
@@ -29,7 +30,7 @@ from .kernel_layers import use_kernels
 from .relax_import import to_relax
 from .schedules import DATABASE, KernelSchedule, compile_scheduled, fused, network_kernels, schedule_kernels
 from .settings import DeployError, DeploySettings
-from .timing import check_network, kernel_times, torch_timing, vm_of, vm_timing
+from .timing import busy_machine, check_network, kernel_times, torch_timing, vm_of, vm_timing
 
 Progress = Callable[[float, str], None]
 
@@ -44,6 +45,7 @@ class NetworkRun:
     max_abs_error: float
     kernels: list[KernelSchedule]
     kernel_ms: dict[str, float]  # the operator's kernels inside the network (empty for the original)
+    doubt: str  # why its timing cannot be trusted ("" when it can)
 
 
 def tuned_end_to_end(
@@ -119,6 +121,7 @@ def tuned_end_to_end(
         "torch_baseline_ms": base.torch_ms,
         "torch_speedup": base.torch_ms / ours.torch_ms,
         "max_abs_error": ours.max_abs_error,
+        "timing_note": timing_note(base.doubt, ours.doubt),
         "kernels": [k.as_dict() for k in ours.kernels],
         "baseline_kernels": [k.as_dict() for k in base.kernels],
         "operator_kernels": [
@@ -155,6 +158,8 @@ def _run(
     progress(0.9, "building and timing")
     vm = vm_of(compile_scheduled(mod, target, folder))
     error = check_network(vm, model, example, what)
+    load = os.getloadavg()[0]
     timing = vm_timing(vm, example, deploy.repeat, deploy.min_repeat_ms)
     inside = kernel_times(vm, example, operator_kernels) if operator_kernels else {}
-    return NetworkRun(timing.median_ms, timing.std_ms, torch_ms, error, schedules, inside)
+    doubt = timing.doubt(f"TVM's {what}") or busy_machine(max(load, os.getloadavg()[0]))
+    return NetworkRun(timing.median_ms, timing.std_ms, torch_ms, error, schedules, inside, doubt)

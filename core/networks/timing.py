@@ -8,6 +8,7 @@ after each run and would take the cores torch's own threads need."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -24,6 +25,14 @@ from ..compile.measure import Timing, check_close, time_torch
 def torch_timing(model: nn.Module, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:
     """The eager torch module's latency on `example` (in eval mode, inference only)."""
     return time_torch(model.eval(), example, repeat, min_repeat_ms)
+
+
+def busy_machine(load: float) -> str:
+    """Why a whole network's timing is in doubt on a busy machine ("" when it is not): TVM's
+    runtime threads wait for each other at every kernel, so other processes on the cores
+    slow a network far more than one kernel (a 10 ms network read 196 ms at load 6 on 2 cores)."""
+    cores = os.cpu_count() or 1
+    return f"the machine was busy while timing (load {load:.1f} on {cores} cores)" if load > cores else ""
 
 
 def vm_of(executable) -> relax.VirtualMachine:
