@@ -162,7 +162,8 @@ def _param(value: Any, kind: str, where: str):
             raise FormatError(f"{where}: {e}") from None
         return value
     raise FormatError(
-        f"{where}: expected a whole number from 1 to 2^31 - 1 or a size expression such as 'G', got {value!r:.60}"
+        f"{where}: expected a positive integer or a size expression such as 'G' (numbers up to 2^31 - 1), "
+        f"got {value!r:.60}"
     )
 
 
@@ -188,7 +189,7 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
         if not _NAME.match(str(k)):
             raise fail(f"bindings.{k}", "not a variable name")
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
-            raise fail(f"bindings.{k}", f"must be a whole number from 1 to 2^31 - 1, got {v!r:.40}")
+            raise fail(f"bindings.{k}", f"must be a positive integer up to 2^31 - 1, got {v!r:.40}")
     steps = doc.get("steps")
     if not isinstance(steps, list):
         raise fail("steps", "missing, or not a list")

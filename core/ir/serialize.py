@@ -136,7 +136,7 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     bindings = _obj(doc.get("bindings", {}), "bindings", fail)
     for k, v in bindings.items():
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
-            raise fail(f"bindings.{k}", f"must be a whole number from 1 to 2^31 - 1, got {v!r:.40}")
+            raise fail(f"bindings.{k}", f"must be a positive integer up to 2^31 - 1, got {v!r:.40}")
     graph.bindings = dict(bindings)
     for key, node, obj in (("input", INPUT, inp), ("output", OUTPUT, out)):
         if "pos" in obj:

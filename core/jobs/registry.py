@@ -4,8 +4,9 @@ the supervisor), the payload's contract, how a finished job's result becomes sto
 the line the job monitor shows for it, and whether a cluster may run it.
 
 Each kind is declared by the package that owns it. The modules that declare kinds are
-light (no torch, no TVM) and are imported the first time the registry is asked; they
-are named in DECLARED_IN, the one list of them."""
+light (no torch, no TVM) and are imported the first time the registry is asked, in the
+order of DECLARED_IN, the one list of them (nothing else imports them, so the kinds are
+always listed in that order); payload classes live apart from them, in payloads.py."""
 
 from __future__ import annotations
 

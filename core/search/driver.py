@@ -24,7 +24,7 @@ from ..store import Store
 from ..train.payloads import FisherPayload, TrainPayload
 from ..train.settings import proxy_task
 from .base import Budget, SearchError, Strategy
-from .kinds import SearchPayload
+from .payloads import SearchPayload
 
 STRATEGIES = {
     "random": "core.search.canvas:CanvasSampler",

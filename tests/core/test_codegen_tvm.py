@@ -236,9 +236,9 @@ def test_missing_binding_is_a_clear_error():
         lower(g)
 
 
-def test_stage_beyond_32_bit_indexing_names_node_and_stage():
+def test_a_tensor_beyond_32_bit_indexing_names_its_node():
     graph = load_operator(EXAMPLES / "conv2d.json")
-    with pytest.raises(CodegenError, match=r"share share: stage share would hold 4,294,967,296 elements"):
+    with pytest.raises(TesseraError, match=r"share share: its tensor .* has 38,654,705,664 elements, more than 2\^31"):
         lower(graph, {"C_in": 1, "C_out": 2**20, "H": 64, "W": 64, "K": 3})
 
 

@@ -188,7 +188,11 @@ def test_searched_operator_that_ignores_its_input_is_refused_by_the_fisher_job()
     )
     with pytest.raises(FisherError, match=r"layer stem\.0: 8 of 8 output channels hold one value"):
         fisher_job(
-            {"operator": to_document(graph), "width": 8, "resolution": 8, "limit": 200, "fisher_batch": 16}, _Job()
+            {
+                "operator": to_document(graph),
+                "settings": {"width": 8, "resolution": 8, "limit": 200, "fisher_batch": 16},
+            },
+            _Job(),
         )
     # NAS-PTE's capacity check (sequence search, legality) rejects it with the reason, not a crash
     from core.train.capacity import CapacityJudge

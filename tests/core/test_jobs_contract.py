@@ -19,7 +19,7 @@ from core.jobs.queue import JobQueue
 from core.jobs.registry import cluster_kinds, job_kinds
 from core.jobs.submit import PlannedJob, Subject, submit
 from core.networks.settings import DeploySettings
-from core.search.kinds import SearchPayload
+from core.search.payloads import SearchPayload
 from core.store import Store
 from core.train.payloads import E2EPayload, FisherPayload, TrainPayload
 from core.train.settings import EvalSettings, TrainConfig
