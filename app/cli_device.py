@@ -104,20 +104,28 @@ def add_parsers(sub) -> None:
 
 
 def cmd_tracker(args) -> int:
-    from core.devices.serving import run_tracker  # TVM
-
     _note_exposure(args.host)
-    run_tracker(args.host, args.port, _announce)
+    _serve_in_child("tracker_call", {"host": args.host, "port": args.port})
     return 0
 
 
 def cmd_serve(args) -> int:
     from core.compile.target import core_count  # TVM
-    from core.devices.serving import run_server
 
     _note_exposure(args.host)
-    run_server(args.tracker, args.key, args.host, args.port, args.threads or core_count(), _announce)
+    threads = args.threads or core_count()
+    kwargs = {"tracker": args.tracker, "key": args.key, "host": args.host, "port": args.port, "threads": threads}
+    _serve_in_child("server_call", kwargs)
     return 0
+
+
+def _serve_in_child(function: str, kwargs: dict) -> None:
+    """Serve from a child process whose whole group (TVM's listener too) ends with this command,
+    even when it is killed; Ctrl-C here stops it."""
+    try:
+        call_in_subprocess(f"core.devices.serving:{function}", kwargs, on_progress=lambda _, line: _announce(line))
+    except KeyboardInterrupt:
+        _announce("stopped")
 
 
 def cmd_add(args) -> int:

@@ -80,6 +80,20 @@ def run_server(
     _serve(start, "the server", registered, announce)
 
 
+def tracker_call(host: str, port: int, progress: Callable[[float, str], None]) -> None:
+    """run_tracker in a child of `tessera device tracker` (core.jobs.isolate): that child's process
+    group, TVM's listener and its sessions included, ends with the command however it ends (a
+    SIGKILL too), so no port is left listening. Announcements arrive as progress messages."""
+    run_tracker(host, port, lambda line: progress(0.0, line))
+
+
+def server_call(
+    tracker: str, key: str, host: str, port: int | None, threads: int, progress: Callable[[float, str], None]
+) -> None:
+    """run_server in a child of `tessera device serve`, like tracker_call."""
+    run_server(tracker, key, host, port, threads, lambda line: progress(0.0, line))
+
+
 def _serve(
     start: Callable[[], object],
     what: str,

@@ -52,6 +52,16 @@ def tree(process: subprocess.Popen) -> list[psutil.Process]:
         return []
 
 
+def sessions(server: subprocess.Popen) -> list[psutil.Process]:
+    """The session processes of a `tessera device serve` process: those under TVM's listener
+    (the `tvm.exec.popen_worker` process in its tree), one per connected client."""
+    for process in tree(server):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if "tvm.exec.popen_worker" in " ".join(process.cmdline()):
+                return process.children(recursive=True)
+    return []
+
+
 def stop(process: subprocess.Popen, sig: int = signal.SIGTERM, grace: float = 15.0) -> list[int]:
     """Send `sig` to the process, give it `grace` s to end with its children, then SIGKILL whatever
     of its tree (as it was when signalled) is left. Returns the pids that had to be killed."""
@@ -140,7 +150,7 @@ class Cluster:
     def busy_server(self) -> subprocess.Popen | None:
         """The server running a session now (its listener has a session process under it)."""
         for server in self.servers:
-            if server.poll() is None and len(tree(server)) > 2:
+            if server.poll() is None and sessions(server):
                 return server
         return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 
 import pytest
 
@@ -24,7 +25,7 @@ from tests.support import EXAMPLES, TINY
 from tests.support import tessera as run_tessera
 
 from .jobs_checks import poll_until
-from .rpc_loopback import LOOPBACK, free_port, key_status, stop, tree, wait_for
+from .rpc_loopback import LOOPBACK, free_port, key_status, sessions, stop, tessera, wait_for
 
 pytestmark = pytest.mark.tvm
 
@@ -90,7 +91,7 @@ def test_plain_errors_for_a_dead_tracker_an_unknown_key_and_busy_servers(rpc_clu
 def test_a_session_lost_mid_run_is_named_plainly(rpc_cluster):
     session = open_session(Device.from_dict(rpc_cluster.device()), wait=10.0)
     server = wait_for(rpc_cluster.busy_server, 10, "the session's process")
-    for process in tree(server)[2:]:  # the session process: TVM's listener thread dies with it
+    for process in sessions(server):  # the session process: TVM's listener thread dies with it
         process.kill()
     with pytest.raises(RuntimeError) as raised:
         session.remote.get_function("runtime.NumThreads")()
@@ -269,3 +270,27 @@ def test_a_tuning_job_survives_a_server_killed_mid_measurement(rpc_cluster, tmp_
         assert row["device_name"] == "loop" and row["job_id"] == job_id and row["tuned"] == job.result["tuned"]
         assert len(store.trials(row["measurement_id"])) == len(job.result["trials"]) >= 1
     assert key_status(rpc_cluster.port, "loopcpu").servers == 1
+
+
+def test_a_killed_tracker_or_server_leaves_no_port_listening(rpc_cluster):
+    """SIGKILL of `tessera device serve` or `tracker` (no chance to clean up) still ends TVM's
+    listener: it runs in a child whose process group dies with the command."""
+    server = rpc_cluster.serve()
+    port = int(server.args[server.args.index("--port") + 1])
+    wait_for(lambda: _listening(port), 60, "the server's listener", server)
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=10)
+    wait_for(lambda: not _listening(port), 20, f"port {port} to close")
+
+    tracker_port = free_port()
+    log = rpc_cluster.folder / "second-tracker.log"
+    tracker = tessera("device", "tracker", "--host", LOOPBACK, "--port", str(tracker_port), log=log)
+    wait_for(lambda: _listening(tracker_port), 60, "the second tracker", tracker)
+    tracker.send_signal(signal.SIGKILL)
+    tracker.wait(timeout=10)
+    wait_for(lambda: not _listening(tracker_port), 20, f"port {tracker_port} to close")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex((LOOPBACK, port)) == 0
