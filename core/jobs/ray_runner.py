@@ -17,12 +17,12 @@ import socket
 import time
 from dataclasses import dataclass
 
-from core.store import Store
+from core.store import Store, StoreDamaged, StoreReadOnly
 
 from .errors import ExecutorError
 from .executors import RayExecutor, Runner
 from .outcomes import requeue, settle
-from .processes import enter_own_group
+from .processes import STORE_REFUSED, enter_own_group
 from .queue import CANCELLED, FAILED, Job, JobQueue
 
 # Ray advertises the machine's network address unless it believes it cannot form a
@@ -48,6 +48,7 @@ def ray_runner_main(given: Runner, executor: RayExecutor) -> None:
         raise SystemExit(3) from None
     try:
         with Store(given.store_path) as store:
+            store.ensure_writable()
             dispatcher = Dispatcher(ray, JobQueue(store), executor, given)
             given.notes.send(f"Ray runner {os.getpid()} is on {dispatcher.cluster_text()}")
             while not given.stop.is_set():
@@ -56,6 +57,9 @@ def ray_runner_main(given: Runner, executor: RayExecutor) -> None:
                     return
                 dispatcher.step(take_jobs=not orphaned)
             dispatcher.interrupt()
+    except (StoreDamaged, StoreReadOnly) as exc:  # as a worker does: say why, and stop
+        given.notes.send(f"Ray runner {os.getpid()} stopped: {exc}")
+        raise SystemExit(STORE_REFUSED) from None
     finally:
         ray.shutdown()
 
