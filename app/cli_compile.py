@@ -15,7 +15,7 @@ from app.cli_inputs import operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
 from core.compile.algorithms import ALGORITHMS, gspc_convolution
-from core.compile.jobs import variant_payloads
+from core.compile.handlers import variant_payloads
 from core.compile.payloads import MeasurePayload
 from core.devices import get_device
 from core.ir.errors import TesseraError
@@ -99,7 +99,7 @@ def cmd_codegen(args) -> int:
     make_plan(graph, bindings)  # shape and binding errors, before spawning TVM
     print(
         call_in_subprocess(
-            "core.compile.jobs:tvmscript_call", {"operator": document, "bindings": bindings, "batch": args.batch}
+            "core.compile.handlers:tvmscript_call", {"operator": document, "bindings": bindings, "batch": args.batch}
         )
     )
     return 0
@@ -135,7 +135,7 @@ def cmd_measure(args) -> int:
     if args.algorithm == "gspc":
         gspc_convolution(graph, {**graph.bindings, **bindings})  # before spawning TVM
     result = call_in_subprocess(
-        "core.compile.jobs:measure_call", {"payload": payload.to_dict()}, on_progress=print_progress
+        "core.compile.handlers:measure_call", {"payload": payload.to_dict()}, on_progress=print_progress
     )
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -148,14 +148,14 @@ def cmd_measure(args) -> int:
 
 
 def _measure_variants(args, payload: MeasurePayload) -> int:
-    """Every variant one after another (core.compile.jobs.variant_payloads), then one table."""
+    """Every variant one after another (core.compile.handlers.variant_payloads), then one table."""
     payloads, skipped = variant_payloads(payload)
     results = []
     for variant in payloads:
         label = _variant(variant)
         results.append(
             call_in_subprocess(
-                "core.compile.jobs:measure_call",
+                "core.compile.handlers:measure_call",
                 {"payload": variant.to_dict()},
                 on_progress=lambda f, m, label=label: print_progress(f, f"{label}: {m}"),
             )

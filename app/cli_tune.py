@@ -154,7 +154,7 @@ def _tune_operator(args) -> dict:
             device = get_device(store, args.device)
     [payload], _ = request.payloads(document, bindings, device)
     return call_in_subprocess(
-        f"core.compile.jobs:{payload.kind}_call", {"payload": payload.to_dict()}, on_progress=print_progress
+        f"core.compile.handlers:{payload.kind}_call", {"payload": payload.to_dict()}, on_progress=print_progress
     )
 
 

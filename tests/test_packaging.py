@@ -141,7 +141,7 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
     assert {
         "app.cli_export",
         "app.code_worker",
-        "core.compile.jobs",
+        "core.compile.handlers",
         "core.export.tvm_export",
         "views.pictures",
         "tvm (all submodules)",

@@ -1,5 +1,6 @@
 """Build, check, measure and tune operators with TVM on the local CPU.
 
-Every module here except `errors`, `warm`, `jobs` and `requests` imports TVM (and torch):
-they run in worker processes only. `jobs.measure_job` is the entry point the
-job system and `tessera measure` call, in a spawned process."""
+Every module here except `errors`, `warm`, `algorithms`, `handlers`, `kinds`, `payloads` and
+`requests` imports TVM (and torch): they run in worker processes only. The job handlers
+(`handlers.measure_job`, `transfer_job`) are the entry points the job system and `tessera
+measure` call, in a spawned process."""

@@ -45,7 +45,7 @@ def transferred(result: dict) -> str:
     return f"{measured(result)}; {why}"
 
 
-MEASURE = declare(JobKind("measure", "core.compile.jobs:measure_job", MeasurePayload, record_measurement, measured))
+MEASURE = declare(JobKind("measure", "core.compile.handlers:measure_job", MeasurePayload, record_measurement, measured))
 TRANSFER = declare(
-    JobKind("transfer", "core.compile.jobs:transfer_job", TransferPayload, record_measurement, transferred)
+    JobKind("transfer", "core.compile.handlers:transfer_job", TransferPayload, record_measurement, transferred)
 )

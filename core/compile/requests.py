@@ -1,5 +1,5 @@
 """What one Evaluate or Tune request queues: for each operator and set of sizes, the
-measure or transfer jobs (core.compile.jobs), for the window's dialog, `tessera submit` and
+measure or transfer jobs (core.compile.handlers), for the window's dialog, `tessera submit` and
 `tessera tune` alike (through core.jobs.submit).
 
 A request measures TVM's default schedule, tunes with MetaSchedule (trials > 0), reuses
@@ -17,7 +17,7 @@ from ..ir.serialize import graph_from_document
 from ..jobs.submit import PlannedJob, Subject
 from ..store import Store
 from .errors import CompileError
-from .jobs import variant_payloads
+from .handlers import variant_payloads
 from .payloads import MeasurePayload, TransferPayload
 
 

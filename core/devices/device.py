@@ -76,7 +76,7 @@ class Device:
         }
 
     def job_fields(self) -> dict:
-        """What a measure job's payload carries about its device (core.compile.jobs.measure_job):
+        """What a measure job's payload carries about its device (core.compile.handlers.measure_job):
         the name, and for an RPC device its whole description, so the worker needs no store."""
         return {"device": self.name} if self.is_local else {"device": self.name, "device_config": self.to_dict()}
 

@@ -23,7 +23,7 @@ from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
 from ..compile.errors import CompileError
-from ..compile.jobs import quiet_stdout
+from ..compile.handlers import quiet_stdout
 from ..compile.target import core_count, local_target, use_threads
 from ..compile.transfer import Bench, NotApplicable, transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, measured_trials, schedules_of

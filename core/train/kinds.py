@@ -18,8 +18,10 @@ def record_score(store, job, result: dict) -> None:
     store.add_score(job.operator_id, result["score"], job_id=job.id)
 
 
-FISHER = declare(JobKind("fisher", "core.train.jobs:fisher_job", FisherPayload, record_score, cluster=TaskResources()))
-TRAIN = declare(
-    JobKind("train", "core.train.jobs:train_job", TrainPayload, record_score, cluster=TaskResources(gpu=True))
+FISHER = declare(
+    JobKind("fisher", "core.train.handlers:fisher_job", FisherPayload, record_score, cluster=TaskResources())
 )
-E2E = declare(JobKind("e2e", "core.train.jobs:e2e_job", E2EPayload, record_score))
+TRAIN = declare(
+    JobKind("train", "core.train.handlers:train_job", TrainPayload, record_score, cluster=TaskResources(gpu=True))
+)
+E2E = declare(JobKind("e2e", "core.train.handlers:e2e_job", E2EPayload, record_score))

@@ -7,7 +7,7 @@ other processes disturb less); Tessera's default TVM lowering
 (untuned, as a design-space explorer first sees every kernel); GSPC untuned (hand-written
 schedule, T_O = the SIMD width); GSPC tuned over its tile grid (TILE_POINTS points, in a
 fresh folder, so every run measures them). Every TVM kernel is checked against the
-operator's torch module before it is timed (core.compile.jobs.measure_job, in this
+operator's torch module before it is timed (core.compile.handlers.measure_job, in this
 process). Published (Gibson's thesis): with the default algorithm G = 2 is slower than the
 standard conv although it does half the work; GSPC fixes that, 5.1x faster on average.
 `--tune-default N` adds the default lowering tuned with MetaSchedule (N trials per G, xgb,
@@ -60,7 +60,7 @@ def torch_conv(groups: int, threads: int) -> float:
 
 
 def measure(groups: int, algorithm: str, trials: int, root: str | None) -> dict:
-    from core.compile.jobs import measure_job
+    from core.compile.handlers import measure_job
 
     document = json.loads((ROOT / "resources" / "examples" / "grouped_conv.json").read_text())
     bindings = {"C_in": CHANNELS, "C_out": CHANNELS, "H": SIZE, "W": SIZE, "K": KERNEL, "G": groups}

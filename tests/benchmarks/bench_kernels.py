@@ -3,7 +3,7 @@
 and against this machine's peak FP32 rate computed from its CPU features. Prints figures and ratios; the goal is
 tuned TVM at least as fast as torch's conv2d.
 
-Each TVM measurement runs through `core.compile.jobs:measure_call` in a spawned
+Each TVM measurement runs through `core.compile.handlers:measure_call` in a spawned
 process, as `tessera measure` does; tuning databases are kept in the usual cache
 (~/.cache/tessera/tuning), so a second run reuses the trials of the first.
 Run: `python -m tests.benchmarks.bench_kernels` or `tessera bench kernels`."""
@@ -66,7 +66,7 @@ def measure(name: str, bindings: dict, trials: int) -> dict:
     def report(fraction: float, message: str) -> None:
         print(f"  [{time.monotonic() - start:6.0f} s] {name}: {message}", file=sys.stderr, flush=True)
 
-    result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=report)
+    result = call_in_subprocess("core.compile.handlers:measure_call", {"payload": payload}, on_progress=report)
     result["seconds"] = time.monotonic() - start
     return result
 

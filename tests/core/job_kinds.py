@@ -1,7 +1,7 @@
 """Job handlers and isolated functions for the job-system tests.
 
 Real functions that spawned worker processes import by 'module:function' path,
-as they import the real handlers (core.compile.jobs:measure_job).
+as they import the real handlers (core.compile.handlers:measure_job).
 """
 
 from __future__ import annotations

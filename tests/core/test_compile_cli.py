@@ -26,8 +26,8 @@ def test_a_measuring_process_killed_with_sigkill_is_a_clean_error():
             if "spawn_main" in " ".join(child.cmdline()):
                 child.send_signal(signal.SIGKILL)
 
-    with pytest.raises(WorkerCrashed, match="core.compile.jobs:measure_call was killed by signal SIGKILL"):
-        call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload}, on_progress=kill_worker)
+    with pytest.raises(WorkerCrashed, match="core.compile.handlers:measure_call was killed by signal SIGKILL"):
+        call_in_subprocess("core.compile.handlers:measure_call", {"payload": payload}, on_progress=kill_worker)
 
 
 def test_cli_measure_prints_latencies_speedup_and_errors_cleanly():

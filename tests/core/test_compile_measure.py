@@ -10,7 +10,7 @@ import pytest
 
 from core.analysis.summary import summarize
 from core.compile.errors import CompileError, NumericalMismatch
-from core.compile.jobs import measure_job
+from core.compile.handlers import measure_job
 from core.compile.measure import Timing, check_close, timing_note
 from core.ir.errors import TesseraError
 from core.ir.serialize import load_operator

@@ -30,7 +30,7 @@ def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
     }
     progress = []
     first = call_in_subprocess(
-        "core.compile.jobs:measure_call", {"payload": payload}, on_progress=lambda f, m: progress.append(m)
+        "core.compile.handlers:measure_call", {"payload": payload}, on_progress=lambda f, m: progress.append(m)
     )
     assert first["new_trials"] == 4 and first["trial_count"] == 4
     # the tuned kernel is timed against TVM's default and kept only if faster, saying so

@@ -37,7 +37,7 @@ def test_gpu_devices_are_refused_before_any_work():
     """No tracker is asked: untuned kernels, and the untuned default transfer-tuning may keep,
     do not run on a GPU."""
     from core.compile.errors import CompileError
-    from core.compile.jobs import _CallContext, measure_job, transfer_job
+    from core.compile.handlers import _CallContext, measure_job, transfer_job
 
     gpu = Device.from_dict(
         {
@@ -169,7 +169,7 @@ def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_
 
     document, root = json.loads(CONV.read_text()), tmp_path / "tuning"
     tuned = call_in_subprocess(
-        "core.compile.jobs:measure_call",
+        "core.compile.handlers:measure_call",
         {
             "payload": {
                 "operator": document,
@@ -220,7 +220,7 @@ def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_
     gpu = Device.from_dict(rpc_cluster.device(name="gpu", target={"kind": "cuda"}))
     payload = {"operator": document, "bindings": TINY, **gpu.job_fields()}
     with pytest.raises(TesseraError, match=r"transfer-tuning runs on CPU devices \(an llvm target\); gpu is cuda"):
-        call_in_subprocess("core.compile.jobs:transfer_call", {"payload": payload})
+        call_in_subprocess("core.compile.handlers:transfer_call", {"payload": payload})
 
 
 @pytest.mark.slow

@@ -111,7 +111,7 @@ def test_a_tuned_operator_exports_its_tuned_kernel(tmp_path):
         "tuning_root": str(tmp_path / "tuning"),
         **QUICK,
     }
-    measured = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload})
+    measured = call_in_subprocess("core.compile.handlers:measure_call", {"payload": payload})
     assert measured["trial_count"] == 2 and measured["best_trial_ms"] > 0  # the database the export reuses
     reference = _reference("conv2d", bindings, tmp_path)
     out = tessera(

@@ -11,7 +11,7 @@ from torch import nn
 
 from core.analysis.fisher import FisherError, channel_scores, fisher_potential, passes_fisher
 from core.ir.serialize import load_operator, to_document
-from core.train.jobs import fisher_job
+from core.train.handlers import fisher_job
 from tests.support import EXAMPLES, chain
 
 torch.set_num_threads(1)

@@ -11,7 +11,7 @@ import pytest
 from core.codegen.gspc import TileError
 from core.compile.errors import CompileError
 from core.compile.gspc import GRID_FILE, GspcKernel
-from core.compile.jobs import measure_job, variant_payloads
+from core.compile.handlers import measure_job, variant_payloads
 from core.compile.measure import Settings, measure_operator
 from core.compile.payloads import MeasurePayload
 from core.ir.serialize import load_operator

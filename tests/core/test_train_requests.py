@@ -15,7 +15,7 @@ from core.jobs.submit import Subject, submit
 from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.errors import EvaluationError
-from core.train.jobs import train_job
+from core.train.handlers import train_job
 from core.train.requests import AccuracyRequest
 from core.train.settings import EvalSettings
 from tests.support import EXAMPLES, Ctx

@@ -44,7 +44,7 @@ def tuned_root(tmp_path_factory):
         "tuning_root": str(root),
         **QUICK,
     }
-    result = call_in_subprocess("core.compile.jobs:measure_call", {"payload": payload})
+    result = call_in_subprocess("core.compile.handlers:measure_call", {"payload": payload})
     assert result["trial_count"] == 4 and result["best_trial_ms"] > 0
     return root
 
