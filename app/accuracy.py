@@ -65,7 +65,7 @@ class AccuracyEvaluation(QObject):
             return
         for subject in subjects:
             if subject.input_key is not None:
-                self.explore.editor_jobs_queued(subject.input_key, subject.document)
+                self.explore.editor_jobs_queued(subject)
         self.show_monitor()
         self.monitor.track(ids)
         self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {request.describe()} for {subject}", 8000)

@@ -16,13 +16,15 @@ from pathlib import Path
 
 from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BACKBONE_NAMES
-from core.ir.serialize import read_document
+from core.ir.serialize import read_operator
 from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
+from core.jobs.registry import job_result
 from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
 from core.store import Store
 from core.train.requests import AccuracyRequest
+from core.train.results import E2EResult, FisherResult, TrainResult
 from core.train.settings import EvalSettings
 
 from .cli_inputs import transfer_sources
@@ -102,7 +104,7 @@ def add_parsers(sub) -> None:
 
 
 def cmd_evaluate(args) -> int:
-    doc = read_document(args.file)
+    doc, graph = read_operator(args.file)
     settings = EvalSettings(
         dataset=args.dataset,
         backbone=args.backbone,
@@ -128,7 +130,9 @@ def cmd_evaluate(args) -> int:
         fisher_only=args.fisher_only,
         deploy=None if args.no_e2e else deploy,
         tuning_root=args.tuning_dir,
-        subjects=(Subject(doc, doc.get("name") or Path(args.file).stem, input_key=str(Path(args.file).resolve())),),
+        subjects=(
+            Subject(doc, graph.name or Path(args.file).stem, input_key=str(Path(args.file).resolve()), parsed=graph),
+        ),
     )
     with Store(args.store) as store:
         ids = submit(store, request).ids
@@ -172,7 +176,7 @@ def _run_now(store: Store, ids: list[int]) -> int:
             print(f"{job.describe()} {job.state}: {job.error}")
             continue
         print(f"{job.describe()} done:")
-        for line in describe_result(job.kind, job.result):
+        for line in describe_result(job_result(job)):
             print(f"  {line}")
     done = [job for job in jobs if job.state == DONE]
     if done:
@@ -185,74 +189,71 @@ def _run_now(store: Store, ids: list[int]) -> int:
 def results_table(jobs) -> list[str]:
     """One table of what the jobs found: accuracy, Fisher Potential (and the original's), tuned
     end-to-end latency of both networks and the speedup, PyTorch's eager times beside."""
-    found = {job.kind: job.result for job in jobs}
+    found = {job.kind: job_result(job) for job in jobs}
     train, fisher, e2e = found.get("train"), found.get("fisher") or found.get("train"), found.get("e2e")
     rows = [("", "with the operator", "original", "ratio")]
     if train:
-        accuracy = train["score"]["accuracy"]
+        accuracy = train.score.accuracy
         shown = "-" if accuracy is None else f"{accuracy:.3f}"
-        rows.append(("accuracy (proxy)", f"{shown} ({train['outcome']})", "not trained here", ""))
+        rows.append(("accuracy (proxy)", f"{shown} ({train.outcome})", "not trained here", ""))
     if fisher:
-        ours, theirs = fisher["fisher_potential"], fisher["fisher_original"]
+        ours, theirs = fisher.fisher_potential, fisher.fisher_original
         rows.append(("Fisher Potential", f"{ours:.4g}", f"{theirs:.4g}", f"{ours / theirs:.2f}x" if theirs else ""))
     if e2e:
-        tuned = "tuned" if e2e["score"].get("e2e_tuned") else "NOT all tuned"
+        tuned = "tuned" if e2e.tuned else "NOT all tuned"
         rows.append(
             (
-                f"TVM, {tuned} ({e2e['deploy']})",
-                f"{e2e['latency_ms']:.3f} ms",
-                f"{e2e['baseline_latency_ms']:.3f} ms",
-                f"{e2e['score']['e2e_speedup']:.2f}x faster",
+                f"TVM, {tuned} ({e2e.deploy})",
+                f"{e2e.latency_ms:.3f} ms",
+                f"{e2e.baseline_latency_ms:.3f} ms",
+                f"{e2e.baseline_latency_ms / e2e.latency_ms:.2f}x faster",
             )
         )
         rows.append(
             (
                 "PyTorch eager",
-                f"{e2e['torch_latency_ms']:.3f} ms",
-                f"{e2e['torch_baseline_ms']:.3f} ms",
-                f"{e2e['torch_speedup']:.2f}x faster",
+                f"{e2e.torch_latency_ms:.3f} ms",
+                f"{e2e.torch_baseline_ms:.3f} ms",
+                f"{e2e.torch_speedup:.2f}x faster",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
-def describe_result(kind: str, result: dict) -> list[str]:
-    """A few readable lines for a finished fisher, train or e2e job."""
+def describe_result(result: FisherResult | E2EResult) -> list[str]:
+    """A few readable lines for a finished fisher, train or e2e job's result."""
     lines = []
-    if "fisher_potential" in result:
-        verdict = "passes" if result["fisher_passes"] else "REJECTED (below the original)"
+    if isinstance(result, FisherResult):
+        verdict = "passes" if result.fisher_passes else "REJECTED (below the original)"
         lines.append(
-            f"Fisher Potential {result['fisher_potential']:.4g} vs original {result['fisher_original']:.4g}: {verdict}"
+            f"Fisher Potential {result.fisher_potential:.4g} vs original {result.fisher_original:.4g}: {verdict}"
         )
-    if kind == "train":
-        curve = ", ".join(f"{a:.3f}" for a in result["accuracy_per_epoch"])
+    if isinstance(result, TrainResult):
+        curve = ", ".join(f"{a:.3f}" for a in result.accuracy_per_epoch)
         lines.append(f"validation accuracy per epoch: {curve}")
-        if result["outcome"] != "trained":
-            lines.append(f"{result['outcome']}: {result['reason']}")
-    if kind == "e2e":
+        if result.outcome != "trained":
+            lines.append(f"{result.outcome}: {result.reason}")
+    if isinstance(result, E2EResult):
         sources: dict[str, int] = {}
-        for k in result["kernels"]:
-            source = k["source"].split(":")[0]
+        for k in result.kernels:
+            source = k.source.split(":")[0]
             sources[source] = sources.get(source, 0) + 1
         lines.append(
-            f"{result['deploy']}, {result['threads']} threads: TVM {result['latency_ms']:.3f} ms vs original "
-            f"{result['baseline_latency_ms']:.3f} ms ({result['score']['e2e_speedup']:.2f}x); kernels: "
+            f"{result.deploy}, {result.threads} threads: TVM {result.latency_ms:.3f} ms vs original "
+            f"{result.baseline_latency_ms:.3f} ms ({result.baseline_latency_ms / result.latency_ms:.2f}x); kernels: "
             + ", ".join(f"{n} {s}" for s, n in sorted(sources.items()))
         )
-        if result["untuned_kernels"]:
-            lines.append(
-                f"not tuned (TVM's default, so no basis for a speedup): {', '.join(result['untuned_kernels'])}"
-            )
-        if result.get("timing_note"):
-            lines.append(f"{result['timing_note']}: time it again on a quiet machine")
-        for k in result["operator_kernels"]:
-            if k["ratio"] is not None:
+        if result.untuned_kernels:
+            lines.append(f"not tuned (TVM's default, so no basis for a speedup): {', '.join(result.untuned_kernels)}")
+        if result.timing_note:
+            lines.append(f"{result.timing_note}: time it again on a quiet machine")
+        for k in result.operator_kernels:
+            if k.ratio is not None:
                 lines.append(
-                    f"{k['kernel']}: {k['in_network_ms']:.4f} ms per call in the network, {k['alone_ms']:.4f} ms alone "
-                    f"({k['ratio']:.2f}x)"
+                    f"{k.kernel}: {k.in_network_ms:.4f} ms per call in the network, {k.alone_ms:.4f} ms alone "
+                    f"({k.ratio:.2f}x)"
                 )
-    replacement = result.get("replacement")
-    if replacement:
-        lines.append(f"replaced {replacement['replaced']} of {len(replacement['layers'])} convolutions")
+    replacement = result.replacement
+    lines.append(f"replaced {replacement.replaced} of {len(replacement.layers)} convolutions")
     return lines

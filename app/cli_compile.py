@@ -19,6 +19,7 @@ from core.compile.payloads import MeasurePayload
 from core.compile.requests import variant_payloads
 from core.devices import get_device
 from core.ir.errors import TesseraError
+from core.ir.graph import OperatorGraph
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
 
@@ -131,7 +132,7 @@ def cmd_measure(args) -> int:
         **device,
     )
     if args.variants:
-        return _measure_variants(args, payload)
+        return _measure_variants(args, payload, graph)
     algorithm(args.algorithm).check(graph, {**graph.bindings, **bindings})  # before spawning TVM
     result = call_in_subprocess(
         "core.compile.handlers:measure_call", {"payload": payload.to_dict()}, on_progress=print_progress
@@ -146,9 +147,9 @@ def cmd_measure(args) -> int:
     return 0
 
 
-def _measure_variants(args, payload: MeasurePayload) -> int:
-    """Every variant one after another (core.compile.handlers.variant_payloads), then one table."""
-    payloads, skipped = variant_payloads(payload)
+def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> int:
+    """Every variant one after another (core.compile.requests.variant_payloads), then one table."""
+    payloads, skipped = variant_payloads(payload, graph)
     results = []
     for variant in payloads:
         label = _variant(variant)

@@ -8,14 +8,13 @@ from pathlib import Path
 from core.ir.bindings import check_names, parse_bindings
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
-from core.ir.serialize import graph_from_document, read_document
+from core.ir.serialize import read_operator
 
 
 def operator_and_bindings(path: str, bind: str) -> tuple[dict, OperatorGraph, dict[str, int]]:
     """The operator file's document and graph, and the --bind values, which must name
     variables the operator has (a typo would otherwise leave the file's own size in use)."""
-    document = read_document(path)
-    graph = graph_from_document(document, path)
+    document, graph = read_operator(path)
     bindings = parse_bindings(bind)
     check_names(bindings, graph.kinds(), path)
     return document, graph, bindings

@@ -162,7 +162,7 @@ def cmd_submit(args) -> int:
     with Store(args.store) as store:
         device = get_device(store, args.device) if args.device else default_device(store)
         request = MeasureRequest(
-            (Subject(doc, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
+            (Subject(doc, name, bindings=bindings, input_key=str(Path(args.file).resolve()), parsed=graph),),
             device.name,
             trials=args.tune_trials,
             variants=args.variants,

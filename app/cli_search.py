@@ -68,6 +68,7 @@ def cmd_search(args) -> int:
     from core.ir.serialize import read_document
     from core.jobs.isolate import call_in_subprocess
     from core.search.driver import SearchConfig
+    from core.search.results import SearchResult
     from core.store import Store
 
     evaluation = {
@@ -101,16 +102,16 @@ def cmd_search(args) -> int:
     def show(fraction: float, message: str) -> None:
         print(f"  [{fraction:4.0%}] {message}", flush=True)
 
-    summary = call_in_subprocess(
-        "core.search.driver:run_search", {"config": config, "store_path": path}, on_progress=show
+    summary = SearchResult.from_dict(
+        call_in_subprocess("core.search.driver:run_search", {"config": config, "store_path": path}, on_progress=show)
     )
-    stats = ", ".join(f"{k} {v}" for k, v in summary["stats"].items())
+    stats = ", ".join(f"{k} {v}" for k, v in summary.stats.items())
     print(
-        f"found {summary['found']} candidates in {summary['seconds']} s "
-        f"({summary['scored']} scored, {summary['queued']} measurement jobs queued); {stats}"
+        f"found {summary.found} candidates in {summary.seconds} s "
+        f"({summary.scored} scored, {summary.queued} measurement jobs queued); {stats}"
     )
-    for failure in summary["failures"]:
+    for failure in summary.failures:
         print(f"  not scored: {failure}", file=sys.stderr)
-    if summary["queued"]:
+    if summary.queued:
         print("run `tessera worker` to measure the queued candidates")
     return 0

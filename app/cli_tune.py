@@ -135,7 +135,7 @@ def _tune_operator(args) -> dict:
     make_plan(graph, bindings)  # shape and binding errors, before TVM
     name = document.get("name") or Path(args.file).stem
     request = MeasureRequest(
-        (Subject(document, name, bindings=bindings, input_key=str(Path(args.file).resolve())),),
+        (Subject(document, name, bindings=bindings, input_key=str(Path(args.file).resolve()), parsed=graph),),
         args.device or LOCAL_NAME,
         trials=0 if args.transfer else args.trials or DEFAULT_TRIALS,
         transfer=args.transfer,
@@ -152,7 +152,7 @@ def _tune_operator(args) -> dict:
     if args.device:
         with Store(args.store) as store:
             device = get_device(store, args.device)
-    [payload], _ = request.payloads(document, bindings, device)
+    [payload], _ = request.payloads(request.subjects[0], bindings, device)
     return call_in_subprocess(
         f"core.compile.handlers:{payload.kind}_call", {"payload": payload.to_dict()}, on_progress=print_progress
     )

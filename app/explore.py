@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox
 from core.analysis.summary import why_not_measurable
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
-from core.ir.serialize import content_hash, graph_from_document, to_document
+from core.ir.serialize import content_hash, to_document
 from core.jobs.submit import Subject, result_subjects
 from views.document import OperatorDocument
 
@@ -233,8 +233,9 @@ class Explore(QObject):
         graph = self.window.document.graph
         document, _, key = self.editor_input()  # sets without some sizes take them from the operator's own bindings
         request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
-        self._submit([Subject(document, name, "hand-made", None, key)], request, name)
-        self.editor_jobs_queued(key, document)
+        subject = Subject(document, name, "hand-made", None, key)
+        self._submit([subject], request, name)
+        self.editor_jobs_queued(subject)
 
     def editor_input(self) -> tuple[dict, str, str]:
         """The editor's operator as jobs take it: its document (with its bindings), its name,
@@ -243,16 +244,17 @@ class Explore(QObject):
         name = document.graph.name or (document.path.stem if document.path else "untitled")
         return to_document(document.graph), name, self._input_key()
 
-    def editor_jobs_queued(self, key: str, document: dict) -> None:
-        """Jobs of the editor's operator were queued from `document`: an edit now makes them stale."""
-        self._submitted[key] = content_hash(document)
+    def editor_jobs_queued(self, subject: Subject) -> None:
+        """Jobs of the editor's operator were queued from `subject`: an edit now makes them stale."""
+        assert subject.input_key is not None  # the editor's operator
+        self._submitted[subject.input_key] = content_hash(subject.graph)
 
     def measure_results(self, ids, tune: bool) -> None:
         """Measure the operators of selected results again (their own bindings, or new ones)."""
         subjects = result_subjects(self.session.store, self.session.rows(ids).values())
         if not subjects:
             return
-        graphs = {content_hash(t.document): (t.name, graph_from_document(t.document)) for t in subjects}
+        graphs = {content_hash(t.graph): (t.name, t.graph) for t in subjects}
 
         def check(bindings):
             known = set().union(*(graph.kinds() for _, graph in graphs.values()))

@@ -1,22 +1,57 @@
-"""Frozen dataclasses read from and written to JSON: the one mechanism behind job payloads
-(core.jobs.contract) and measurements (core.store.measurement). Reading refuses what a
+"""Frozen dataclasses read from and written to JSON: the one mechanism behind job payloads and
+results (core.jobs.contract), measurements and scores (core.store). Reading refuses what a
 consumer would otherwise trip over later: a field it does not know (a typo, or an object of
 another kind), a field that is missing, a value of the wrong type; each message names the
 field and the object, and is raised as the caller's own error class.
 
 Fields may be plain JSON values (int, float, str, bool, dict, list), tuples (lists in
 JSON), None where the annotation allows it, or other dataclasses (nested objects), whose
-own __post_init__ checks their values."""
+own __post_init__ checks their values. A number is never NaN: one read is refused, and so is
+a record made with one."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, ClassVar, NoReturn, Self, TypeVar
 
 T = TypeVar("T")
+
+
+class JsonRecord:
+    """Base of a frozen dataclass kept as JSON: `from_dict` reads one and `to_dict` writes it.
+    `what` names it in messages ("the measurement") and `error` is the error class they are
+    raised as."""
+
+    what: ClassVar[str]
+    error: ClassVar[type[Exception]]
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if _has_nan(value):
+                refuse(self, f.name, "a number" if isinstance(value, float) else "numbers, none NaN", value)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        return read(cls, data, cls.what, cls.error)
+
+    def to_dict(self) -> dict:
+        return write(self)
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, tuple) and any(_has_nan(v) for v in value)
+
+
+def refuse(record: JsonRecord | type[JsonRecord], name: str, expected: str, value: object) -> NoReturn:
+    """Raise the record's error: its field `name` must be `expected`, not `value`."""
+    raise record.error(f"{record.what}: {name} must be {expected}, got {value!r:.80}")
 
 
 @cache
@@ -74,11 +109,15 @@ def _value(kind: Any, value: Any, where: str, error: type[Exception]) -> Any:
                 return tuple(_value(args[0], v, f"{where}[{i}]", error) for i, v in enumerate(value))
             if len(value) == len(args):
                 return tuple(_value(a, v, f"{where}[{i}]", error) for i, (a, v) in enumerate(zip(args, value)))
-    elif origin in (list, dict) or kind in (list, dict):
+    elif origin is dict:
+        if isinstance(value, dict):
+            item = typing.get_args(kind)[1]
+            return {k: _value(item, v, f"{where}[{k!r}]", error) for k, v in value.items()}
+    elif origin is list or kind in (list, dict):
         if isinstance(value, list if (origin or kind) is list else dict):
             return value
     elif kind is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
             return float(value)
     elif kind is int:
         if isinstance(value, int) and not isinstance(value, bool):

@@ -1,5 +1,6 @@
 """Fixtures shared by every test package: the examples folder, a real store file with its job
-queue, a loopback RPC cluster, and thread counts restored after a measurement."""
+queue, a loopback RPC cluster, thread counts restored after a measurement, and the operator
+documents read while a test runs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import core.ir.serialize
 from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
 from core.store import Store
@@ -16,6 +18,22 @@ from tests.support import EXAMPLES
 @pytest.fixture
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture
+def operator_parses(monkeypatch) -> list[str]:
+    """The source named by every operator document read (core.ir.serialize.graph_from_document,
+    which checks each one's header first) from here to the end of the test."""
+    sources: list[str] = []
+    check = core.ir.serialize.check_header
+
+    def counted(doc, fmt, version, source):
+        if fmt == core.ir.serialize.FORMAT:
+            sources.append(source)
+        return check(doc, fmt, version, source)
+
+    monkeypatch.setattr(core.ir.serialize, "check_header", counted)
+    return sources
 
 
 @pytest.fixture

@@ -202,7 +202,7 @@ class SearchPanel(QWidget):
         if job.state in (QUEUED, RUNNING):
             self._say(job.message or f"search job {job.id} {job.state}")
         elif job.state == DONE:
-            self._say(f"Search finished: {(job.result or {}).get('found', 0)} candidates")
+            self._say(f"Search finished: {job.message}")  # its result's line (core.search.results)
         elif job.state == FAILED:
             self._say(f"Search failed: {job.error}", error=True)
         else:

@@ -22,8 +22,9 @@ from ..codegen.torch_plan import make_plan
 from ..devices import LOCAL, Device
 from ..devices.device import DEFAULT_TARGET
 from ..ir.graph import OperatorGraph
-from ..ir.serialize import canonical_document, content_hash, graph_from_document
+from ..ir.serialize import canonical_graph, content_hash, graph_from_document
 from ..jobs.errors import JobCancelled
+from ..store.measurement import Measurement
 from .algorithms import algorithm
 from .errors import CompileError
 from .kernels.protocol import make_kernel
@@ -38,10 +39,10 @@ from .tune import tuning_dir, tuning_root
 from .workload import Workload
 
 
-def measure_job(payload: dict, ctx) -> dict:
+def measure_job(payload: dict, ctx) -> Measurement:
     """payload: core.compile.payloads.MeasurePayload's JSON (the device's description travels in
     it, so a worker needs no store to find the device). ctx: progress(fraction, message) and
-    cancelled(). Returns the Measurement's JSON (core.store.measurement)."""
+    cancelled()."""
     p = MeasurePayload.from_dict(payload)
     own, graph, bindings = _operator(p.operator, p.bindings)
     algorithm(p.algorithm).check(own, bindings)  # the error names the user's nodes
@@ -56,7 +57,7 @@ def measure_job(payload: dict, ctx) -> dict:
         batch=p.batch,
         tune_trials=p.tune_trials,
         cost_model=p.cost_model,
-        work_dir=tuning_dir(content_hash(p.operator), sized, device.name, _root(p)),
+        work_dir=tuning_dir(content_hash(own), sized, device.name, _root(p)),
         repeat=p.repeat,
         min_repeat_ms=p.min_repeat_ms,
         algorithm=p.algorithm,
@@ -67,10 +68,10 @@ def measure_job(payload: dict, ctx) -> dict:
         ctx.progress(0.01, "generating TVM and torch code")
         workload = Workload.prepare(graph, bindings, settings.batch, settings.seed)
         kernel = make_kernel(workload, place, settings)
-        return measure_operator(workload, kernel, place, settings, ctx.progress, check_cancelled).to_dict()
+        return measure_operator(workload, kernel, place, settings, ctx.progress, check_cancelled)
 
 
-def measure_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:
+def measure_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> Measurement:
     """measure_job for call_in_subprocess: progress goes to the caller, nothing cancels it.
     TVM and MetaSchedule print to standard output; in this child that output is sent to
     standard error, so the caller's own standard output stays clean (e.g. for --json)."""
@@ -84,9 +85,9 @@ def quiet_stdout() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 
 
-def transfer_job(payload: dict, ctx) -> dict:
+def transfer_job(payload: dict, ctx) -> Measurement:
     """payload: core.compile.payloads.TransferPayload's JSON (a CPU device; sources default to
-    the tuning root). Returns the Measurement's JSON (core.store.measurement)."""
+    the tuning root)."""
     p = TransferPayload.from_dict(payload)
     _, graph, bindings = _operator(p.operator, p.bindings)
     device = _device(p)
@@ -101,11 +102,10 @@ def transfer_job(payload: dict, ctx) -> dict:
     with place_for(device, core_count()) as place:
         ctx.progress(0.01, "generating TVM and torch code")
         workload = Workload.prepare(graph, bindings, settings.batch, settings.seed)
-        measurement = transfer_operator(workload, place, settings, sources, p.top_k, ctx.progress, check_cancelled)
-        return measurement.to_dict()
+        return transfer_operator(workload, place, settings, sources, p.top_k, ctx.progress, check_cancelled)
 
 
-def transfer_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:
+def transfer_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> Measurement:
     """transfer_job for call_in_subprocess, like measure_call."""
     quiet_stdout()
     return transfer_job(payload, _CallContext(progress))
@@ -143,16 +143,14 @@ class _CallContext:
 def _operator(document, bindings) -> tuple[OperatorGraph, OperatorGraph, dict[str, int]]:
     """The document's own graph (its errors name the user's nodes; checked first), the
     canonical graph (what is lowered), and the bindings: the document's own, overridden by
-    the request's. The document is read twice per job, never more."""
+    the request's. The document is read once per job."""
     if not isinstance(document, dict):
         raise CompileError("the request has no operator document")
     if not isinstance(bindings, dict):
         raise CompileError(f"bindings must be an object such as {{'C_in': 64}}, got {bindings!r}")
     own = graph_from_document(document)
     make_plan(own, bindings)
-    graph = graph_from_document(canonical_document(document))
-    graph.set_declaration(name=own.name)
-    return own, graph, {**own.bindings, **bindings}
+    return own, canonical_graph(own), {**own.bindings, **bindings}
 
 
 def _root(p: MeasurePayload | TransferPayload) -> Path:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ..analysis.summary import why_not_measurable
 from ..devices import Device, get_device
 from ..ir.bindings import format_bindings
-from ..ir.serialize import graph_from_document
+from ..ir.graph import OperatorGraph
 from ..jobs.submit import PlannedJob, Subject
 from ..store import Store
 from .algorithms import ALGORITHMS, algorithms_for
@@ -21,11 +21,11 @@ from .errors import CompileError
 from .payloads import MeasurePayload, TransferPayload
 
 
-def variant_payloads(payload: MeasurePayload) -> tuple[list[MeasurePayload], str]:
-    """The payloads comparing algorithm x tuned/untuned for one operator, sizes and device:
-    every algorithm that can run it (core.compile.algorithms), untuned and (with tune_trials
-    > 0) tuned. -> (payloads, why the others were left out, or "")."""
-    graph = graph_from_document(payload.operator)
+def variant_payloads(payload: MeasurePayload, graph: OperatorGraph) -> tuple[list[MeasurePayload], str]:
+    """The payloads comparing algorithm x tuned/untuned for one operator (`graph`: the payload's
+    operator, read already), sizes and device: every algorithm that can run it
+    (core.compile.algorithms), untuned and (with tune_trials > 0) tuned. -> (payloads, why
+    the others were left out, or "")."""
     runs, refused = algorithms_for(graph, {**graph.bindings, **payload.bindings})
     return [
         replace(
@@ -70,12 +70,12 @@ class MeasureRequest:
         return f"{what}, comparing variants" if self.variants else what
 
     def payloads(
-        self, document: dict, bindings: dict[str, int], device: Device
+        self, subject: Subject, bindings: dict[str, int], device: Device
     ) -> tuple[list[MeasurePayload | TransferPayload], str]:
-        """The payloads for one operator document at `bindings`, and a note on what was left
-        out ('' if nothing): variants name why an algorithm does not apply."""
+        """The payloads for one operator at `bindings`, and a note on what was left out ('' if
+        nothing): variants name why an algorithm does not apply."""
         where = {
-            "operator": document,
+            "operator": subject.document,
             "bindings": dict(bindings),
             **device.job_fields(),
             "repeat": self.repeat,
@@ -88,7 +88,7 @@ class MeasureRequest:
         payload = MeasurePayload(**where, tune_trials=self.trials, cost_model=self.cost_model, algorithm=self.algorithm)
         if not self.variants:
             return [payload], ""
-        variants, skipped = variant_payloads(payload)
+        variants, skipped = variant_payloads(payload, subject.graph)
         return list(variants), skipped
 
     def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
@@ -97,12 +97,12 @@ class MeasureRequest:
         planned, notes = [], []
         for subject in self.subjects:
             operator_id, version = subject.save(store)
-            graph = graph_from_document(subject.document, source=subject.name)
+            graph = subject.graph
             for bindings in self.bindings_sets or (subject.bindings or {},):
                 problem = why_not_measurable(graph, {**graph.bindings, **bindings}, names=False)
                 if problem:  # refused now, not later by a worker
                     raise CompileError(f"{subject.name} cannot be built at {format_bindings(bindings)}: {problem}")
-                payloads, note = self.payloads(subject.document, bindings, device)
+                payloads, note = self.payloads(subject, bindings, device)
                 if note and f"{subject.name}: {note}" not in notes:
                     notes.append(f"{subject.name}: {note}")
                 planned += [PlannedJob(p, operator_id, device.id, subject.input_key, version) for p in payloads]

@@ -13,7 +13,7 @@ channels. Anything else leaves the layer alone, with the reason in the report.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -23,23 +23,7 @@ from core.codegen.to_torch import module_class
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 
-
-@dataclass(frozen=True)
-class LayerOutcome:
-    """One nn.Conv2d of the backbone: its shape, whether it was replaced, and how or why not."""
-
-    name: str
-    c_in: int
-    c_out: int
-    height: int
-    width: int
-    kernel: int
-    replaced: bool
-    detail: str  # how it was composed when replaced, why not otherwise
-
-    def line(self) -> str:
-        shape = f"{self.c_in}->{self.c_out} @{self.height}x{self.width} k{self.kernel}"
-        return f"{'replaced' if self.replaced else 'kept':8} {self.name:28} {shape:24} {self.detail}"
+from .replacement import LayerOutcome, Replacement
 
 
 @dataclass(frozen=True)
@@ -55,8 +39,9 @@ class ReplacementReport:
         head = f"{self.operator}: replaced {len(self.replaced)} of {len(self.layers)} convolutions"
         return [head, *(o.line() for o in self.layers)]
 
-    def to_json(self) -> dict:
-        return {"operator": self.operator, "replaced": len(self.replaced), "layers": [asdict(o) for o in self.layers]}
+    def record(self) -> Replacement:
+        """What a job's result keeps of it."""
+        return Replacement(self.operator, len(self.replaced), self.layers)
 
 
 class ReplacedConv(nn.Module):

@@ -59,13 +59,14 @@ def from_document(
 ) -> Exportable:
     """Check the document (FormatError names the element at fault) and apply name and sizes."""
     graph = graph_from_document(document, source)
+    identity = content_hash(graph)
     if name:
         graph.set_declaration(name=name)
     graph.bindings = {**graph.bindings, **(bindings or {})}
     if _overlapping(graph):
         for node, pos in layered_layout(graph).items():
             graph.set_pos(node, pos)
-    return Exportable(graph, origin, content_hash(document))
+    return Exportable(graph, origin, identity)
 
 
 def from_file(path: str | Path, bindings: Mapping[str, int] | None = None) -> Exportable:

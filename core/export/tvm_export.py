@@ -20,7 +20,7 @@ from core.codegen.torch_plan import weight_names
 from core.compile.target import core_count, local_target
 from core.compile.tune import tune, tuning_dir
 from core.ir.graph import OperatorGraph
-from core.ir.serialize import canonical_document, content_hash, graph_from_document
+from core.ir.serialize import canonical_graph, content_hash, graph_from_document
 
 from .errors import ExportError
 from .names import docstring_text
@@ -96,10 +96,10 @@ def library_call(
     -> {"files": [library, loader], "tuned": bool}."""
     check_library_name(Path(out))
     graph = graph_from_document(document)
-    canonical = graph_from_document(canonical_document(document))
+    canonical = canonical_graph(graph)
     lowered = lower(canonical, {**graph.bindings, **bindings}, batch)
     target = local_target(core_count())
-    schedule = _tuned_schedule(lowered, document, target, Path(tuning_root) if tuning_root else None)
+    schedule = _tuned_schedule(lowered, graph, target, Path(tuning_root) if tuning_root else None)
     try:
         executable = tvm.compile(schedule if schedule is not None else lowered.module(), target=target)
     except (RuntimeError, ValueError) as e:
@@ -126,10 +126,10 @@ def library_call(
     return {"files": [str(library), str(write_text(Path(loader), text))], "tuned": schedule is not None}
 
 
-def _tuned_schedule(lowered: Lowered, document: dict, target, root: Path | None):
+def _tuned_schedule(lowered: Lowered, graph: OperatorGraph, target, root: Path | None):
     """The best schedule recorded by `tessera measure` for this operator at these sizes on the
     local device, or None. Never tunes: an unknown operator leaves no folder behind."""
-    work_dir = tuning_dir(content_hash(document), {**lowered.plan.bindings, "N": lowered.batch}, "local", root)
+    work_dir = tuning_dir(content_hash(graph), {**lowered.plan.bindings, "N": lowered.batch}, "local", root)
     if not work_dir.is_dir():
         return None
     return tune(lowered.module(), target, work_dir, trials=0).schedule

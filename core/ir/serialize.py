@@ -26,8 +26,8 @@ VERSION = 1
 
 
 # -- reading ---------------------------------------------------------------------
-def read_document(path: str | Path) -> dict:
-    """Parse and validate a file; returns the document dict (FormatError otherwise)."""
+def read_operator(path: str | Path) -> tuple[dict, OperatorGraph]:
+    """A file's document and its graph, read and checked once (FormatError naming the file)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -35,7 +35,12 @@ def read_document(path: str | Path) -> dict:
         raise FormatError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise FormatError(f"{path}: cannot read ({e})") from None
-    return parse_document(text, source=str(path))
+    return parse_operator(text, str(path))
+
+
+def read_document(path: str | Path) -> dict:
+    """Parse and validate a file; returns the document dict (FormatError otherwise)."""
+    return read_operator(path)[0]
 
 
 def load_json(text: str, source: str) -> Any:
@@ -53,14 +58,18 @@ def load_json(text: str, source: str) -> Any:
         raise FormatError(f"{source}: nested too deeply to read (arrays or objects inside each other)") from None
 
 
-def parse_document(text: str, source: str = "<document>") -> dict:
+def parse_operator(text: str, source: str = "<document>") -> tuple[dict, OperatorGraph]:
+    """A document's text read as JSON and checked as an operator, once: the document and its graph."""
     doc = load_json(text, source)
-    graph_from_document(doc, source)  # validates everything
-    return doc
+    return doc, graph_from_document(doc, source)
+
+
+def parse_document(text: str, source: str = "<document>") -> dict:
+    return parse_operator(text, source)[0]
 
 
 def load_operator(path: str | Path) -> OperatorGraph:
-    return graph_from_document(read_document(path), str(path))
+    return read_operator(path)[1]
 
 
 def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str, str], FormatError]:
@@ -257,7 +266,49 @@ def save_operator(graph: OperatorGraph, path: str | Path) -> None:
 def canonical_document(doc: dict) -> dict:
     """The document without names, positions and bindings, nodes renamed n0, n1, ...
     in a deterministic topological order: equal operators give equal documents."""
-    graph = graph_from_document(doc)
+    return canonical_form(graph_from_document(doc))
+
+
+def canonical_form(graph: OperatorGraph) -> dict:
+    """canonical_document of a graph already read."""
+    key = _canonical_names(graph)
+    nodes = [
+        {"id": key[n], "op": graph.prim(n).op, "params": graph.prim(n).params}
+        for n in sorted(graph.primitive_nodes(), key=lambda n: int(key[n][1:]))
+    ]
+    edges = sorted(
+        ({"from": key[u], "to": key[v], "port": p} for u, v, p in graph.edges()), key=lambda e: (e["to"], e["port"])
+    )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "variables": {k: v.value for k, v in sorted(graph.variables.items())},
+        "input": {"shape": graph.input_shape, "spatial": graph.spatial},
+        "output": {"shape": graph.output_shape},
+        "nodes": nodes,
+        "edges": edges,
+    }
+
+
+def canonical_graph(graph: OperatorGraph) -> OperatorGraph:
+    """The graph of its canonical document (its nodes renamed n0, n1, ..., no positions or
+    bindings) keeping its name, made from the graph rather than read again: lowered, equal
+    operators give equal TVM stage names and share tuning databases."""
+    canonical = canonical_form(graph)
+    original = {new: old for old, new in _canonical_names(graph).items()}
+    out = OperatorGraph(
+        graph.input_shape, graph.output_shape, spatial=graph.spatial, variables=canonical["variables"], name=graph.name
+    )
+    for node in canonical["nodes"]:
+        out.insert_node(node["id"], graph.prim(original[node["id"]]))
+    for edge in canonical["edges"]:
+        out.insert_edge(edge["from"], edge["to"], edge["port"])
+    return out
+
+
+def _canonical_names(graph: OperatorGraph) -> dict[str, str]:
+    """Every node's canonical name: n0, n1, ... in a deterministic topological order (input
+    and output keep theirs)."""
     g = graph.g
     key: dict[str, str] = {INPUT: "input"}
 
@@ -285,30 +336,19 @@ def canonical_document(doc: dict) -> dict:
     key[OUTPUT] = "output"
     for n in g:  # nodes unreachable from the input keep a stable name too
         key.setdefault(n, f"n{len(key)}")
-    nodes = [
-        {"id": key[n], "op": graph.prim(n).op, "params": graph.prim(n).params}
-        for n in sorted(graph.primitive_nodes(), key=lambda n: int(key[n][1:]))
-    ]
-    edges = sorted(
-        ({"from": key[u], "to": key[v], "port": p} for u, v, p in graph.edges()), key=lambda e: (e["to"], e["port"])
-    )
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "variables": {k: v.value for k, v in sorted(graph.variables.items())},
-        "input": {"shape": graph.input_shape, "spatial": graph.spatial},
-        "output": {"shape": graph.output_shape},
-        "nodes": nodes,
-        "edges": edges,
-    }
+    return key
 
 
-def canonical_json(doc: dict) -> str:
-    return json.dumps(canonical_document(doc), sort_keys=True, separators=(",", ":"))
+def canonical_json(operator: dict | OperatorGraph) -> str:
+    """The canonical form of an operator (its document, or its graph already read) as text."""
+    graph = operator if isinstance(operator, OperatorGraph) else graph_from_document(operator)
+    return json.dumps(canonical_form(graph), sort_keys=True, separators=(",", ":"))
 
 
-def content_hash(doc: dict) -> str:
-    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()
+def content_hash(operator: dict | OperatorGraph) -> str:
+    """The operator's identity (its document, or its graph already read): equal operators, whatever
+    their names, positions and bindings, have equal hashes."""
+    return hashlib.sha256(canonical_json(operator).encode()).hexdigest()
 
 
 def wl_hash(graph: OperatorGraph) -> str:

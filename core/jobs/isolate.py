@@ -2,7 +2,8 @@
 
 Used where the calling process must stay small and safe: `tessera measure`
 never imports TVM itself, and a segfault inside TVM ends only the child.
-Arguments, progress and the result cross the pipe as JSON, never pickles.
+Arguments, progress and the result cross the pipe as JSON, never pickles (a typed result,
+core.typed_json, as its JSON).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 
+from ..typed_json import JsonRecord
 from .entry_points import resolve
 from .errors import WorkerCrashed, WorkerError
 from .processes import describe_exit, enter_own_group, kill_tree
@@ -89,6 +91,8 @@ def _child(target: str, arguments: str, sender, with_progress: bool) -> None:
                 "progress", fraction=float(fraction), message=str(message)
             )
         value = resolve(target)(**kwargs)
+        if isinstance(value, JsonRecord):  # a typed result (a measurement, a search's) goes as its JSON
+            value = value.to_dict()
     except Exception as exc:  # every failure goes back as a message; the caller raises it
         send("error", type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
         return

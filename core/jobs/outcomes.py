@@ -15,6 +15,7 @@ import time
 from collections.abc import Collection
 
 from core.store import InvalidResult
+from core.typed_json import JsonRecord
 
 from .entry_points import resolve
 from .errors import JobCancelled
@@ -27,9 +28,12 @@ RETRY = "retry"  # an outcome, not a job state: the job goes back to the queue
 
 
 def run_handler(target: str, job: Job, ctx) -> dict:
-    """Call the handler `target` on the job's payload; every failure becomes an outcome."""
+    """Call the handler `target` on the job's payload; every failure becomes an outcome, and a
+    typed result its JSON (the outcome may cross to another process)."""
     try:
         result = resolve(target)(job.payload, ctx)
+        if isinstance(result, JsonRecord):  # its kind's type; checked again where it is written
+            result = result.to_dict()
     except JobCancelled as exc:
         return {"state": CANCELLED, "error": str(exc)}
     except Exception as exc:

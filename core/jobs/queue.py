@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from core.store import Store, StoreError
 
-from .registry import record_result, result_summary
+from .registry import record_result
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
@@ -256,18 +256,17 @@ class JobQueue:
     def complete(self, job: Job, result: dict) -> bool:
         """Write the result rows and mark the job done, in one transaction; False (nothing
         written) if the job was cancelled or taken away meanwhile. InvalidResult if malformed."""
-        text = json.dumps(result)
         with self.store.write():
             if not self.owns(job):
                 return False
-            record_result(self.store, job, result)
+            kept, message = record_result(self.store, job, result)
             return self._update_owned(
                 job,
                 {
                     "state": DONE,
-                    "result": text,
+                    "result": json.dumps(kept),
                     "progress": 1.0,
-                    "message": result_summary(job.kind, result),
+                    "message": message,
                     "error": None,
                     "finished": time.time(),
                 },

@@ -1,12 +1,18 @@
 """Every job kind in one registry: the handler a worker runs (a 'module:function' path,
 imported only when a job of that kind runs, so TVM and torch stay out of the window and
-the supervisor), the payload's contract, how a finished job's result becomes store rows,
-the line the job monitor shows for it, and whether a cluster may run it.
+the supervisor), the types of its payload and of its result (core.jobs.contract), how a
+finished job's result becomes store rows, the line the job monitor shows for it, and whether
+a cluster may run it.
+
+A finished job's result is read as its kind's type before anything is written: a result
+that breaks it fails the job with the message naming the field, and writes nothing. Records
+and summaries take the typed result, never a dict.
 
 Each kind is declared by the package that owns it. The modules that declare kinds are
 light (no torch, no TVM) and are imported the first time the registry is asked, in the
 order of DECLARED_IN, the one list of them (nothing else imports them, so the kinds are
-always listed in that order); payload classes live apart from them, in payloads.py."""
+always listed in that order); payload and result classes live apart from them, in
+payloads.py and results.py (a measurement in core.store.measurement)."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..typed_json import JsonRecord
 from .contract import Payload
 
 DECLARED_IN = ("core.compile.kinds", "core.train.kinds", "core.search.kinds")
@@ -32,12 +39,15 @@ class TaskResources:
 @dataclass(frozen=True)
 class JobKind:
     name: str
-    handler: str  # 'module:function', called as handler(payload: dict, ctx) -> dict
+    #: 'module:function', called as handler(payload: dict, ctx) -> an instance of `result`
+    #: (or its JSON)
+    handler: str
     payload: type[Payload]
-    #: record(store, job, result) writes the result's rows inside the caller's transaction
-    #: (InvalidResult if malformed); None: the result stays only on the job row
-    record: Callable[[Any, Any, dict], None] | None = None
-    summary: Callable[[dict], str] | None = None  # the job monitor's line for a result
+    result: type[JsonRecord]
+    #: record(store, job, result) writes the typed result's rows inside the caller's
+    #: transaction; None: the result stays only on the job row
+    record: Callable[[Any, Any, Any], None] | None = None
+    summary: Callable[[Any], str] | None = None  # the job monitor's line for a typed result
     cluster: TaskResources | None = None  # a cluster may run it, each job taking these
 
 
@@ -73,19 +83,33 @@ def cluster_kinds() -> dict[str, TaskResources]:
     return {name: kind.cluster for name, kind in job_kinds().items() if kind.cluster is not None}
 
 
-def record_result(store, job, result: dict) -> None:
-    """Write the rows for `result` inside the caller's transaction (InvalidResult if malformed)."""
-    kind = job_kinds().get(job.kind)
-    if kind is not None and kind.record is not None:
-        kind.record(store, job, result)
-
-
-def result_summary(kind: str, result: dict) -> str:
-    """The message a finished job shows (the job monitor's Message column)."""
+def read_result(kind: str, data: Any) -> Any:
+    """A job's result (its JSON) read as its kind's type: InvalidResult naming the field when it
+    breaks it. The result of a kind not declared (a test's own) stays as it is."""
     declared = job_kinds().get(kind)
-    if declared is None or declared.summary is None:
-        return "done"
-    try:
-        return declared.summary(result)
-    except (KeyError, TypeError, ValueError):
-        return "done"  # a result the recorder accepted but this line cannot describe
+    return data if declared is None else declared.result.from_dict(data)
+
+
+def job_result(job) -> Any:
+    """A finished job's result as its kind's type (InvalidResult if it breaks it: a result kept
+    by an older Tessera may)."""
+    return read_result(job.kind, job.result)
+
+
+def record_result(store, job, data: Any) -> tuple[Any, str]:
+    """Read a job's result as its kind's type and write its rows inside the caller's
+    transaction. -> (the JSON the job row keeps, the job monitor's line for it). InvalidResult,
+    naming the field, when the result breaks its type: nothing is written then."""
+    result = read_result(job.kind, data)
+    declared = job_kinds().get(job.kind)
+    if declared is None:
+        return data, "done"
+    if declared.record is not None:
+        declared.record(store, job, result)
+    return result.to_dict(), result_summary(job.kind, result)
+
+
+def result_summary(kind: str, result: Any) -> str:
+    """The message a finished job shows (the job monitor's Message column), from its typed result."""
+    declared = job_kinds().get(kind)
+    return "done" if declared is None or declared.summary is None else declared.summary(result)

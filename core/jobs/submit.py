@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
-from core.ir.serialize import content_hash
+from core.ir.graph import OperatorGraph
+from core.ir.serialize import content_hash, graph_from_document
 from core.store import Store
 
 from .contract import Payload
@@ -29,11 +31,17 @@ class Subject:
     origin: str = "hand-made"
     bindings: dict[str, int] | None = None  # its own bindings, used when the request has none
     input_key: str | None = None  # set for the operator open in an editor (or a file)
+    parsed: OperatorGraph | None = field(default=None, compare=False, repr=False)  # the document's graph, if read
+
+    @cached_property
+    def graph(self) -> OperatorGraph:
+        """The document's graph: the one its caller read already, or read here, once."""
+        return self.parsed or graph_from_document(self.document, source=self.name)
 
     def save(self, store: Store) -> tuple[int, str | None]:
         """(its operator id in the store, saved if new; the input version its jobs carry)."""
-        operator_id = store.add_operator(self.document, self.name, self.origin)
-        return operator_id, content_hash(self.document) if self.input_key else None
+        operator_id = store.add_operator(self.graph, self.name, self.origin)
+        return operator_id, content_hash(self.graph) if self.input_key else None
 
 
 def result_subjects(store: Store, rows, each_size: bool = True) -> list[Subject]:

@@ -28,7 +28,8 @@ from ..data.replace import replace_convs
 from ..ir.graph import OperatorGraph
 from .kernel_layers import use_kernels
 from .relax_import import to_relax
-from .schedules import DATABASE, KernelSchedule, compile_scheduled, fused, network_kernels, schedule_kernels
+from .results import EndToEnd, KernelSchedule, OperatorKernel
+from .schedules import DATABASE, compile_scheduled, fused, network_kernels, schedule_kernels
 from .settings import DeployError, DeploySettings
 from .timing import busy_machine, check_network, kernel_times, torch_timing, vm_of, vm_timing
 
@@ -55,9 +56,8 @@ def tuned_end_to_end(
     root: Path | None = None,
     progress: Progress = lambda fraction, message: None,
     check_cancelled: Callable[[], None] = lambda: None,
-) -> dict:
-    """Both networks tuned and timed (this module's doc): a JSON-able dict with the score
-    fields under "score" (e2e_latency_ms, e2e_baseline_ms, e2e_speedup, ...) and the details."""
+) -> EndToEnd:
+    """Both networks tuned and timed (this module's doc)."""
     threads = core_count()
     use_threads(threads)
     target = local_target(threads)
@@ -100,41 +100,29 @@ def tuned_end_to_end(
         )
     progress(1.0, "done")
     ours, base = runs["candidate"], runs["original"]
-    alone = {k.name: k.latency_ms for k in ours.kernels}
-    untuned = [k.name for k in [*ours.kernels, *base.kernels] if k.source == "untuned"]
-    return {
-        "score": {
-            "e2e_latency_ms": ours.latency_ms,
-            "e2e_baseline_ms": base.latency_ms,
-            "e2e_speedup": base.latency_ms / ours.latency_ms,
-            "e2e_tuned": not untuned,  # a speedup counts only between networks both fully tuned
-        },
-        "untuned_kernels": sorted(set(untuned)),
-        "deploy": deploy.label,
-        "threads": threads,
-        "load": os.getloadavg()[0],
-        "latency_ms": ours.latency_ms,
-        "latency_std_ms": ours.latency_std_ms,
-        "baseline_latency_ms": base.latency_ms,
-        "baseline_std_ms": base.latency_std_ms,
-        "torch_latency_ms": ours.torch_ms,
-        "torch_baseline_ms": base.torch_ms,
-        "torch_speedup": base.torch_ms / ours.torch_ms,
-        "max_abs_error": ours.max_abs_error,
-        "timing_note": timing_note(base.doubt, ours.doubt),
-        "kernels": [k.as_dict() for k in ours.kernels],
-        "baseline_kernels": [k.as_dict() for k in base.kernels],
-        "operator_kernels": [
-            {
-                "kernel": name,
-                "in_network_ms": ms_,
-                "alone_ms": alone.get(name),
-                "ratio": ms_ / alone_ms if (alone_ms := alone.get(name)) else None,
-            }
+    alone = {k.kernel: k.latency_ms for k in ours.kernels}
+    return EndToEnd(
+        deploy=deploy.label,
+        threads=threads,
+        load=os.getloadavg()[0],
+        latency_ms=ours.latency_ms,
+        latency_std_ms=ours.latency_std_ms,
+        baseline_latency_ms=base.latency_ms,
+        baseline_std_ms=base.latency_std_ms,
+        torch_latency_ms=ours.torch_ms,
+        torch_baseline_ms=base.torch_ms,
+        torch_speedup=base.torch_ms / ours.torch_ms,
+        max_abs_error=ours.max_abs_error,
+        timing_note=timing_note(base.doubt, ours.doubt),
+        untuned_kernels=tuple(sorted({k.kernel for k in [*ours.kernels, *base.kernels] if k.source == "untuned"})),
+        kernels=tuple(ours.kernels),
+        baseline_kernels=tuple(base.kernels),
+        operator_kernels=tuple(
+            OperatorKernel(name, ms_, alone.get(name), ms_ / alone_ms if (alone_ms := alone.get(name)) else None)
             for name, ms_ in ours.kernel_ms.items()
-        ],
-        "replacement": report.to_json(),
-    }
+        ),
+        replacement=report.record(),
+    )
 
 
 def _run(

@@ -18,7 +18,7 @@ from torch import nn
 from ..codegen.to_tvm import Lowered, lower
 from ..data.replace import ReplacedConv, ReplacementReport, layer_bindings
 from ..ir.graph import OperatorGraph
-from ..ir.serialize import content_hash, to_document
+from ..ir.serialize import content_hash
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class KernelLayer(nn.Module):
 def use_kernels(model: nn.Module, graph: OperatorGraph, report: ReplacementReport, batch: int = 1) -> list[Kernel]:
     """Make every replaced layer of `model` (core.data.replace) call the operator's kernel; the
     distinct kernels, one per set of layer sizes, lowered for inputs of `batch` examples."""
-    prefix = f"tessera_{content_hash(to_document(graph))[:8]}"
+    prefix = f"tessera_{content_hash(graph)[:8]}"
     made: dict[str, Kernel] = {}
     for layer in report.layers:
         if not layer.replaced:

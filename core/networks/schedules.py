@@ -37,6 +37,7 @@ from ..compile.transfer import Bench, transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, schedules_of
 from ..compile.transfer_sources import Source
 from ..compile.tune import recorded_trials_by_kernel, tune_kernels
+from .results import KernelSchedule
 
 Progress = Callable[[float, str], None]
 DATABASE = "networks"  # the folder of the device's network database, under <tuning root>/<device>
@@ -48,28 +49,6 @@ class NetworkKernel:
     mod: tvm.IRModule
     weight: int  # how many times one forward pass runs it
     kclass: KernelClass
-
-
-@dataclass(frozen=True)
-class KernelSchedule:
-    """Where one kernel's schedule came from: 'database', 'transfer:<schedule>', 'tuned', 'default
-    kept' (TVM's default beat what transfer or tuning found) or 'untuned' (TVM's default, nothing
-    searched); `latency_ms` as recorded (None when untuned)."""
-
-    name: str
-    weight: int
-    kernel_class: str
-    source: str
-    latency_ms: float | None
-
-    def as_dict(self) -> dict:
-        return {
-            "kernel": self.name,
-            "weight": self.weight,
-            "kernel_class": self.kernel_class,
-            "source": self.source,
-            "latency_ms": self.latency_ms,
-        }
 
 
 def fused(mod: tvm.IRModule) -> tvm.IRModule:

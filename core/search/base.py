@@ -53,7 +53,7 @@ class Deduplicator:
 
     def add(self, graph: OperatorGraph) -> bool:
         """True if the operator is new (and remembers it)."""
-        canon = canonical_json(to_document(graph))
+        canon = canonical_json(graph)
         seen = self._by_wl.setdefault(wl_hash(graph), set())
         if canon in seen:
             return False
@@ -132,4 +132,4 @@ class Strategy(ABC):
             return None
         self.stats["proposed"] += 1
         graph.bindings = {**self.limits.bindings, **graph.bindings}
-        return Candidate(graph, self.origin, content_hash(to_document(graph)), cost[0], cost[1], dict(info or {}))
+        return Candidate(graph, self.origin, content_hash(graph), cost[0], cost[1], dict(info or {}))

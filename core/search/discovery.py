@@ -30,11 +30,13 @@ from dataclasses import asdict, dataclass, field
 from ..ir.serialize import graph_from_document
 from ..jobs.contract import Payload
 from ..jobs.queue import CANCELLED, DONE, FAILED, JobQueue
+from ..jobs.registry import job_result
 from ..networks.settings import DeploySettings
-from ..store import Store
+from ..store import InvalidResult, Store
 from ..store.searches import FINAL, SearchRun, candidates, open_run, set_baseline, set_stage, stage_counts
 from ..train.early_stop import best_curve
 from ..train.payloads import E2EPayload, FisherPayload, TrainPayload
+from ..train.results import FisherResult, TrainResult
 from ..train.settings import EvalSettings, TrainConfig, proxy_task
 from .base import SearchError
 from .driver import STRATEGIES, SearchConfig, make_strategy
@@ -225,7 +227,7 @@ class _Loop:
                 self.exhausted = True
                 return
             c = batch[0]
-            operator_id = self.store.add_operator(c.document, f"{self.strategy.name}-{c.key[:8]}", c.origin)
+            operator_id = self.store.add_operator(c.graph, f"{self.strategy.name}-{c.key[:8]}", c.origin)
             if self.cfg.fisher:
                 self._submit(operator_id, c.key, "screening", FisherPayload(c.document, self.settings))
             else:
@@ -240,24 +242,28 @@ class _Loop:
             if job.state not in (DONE, FAILED, CANCELLED):
                 continue
             del self.jobs[job_id]
-            if job.state != DONE:
+            try:
+                result = job_result(job) if job.state == DONE else None
                 why = job.error or job.state
+            except InvalidResult as e:  # a result an older Tessera kept
+                result, why = None, str(e)
+            if result is None:
                 self._final(operator_id, key, "failed", 0.0, detail=f"{job.kind}: {why}")
-            elif job.kind == "fisher":
-                self._screened(operator_id, key, job.result or {})
-            elif job.kind == "train":
-                self._trained(operator_id, key, job.result or {})
+            elif isinstance(result, TrainResult):
+                self._trained(operator_id, key, result)
+            elif isinstance(result, FisherResult):
+                self._screened(operator_id, key, result)
             else:
-                score = (job.result or {})["score"]
-                speedup = score["e2e_speedup"] if score.get("e2e_tuned") else None
+                score = result.score
+                speedup = score.e2e_speedup if score.e2e_tuned else None
                 note = "" if speedup is not None else "not every kernel got a schedule: no speedup"
                 set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=note)
         for row in candidates(self.store, self.run):  # trained before the baseline was known
             if row["stage"] == "training" and row["detail"] == "waiting for the baseline":
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
 
-    def _screened(self, operator_id: int, key: str, r: dict) -> None:
-        ratio = r["fisher_potential"] / r["fisher_original"] if r["fisher_original"] else float("inf")
+    def _screened(self, operator_id: int, key: str, r: FisherResult) -> None:
+        ratio = r.fisher_ratio
         if ratio < self.cfg.fisher_threshold:
             self._final(
                 operator_id,
@@ -271,14 +277,14 @@ class _Loop:
         set_stage(self.store, self.run, operator_id, "training", fisher_ratio=ratio)
         self._train(operator_id, key, self.store.operator(operator_id)["document"])
 
-    def _trained(self, operator_id: int, key: str, r: dict) -> None:
-        if r["outcome"] == "diverged":  # no accuracy to speak of: rewarded like a screened-out one
-            self._final(operator_id, key, "diverged", 0.0, detail=r["reason"])
+    def _trained(self, operator_id: int, key: str, r: TrainResult) -> None:
+        if r.outcome == "diverged":  # no accuracy to speak of: rewarded like a screened-out one
+            self._final(operator_id, key, "diverged", 0.0, detail=r.reason)
             return
-        accuracy = float(r["accuracy_per_epoch"][-1])
+        accuracy = r.accuracy_per_epoch[-1]
         self.strategy.tell(key, accuracy)  # Syno's reward: the proxy accuracy, also at an early stop
-        if r["outcome"] in ("stopped early", "did not learn"):
-            self._final(operator_id, key, r["outcome"], accuracy, accuracy=accuracy, detail=r["reason"])
+        if r.outcome in ("stopped early", "did not learn"):
+            self._final(operator_id, key, r.outcome, accuracy, accuracy=accuracy, detail=r.reason)
             return
         self._margin(operator_id, key, accuracy)
 
@@ -352,7 +358,7 @@ class _Loop:
         assert self.run.baseline_job_id is not None  # __init__ queued it
         job = self.queue.get(self.run.baseline_job_id)
         if job.state == DONE:
-            accuracy = float((job.result or {})["accuracy_per_epoch"][-1])
+            accuracy = job_result(job).accuracy_per_epoch[-1]
             self.run = set_baseline(self.store, self.run, accuracy, job.id)
         elif job.state in (FAILED, CANCELLED):
             raise SearchError(f"the original network could not be trained ({job.error or job.state})")

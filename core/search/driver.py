@@ -22,9 +22,11 @@ from ..jobs.registry import job_kinds
 from ..jobs.submit import PlannedJob
 from ..store import Store
 from ..train.payloads import FisherPayload, TrainPayload
+from ..train.results import FisherResult
 from ..train.settings import proxy_task
 from .base import Budget, SearchError, Strategy
 from .payloads import SearchPayload
+from .results import SearchResult, tally
 
 STRATEGIES = {
     "random": "core.search.canvas:CanvasSampler",
@@ -107,7 +109,7 @@ def run_search(
     store_path: str,
     progress: Callable[[float, str], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
-) -> dict:
+) -> SearchResult:
     """Run until `samples` candidates were found, `minutes` passed, the strategy is
     exhausted or the caller cancels; returns counts and the strategy's statistics."""
     cfg = SearchConfig.from_dict(config)
@@ -120,7 +122,7 @@ def run_search(
         kind = job_kinds()[cfg.evaluate]
         handler = resolve(kind.handler)
 
-        def evaluate(doc: dict) -> dict:
+        def evaluate(doc: dict) -> FisherResult:
             payload = (
                 FisherPayload(doc, settings) if cfg.evaluate == "fisher" else TrainPayload(doc, settings, training)
             )
@@ -142,15 +144,15 @@ def run_search(
             for c in batch:
                 found += 1
                 doc = c.document
-                operator_id = store.add_operator(doc, f"{strategy.name}-{c.key[:8]}", c.origin)
+                operator_id = store.add_operator(c.graph, f"{strategy.name}-{c.key[:8]}", c.origin)
                 if evaluate is not None:
                     try:  # a candidate that cannot be evaluated (or scores NaN) scores nothing
-                        result = evaluate(doc)
-                        store.add_score(operator_id, result["score"])
+                        score = evaluate(doc).score
+                        store.add_score(operator_id, score)
                     except Exception as e:
                         failures.append(f"{c.key[:8]}: {e}")
                     else:
-                        strategy.tell(c.key, float(result["score"][SCORE_OF[cfg.evaluate]]))
+                        strategy.tell(c.key, getattr(score, SCORE_OF[cfg.evaluate]) or 0.0)  # diverged: no accuracy
                         scored += 1
                 if cfg.tune_trials is not None:
                     bindings = {**c.graph.bindings, **cfg.measure_bindings}
@@ -169,17 +171,10 @@ def run_search(
                         )
                         queued += 1
                 fraction = found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60)
-                progress(min(fraction, 1.0), f"{found} candidates, {scored} scored, {queued} queued")
-    return {
-        "found": found,
-        "scored": scored,
-        "queued": queued,
-        "failures": failures[:20],
-        "seconds": round(time.monotonic() - start, 2),
-        "stats": strategy.stats,
-    }
+                progress(min(fraction, 1.0), tally(found, scored, queued))
+    return SearchResult(found, scored, queued, tuple(failures[:20]), round(time.monotonic() - start, 2), strategy.stats)
 
 
-def search_job(payload: dict, ctx) -> dict:
+def search_job(payload: dict, ctx) -> SearchResult:
     """Job handler for kind "search" (the GUI's Search panel)."""
     return run_search(SearchPayload.from_dict(payload).config, str(ctx.store.path), ctx.progress, ctx.cancelled)

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir.graph import OperatorGraph
-from ..ir.serialize import content_hash, to_document
+from ..ir.serialize import content_hash
 from ..ir.symbolic import VarKind
 from ..ir.tensor import TensorType
 from .base import Budget, Candidate, Strategy
@@ -101,7 +101,7 @@ class SynoMCTS(Strategy):
                 continue
             graph = chain_graph(self.template, steps)
             graph.bindings = dict(self.extra_bindings)
-            key = content_hash(to_document(graph))
+            key = content_hash(graph)
             if key in self.scores:  # found again: it is as good as it was
                 self._backup(self._path(leaf), self._normalised(self.scores[key]))
                 continue

@@ -9,19 +9,18 @@ with an InvalidResult naming the field (core.typed_json)."""
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..typed_json import read, write
+from ..typed_json import JsonRecord, refuse
 from .errors import InvalidResult
-
-WHAT = "the measurement"
 
 
 @dataclass(frozen=True)
-class Measurement:
+class Measurement(JsonRecord):
+    what = "the measurement"
+    error = InvalidResult
+
     latency_ms: float  # median time of one call of the kept kernel
     latency_std_ms: float | None = None
     latency_runs_ms: tuple[float, ...] = ()  # mean time of one call, per timed repeat
@@ -64,36 +63,25 @@ class Measurement:
     transfer: dict[str, Any] | None = None
 
     def __post_init__(self):
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, float) and math.isnan(value):
-                _refuse(f.name, "a number", value)
+        super().__post_init__()
         for name in ("latency_ms", "torch_latency_ms"):
             value = getattr(self, name)
             if value is not None and not value > 0:
-                _refuse(name, "a positive number", value)
+                refuse(self, name, "a positive number", value)
         for index, latency in self.trials:
             if index < 0 or not latency > 0:
-                _refuse("trials", "[trial index >= 0, latency ms > 0] pairs", [index, latency])
+                refuse(self, "trials", "[trial index >= 0, latency ms > 0] pairs", [index, latency])
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in self.bindings.values()):
-            _refuse("bindings", "an object of whole numbers such as {'C_in': 64}", self.bindings)
+            refuse(self, "bindings", "an object of whole numbers such as {'C_in': 64}", self.bindings)
         for name in ("batch", "new_trials", "trial_count", "threads"):
             value = getattr(self, name)
             if value is not None and value < (1 if name in ("batch", "threads") else 0):
-                _refuse(
-                    name, "a positive whole number" if name in ("batch", "threads") else "a whole number >= 0", value
+                refuse(
+                    self,
+                    name,
+                    "a positive whole number" if name in ("batch", "threads") else "a whole number >= 0",
+                    value,
                 )
         for name in ("algorithm", "layout", "schedule_source", "timing_note"):
             if getattr(self, name) == "":
-                _refuse(name, "a non-empty string or null", "")
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Measurement:
-        return read(cls, data, WHAT, InvalidResult)
-
-    def to_dict(self) -> dict:
-        return write(self)
-
-
-def _refuse(name: str, kind: str, value: object) -> None:
-    raise InvalidResult(f"{WHAT}: {name} must be {kind}, got {value!r:.80}")
+                refuse(self, name, "a non-empty string or null", "")

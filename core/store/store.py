@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
-from core.ir.serialize import canonical_json
+from core.ir.graph import OperatorGraph
+from core.ir.serialize import canonical_json, graph_from_document
 
 from .connection import open_database, write_transaction
 from .errors import StoreDamaged, StoreError, damaged, read_only
@@ -28,6 +29,7 @@ from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
 from .result_filter import ResultFilter
 from .schema import SCHEMA_VERSION, migrate, schema_version
+from .score import Score
 
 #: numeric columns of the results view and the direction in which each is better
 RESULT_OBJECTIVES = {
@@ -135,17 +137,17 @@ class Store:
         return schema_version(self.db)
 
     # -- things that are measured ----------------------------------------------
-    def add_operator(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
-        """Save an operator document in canonical form with the document's own bindings and
-        its cost at them; the same operator saved again (same content hash,
-        core.ir.serialize.content_hash) returns the existing row's id."""
-        bindings = doc.get("bindings") or None
+    def add_operator(self, operator: dict | OperatorGraph, name: str = "", origin: str = "hand-made") -> int:
+        """Save an operator (its document, or its graph already read) in canonical form with
+        its own bindings and its cost at them; the same operator saved again (same content
+        hash, core.ir.serialize.content_hash) returns the existing row's id."""
+        graph = operator if isinstance(operator, OperatorGraph) else graph_from_document(operator)
         return self._add_unique(
             "operators",
-            canonical_json(doc),
+            canonical_json(graph),
             name,
             origin,
-            {**operator_cost(doc), "bindings": json.dumps(bindings) if bindings else None},
+            {**operator_cost(graph), "bindings": json.dumps(graph.bindings) if graph.bindings else None},
         )
 
     def add_sequence(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
@@ -238,9 +240,9 @@ class Store:
                 "DELETE FROM measurements WHERE id IN (SELECT value FROM json_each(?))", [marks]
             ).rowcount
 
-    def add_score(self, operator_id: int, result: dict, job_id: int | None = None) -> int:
-        """Record one score result dict (fields: records.SCORE_FIELDS)."""
-        row = score_row(result)
+    def add_score(self, operator_id: int, score: Score | dict, job_id: int | None = None) -> int:
+        """Record one score (core.store.score; its JSON is read first)."""
+        row = score_row(score if isinstance(score, Score) else Score.from_dict(score))
         with self.write():
             return (
                 self.db["scores"]

@@ -13,7 +13,7 @@ from core.analysis.legality import ILLEGAL, LEGAL, check_sequence
 from core.codegen.loopnest_ir import result_operator
 from core.ir.graph import OperatorGraph
 from core.ir.sequence import sequence_from_document
-from core.ir.serialize import content_hash, to_document
+from core.ir.serialize import content_hash
 
 from .screening import FisherScreen, screen_for
 from .settings import EvalSettings
@@ -36,7 +36,7 @@ class CapacityJudge:
         """{candidate, original, passes, replaced} for an operator graph; an operator whose
         output ignores its input has no Fisher Potential: it fails, with candidate None and the
         reason (FisherError's message)."""
-        key = content_hash(to_document(graph)) + repr(sorted(graph.bindings.items()))
+        key = content_hash(graph) + repr(sorted(graph.bindings.items()))
         if key not in self._verdicts:
             net, report = self.screen.candidate(graph)
             theirs = sum(self.screen.original[name] for name in report.replaced)

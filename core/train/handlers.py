@@ -1,9 +1,9 @@
 """Job handlers of the accuracy side: kinds "fisher", "train" and "e2e".
 
-Each is handler(payload, ctx) -> dict, run by a worker process, with the payload of its
-kind (core.train.payloads). "train" keeps the accuracy per epoch so far as its partial
-result while it trains (the window draws it). All three results carry the store's score
-fields under "score"; everything else stays with the job's result.
+Each is handler(payload, ctx) -> its kind's result (core.train.results), run by a worker
+process, with the payload of its kind (core.train.payloads). "train" keeps the accuracy per
+epoch so far as its partial result while it trains (the window draws it). Every result
+carries the store's score of the operator under "score"; everything else stays with the job.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ import torch
 
 from core.ir.serialize import graph_from_document
 from core.jobs.errors import JobCancelled
+from core.store.score import Score
 
 from .payloads import E2EPayload, FisherPayload, TrainPayload
 from .proxy import train_proxy
+from .results import E2EResult, FisherResult, TrainResult
 from .screening import screen_for
 from .settings import EvalSettings
 
@@ -36,22 +38,22 @@ def _setup(p: FisherPayload | TrainPayload, ctx):
     return screen, candidate, report, screen.score(candidate, report)
 
 
-def _score(settings: EvalSettings, **fields) -> dict:
-    return {"dataset": settings.dataset_label, "backbone": settings.spec.label, **fields}
+def _score(settings: EvalSettings, **fields) -> Score:
+    return Score(settings.dataset_label, settings.spec.label, **fields)
 
 
-def fisher_job(payload: dict, ctx) -> dict:
+def fisher_job(payload: dict, ctx) -> FisherResult:
     """Fisher Potential of the candidate vs the original network, at initialisation."""
     p = FisherPayload.from_dict(payload)
     _, _, report, fisher = _setup(p, ctx)
-    return {
-        "score": _score(p.settings, epochs=0, fisher_potential=fisher["fisher_potential"]),
+    return FisherResult(
+        score=_score(p.settings, epochs=0, fisher_potential=fisher["fisher_potential"]),
         **fisher,
-        "replacement": report.to_json(),
-    }
+        replacement=report.record(),
+    )
 
 
-def train_job(payload: dict, ctx) -> dict:
+def train_job(payload: dict, ctx) -> TrainResult:
     """Fisher Potential at initialisation, then proxy training with Canvas's early stop."""
     p = TrainPayload.from_dict(payload)
     config = p.training
@@ -64,9 +66,9 @@ def train_job(payload: dict, ctx) -> dict:
         lambda fraction, message: ctx.progress(0.1 + 0.9 * fraction, message),
         lambda curve: ctx.partial({"accuracy_per_epoch": curve, "epochs_planned": config.epochs}),
     )
-    curve = trained.accuracy_per_epoch
-    return {
-        "score": _score(
+    curve = tuple(trained.accuracy_per_epoch)
+    return TrainResult(
+        score=_score(
             p.settings,
             epochs=len(curve),
             accuracy=trained.accuracy,
@@ -74,14 +76,17 @@ def train_job(payload: dict, ctx) -> dict:
             fisher_potential=fisher["fisher_potential"],
         ),
         **fisher,
-        **trained.to_json(),
-        "epochs_planned": config.epochs,
-        "classes": screen.num_classes,
-        "replacement": report.to_json(),
-    }
+        replacement=report.record(),
+        accuracy_per_epoch=curve,
+        seconds_per_epoch=tuple(trained.seconds_per_epoch),
+        reason=trained.reason,
+        outcome=trained.outcome,
+        epochs_planned=config.epochs,
+        classes=screen.num_classes,
+    )
 
 
-def e2e_job(payload: dict, ctx) -> dict:
+def e2e_job(payload: dict, ctx) -> E2EResult:
     """Inference latency (batch 1) of the whole network with the operator against the original,
     both with tuned kernels, at the payload's deployment size (backbone, width, resolution,
     trials per kernel, transfer, sources, ...), and PyTorch's eager times of both."""
@@ -98,16 +103,7 @@ def e2e_job(payload: dict, ctx) -> dict:
         if ctx.cancelled():
             raise JobCancelled(f"timing {graph.name or 'the operator'} in {deploy.label} was cancelled")
 
-    result = tuned_end_to_end(
+    run = tuned_end_to_end(
         graph, deploy, payload_sources(list(deploy.sources) or None, root), root, ctx.progress, check_cancelled
     )
-    return {
-        **result,
-        "score": _score(
-            settings,
-            **result["score"],
-            deploy=deploy.label,
-            e2e_torch_ms=result["torch_latency_ms"],
-            e2e_torch_baseline_ms=result["torch_baseline_ms"],
-        ),
-    }
+    return E2EResult.of(run, settings.dataset_label, settings.spec.label)

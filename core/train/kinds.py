@@ -1,5 +1,5 @@
-"""The accuracy side's job kinds. Their results carry the store's score fields under
-"score" (recorded as a score of the operator); everything else stays on the job row.
+"""The accuracy side's job kinds. Their results (core.train.results) carry the store's score
+of the operator under "score", which is recorded; everything else stays on the job row.
 Fisher Potential and training may run on a cluster (training uses a GPU where there is
 one); "e2e" times kernels on this machine, so it stays in local workers."""
 
@@ -8,20 +8,53 @@ from __future__ import annotations
 from ..jobs.registry import JobKind, TaskResources, declare
 from ..store import InvalidResult
 from .payloads import E2EPayload, FisherPayload, TrainPayload
+from .results import E2EResult, FisherResult, TrainResult
 
 
-def record_score(store, job, result: dict) -> None:
+def record_score(store, job, result: FisherResult | E2EResult) -> None:
     if job.operator_id is None:
         raise InvalidResult("the job names no operator to attach a score to")
-    if not isinstance(result.get("score"), dict):
-        raise InvalidResult("the result has no 'score' object with the score fields")
-    store.add_score(job.operator_id, result["score"], job_id=job.id)
+    store.add_score(job.operator_id, result.score, job_id=job.id)
+
+
+def screened(r: FisherResult) -> str:
+    """'Fisher Potential 1.32x the original network's'."""
+    return f"Fisher Potential {r.fisher_ratio:.2f}x the original network's"
+
+
+def trained(r: TrainResult) -> str:
+    """'93.1%', or with how it ended when not in full: '41.0%, stopped early: ...'."""
+    at = f"{r.accuracy_per_epoch[-1]:.1%}" if r.accuracy_per_epoch else "no accuracy"
+    return at if r.outcome == "trained" else f"{at}, {r.outcome}: {r.reason}"
+
+
+def timed(r: E2EResult) -> str:
+    """'1.61x the original network (resnet18/w64@32px)', or why there is no speed-up."""
+    if not r.tuned:
+        return "not every kernel got a schedule: no speedup"
+    return f"{r.baseline_latency_ms / r.latency_ms:.2f}x the original network ({r.deploy})"
 
 
 FISHER = declare(
-    JobKind("fisher", "core.train.handlers:fisher_job", FisherPayload, record_score, cluster=TaskResources())
+    JobKind(
+        "fisher",
+        "core.train.handlers:fisher_job",
+        FisherPayload,
+        FisherResult,
+        record_score,
+        screened,
+        cluster=TaskResources(),
+    )
 )
 TRAIN = declare(
-    JobKind("train", "core.train.handlers:train_job", TrainPayload, record_score, cluster=TaskResources(gpu=True))
+    JobKind(
+        "train",
+        "core.train.handlers:train_job",
+        TrainPayload,
+        TrainResult,
+        record_score,
+        trained,
+        cluster=TaskResources(gpu=True),
+    )
 )
-E2E = declare(JobKind("e2e", "core.train.handlers:e2e_job", E2EPayload, record_score))
+E2E = declare(JobKind("e2e", "core.train.handlers:e2e_job", E2EPayload, E2EResult, record_score, timed))

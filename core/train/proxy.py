@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -21,13 +21,13 @@ from .settings import TrainConfig
 Progress = Callable[[float, str], None]
 CHANCE_FACTOR = 1.5  # a final accuracy under 1.5x chance (1 / classes) is a network that did not learn
 EXPLODED = 1e6  # logits this large mean the activations exploded (a trained classifier's are ~10-100)
-#: how a training run ended: in full, stopped by the early-stop rule, loss or activations
-#: no longer finite, or a final accuracy near chance
-OUTCOMES = ("trained", "stopped early", "diverged", "did not learn")
 
 
 @dataclass
-class TrainResult:
+class TrainingRun:
+    """The accuracy after every epoch so far, and how the run ended (`outcome`, one of
+    core.train.results.OUTCOMES; `reason` says why when not 'trained')."""
+
     accuracy_per_epoch: list[float]
     seconds_per_epoch: list[float]
     reason: str = ""
@@ -37,9 +37,6 @@ class TrainResult:
     def accuracy(self) -> float | None:
         """The final accuracy; None when training diverged (its last accuracy says nothing)."""
         return None if self.outcome == "diverged" or not self.accuracy_per_epoch else self.accuracy_per_epoch[-1]
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def accuracy(model: nn.Module, data: ImageDataset, batch_size: int = 256) -> float:
@@ -61,12 +58,12 @@ def train_proxy(
     best: Sequence[float] | None = None,
     progress: Progress | None = None,
     epoch_done: Callable[[list[float]], None] | None = None,
-) -> TrainResult:
+) -> TrainingRun:
     """Train `model` in place; `progress(fraction, message)` is called after every batch
     (a job's ctx.progress, which raises to stop a cancelled job), `epoch_done(accuracies so
     far)` after every epoch (e.g. to show the accuracy curve while it grows). A loss that is no longer
     finite or logits that explode end training as "diverged"; a final accuracy near chance is
-    "did not learn" (TrainResult.outcome), so neither reads as an ordinary low accuracy."""
+    "did not learn" (TrainingRun.outcome), so neither reads as an ordinary low accuracy."""
     train = split.train
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     if config.max_batches is not None:
@@ -84,7 +81,7 @@ def train_proxy(
         milestones = [int(config.epochs * f) * steps_per_epoch for f in (0.5, 0.75)]
         scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones, gamma=0.1)
     order = np.random.default_rng(config.seed)
-    result = TrainResult([], [])
+    result = TrainingRun([], [])
     for epoch in range(1, config.epochs + 1):
         start = time.perf_counter()
         model.train()

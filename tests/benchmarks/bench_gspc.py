@@ -74,7 +74,7 @@ def measure(groups: int, algorithm: str, trials: int, root: str | None) -> dict:
         **TIMING,
     }
     label = f"G={groups} {algorithm} {'tuned' if trials else 'untuned'}"
-    return measure_job(payload, _Quiet(label))
+    return measure_job(payload, _Quiet(label)).to_dict()
 
 
 def tiles(result: dict) -> str:

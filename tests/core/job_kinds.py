@@ -14,6 +14,10 @@ import time
 
 import numpy as np
 
+from core.data.replacement import Replacement
+from core.store.score import Score
+from core.train.results import FisherResult
+
 HERE = "tests.core.job_kinds"
 #: kinds the tests register with workers, on top of (or instead of) the declared kinds (core.jobs.registry)
 TEST_HANDLERS = {
@@ -105,8 +109,15 @@ def child_process_job(payload: dict, ctx) -> dict:
     return {}
 
 
-def score_job(payload: dict, ctx) -> dict:
-    return {"score": {"dataset": "digits", "backbone": "none", "epochs": 0, "fisher_potential": payload["fp"]}}
+def score_job(payload: dict, ctx) -> FisherResult:
+    """The fisher kind's result for a Fisher Potential of payload["fp"] (the original's too)."""
+    fp = payload["fp"]
+    return FisherResult(Score("digits", "none", fisher_potential=fp), fp, fp, True, {}, {}, Replacement("op", 0, ()))
+
+
+def echo_job(payload: dict, ctx) -> dict:
+    """Return payload["result"] as the result, whatever it is."""
+    return payload["result"]
 
 
 # -- functions for core.jobs.isolate.call_in_subprocess ----------------------------------

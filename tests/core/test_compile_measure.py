@@ -27,9 +27,10 @@ def _payload(name: str, **extra) -> dict:
     return {"operator": document, "bindings": TINY, "tune_trials": 0, "device": "local", **QUICK, **extra}
 
 
-def test_untuned_measurement_is_checked_timed_and_compared_with_torch():
+def test_untuned_measurement_is_checked_timed_and_compared_with_torch(operator_parses):
     ctx = Ctx()
-    result = measure_job(_payload("grouped_conv", batch=2), ctx)
+    result = measure_job(_payload("grouped_conv", batch=2), ctx).to_dict()
+    assert len(operator_parses) == 1  # the job's operator document is read once
     json.dumps(result)  # the job system stores it as JSON
     cost = summarize(load_operator(EXAMPLES / "grouped_conv.json"), TINY).numeric_cost
     flops = cost["flops"] * 2

@@ -20,7 +20,7 @@ from core.compile.requests import variant_payloads
 from core.compile.settings import Settings
 from core.compile.target import local_target
 from core.compile.workload import Workload
-from core.ir.serialize import load_operator
+from core.ir.serialize import graph_from_document, load_operator
 from core.jobs.errors import PayloadError
 from core.store.measurement import Measurement
 from core.store.records import measurement_row
@@ -38,7 +38,7 @@ def _payload(name: str = "grouped_conv", **extra) -> dict:
 
 
 def test_gspc_measurement_is_checked_and_labelled_for_the_store():
-    result = measure_job(_payload(algorithm="gspc", batch=2, tiles=[2, 4]), Ctx())
+    result = measure_job(_payload(algorithm="gspc", batch=2, tiles=[2, 4]), Ctx()).to_dict()
     json.dumps(result)
     assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0 and result["torch_latency_ms"] > 0
     assert result["algorithm"] == "gspc" and result["layout"] == "NCHW (packed T_O=2,T_I=4)"
@@ -95,8 +95,12 @@ def test_gspc_refuses_a_gpu_target():
         GspcKernel(workload, gpu, Settings(algorithm="gspc"))
 
 
+def _variants(payload: dict):
+    return variant_payloads(MeasurePayload.from_dict(payload), graph_from_document(payload["operator"]))
+
+
 def test_variant_payloads_cover_algorithms_and_tuning():
-    payloads, skipped = variant_payloads(MeasurePayload.from_dict(_payload(tune_trials=8, tiles=[4, 4])))
+    payloads, skipped = _variants(_payload(tune_trials=8, tiles=[4, 4]))
     assert skipped == ""
     assert [(p.algorithm, p.tune_trials) for p in payloads] == [
         ("default", 0),
@@ -105,7 +109,7 @@ def test_variant_payloads_cover_algorithms_and_tuning():
         ("gspc", 8),
     ]
     assert [p.tiles for p in payloads] == [None, None, (4, 4), (4, 4)]
-    payloads, skipped = variant_payloads(MeasurePayload.from_dict(_payload("shift_conv", bindings={})))
+    payloads, skipped = _variants(_payload("shift_conv", bindings={}))
     assert [(p.algorithm, p.tune_trials) for p in payloads] == [("default", 0)]
     assert "'gspc' runs grouped convolutions only: shift_conv is not a 2-D convolution: shift shift_h" in skipped
 
@@ -114,7 +118,7 @@ def test_variant_payloads_cover_algorithms_and_tuning():
 def test_tuning_gspc_measures_a_tile_grid_that_a_second_run_reuses(tmp_path):
     ctx = Ctx()
     payload = _payload(algorithm="gspc", tune_trials=3, tuning_root=str(tmp_path))
-    first = measure_job(payload, ctx)
+    first = measure_job(payload, ctx).to_dict()
     assert first["tuned"] is True and first["schedule_source"] == "tuned"
     assert first["trial_count"] == 3 and first["new_trials"] == 3 and len(first["trials"]) == 3
     assert first["best_trial_ms"] == min(ms for _, ms in first["trials"])
@@ -122,7 +126,7 @@ def test_tuning_gspc_measures_a_tile_grid_that_a_second_run_reuses(tmp_path):
     assert any("GSPC tile grid: 3 of 3" in message for _, message in ctx.seen)
     grid = json.loads((tmp_path.glob(f"local/*/{GRID_FILE}").__next__()).read_text())
     assert len(grid) == 3
-    again = measure_job({**payload, "tune_trials": 2}, Ctx())
+    again = measure_job({**payload, "tune_trials": 2}, Ctx()).to_dict()
     assert again["new_trials"] == 0 and again["trial_count"] == 2
 
 
@@ -132,7 +136,7 @@ def test_the_gspc_tile_grid_is_timed_on_an_rpc_device(rpc_cluster, tmp_path):
     payload = _payload(
         algorithm="gspc", device="loop", device_config=rpc_cluster.device(), tune_trials=2, tuning_root=str(tmp_path)
     )
-    tuned = measure_job(payload, Ctx())
+    tuned = measure_job(payload, Ctx()).to_dict()
     assert tuned["tuned"] is True and len(tuned["trials"]) == 2 and tuned["max_abs_error"] < 1e-4
     assert '"num-cores":1' in tuned["target"] and tuned["torch_latency_ms"] is None
     assert list(tmp_path.glob(f"loop/*/{GRID_FILE}"))  # the device's own records

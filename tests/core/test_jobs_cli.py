@@ -23,10 +23,11 @@ def tessera(*argv: str) -> int:
     return args.func(args)
 
 
-def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys):
+def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys, operator_parses):
     db = str(tmp_path / "cli.db")
     conv = str(examples_dir / "conv2d.json")
     assert tessera("submit", conv, "--bind", "H=28,W=28", "--tune-trials", "8", "--store", db) == 0
+    assert operator_parses == [conv]  # the file is read once: checked, saved and its jobs planned
     assert "queued job 1: tune (8 trials) conv2d with C_in=64,C_out=64,H=28,W=28,K=3" in capsys.readouterr().out
     with Store(db) as store:
         job = JobQueue(store).get(1)

@@ -43,27 +43,30 @@ def test_complete_writes_measurement_and_state_together(store, queue, conv2d):
 
 
 def test_a_finished_job_says_what_it_found():
-    from core.jobs.registry import result_summary
+    from core.jobs.registry import read_result, result_summary
+
+    def summary(kind: str, result: dict) -> str:
+        return result_summary(kind, read_result(kind, result))
 
     measured = {"latency_ms": 0.03668, "speedup": 10.15}
-    assert result_summary("measure", measured) == "0.03668 ms, 10.15x PyTorch"
-    assert result_summary("transfer", {**measured, "transfer": {"found": 0, "applied": 0}}) == (
+    assert summary("measure", measured) == "0.03668 ms, 10.15x PyTorch"
+    assert summary("transfer", {**measured, "transfer": {"found": 0, "applied": 0}}) == (
         "0.03668 ms, 10.15x PyTorch; no tuned schedule of its kernel class in the sources: TVM's default kept"
     )
-    assert result_summary("transfer", {**measured, "transfer": {"found": 3, "applied": 2}, "tuned": True}).endswith(
+    assert summary("transfer", {**measured, "transfer": {"found": 3, "applied": 2}, "tuned": True}).endswith(
         "2 of 3 tuned schedule(s) applied, kept the fastest"
     )
-    assert result_summary("transfer", {**measured, "transfer": {"found": 3, "applied": 3}, "tuned": False}).endswith(
+    assert summary("transfer", {**measured, "transfer": {"found": 3, "applied": 3}, "tuned": False}).endswith(
         "none beat TVM's default"
     )
-    assert result_summary("fisher", {"score": {}}) == "done" and result_summary("measure", {}) == "done"
+    assert result_summary("sleep", {"slept": 1.0}) == "done"  # a kind with no summary of its own
     honest = {
         **measured,
         "max_abs_error": 3.1e-7,
         "schedule_source": "untuned (the tuned schedule ran slower: 0.05 ms)",
         "timing_note": "unreliable: PyTorch's runs spread by 120% of their median",
     }
-    assert result_summary("measure", honest) == (
+    assert summary("measure", honest) == (
         "0.03668 ms, 10.15x PyTorch, max error 3.1e-07; untuned (the tuned schedule ran slower: 0.05 ms); "
         "unreliable: PyTorch's runs spread by 120% of their median"
     )

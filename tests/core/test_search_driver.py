@@ -28,7 +28,7 @@ def test_random_search_writes_candidates_and_queues_measurements(tmp_path):
         str(db),
         progress=lambda f, m: seen.append(f),
     )
-    assert summary["found"] == 5 and seen[-1] == 1.0
+    assert summary.found == 5 and seen[-1] == 1.0
     with Store(db) as store:
         rows = list(store.results())
         assert len(rows) == 5 and {r["origin"] for r in rows} == {"search:random"}
@@ -37,7 +37,7 @@ def test_random_search_writes_candidates_and_queues_measurements(tmp_path):
             "SELECT j.kind, j.payload, d.name FROM jobs AS j JOIN devices AS d ON d.id = j.device_id"
         )
         jobs = jobs.fetchall()
-    assert summary["queued"] + len(summary["failures"]) == 5 and len(jobs) == summary["queued"]
+    assert summary.queued + len(summary.failures) == 5 and len(jobs) == summary.queued
     assert all(
         kind == "measure" and json.loads(p)["bindings"]["C_in"] == 16 and device == "local" for kind, p, device in jobs
     )
@@ -49,7 +49,7 @@ def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):
     summary = run_search(
         {"template": CONV, "strategy": "mcts", "samples": 50}, str(db), cancelled=lambda: next(calls) >= 3
     )
-    assert summary["found"] == 3
+    assert summary.found == 3
     run_search({"template": CONV, "strategy": "mcts", "samples": 3}, str(db))  # same seed: same operators
     with Store(db) as store:
         assert store.db["operators"].count == 3
@@ -83,10 +83,10 @@ def test_search_with_fisher_scores_candidates(tmp_path):
         },
         str(db),
     )
-    assert summary["scored"] + len(summary["failures"]) == 2 and summary["scored"] >= 1
+    assert summary.scored + len(summary.failures) == 2 and summary.scored >= 1
     with Store(db) as store:
         scored = [r for r in store.results() if r["fisher_potential"] is not None]
-        assert len(scored) == summary["scored"] and all(r["fisher_potential"] > 0 for r in scored)
+        assert len(scored) == summary.scored and all(r["fisher_potential"] > 0 for r in scored)
 
 
 def test_cli_search_prints_progress(tmp_path):

@@ -120,7 +120,7 @@ def test_measurement_variants_are_kept(store, conv2d):
         ({"latency_ms": 1.0, "trials": [[0, -1.0]]}, "trials must be \\[trial index >= 0, latency ms > 0\\] pairs"),
         ({"latency_ms": 1.0, "trials": [1.0]}, "trials\\[0\\] must be a list of 2 items, .* got 1.0"),
         ({"latency_ms": 1.0, "tuned": "yes"}, "tuned must be true or false"),
-        ({"latency_ms": 1.0, "bindings": {"C_in": 6.5}}, "bindings must be an object of whole numbers"),
+        ({"latency_ms": 1.0, "bindings": {"C_in": 6.5}}, "bindings\\['C_in'\\] must be a whole number, got 6.5"),
         ({"latency_ms": 1.0, "algorithm": 3}, "algorithm must be a string, got 3"),
         ({"latency_ms": 1.0, "algorithm": ""}, "algorithm must be a non-empty string or null"),
         ({"latency": 1.0}, "the measurement has unknown field\\(s\\) 'latency'; it takes latency_ms, "),
@@ -134,8 +134,13 @@ def test_malformed_measurements_are_refused_by_field(store, conv2d, result, mess
 
 
 def test_malformed_score_is_refused(store, conv2d):
-    with pytest.raises(InvalidResult, match="score field 'dataset' must be a non-empty string"):
+    with pytest.raises(InvalidResult, match="the score is missing field\\(s\\) 'dataset'"):
         store.add_score(conv2d, {"backbone": "resnet18"})
+    with pytest.raises(InvalidResult, match="the score: dataset must be a non-empty string, got ''"):
+        store.add_score(conv2d, {"dataset": "", "backbone": "resnet18"})
+    with pytest.raises(InvalidResult, match="the score: accuracy must be a number, got nan"):
+        store.add_score(conv2d, {"dataset": "digits", "backbone": "resnet18", "accuracy": float("nan")})
+    assert store.db["scores"].count == 0
 
 
 def test_deleting_measurements_keeps_operators_and_drops_trials(store, conv2d):

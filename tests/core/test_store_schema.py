@@ -250,7 +250,7 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
         assert row["e2e_speedup"] == pytest.approx(1.5) and row["e2e_latency_ms"] == 2.0
         score = store.db["scores"].get(2)
         assert (score["e2e_tuned"], score["deploy"], score["e2e_torch_ms"]) == (1, "resnet18/w64@32px", 4.0)
-        with pytest.raises(InvalidResult, match="'e2e_tuned' must be true or false"):
+        with pytest.raises(InvalidResult, match="the score: e2e_tuned must be true or false, got 'yes'"):
             store.add_score(1, {"dataset": "d", "backbone": "b", "e2e_latency_ms": 1.0, "e2e_tuned": "yes"})
 
 

@@ -23,7 +23,7 @@ from tests.support import EXAMPLES, Ctx
 SETTINGS = EvalSettings(backbone="vgg", width=4, resolution=8, limit=100)
 
 
-def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_path):
+def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_path, operator_parses):
     doc = read_document(EXAMPLES / "depthwise_separable.json")
     deploy = DeploySettings(backbone="vgg", width=8, resolution=16, trials=4)
     request = AccuracyRequest(SETTINGS, epochs=2, max_batches=3, deploy=deploy, tuning_root=str(tmp_path))
@@ -39,7 +39,9 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
                 "accuracy_per_epoch": [0.5, 0.8],
             },
         )
+        read = len(operator_parses)
         ids = submit(store, replace(request, subjects=(Subject(doc, "dws", input_key="/some/file.json"),))).ids
+        assert operator_parses[read:] == ["dws"]  # saved, versioned and planned from one reading
         jobs = [JobQueue(store).get(i) for i in ids]
     assert [j.kind for j in jobs] == ["train", "e2e"] and {j.operator_name for j in jobs} == {"dws"}
     train, e2e = (j.payload for j in jobs)
@@ -68,12 +70,14 @@ def test_bad_requests_are_refused_before_anything_is_queued(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_training_job_keeps_its_accuracy_curve_while_it_trains():
+def test_a_training_job_keeps_its_accuracy_curve_while_it_trains(operator_parses):
     doc = read_document(EXAMPLES / "depthwise_separable.json")
     ctx = Ctx()
     payload = AccuracyRequest(SETTINGS, epochs=2, max_batches=2).payloads(doc, None)[0]
+    read = len(operator_parses)
     result = train_job(payload.to_dict(), ctx)
-    curve = result["accuracy_per_epoch"]
+    assert operator_parses[read:] == ["the job's operator"]  # read once for the whole job
+    curve = list(result.accuracy_per_epoch)
     assert ctx.partials == [
         {"accuracy_per_epoch": curve[:1], "epochs_planned": 2},
         {"accuracy_per_epoch": curve, "epochs_planned": 2},

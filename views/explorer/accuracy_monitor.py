@@ -19,23 +19,11 @@ WHAT = {"fisher": "Fisher Potential", "train": "proxy training", "e2e": "tuned e
 
 
 def found(job: Job) -> str:
-    """What a finished job found, in a few words."""
+    """What a finished job found, in a few words: its result's line (core.train.kinds), as the
+    job monitor shows it."""
     if job.state == FAILED:
         return job.error or "failed"
-    if job.state != DONE or not job.result:
-        return ""
-    r = job.result
-    if job.kind == "train":
-        accuracy = r["accuracy_per_epoch"][-1] if r["accuracy_per_epoch"] else None
-        at = f"{accuracy:.1%}" if accuracy is not None else "no accuracy"
-        return at if r["outcome"] == "trained" else f"{at}, {r['outcome']}: {r['reason']}"
-    if job.kind == "fisher":
-        ratio = r["fisher_potential"] / r["fisher_original"] if r["fisher_original"] else float("inf")
-        return f"Fisher Potential {ratio:.2f}x the original network's"
-    score = r["score"]
-    if not score.get("e2e_tuned"):
-        return "not every kernel got a schedule: no speedup"
-    return f"{score['e2e_speedup']:.2f}x the original network ({r['deploy']})"
+    return (job.message or "") if job.state == DONE else ""
 
 
 class AccuracyMonitor(QWidget):
