@@ -187,6 +187,7 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         for end, n in (("from", src), ("to", dst)):
             if not isinstance(n, str) or n not in graph.g:
                 raise fail(where, f"'{end}' names no node: {n!r:.60}")
+        assert isinstance(src, str) and isinstance(dst, str)  # checked just above
         try:
             graph.insert_edge(src, dst, port)
         except TesseraError as e:
@@ -314,7 +315,7 @@ def _canonical_names(graph: OperatorGraph) -> dict[str, str]:
 
     def sort_key(n: str) -> str:
         prim = graph.prim(n)
-        srcs = [key.get(s, "?") for s in graph.inputs_of(n)]
+        srcs = [key.get(s, "?") if s else "?" for s in graph.inputs_of(n)]
         return json.dumps([prim.op, prim.params, srcs], sort_keys=True)
 
     order: list[str] = []

@@ -65,7 +65,8 @@ def call_in_subprocess(
                     f"process {process.pid} running {target} {describe_exit(process.exitcode)}", process.exitcode
                 ) from None
             if message["kind"] == "progress":
-                on_progress(message["fraction"], message["message"])
+                if on_progress is not None:  # sent only when it was given
+                    on_progress(message["fraction"], message["message"])
             elif message["kind"] == "result":
                 return message["value"]
             else:

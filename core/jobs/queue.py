@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import time
+import typing
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -119,25 +120,22 @@ class JobQueue:
         if max_attempts < 1:
             raise StoreError(f"max_attempts must be at least 1, got {max_attempts}")
         with self.store.write():
-            return (
-                self.db["jobs"]
-                .insert(
-                    {
-                        "kind": kind,
-                        "payload": json.dumps(payload),
-                        "state": QUEUED,
-                        "operator_id": operator_id,
-                        "device_id": device_id,
-                        "input_key": input_key,
-                        "input_version": input_version,
-                        "attempts": 0,
-                        "max_attempts": max_attempts,
-                        "progress": 0.0,
-                        "created": time.time(),
-                    }
-                )
-                .last_pk
+            jobs = self.db.table("jobs").insert(
+                {
+                    "kind": kind,
+                    "payload": json.dumps(payload),
+                    "state": QUEUED,
+                    "operator_id": operator_id,
+                    "device_id": device_id,
+                    "input_key": input_key,
+                    "input_version": input_version,
+                    "attempts": 0,
+                    "max_attempts": max_attempts,
+                    "progress": 0.0,
+                    "created": time.time(),
+                }
             )
+            return typing.cast(int, jobs.last_pk)
 
     def get(self, job_id: int) -> Job:
         for row in self.db.query(f"{_SELECT} WHERE jobs.id = ?", [job_id]):
@@ -285,16 +283,16 @@ class JobQueue:
             if now.state != RUNNING or now.lease != job.lease:
                 return now.state
             attempts = now.attempts if count_attempt else now.attempts - 1
+            fields: dict[str, object]
             if attempts < now.max_attempts:
-                fields = {"state": QUEUED, "error": reason, "message": "waiting for a retry"}
+                state, fields = QUEUED, {"error": reason, "message": "waiting for a retry"}
             else:
-                fields = {
-                    "state": FAILED,
-                    "finished": time.time(),
-                    "error": f"{reason}; gave up after {attempts} attempt(s)",
-                }
-            self._update({**fields, "attempts": attempts, "lease": None}, "id = ?", [job.id])
-            return fields["state"]
+                state, fields = (
+                    FAILED,
+                    {"finished": time.time(), "error": f"{reason}; gave up after {attempts} attempt(s)"},
+                )
+            self._update({**fields, "state": state, "attempts": attempts, "lease": None}, "id = ?", [job.id])
+            return state
 
     def ended_since(self, since: float) -> list[Job]:
         """Jobs that reached done, failed or cancelled after time `since`, in that order."""

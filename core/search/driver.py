@@ -170,7 +170,8 @@ def run_search(
                             device_id=local,
                         )
                         queued += 1
-                fraction = found / cfg.samples if cfg.samples else elapsed / (cfg.minutes * 60)
+                # SearchConfig takes a number of samples or a time limit
+                fraction = found / cfg.samples if cfg.samples else elapsed / (60 * (cfg.minutes or 1.0))
                 progress(min(fraction, 1.0), tally(found, scored, queued))
     return SearchResult(found, scored, queued, tuple(failures[:20]), round(time.monotonic() - start, 2), strategy.stats)
 

@@ -196,9 +196,10 @@ class SynoMCTS(Strategy):
 
     def _path(self, node: Node) -> list[Node]:
         path = []
-        while node is not None:
-            path.append(node)
-            node = node.parent
+        at: Node | None = node
+        while at is not None:
+            path.append(at)
+            at = at.parent
         return path
 
     def _backup(self, path: list[Node], reward: float) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import time
+import typing
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import sqlite_utils
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import canonical_json, graph_from_document
 
-from .connection import open_database, write_transaction
+from .connection import StoreConnection, open_database, write_transaction
 from .errors import StoreDamaged, StoreError, damaged, read_only
 from .location import default_store_path
 from .measurement import Measurement
@@ -91,7 +92,7 @@ class Store:
         except StoreDamaged:
             return self.damage  # the connection remembers it
         if problems != ["ok"]:
-            self.db.conn.damage = "; ".join(problems[:3])
+            self._connection.damage = "; ".join(problems[:3])
         return self.damage
 
     def ensure_writable(self) -> None:
@@ -110,12 +111,16 @@ class Store:
     @property
     def damage(self) -> str | None:
         """What SQLite found damaged in the file, or None."""
-        return self.db.conn.damage
+        return self._connection.damage
 
     @property
     def read_only(self) -> str | None:
         """Why the store may not be written (a read-only file or folder), or None."""
-        return self.db.conn.refusal
+        return self._connection.refusal
+
+    @property
+    def _connection(self) -> StoreConnection:
+        return typing.cast(StoreConnection, self.db.conn)  # open_database made it
 
     def close(self) -> None:
         self.db.close()
@@ -158,7 +163,7 @@ class Store:
         """Insert unless a row with the same hash (sha256 of `text`) exists; return the row's id."""
         digest = hashlib.sha256(text.encode()).hexdigest()
         with self.write():
-            self.db[table].insert(
+            self.db.table(table).insert(
                 {
                     "hash": digest,
                     "document": text,
@@ -185,7 +190,7 @@ class Store:
         if kind not in ("local", "rpc"):
             raise StoreError(f"device {name!r}: kind must be 'local' or 'rpc', got {kind!r}")
         with self.write():
-            self.db["devices"].upsert({"name": name, "kind": kind, "config": config or {}}, pk="name")
+            self.db.table("devices").upsert({"name": name, "kind": kind, "config": config or {}}, pk="name")
             return self.db.execute("SELECT id FROM devices WHERE name = ?", [name]).fetchone()[0]
 
     def rename_operator(self, operator_id: int, name: str) -> None:
@@ -201,7 +206,7 @@ class Store:
 
     def _get(self, table: str, row_id: int) -> dict:
         try:
-            return self.db[table].get(row_id)
+            return self.db.table(table).get(row_id)
         except sqlite_utils.db.NotFoundError:
             raise StoreError(f"no row {row_id} in {table} of {self.path}") from None
 
@@ -212,20 +217,11 @@ class Store:
         """Record one measurement (core.store.measurement; its JSON is read first) and its trials."""
         row, trials = measurement_row(result if isinstance(result, Measurement) else Measurement.from_dict(result))
         with self.write():
-            measurement_id = (
-                self.db["measurements"]
-                .insert(
-                    {
-                        **row,
-                        "job_id": job_id,
-                        "operator_id": operator_id,
-                        "device_id": device_id,
-                        "created": time.time(),
-                    }
-                )
-                .last_pk
+            measurement_id = self._insert(
+                "measurements",
+                {**row, "job_id": job_id, "operator_id": operator_id, "device_id": device_id, "created": time.time()},
             )
-            self.db["trials"].insert_all(
+            self.db.table("trials").insert_all(
                 {"measurement_id": measurement_id, "job_id": job_id, "trial_index": i, "latency_ms": t}
                 for i, t in trials
             )
@@ -244,11 +240,11 @@ class Store:
         """Record one score (core.store.score; its JSON is read first)."""
         row = score_row(score if isinstance(score, Score) else Score.from_dict(score))
         with self.write():
-            return (
-                self.db["scores"]
-                .insert({**row, "job_id": job_id, "operator_id": operator_id, "created": time.time()})
-                .last_pk
-            )
+            return self._insert("scores", {**row, "job_id": job_id, "operator_id": operator_id, "created": time.time()})
+
+    def _insert(self, table: str, row: dict) -> int:
+        """Insert `row` (inside the caller's transaction); its id."""
+        return typing.cast(int, self.db.table(table).insert(row).last_pk)
 
     def trials(self, measurement_id: int) -> list[tuple[int, float]]:
         """(trial index, latency ms) of the measurement's tuning trials, in trial order."""

@@ -75,6 +75,7 @@ def train_proxy(
         weight_decay=config.weight_decay,
         nesterov=config.momentum > 0,
     )
+    scheduler: torch.optim.lr_scheduler.LRScheduler
     if config.schedule == "cosine":
         scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, config.epochs * steps_per_epoch)
     else:
@@ -109,7 +110,7 @@ def train_proxy(
             progress(epoch / config.epochs, f"epoch {epoch}/{config.epochs}: accuracy {acc:.3f}")
         if epoch_done is not None:
             epoch_done(list(result.accuracy_per_epoch))
-        if epoch < config.epochs and not keep_training(acc, epoch, config.epochs, best, config.theta):
+        if epoch < config.epochs and best and not keep_training(acc, epoch, config.epochs, best, config.theta):
             need = required_accuracy(epoch, config.epochs, best, config.theta)
             result.reason = (
                 f"stopped after epoch {epoch}: accuracy {acc:.3f} is below "
