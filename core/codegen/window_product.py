@@ -37,6 +37,10 @@ class WindowProductMatch:
     reduces: tuple[Step, ...]  # the reduces summing the window axes, in order
     window: tuple[int, int]  # kh, kw (1 for an axis without a window)
     unfolded: tuple[int, ...]  # the spatial axes unfolded (0: H, 1: W), in the windows' axis order
+    # what HELPER is given (batch excluded): the kernel as [lead.., kh, kw, H, W] and the source as
+    # [lead.., H, W], the axes the kernel is repeated over (involution's channels of a group) as one
+    kernel_view: tuple[int, ...]
+    source_view: tuple[int, ...]
 
     @property
     def source(self) -> str:
@@ -50,15 +54,6 @@ class WindowProductMatch:
     @property
     def result(self) -> str:
         return self.reduces[-1].result
-
-    @property
-    def lead_shape(self) -> tuple[int, ...]:
-        """The windows' axes before the window axes: the source's channels as the product sees them."""
-        return self.product.out_shape[: len(self.product.out_shape) - 2 - len(self.unfolded)]
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        return tuple(s.node for s in (*self.views, self.product, *self.reduces))
 
 
 def window_products(plan: Plan) -> dict[str, WindowProductMatch]:
@@ -87,16 +82,39 @@ def _match(plan: Plan, producer: dict[str, Step], product: Step, port: int) -> W
         unfolded = _windows(views[start:])
         if unfolded:
             reduces = _reduces(plan, product, len(unfolded))
-            if reduces is None:
+            views_ = _helper_views(product, port, len(unfolded))
+            if reduces is None or views_ is None:
                 return None
             window = [1, 1]
             for step in views[start:]:
                 if isinstance(step.prim, Unfold):
                     window[_spatial_axis(step)] = step.out_shape[step.ins[0].spatial_dims[0]]
             return WindowProductMatch(
-                product, port, tuple(views[start:]), reduces, (window[0], window[1]), tuple(unfolded)
+                product, port, tuple(views[start:]), reduces, (window[0], window[1]), tuple(unfolded), *views_
             )
     return None
+
+
+def _helper_views(product: Step, port: int, windows: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(kernel view, source view) as HELPER takes them, the kernel's window axes as they are
+    (window_product puts them in order); None when the kernel is repeated over two runs of axes."""
+    kernel = broadcast_views(product)[1 - port]
+    shape = product.out_shape
+    lead = len(shape) - 2 - windows
+    kernel_lead: list[int] = []
+    source_lead: list[int] = []
+    runs = 0
+    for i, (k, x) in enumerate(zip(kernel[:lead], shape[:lead])):
+        repeated = k == 1 < x
+        if repeated and i and kernel[i - 1] == 1 < shape[i - 1]:
+            source_lead[-1] *= x  # one more axis of the same run
+            continue
+        runs += repeated
+        kernel_lead.append(k)
+        source_lead.append(x)
+    if runs > 1:
+        return None
+    return (*kernel_lead, *kernel[lead:]), (*source_lead, *shape[-2:])
 
 
 def _windows(views: list[Step]) -> list[int]:
@@ -149,10 +167,12 @@ def _reduces(plan: Plan, product: Step, windows: int) -> tuple[Step, ...] | None
 HELPER_NAME = "WindowProduct"
 HELPER = f'''class {HELPER_NAME}(torch.autograd.Function):
     """y[..., h, w] = sum over i < kh, j < kw of a[..., i, j, h, w] * x[..., h + i - kh // 2, w + j - kw // 2]:
-    x's kh x kw windows (zeros outside x) times `a`, broadcast against them, summed over the
-    window. One window offset at a time: with x's planes flattened and padded, an offset reads
-    one contiguous run of them (where a row's end wraps onto the next row, `a` is masked to
-    zero), so the kh * kw shifted copies of x are never materialised, forward or backward."""
+    x's kh x kw windows (zeros outside x) times `a`, summed over the window; `a` may hold 1
+    where x has an axis of elements that share it (involution's channels of a group), and in
+    its window and spatial axes. One window offset at a time: with x's planes flattened and
+    padded, an offset reads one contiguous run of them (where a row's end wraps onto the next
+    row, `a` is masked to zero), so the kh * kw shifted copies of x are never materialised,
+    forward or backward."""
 
     @staticmethod
     def forward(ctx, a, x, kh, kw):
@@ -178,10 +198,23 @@ HELPER = f'''class {HELPER_NAME}(torch.autograd.Function):
         grad = grad.reshape(*grad.shape[:-2], h * w)
         grad_a = grad_x = None
         if ctx.needs_input_grad[0]:
-            grad_a = torch.empty_like(masked)
+            shared = [d for d in range(grad.dim() - 1) if masked.shape[d] < grad.shape[d]]  # [] or one axis
+            grad_a, product = torch.empty_like(masked), None
             for i, j, s in {HELPER_NAME}.runs(kh, kw, w):
-                grad_a[..., i, j, :] = (grad * padded[..., s : s + h * w]).sum_to_size(grad_a[..., i, j, :].shape)
-            grad_a = (grad_a.unflatten(-1, (h, w)) * inside).sum_to_size(a_shape)
+                run, part = padded[..., s : s + h * w], grad_a[..., i, j, :]
+                if not shared:
+                    torch.mul(grad, run, out=part)
+                elif grad.shape[shared[0]] <= 4:  # a few products added beat a product and a sum
+                    d = shared[0]
+                    torch.mul(grad.narrow(d, 0, 1), run.narrow(d, 0, 1), out=part)
+                    for c in range(1, grad.shape[d]):
+                        part.addcmul_(grad.narrow(d, c, 1), run.narrow(d, c, 1))
+                else:
+                    product = torch.mul(grad, run, out=product)
+                    torch.sum(product, shared[0], keepdim=True, out=part)
+                if j != kw // 2:
+                    part.unflatten(-1, (h, w)).mul_(inside[j])  # no gradient where the run wrapped
+            grad_a = grad_a.unflatten(-1, (h, w)).sum_to_size(a_shape)
         if ctx.needs_input_grad[1]:
             grad_padded = torch.zeros_like(padded)
             for i, j, s in {HELPER_NAME}.runs(kh, kw, w):
@@ -200,14 +233,12 @@ def window_product(site: WindowProductMatch) -> str:
     """The call of HELPER for a window product: the kernel viewed as [.., kh, kw, H, W] (ones
     where it is repeated), the source as the windows' leading axes and H, W."""
     product, port = site.product, site.windows_port
-    kernel, kernel_shape = product.args[1 - port], product.in_shapes[1 - port]
-    shape = broadcast_views(product)[1 - port]
-    lead, axes = len(site.lead_shape), len(site.unfolded)
-    target = [*shape[:lead], *shape[lead : lead + axes], *shape[-2:]]
-    if axes == 1:
-        target.insert(lead + 1 - site.unfolded[0], 1)  # the axis without a window
-    a = view(kernel, kernel_shape, target)
+    target = list(site.kernel_view)
+    if len(site.unfolded) == 1:
+        target.insert(len(target) - 2 - site.unfolded[0], 1)  # the axis without a window
+    kernel = view(product.args[1 - port], product.in_shapes[1 - port], target)
     if site.unfolded == (1, 0):
-        a += ".transpose(-4, -3)"  # W's window came first
-    x = view(site.source, site.source_shape, (*site.lead_shape, *site.source_shape[-2:]))
-    return f"{HELPER_NAME}.apply({a}, {x}, {ints(site.window)})"
+        kernel += ".transpose(-4, -3)"  # W's window came first
+    source = view(site.source, site.source_shape, site.source_view)
+    call = f"{HELPER_NAME}.apply({kernel}, {source}, {ints(site.window)})"
+    return view(call, site.source_view, site.reduces[-1].out_shape)

@@ -1,6 +1,8 @@
 """Torch's own layers in generated modules (core.codegen.torch_layers): a subgraph that is a
-convolution becomes one nn.functional.conv2d on the tensor before its window, a near-miss
-does not, and either way the module computes what the primitive-by-primitive module
+convolution becomes one nn.functional.conv2d on the tensor before its window (a pointwise
+one stays one einsum, a matrix product), windows times a kernel summed over the window
+become one WindowProduct, a near-miss of either does not, and either way the module
+computes what the primitive-by-primitive module
 (layers=False, checked against hand-written torch in test_codegen_torch) computes, with the
 same weights, at odd sizes, forward and backward."""
 
@@ -104,10 +106,6 @@ CONVS = {
         ),
         ["conv 4->6, 3x5"],
     ),
-    "pointwise fc": (
-        _conv([("fc", "fc", {"out": "C_out", "groups": "1"}, ["input"])], C_in=7, C_out=3, H=5, W=3),
-        ["conv 7->3, 1x1"],
-    ),
     "Kx1 grouped fc": (
         _conv(
             [("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uh"])],
@@ -148,16 +146,32 @@ def test_a_convolution_becomes_one_conv2d_on_the_unwindowed_tensor(name):
     assert "unfold(" not in source and "einsum" not in source and "::" not in source
 
 
+def test_a_pointwise_contraction_stays_one_matrix_product():
+    """1x1, one group, stride 1: the fc's einsum, faster than oneDNN's 1x1 conv on NCHW tensors;
+    a grouped or strided one is a conv."""
+
+    def fc(groups="1", stride=False, **sizes):
+        steps = [("fc", "fc", {"out": "C_out", "groups": groups}, ["input"])]
+        if stride:
+            steps.append(("st", "stride", {"dim": -1, "S": "s"}, ["fc"]))
+        return _conv(steps, out=("C_out", "H", "W/s" if stride else "W"), **sizes)
+
+    source = _same_as_primitives(fc(C_in=7, C_out=3, H=5, W=3))
+    assert _convs(source) == [] and source.count("torch.einsum(") == 1
+    assert _convs(_same_as_primitives(fc("G", C_in=6, C_out=4, H=5, W=3, G=2))) == ["conv 6->4, 1x1"]
+    assert _convs(_same_as_primitives(fc(stride=True, C_in=7, C_out=3, H=5, W=6, s=2))) == ["conv 7->3, 1x1"]
+
+
 def test_the_examples_run_torch_layers_where_they_are_layers():
     sizes = {"C_in": 8, "C_out": 12, "H": 7, "W": 5, "K": 3, "G": 2, "g": 2, "s": 2}
     expected = {
         "conv2d": ["conv 8->12, 3x3"],
         "grouped_conv": ["conv 8->12, 3x3"],
-        "depthwise_separable": ["conv 8->8, 3x3", "conv 8->12, 1x1"],
-        "mixed_conv": ["conv 8->6, 1x1", "conv 8->6, 3x3"],
-        "shift_conv": ["conv 8->12, 1x1"],
+        "depthwise_separable": ["conv 8->8, 3x3"],  # the pointwise conv: an einsum, as below
+        "mixed_conv": ["conv 8->6, 3x3"],
+        "shift_conv": [],
         "gated_separable": ["conv 8->12, 3x1", "conv 12->12, 1x3"],
-        "involution": ["conv 8->18, 1x1"],  # the kernel; applying it is a WindowProduct
+        "involution": [],  # the kernel: an einsum; applying it: a WindowProduct
         # the first contraction keeps the W window apart (not a conv), the second is a Kx1 conv
         "syno_operator1": ["conv 18->12, 3x1"],
         # a grouped 1xK conv (its groups end up behind the output channels), then a Kx1 conv
@@ -168,7 +182,10 @@ def test_the_examples_run_torch_layers_where_they_are_layers():
         graph.bindings = {k: v for k, v in sizes.items() if k in graph.mentioned_variables()}
         source = _same_as_primitives(graph)
         assert _convs(source) == expected[path.stem], path.stem
-        assert "einsum" not in source or path.stem == "syno_operator1", path.stem
+        # a pointwise contraction, or syno_operator1's W window kept apart
+        einsum = path.stem in ("depthwise_separable", "mixed_conv", "shift_conv", "involution", "syno_operator1")
+        assert source.count("torch.einsum(") == einsum, path.stem
+        assert ("WindowProduct.apply(" in source) == (path.stem == "involution"), path.stem
 
 
 # -- near-misses stay what they are --------------------------------------------------------
@@ -259,7 +276,7 @@ MISSES = {
         ),
         [],
     ),
-    # a ReLU on the window: the fc reads (C, K) channels of a materialised tensor (a 1x1 conv), not a KxK one
+    # a ReLU on the window: the fc reads (C, K) channels of a materialised tensor (one einsum), not a KxK conv
     "an activation on the window": (
         _conv(
             [
@@ -273,7 +290,7 @@ MISSES = {
             W=4,
             K=3,
         ),
-        ["conv 9->4, 1x1"],
+        [],
     ),
 }
 
@@ -340,10 +357,11 @@ def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
 
 
 # -- windows times a kernel, summed over the window: one WindowProduct -----------------------
-def _involution(windows=("uh", "uw"), group_first=False, fn="mul", reduces=None, **bindings):
+def _involution(windows=("uh", "uw"), group_first=False, fn="mul", reduces=None, split=False, **bindings):
     """Involution's graph: a kernel [G, window.., H, W] from an fc of the input, times the input's
-    windows grouped [G, C/G, window.., H, W], summed over the reduces' axes ("uh", "uw" or "c";
-    the windows by default)."""
+    windows grouped [G, C/G, window.., H, W] (with `split`, [G, C/2G, 2, window.., H, W], the
+    last axis summed after the windows), summed over the reduces' axes ("uh", "uw" or "c"; the
+    windows by default)."""
     sizes = {"uh": "Kh", "uw": "Kw"}
     kernel = [("kfc", "fc", {"out": "G*" + "*".join(sizes[u] for u in windows)}, ["input"])]
     kernel.append(("kg", "group", {"dim": 0, "G": "G"}, ["kfc"]))
@@ -359,9 +377,12 @@ def _involution(windows=("uh", "uw"), group_first=False, fn="mul", reduces=None,
     if not group_first:
         steps.append(("grp", "group", {"dim": 0, "G": "G"}, [source]))
         source = "grp"
+    if split:
+        steps.append(("two", "split", {"dim": 1, "B": "2"}, [source]))
+        source = "two"
     steps.append(("prod", "broadcast", {"fn": fn}, [kernel[-1][0], source]))
-    # the product is [G, C/G, windows.., H, W]
-    axis = {"c": 1, **{u: 2 + i for i, u in enumerate(windows)}}
+    # the product is [G, C/G, windows.., H, W] (or [G, C/2G, 2, windows.., H, W])
+    axis = {"c": 1, **{u: 2 + split + i for i, u in enumerate(windows)}}
     removed, prev = [], "prod"
     for i, r in enumerate(reduces or windows):
         d = axis[r] - sum(axis[q] < axis[r] for q in removed)
@@ -369,6 +390,9 @@ def _involution(windows=("uh", "uw"), group_first=False, fn="mul", reduces=None,
         removed.append(r)
         prev = f"r{i}"
     out = ["C_in", "H", "W"] if "c" not in (reduces or ()) else ["G", "H", "W"]
+    if split:  # a reduce reads the [G, C/2G, 2, H, W] the window product gives
+        steps.append(("sum_two", "reduce", {"dim": 2}, [prev]))
+        prev, out = "sum_two", ["C_in/2", "H", "W"]
     if "c" not in (reduces or ()):
         steps.append(("merge", "merge", {"dim": 0}, [prev]))
     sizes = {"C_in": 6, "H": 7, "W": 5, "Kh": 3, "Kw": 5, "G": 3, **bindings}
@@ -385,14 +409,16 @@ WINDOW_PRODUCTS = {
     "channels grouped before the windows": _involution(group_first=True),
     "reduces in the other order": _involution(reduces=("uw", "uh")),
     "one channel per group": _involution(G=6),
+    "five channels per group": _involution(C_in=10, G=2),
+    "the kernel repeated over two axes": _involution(C_in=12, G=2, split=True),
 }
 
 
 @pytest.mark.parametrize("name", WINDOW_PRODUCTS)
 def test_windows_times_a_kernel_summed_over_the_window_is_one_window_product(name):
-    source = _same_as_primitives(WINDOW_PRODUCTS[name])
-    assert source.count("WindowProduct.apply(") == 1
-    assert "nn.functional.unfold(" not in source and ".unfold(" not in source and ".sum(" not in source
+    forward = _same_as_primitives(WINDOW_PRODUCTS[name]).split("def forward(self")[1]
+    assert forward.count("WindowProduct.apply(") == 1
+    assert "unfold(" not in forward and "# reduce 'r" not in forward  # the window's reduces are in it
 
 
 def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
@@ -409,8 +435,8 @@ def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
         variables=CONV_KINDS,
         bindings={"C_in": 3, "H": 5, "W": 6, "K": 3},
     )
-    source = _same_as_primitives(squares)
-    assert "WindowProduct.apply(" in source and source.count("nn.functional.unfold(") == 1  # the kernel
+    forward = _same_as_primitives(squares).split("def forward(self")[1]
+    assert "WindowProduct.apply(" in forward and forward.count("nn.functional.unfold(") == 1  # the kernel
     for ports in (["k", "uw"], ["uw", "k"]):  # a per-channel kernel, the windows on either side
         per_channel = chain(
             ["C_in", "H", "W"],
@@ -428,7 +454,7 @@ def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
             bindings={"C_in": 4, "H": 5, "W": 3, "K": 3},
         )
         source = _same_as_primitives(per_channel)
-        assert "WindowProduct.apply(" in source and "unfold(" not in source.split("def forward")[1], ports
+        assert "WindowProduct.apply(" in source and "unfold(" not in source.split("def forward(self")[1], ports
 
 
 def test_a_window_product_without_the_input_needing_gradients():
