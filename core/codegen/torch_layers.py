@@ -3,12 +3,9 @@ the per-primitive templates of core.codegen.torch_ops elsewhere.
 
 Training speed is the point. A contraction that reads its input through unfolds and
 strides and forms a convolution (core.codegen.conv_spec.conv_sites: standard, grouped,
-depthwise, KxK, Kx1) becomes one nn.functional.conv2d on the tensor before its window,
-so oneDNN convolves instead of an einsum over an unfolded view (2-9x slower forward and
-backward), and the views only it read are left out. A pointwise one (1x1, one group,
-stride 1) stays the fc's einsum, one matrix product: on NCHW tensors oneDNN reorders to its
-blocked layout and back around a 1x1 conv, and the einsum ran 1.1-2x faster forward and
-backward at every size measured (16-128 channels, 2-32 px, batch 64, one thread). Windows multiplied
+depthwise, KxK, Kx1, 1x1 pointwise) becomes one nn.functional.conv2d on the tensor
+before its window, so oneDNN convolves instead of an einsum over an unfolded view (2-9x
+slower forward and backward), and the views only it read are left out. Windows multiplied
 by a kernel and summed over the window (core.codegen.window_product, involution's form)
 become one call of a helper that never materialises the windows. Reduces in a row become
 one sum over all their axes. Every line still names the nodes it stands for."""
@@ -38,7 +35,7 @@ class Line:
 def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
     """One line per step, or (with `layers`) per recognised layer and per run of reduces;
     lines whose value nothing reads any more are left out."""
-    sites = {node: site for node, site in conv_sites(plan).items() if not _pointwise(site)} if layers else {}
+    sites = conv_sites(plan) if layers else {}
     after = {n for node, site in sites.items() for n in site.nodes[site.nodes.index(node) + 1 :]}
     products = window_products(plan) if layers else {}
     after |= {r.node for site in products.values() for r in site.reduces}
@@ -78,11 +75,6 @@ def _conv_line(site: ConvMatch, plan: Plan) -> Line:
     covered = ", ".join(_nodes(steps[n]) for n in site.nodes)
     out = steps[site.nodes[-1]].out
     return Line(site.result, conv(site), f"{site.spec.describe()} = {covered}: {out}", (site.source,))
-
-
-def _pointwise(site: ConvMatch) -> bool:
-    spec = site.spec
-    return spec.kernel == (1, 1) and spec.groups == 1 and spec.stride == (1, 1)
 
 
 def _window_product_line(site: WindowProductMatch) -> Line:

@@ -1,10 +1,9 @@
 """Torch's own layers in generated modules (core.codegen.torch_layers): a subgraph that is a
-convolution becomes one nn.functional.conv2d on the tensor before its window (a pointwise
-one stays one einsum, a matrix product), windows times a kernel summed over the window
-become one WindowProduct, a near-miss of either does not, and either way the module
-computes what the primitive-by-primitive module
-(layers=False, checked against hand-written torch in test_codegen_torch) computes, with the
-same weights, at odd sizes, forward and backward."""
+convolution becomes one nn.functional.conv2d on the tensor before its window, windows times
+a kernel summed over the window become one WindowProduct, a near-miss of either does not,
+and either way the module computes what the primitive-by-primitive module (layers=False,
+checked against hand-written torch in test_codegen_torch) computes, with the same weights,
+at odd sizes, forward and backward."""
 
 from __future__ import annotations
 
@@ -106,6 +105,10 @@ CONVS = {
         ),
         ["conv 4->6, 3x5"],
     ),
+    "pointwise fc": (
+        _conv([("fc", "fc", {"out": "C_out", "groups": "1"}, ["input"])], C_in=7, C_out=3, H=5, W=3),
+        ["conv 7->3, 1x1"],
+    ),
     "Kx1 grouped fc": (
         _conv(
             [("uh", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["uh"])],
@@ -146,32 +149,16 @@ def test_a_convolution_becomes_one_conv2d_on_the_unwindowed_tensor(name):
     assert "unfold(" not in source and "einsum" not in source and "::" not in source
 
 
-def test_a_pointwise_contraction_stays_one_matrix_product():
-    """1x1, one group, stride 1: the fc's einsum, faster than oneDNN's 1x1 conv on NCHW tensors;
-    a grouped or strided one is a conv."""
-
-    def fc(groups="1", stride=False, **sizes):
-        steps = [("fc", "fc", {"out": "C_out", "groups": groups}, ["input"])]
-        if stride:
-            steps.append(("st", "stride", {"dim": -1, "S": "s"}, ["fc"]))
-        return _conv(steps, out=("C_out", "H", "W/s" if stride else "W"), **sizes)
-
-    source = _same_as_primitives(fc(C_in=7, C_out=3, H=5, W=3))
-    assert _convs(source) == [] and source.count("torch.einsum(") == 1
-    assert _convs(_same_as_primitives(fc("G", C_in=6, C_out=4, H=5, W=3, G=2))) == ["conv 6->4, 1x1"]
-    assert _convs(_same_as_primitives(fc(stride=True, C_in=7, C_out=3, H=5, W=6, s=2))) == ["conv 7->3, 1x1"]
-
-
 def test_the_examples_run_torch_layers_where_they_are_layers():
     sizes = {"C_in": 8, "C_out": 12, "H": 7, "W": 5, "K": 3, "G": 2, "g": 2, "s": 2}
     expected = {
         "conv2d": ["conv 8->12, 3x3"],
         "grouped_conv": ["conv 8->12, 3x3"],
-        "depthwise_separable": ["conv 8->8, 3x3"],  # the pointwise conv: an einsum, as below
-        "mixed_conv": ["conv 8->6, 3x3"],
-        "shift_conv": [],
+        "depthwise_separable": ["conv 8->8, 3x3", "conv 8->12, 1x1"],
+        "mixed_conv": ["conv 8->6, 1x1", "conv 8->6, 3x3"],
+        "shift_conv": ["conv 8->12, 1x1"],
         "gated_separable": ["conv 8->12, 3x1", "conv 12->12, 1x3"],
-        "involution": [],  # the kernel: an einsum; applying it: a WindowProduct
+        "involution": ["conv 8->18, 1x1"],  # the kernel; applying it is a WindowProduct
         # the first contraction keeps the W window apart (not a conv), the second is a Kx1 conv
         "syno_operator1": ["conv 18->12, 3x1"],
         # a grouped 1xK conv (its groups end up behind the output channels), then a Kx1 conv
@@ -182,9 +169,7 @@ def test_the_examples_run_torch_layers_where_they_are_layers():
         graph.bindings = {k: v for k, v in sizes.items() if k in graph.mentioned_variables()}
         source = _same_as_primitives(graph)
         assert _convs(source) == expected[path.stem], path.stem
-        # a pointwise contraction, or syno_operator1's W window kept apart
-        einsum = path.stem in ("depthwise_separable", "mixed_conv", "shift_conv", "involution", "syno_operator1")
-        assert source.count("torch.einsum(") == einsum, path.stem
+        assert ("einsum" in source) == (path.stem == "syno_operator1"), path.stem  # its W window kept apart
         assert ("WindowProduct.apply(" in source) == (path.stem == "involution"), path.stem
 
 
@@ -276,7 +261,7 @@ MISSES = {
         ),
         [],
     ),
-    # a ReLU on the window: the fc reads (C, K) channels of a materialised tensor (one einsum), not a KxK conv
+    # a ReLU on the window: the fc reads (C, K) channels of a materialised tensor (a 1x1 conv), not a KxK one
     "an activation on the window": (
         _conv(
             [
@@ -290,7 +275,7 @@ MISSES = {
             W=4,
             K=3,
         ),
-        [],
+        ["conv 9->4, 1x1"],
     ),
 }
 
