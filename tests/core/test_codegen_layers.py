@@ -406,21 +406,27 @@ def test_windows_times_a_kernel_summed_over_the_window_is_one_window_product(nam
     assert "unfold(" not in forward and "# reduce 'r" not in forward  # the window's reduces are in it
 
 
-def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
-    squares = chain(
+def _windows_times_their_relu(*readers):
+    """relu(windows) * windows summed over the window (the product is "sq"), then `readers`."""
+    steps = [
+        *_unfolds(),
+        ("act", "elementwise", {"fn": "relu"}, ["uw"]),
+        ("sq", "broadcast", {"fn": "mul"}, ["act", "uw"]),
+        ("r1", "reduce", {"dim": 1}, ["sq"]),
+        ("r2", "reduce", {"dim": 1}, ["r1"]),
+        *readers,
+    ]
+    return chain(
         ["C_in", "H", "W"],
         ["C_in", "H", "W"],
-        [
-            *_unfolds(),
-            ("act", "elementwise", {"fn": "relu"}, ["uw"]),
-            ("sq", "broadcast", {"fn": "mul"}, ["act", "uw"]),
-            ("r1", "reduce", {"dim": 1}, ["sq"]),
-            ("r2", "reduce", {"dim": 1}, ["r1"]),
-        ],
+        steps,
         variables=CONV_KINDS,
         bindings={"C_in": 3, "H": 5, "W": 6, "K": 3},
     )
-    forward = _same_as_primitives(squares).split("def forward(self")[1]
+
+
+def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
+    forward = _same_as_primitives(_windows_times_their_relu()).split("def forward(self")[1]
     assert "WindowProduct.apply(" in forward and forward.count("nn.functional.unfold(") == 1  # the kernel
     for ports in (["k", "uw"], ["uw", "k"]):  # a per-channel kernel, the windows on either side
         per_channel = chain(
@@ -468,21 +474,10 @@ def test_a_near_miss_of_a_window_product_stays_what_it_is(name):
 
 
 def test_a_window_product_whose_product_is_read_elsewhere_stays_what_it_is():
-    graph = chain(
-        ["C_in", "H", "W"],
-        ["C_in", "H", "W"],
-        [
-            *_unfolds(),
-            ("act", "elementwise", {"fn": "relu"}, ["uw"]),
-            ("sq", "broadcast", {"fn": "mul"}, ["act", "uw"]),
-            ("r1", "reduce", {"dim": 1}, ["sq"]),
-            ("r2", "reduce", {"dim": 1}, ["r1"]),
-            ("m1", "fold", {"dim": 1, "fn": "max"}, ["sq"]),
-            ("m2", "fold", {"dim": 1, "fn": "max"}, ["m1"]),
-            ("add", "broadcast", {"fn": "add"}, ["m2", "r2"]),
-        ],
-        variables=CONV_KINDS,
-        bindings={"C_in": 3, "H": 5, "W": 6, "K": 3},
+    graph = _windows_times_their_relu(
+        ("m1", "fold", {"dim": 1, "fn": "max"}, ["sq"]),
+        ("m2", "fold", {"dim": 1, "fn": "max"}, ["m1"]),
+        ("add", "broadcast", {"fn": "add"}, ["m2", "r2"]),
     )
     assert "WindowProduct" not in _same_as_primitives(graph)
 
