@@ -2,9 +2,9 @@
 `transfer_job`, and the one-shot calls `tessera measure` / `tessera codegen` / `tessera tune` make through
 core.jobs.isolate.call_in_subprocess (JSON in, JSON out).
 
-The operator arrives as its document and is lowered in canonical form (nodes
-renamed n0, n1, ... as for its content hash), so that every document with the
-same content hash gives the same TVM stage names and shares one tuning
+The operator arrives as its document, is read once, and is lowered in canonical form (nodes
+renamed n0, n1, ... as for its content hash; core.ir.serialize.canonical_graph), so that every
+document with the same content hash gives the same TVM stage names and shares one tuning
 database. The handlers sit on top of core.compile: they read the payload, find the device
 and the tuning folder, and call measure_operator (which tunes first when asked) or
 transfer_operator over a workload, a kernel and a place. Imports TVM: worker processes

@@ -1,7 +1,8 @@
 """One way to queue work, for the window and every command alike: a request (what the user
 asked for: measure these operators, evaluate their accuracy, run this search) plans its
 jobs inside one write transaction, and submit() queues them all or none. Every payload is
-its kind's typed contract (core.jobs.contract), so nothing malformed reaches a worker.
+its kind's typed contract (core.jobs.contract), so nothing malformed reaches a worker. Each
+operator is read once (Subject.graph) for saving, versioning and planning alike.
 
 Jobs of an operator being edited carry its input key and content hash, so that editing it
 again cancels them (JobQueue.cancel_stale) instead of showing a result of an old version."""
@@ -36,7 +37,7 @@ class Subject:
     @cached_property
     def graph(self) -> OperatorGraph:
         """The document's graph: the one its caller read already, or read here, once."""
-        return self.parsed or graph_from_document(self.document, source=self.name)
+        return self.parsed if self.parsed is not None else graph_from_document(self.document, source=self.name)
 
     def save(self, store: Store) -> tuple[int, str | None]:
         """(its operator id in the store, saved if new; the input version its jobs carry)."""
