@@ -510,7 +510,12 @@ class MainWindow(QMainWindow):
 
     def is_idle(self) -> bool:
         """No background work pending (used before screenshots and by tests)."""
-        return self.code.is_idle() and self.explore.is_idle() and not self._page_imports.is_alive()
+        return (
+            self.code.is_idle()
+            and self.explore.is_idle()
+            and not self.pages.building
+            and not self._page_imports.is_alive()
+        )
 
     # persistence ------------------------------------------------------------------
     def _restore_state(self) -> None:

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu
 
 from core.store import MINIMIZE
 from core.store.arrays import isin
-from core.store.searches import runs
 
 from .. import theme
 from . import style
@@ -149,7 +148,7 @@ class ParetoPlot(QWidget):
         session.operatorsRenamed.connect(self._hover_rows.clear)
         selection.changed.connect(self._show_selection)
         selection.currentChanged.connect(lambda _: self._show_selection(None))
-        self.rebuild()
+        # the points are drawn by rebuild(), the next thing its owner calls
 
     # -- widgets ------------------------------------------------------------------------
     def _build_toolbar(self) -> None:
@@ -448,7 +447,7 @@ class ParetoPlot(QWidget):
         its own speed, the proxy accuracy it was trained to), and the 1x line on a speedup axis."""
         points = set()
         if self.x_key in REFERENCE and self.y_key in REFERENCE:
-            for run in runs(self.session.store):
+            for run in self.session.runs():
                 if run.baseline_accuracy is not None:
                     points.add((REFERENCE[self.x_key](run), REFERENCE[self.y_key](run)))
         x = _coords(np.array([p[0] for p in points], float), self.log[0])

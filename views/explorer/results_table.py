@@ -46,6 +46,7 @@ NAME = [c.key for c in COLUMNS].index("operator_name")
 ORIGIN = [c.key for c in COLUMNS].index("origin")
 ID_ROLE = Qt.ItemDataRole.UserRole
 MISSING = "—"
+WRITES = ("evaluate", "tune", "rename", "delete")  # actions that write to the store (jobs, names, deletions)
 ALIGNMENTS = [
     int((Qt.AlignmentFlag.AlignRight if c.numeric else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter)
     for c in COLUMNS
@@ -265,14 +266,19 @@ class ResultsModel(QAbstractTableModel):
 
     def flags(self, index: QModelIndex):
         flags = super().flags(index)
-        return flags | Qt.ItemFlag.ItemIsEditable if index.column() == NAME else flags
+        editable = index.column() == NAME and self.session.refusal is None
+        return flags | Qt.ItemFlag.ItemIsEditable if editable else flags
 
     def setData(self, index: QModelIndex, value, role=Qt.ItemDataRole.EditRole) -> bool:
         """Renaming a row renames its operator (every result of it shows the new name)."""
         record = self.record(index.row()) if index.isValid() and index.column() == NAME else None
         if record is None or role != Qt.ItemDataRole.EditRole or not str(value).strip():
             return False
-        self.session.rename_operator(record["operator_id"], str(value))
+        try:
+            self.session.rename_operator(record["operator_id"], str(value))
+        except TesseraError as e:  # the store became unwritable meanwhile
+            self.session.message.emit(f"not renamed: {e}")
+            return False
         self.refresh()
         return True
 
@@ -351,6 +357,7 @@ class ResultsBrowser(QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
 
         self.actions = self._make_actions()
+        self._tips = {key: action.toolTip() for key, action in self.actions.items()}
         buttons = QHBoxLayout()
         buttons.setSpacing(6)
         self.buttons = {}
@@ -390,6 +397,7 @@ class ResultsBrowser(QWidget):
             signal.connect(self._emit_filtered)
         self.model.reordered.connect(lambda: self._select_rows(self.selection.ids))
         selection.changed.connect(self._selection_changed)
+        session.refused.connect(self._update_actions)
         self._update_actions()
 
     def _make_actions(self) -> dict[str, QAction]:
@@ -550,9 +558,14 @@ class ResultsBrowser(QWidget):
             "rename": count >= 1,
             "delete": count >= 1,
         }
+        refusal = self.session.refusal
         for key, on in enabled.items():
+            tip = self._tips[key]
+            if refusal and key in WRITES:  # say why, as disabled controls do everywhere in the window
+                on, tip = False, f"{tip}: not now, {refusal}"
             self.actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)
+            self.buttons[key].setToolTip(tip)
 
     def _with_current(self, slot) -> None:
         current = self.selection.current
@@ -587,4 +600,7 @@ class ResultsBrowser(QWidget):
         if answer != QMessageBox.StandardButton.Yes:
             return
         self.selection.discard(ids)
-        self.session.delete_results(ids)
+        try:
+            self.session.delete_results(ids)
+        except TesseraError as e:  # the store became unwritable meanwhile
+            QMessageBox.warning(self, "Cannot delete the results", str(e))
