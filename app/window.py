@@ -173,8 +173,8 @@ class MainWindow(QMainWindow):
             # every platform's binding: Ctrl+Shift+Z (the standard on Linux and macOS) and Ctrl+Y (Windows)
             "redo": action("&Redo", lambda: self.document.editor.redo(), [K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"], "redo"),
             "start": action("&Start Page", self.show_start_page),
-            "export": action("&Export...", lambda: self.open_export(current_export(self)), ["Ctrl+E"]),
-            "search": action("&Search...", lambda: self.show_page("search")),
+            "export": action("&Export…", lambda: self.open_export(current_export(self)), ["Ctrl+E"]),
+            "search": action("&Search…", lambda: self.show_page("search")),
         }
         actions["new"].setStatusTip("A new operator: a 1x1 convolution to build on")
         actions["export"].setStatusTip("Export the operator: PyTorch, TVMScript, library, JSON, pictures")
