@@ -197,3 +197,14 @@ def test_card_lines_of_the_examples_fit_their_cards(window, path):
         for kind, text in window.scene.node_item(node).lines():
             advance = QFontMetricsF(card_font(kind)).horizontalAdvance(text)
             assert advance <= NODE_WIDTH - 2 * PADDING, f"{node} {kind}: {text!r} is cut off"
+            assert not text.endswith("·"), f"{node} {kind}: {text!r} breaks after a separator left dangling"
+
+
+def test_the_bindings_of_every_example_show_whole_in_a_laptop_window(window):
+    window.resize(1256, 706)  # the window on a 1366x768 screen
+    for path in sorted(EXAMPLES.glob("*.json")):
+        window.open_file(path)
+        QApplication.processEvents()
+        edit = window.bindings_bar.edit
+        edit.setCursorPosition(len(edit.text()))  # where typing goes on: the text's start must still show
+        assert edit.cursorRect().center().x() - edit.fontMetrics().horizontalAdvance(edit.text()) >= 0, path.name
