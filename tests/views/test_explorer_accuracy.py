@@ -15,7 +15,7 @@ from core.store import Store
 from core.store.searches import open_run, set_baseline
 from tests.support import EXAMPLES
 
-from .helpers import NO_BUTTON, mouse
+from .helpers import move
 
 pytestmark = pytest.mark.gui
 OPERATORS = ("depthwise_separable", "grouped_conv", "shift_conv", "involution", "mixed_conv")
@@ -53,12 +53,6 @@ def shown(qtbot, window, count: int):
     plot = window.explore.view.plot
     qtbot.waitUntil(lambda: plot.session.frame.count == count and window.is_idle(), timeout=20_000)
     return plot
-
-
-def move(qtbot, viewport, pos: QPoint) -> None:
-    """The mouse moves to `pos` at a human pace (pyqtgraph drops moves faster than its rate limit)."""
-    qtbot.wait(40)
-    mouse(viewport, QEvent.Type.MouseMove, pos, NO_BUTTON, NO_BUTTON)
 
 
 def tick_labels(plot, side: str) -> list[str]:

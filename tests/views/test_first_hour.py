@@ -208,3 +208,56 @@ def test_the_bindings_of_every_example_show_whole_in_a_laptop_window(window):
         edit = window.bindings_bar.edit
         edit.setCursorPosition(len(edit.text()))  # where typing goes on: the text's start must still show
         assert edit.cursorRect().center().x() - edit.fontMetrics().horizontalAdvance(edit.text()) >= 0, path.name
+
+
+SHORT_KERNEL = {  # what `tessera measure` records for a kernel too short to time (see core.compile.measure)
+    "latency_ms": 0.0011,
+    "latency_std_ms": 0.0002,
+    "flops": 18432,
+    "torch_latency_ms": 1.66,
+    "trial_count": 4,
+    "schedule_source": "untuned (the tuned schedule ran slower: 0.005106 ms)",
+    "max_abs_error": 0.0,
+    "timing_note": "unreliable: TVM's kernel is too short to time reliably (1.1 us per call)",
+    "bindings": {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3},
+}
+
+
+def test_a_timing_in_doubt_is_marked_wherever_it_shows_with_the_correctness_check(
+    qtbot, store_path, explorer, examples_dir
+):
+    from core.ir.serialize import read_document
+    from views.explorer.columns import COLUMNS
+
+    from .helpers import move
+
+    with Store(store_path) as store:
+        operator = store.add_operator(read_document(examples_dir / "conv2d.json"), "conv2d")
+        doubtful = store.add_measurement(operator, None, SHORT_KERNEL)
+        trusted = {key: value for key, value in SHORT_KERNEL.items() if key != "timing_note"}
+        sound = store.add_measurement(operator, None, {**trusted, "latency_ms": 0.2})
+    view = explorer.explore.view
+    model, table = view.browser.model, view.browser.table
+    qtbot.waitUntil(lambda: model.rowCount() == 2 and explorer.is_idle(), timeout=20_000)
+    speedup = [c.key for c in COLUMNS].index("speedup")
+    rows = {model.id_at(r): r for r in range(2)}
+    assert model.index(rows[doubtful], speedup).data().endswith("× ⚠")
+    assert "too short to time" in model.index(rows[doubtful], speedup).data(Qt.ItemDataRole.ToolTipRole)
+    assert not model.index(rows[sound], speedup).data().endswith("⚠")
+
+    qtbot.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(model.index(rows[doubtful], 1)).center()
+    )
+    panel = view.panel
+    assert panel.result_id == doubtful
+    assert panel.values["speedup"].text().endswith("⚠") and panel.values["max_abs_error"].text() == "0"
+    assert panel.values["schedule_source"].text().startswith("untuned (the tuned schedule ran slower")
+    assert panel.doubt.isVisible() and "too short to time reliably" in panel.doubt.text()
+    qtbot.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(model.index(rows[sound], 1)).center()
+    )
+    assert not panel.doubt.isVisible() and not panel.values["speedup"].text().endswith("⚠")
+
+    plot = view.plot
+    move(qtbot, plot.plot.viewport(), plot.plot.mapFromScene(plot.scene_position(doubtful)))
+    assert plot.hovered == doubtful and "too short to time reliably" in plot.hover_html(doubtful)

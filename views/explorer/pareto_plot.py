@@ -29,7 +29,7 @@ from core.store.arrays import isin
 
 from .. import theme
 from . import style
-from .columns import AXES, BY_KEY, Column, origin_color
+from .columns import AXES, BY_KEY, DOUBT, Column, cell_text, origin_color
 from .front import front_of, staircase
 from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
@@ -670,13 +670,16 @@ class ParetoPlot(QWidget):
         ]
         keys = [self.x_key, self.y_key] + [k for k in HOVER_FIELDS if k not in (self.x_key, self.y_key)]
         cells = [
-            f"{BY_KEY[k].axis}: <b>{BY_KEY[k].text(row[k])}</b>"
+            f"{BY_KEY[k].axis}: <b>{html.escape(cell_text(row, k))}</b>"
             if k in (self.x_key, self.y_key)
-            else f"{BY_KEY[k].axis}: {BY_KEY[k].text(row[k])}"
+            else f"{BY_KEY[k].axis}: {html.escape(cell_text(row, k))}"
             for k in keys
             if row.get(k) is not None
         ]
         lines += cells
+        if row.get("timing_note"):
+            warning = theme.COLORS["warning_text"]
+            lines.append(f"<span style='color:{warning}'>{DOUBT.strip()} {html.escape(row['timing_note'])}</span>")
         return f"<div style='color:{theme.TEXT}'>{'<br>'.join(lines)}</div>"
 
 

@@ -34,7 +34,7 @@ from core.store.result_filter import ResultFilter, parse_filter
 from core.store.table_order import TableOrder
 
 from .. import theme
-from .columns import COLUMNS, origin_color
+from .columns import COLUMNS, TIMED, cell_text, origin_color
 from .selection import ResultSelection
 from .session import ExplorerSession
 
@@ -52,20 +52,22 @@ ALIGNMENTS = [
     for c in COLUMNS
 ]
 MUTED = QColor(theme.TEXT_MUTED)
+DOUBTFUL = QColor(theme.COLORS["warning_text"])  # timings the measurement itself says not to trust
 
 
 class _Row:
     """One results row as the table shows it, formatted once when its page is read."""
 
-    __slots__ = ("icon", "record", "texts")
+    __slots__ = ("doubt", "icon", "record", "texts")
 
     def __init__(self, record: dict | None, origins: list[str]):
         self.record = record
+        self.doubt = (record or {}).get("timing_note") or ""  # why its timings cannot be trusted
         if record is None:
             self.texts = ["(deleted)" if i == NAME else "" for i in range(len(COLUMNS))]
             self.icon = None
             return
-        self.texts = [MISSING if record.get(c.key) is None else c.text(record[c.key]) for c in COLUMNS]
+        self.texts = [MISSING if record.get(c.key) is None else cell_text(record, c.key) for c in COLUMNS]
         self.icon = theme.dot_icon(origin_color(record["origin"] or "", origins))
 
 
@@ -239,14 +241,19 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return ALIGNMENTS[index.column()]
         if role == Qt.ItemDataRole.ForegroundRole:
-            return MUTED if self._cells(index.row()).texts[index.column()] == MISSING else None
+            cells = self._cells(index.row())
+            if cells.texts[index.column()] == MISSING:
+                return MUTED
+            return DOUBTFUL if cells.doubt and COLUMNS[index.column()].key in TIMED else None
         if role == Qt.ItemDataRole.DecorationRole:
             return self._cells(index.row()).icon if index.column() == ORIGIN else None
         if role == Qt.ItemDataRole.EditRole:
             record = self.record(index.row())
             return None if record is None else record.get(COLUMNS[index.column()].key)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{COLUMNS[index.column()].title}: {self._cells(index.row()).texts[index.column()]}"
+            cells = self._cells(index.row())
+            tip = f"{COLUMNS[index.column()].title}: {cells.texts[index.column()]}"
+            return f"{tip}\n{cells.doubt}" if cells.doubt and COLUMNS[index.column()].key in TIMED else tip
         if role == ID_ROLE:
             return self.id_at(index.row())
         return None
