@@ -177,15 +177,20 @@ def test_a_broken_saved_layout_gives_way_to_the_default(make_window, settings_pa
     assert open_settings(settings_path).value("window/state") is None
 
 
-def test_a_result_opened_from_the_explorer_is_titled_by_its_operator(explorer, store_path, examples_dir):
+def test_a_result_opened_from_the_explorer_is_titled_by_its_operator(qtbot, explorer, store_path, examples_dir):
     from core.ir.serialize import read_document
 
     with Store(store_path) as store:
         operator = store.add_operator(read_document(examples_dir / "grouped_conv.json"), "grouped_conv")
         device = store.add_device("local", "local")
         result = store.add_measurement(operator, device, {"latency_ms": 1.0, "bindings": {"C_in": 8}})
-    explorer.explore.open_result(result)
-    assert explorer.windowTitle().startswith("grouped_conv")
+    table = explorer.explore.view.browser.table
+    qtbot.waitUntil(lambda: table.model().rowCount() == 1 and explorer.is_idle(), timeout=20_000)
+    assert table.model().id_at(0) == result
+    cell = table.visualRect(table.model().index(0, 1)).center()
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)  # a double-click's first press
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    assert explorer.pages.current == "editor" and explorer.windowTitle().startswith("grouped_conv")
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
@@ -261,3 +266,26 @@ def test_a_timing_in_doubt_is_marked_wherever_it_shows_with_the_correctness_chec
     plot = view.plot
     move(qtbot, plot.plot.viewport(), plot.plot.mapFromScene(plot.scene_position(doubtful)))
     assert plot.hovered == doubtful and "too short to time reliably" in plot.hover_html(doubtful)
+
+
+def test_the_job_monitor_shows_progress_moving_with_the_time_left(qtbot, store_path, explorer):
+    from core.jobs.queue import JobQueue
+    from core.jobs.supervisor import Supervisor
+    from tests.core.job_kinds import TEST_HANDLERS
+    from views.explorer.job_monitor import HEADERS
+
+    with Store(store_path) as store:
+        JobQueue(store).submit("sleep", {"seconds": 8, "steps": 80})  # a job that reports each step
+    session = explorer.explore.session
+    session.supervisor = Supervisor(store_path, workers=1, handlers=TEST_HANDLERS)
+    session.supervisor.start()
+    explorer.explore.actions["jobs"].trigger()
+    model = explorer.explore.monitor.model
+
+    def cell(header: str) -> str:
+        return model.data(model.index(0, HEADERS.index(header))) if model.rowCount() else ""
+
+    qtbot.waitUntil(lambda: cell("Elapsed").endswith(" left"), timeout=30_000)  # '0:02, ~0:06 left'
+    first = int(cell("Progress").rstrip("%"))
+    assert 0 < first < 100 and cell("Message").startswith("step ")
+    qtbot.waitUntil(lambda: int(cell("Progress").rstrip("%")) > first, timeout=10_000)
