@@ -14,9 +14,9 @@ from pathlib import Path
 from app.cli_inputs import operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
-from core.compile.algorithms import ALGORITHMS, gspc_convolution
-from core.compile.handlers import variant_payloads
+from core.compile.algorithms import ALGORITHMS, algorithm
 from core.compile.payloads import MeasurePayload
+from core.compile.requests import variant_payloads
 from core.devices import get_device
 from core.ir.errors import TesseraError
 from core.jobs.isolate import call_in_subprocess
@@ -54,9 +54,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     p.add_argument(
         "--algorithm",
-        choices=ALGORITHMS,
+        choices=tuple(ALGORITHMS),
         default="default",
-        help="default: TVM's lowering; gspc: grouped spatial pack (grouped convolutions only)",
+        help="; ".join(f"{a.name}: {a.description}" for a in ALGORITHMS.values()),
     )
     p.add_argument(
         "--tiles",
@@ -132,8 +132,7 @@ def cmd_measure(args) -> int:
     )
     if args.variants:
         return _measure_variants(args, payload)
-    if args.algorithm == "gspc":
-        gspc_convolution(graph, {**graph.bindings, **bindings})  # before spawning TVM
+    algorithm(args.algorithm).check(graph, {**graph.bindings, **bindings})  # before spawning TVM
     result = call_in_subprocess(
         "core.compile.handlers:measure_call", {"payload": payload.to_dict()}, on_progress=print_progress
     )
@@ -175,7 +174,7 @@ def _measure_variants(args, payload: MeasurePayload) -> int:
             f"{r['latency_ms']:.4g}",
             f"{r['latency_std_ms']:.2g}",
             f"{r['gflops']:.3g}",
-            f"{r['speedup_vs_torch']:.2f}x",
+            f"{r['speedup']:.2f}x",
             f"{first['latency_ms'] / r['latency_ms']:.2f}x",
         )
         for p, r in zip(payloads, results)
@@ -246,8 +245,8 @@ def measurement_report(path: str, r: dict) -> str:
             f"TVM kernel: {tuned}",
             *table,
             (
-                f"TVM / PyTorch speed-up: {r['speedup_vs_torch']:.2f}x"
-                if r["speedup_vs_torch"] is not None
+                f"TVM / PyTorch speed-up: {r['speedup']:.2f}x"
+                if r["speedup"] is not None
                 else "PyTorch not timed: it runs on this machine, not on the device"
             ),
             f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",

@@ -197,8 +197,8 @@ def _transfer_report(path: str, r: dict) -> str:
     t = r["transfer"]
     lines = [
         f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
-        f"kernel class {t['kernel_class']}: {r['found']} tuned schedules found, {r['applied']} applied, "
-        f"{r['skipped']} skipped",
+        f"kernel class {t['kernel_class']}: {t['found']} tuned schedules found, {t['applied']} applied, "
+        f"{t['skipped']} skipped",
     ]
     lines += [f"  skipped {count}: {reason}" for reason, count in t["skip_reasons"].items()]
     lines += [
@@ -208,14 +208,14 @@ def _transfer_report(path: str, r: dict) -> str:
     ]
     kept = r["schedule_source"] if r["tuned"] else "the untuned default (no reused schedule beat it)"
     torch = (
-        f", PyTorch {r['torch_latency_ms']:.4g} ms: TVM / PyTorch speed-up {r['speedup_vs_torch']:.2f}x"
+        f", PyTorch {r['torch_latency_ms']:.4g} ms: TVM / PyTorch speed-up {r['speedup']:.2f}x"
         if r["torch_latency_ms"] is not None
         else " (on the device; PyTorch is not timed there)"
     )
     lines += [
         f"kept: {kept}",
         f"TVM {r['latency_ms']:.4g} ms (std {r['latency_std_ms']:.2g}){torch}",
-        f"speed-up over untuned: {r['speedup_vs_untuned']:.2f}x (screening timings); search {r['search_s']:.1f} s",
+        f"speed-up over untuned: {t['speedup_vs_untuned']:.2f}x (screening timings); search {t['search_s']:.1f} s",
         f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
         *([r["timing_note"]] if r.get("timing_note") else []),
     ]

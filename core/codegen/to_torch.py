@@ -26,11 +26,12 @@ from .errors import CodegenError
 from .torch_layers import Line, forward_lines
 from .torch_ops import ints
 from .torch_plan import BATCH_NAME, INPUT_NAME, Plan, make_plan
+from .window_product import HELPER_NAME
 
 if TYPE_CHECKING:
     import torch
 
-_RESERVED = {"torch", "nn"}  # a class so named would shadow the imports it uses
+_RESERVED = {"torch", "nn", HELPER_NAME}  # a class so named would shadow what the module uses
 _INDENT = " " * 4
 
 
@@ -69,7 +70,8 @@ def _class_name(graph: OperatorGraph, class_name: str | None) -> str:
     if class_name is None:
         words = re.findall(r"[A-Za-z0-9]+", graph.name)
         class_name = "".join(w[:1].upper() + w[1:] for w in words) or "Operator"
-        return f"Op{class_name}" if class_name[0].isdigit() or keyword.iskeyword(class_name) else class_name
+        clash = class_name[0].isdigit() or keyword.iskeyword(class_name) or class_name in _RESERVED
+        return f"Op{class_name}" if clash else class_name
     if (
         not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", class_name)
         or keyword.iskeyword(class_name)
@@ -92,6 +94,7 @@ def _render(plan: Plan, class_name: str, layers: bool) -> str:
         f"# at {sizes or 'fixed sizes'}; forward maps [N, {ints(plan.input_shape)}] to [N, {ints(plan.output_shape)}].",
         "import torch",
         "from torch import nn",
+        *(part for helper in dict.fromkeys(h for line in body for h in line.helpers) for part in ("", "", helper)),
         "",
         "",
         f"class {class_name}(nn.Module):",

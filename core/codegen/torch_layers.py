@@ -5,8 +5,10 @@ Training speed is the point. A contraction that reads its input through unfolds 
 strides and forms a convolution (core.codegen.conv_spec.conv_sites: standard, grouped,
 depthwise, KxK, Kx1, 1x1 pointwise) becomes one nn.functional.conv2d on the tensor
 before its window, so oneDNN convolves instead of an einsum over an unfolded view (2-9x
-slower forward and backward), and the views only it read are left out. Reduces in a row
-become one sum over all their axes. Every line still names the nodes it stands for."""
+slower forward and backward), and the views only it read are left out. Windows multiplied
+by a kernel and summed over the window (core.codegen.window_product, involution's form)
+become one call of a helper that never materialises the windows. Reduces in a row become
+one sum over all their axes. Every line still names the nodes it stands for."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..ir.primitives import Reduce, Unfold
 from .conv_spec import ConvMatch, conv_sites
 from .torch_ops import conv, expression, ints, unfolded_axis, windows
 from .torch_plan import Plan, Step
+from .window_product import HELPER, WindowProductMatch, window_product, window_products
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Line:
     expression: str
     comment: str
     reads: tuple[str, ...]  # the values the expression reads
+    helpers: tuple[str, ...] = ()  # source of the definitions the expression calls (module level)
 
 
 def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
@@ -33,14 +37,18 @@ def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
     lines whose value nothing reads any more are left out."""
     sites = conv_sites(plan) if layers else {}
     after = {n for node, site in sites.items() for n in site.nodes[site.nodes.index(node) + 1 :]}
+    products = window_products(plan) if layers else {}
+    after |= {r.node for site in products.values() for r in site.reduces}
     steps = {s.result: s for s in plan.steps}
     sums: dict[str, _Sum] = {}
     lines: list[Line] = []
     for step in plan.steps:
         if step.node in sites:
             lines.append(_conv_line(sites[step.node], plan))
+        elif step.node in products:
+            lines.append(_window_product_line(products[step.node]))
         elif step.node in after:
-            continue  # a stride after a convolution: the convolution's stride
+            continue  # a stride after a convolution, a reduce of a window product: part of that line
         elif layers and isinstance(step.prim, Reduce):
             lines.append(_sum_line(step, plan, steps, sums))
         elif layers and isinstance(step.prim, Unfold) and _windowable(step):
@@ -67,6 +75,15 @@ def _conv_line(site: ConvMatch, plan: Plan) -> Line:
     covered = ", ".join(_nodes(steps[n]) for n in site.nodes)
     out = steps[site.nodes[-1]].out
     return Line(site.result, conv(site), f"{site.spec.describe()} = {covered}: {out}", (site.source,))
+
+
+def _window_product_line(site: WindowProductMatch) -> Line:
+    covered = ", ".join(_nodes(s) for s in (*site.views, site.product, *site.reduces))
+    product = site.product
+    reads = (site.source, product.args[1 - site.windows_port])
+    return Line(
+        site.result, window_product(site), f"window product = {covered}: {site.reduces[-1].out}", reads, (HELPER,)
+    )
 
 
 def _windowable(step: Step) -> bool:

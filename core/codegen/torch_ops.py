@@ -67,7 +67,7 @@ def ints(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _view(name: str, shape: Sequence[int], target: Sequence[int]) -> str:
+def view(name: str, shape: Sequence[int], target: Sequence[int]) -> str:
     """`name` reshaped to [batch, *target], or `name` itself when it already has that shape."""
     if tuple(shape) == tuple(target):
         return name
@@ -85,7 +85,7 @@ def _axis(step: Step, name: str = "dim") -> int:
 
 
 def _reshape(step: Step) -> str:
-    return _view(step.args[0], step.in_shapes[0], step.out_shape)
+    return view(step.args[0], step.in_shapes[0], step.out_shape)
 
 
 def _shift(step: Step) -> str:
@@ -128,11 +128,13 @@ def _softmax(step: Step) -> str:
     return f"torch.softmax({step.args[0]}, {_axis(step) + 1})"
 
 
-def _broadcast(step: Step) -> str:
-    """RHS's middle read as [L, M]: LHS's middle is viewed as RHS's leading middle axes (product L)
-    followed by ones, so torch repeats each LHS element over M consecutive RHS elements."""
+def broadcast_views(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shapes a broadcast reads LHS and RHS as, so that torch's broadcasting does what
+    README's rule says: RHS's middle read as [L, M]; LHS's middle is viewed as RHS's leading
+    middle axes (product L) followed by ones, so torch repeats each LHS element over M
+    consecutive RHS elements."""
     m = match(*step.ins)
-    (lhs, rhs), (a, b) = step.in_shapes, step.args
+    lhs, rhs = step.in_shapes
     pre, lhs_suf, rhs_mid = rhs[: m.prefix], lhs[m.lhs_suffix_start :], rhs[m.prefix : m.rhs_suffix_start]
     l_size = prod(lhs[m.prefix : m.lhs_suffix_start])
     lead = next((j for j in range(len(rhs_mid) + 1) if prod(rhs_mid[:j]) == l_size), None)
@@ -140,11 +142,17 @@ def _broadcast(step: Step) -> str:
         rhs_mid, lead = (l_size, prod(rhs_mid) // l_size), 1
     rhs_view = (*pre, *rhs_mid, *rhs[m.rhs_suffix_start :])
     lhs_view = (*pre, *rhs_mid[:lead], *[1] * (len(rhs_mid) - lead), *lhs_suf)
+    return lhs_view, rhs_view
+
+
+def _broadcast(step: Step) -> str:
+    (lhs, rhs), (a, b) = step.in_shapes, step.args
+    lhs_view, rhs_view = broadcast_views(step)
     fn = step.prim.params["fn"]
-    expr = BINARY[fn].format(_view(a, lhs, lhs_view), _view(b, rhs, rhs_view))
+    expr = BINARY[fn].format(view(a, lhs, lhs_view), view(b, rhs, rhs_view))
     if rhs_view == tuple(rhs):
         return expr
-    return _view(f"({expr})" if fn in _OPERATORS else expr, rhs_view, rhs)
+    return view(f"({expr})" if fn in _OPERATORS else expr, rhs_view, rhs)
 
 
 def _concat(step: Step) -> str:
@@ -165,12 +173,12 @@ def _fc(step: Step) -> str:
     s = "".join(_letters(len(space), step.node))
     w = f"self.{step.weight.name}"
     if groups == 1:
-        return f'torch.einsum("np{s},op->no{s}", {_view(src, shape, (p_size, *space))}, {w})'
-    grouped = _view(src, shape, (groups, p_size // groups, *space))
+        return f'torch.einsum("np{s},op->no{s}", {view(src, shape, (p_size, *space))}, {w})'
+    grouped = view(src, shape, (groups, p_size // groups, *space))
     einsum = (
         f'torch.einsum("ngp{s},gop->ngo{s}", {grouped}, {w}.reshape({ints([groups, out // groups, p_size // groups])}))'
     )
-    return _view(einsum, (groups, out // groups, *space), step.out_shape)
+    return view(einsum, (groups, out // groups, *space), step.out_shape)
 
 
 def _share(step: Step) -> str:
@@ -193,7 +201,7 @@ def conv(site: ConvMatch) -> str:
     layout [K, C/G, kh, kw]; an even window is padded explicitly (K//2 zeros before, one fewer
     after); group axes kept by a share go back behind the output channels."""
     spec = site.spec
-    src = _view(site.source, site.source_shape, site.input_shape)
+    src = view(site.source, site.source_shape, site.input_shape)
     options = []
     if any(k % 2 == 0 for k in spec.kernel):
         (kh, kw), (ph, pw) = spec.kernel, spec.padding
@@ -239,16 +247,16 @@ def windows(unfolds: Sequence[Step]) -> str:
     kernel = [1, 1]
     for step in unfolds:
         kernel[unfolded_axis(step)] = step.out_shape[step.ins[0].spatial_dims[0]]
-    (kh, kw), src = kernel, _view(unfolds[0].args[0], shape, (c, h, w))
+    (kh, kw), src = kernel, view(unfolds[0].args[0], shape, (c, h, w))
     if kh % 2 and kw % 2:
         padding = f", padding={_pair((kh // 2, kw // 2))}" if (kh, kw) != (1, 1) else ""
     else:  # an even window: K//2 zeros before, one fewer after
         src, padding = f"nn.functional.pad({src}, ({ints([kw // 2, kw - 1 - kw // 2, kh // 2, kh - 1 - kh // 2])}))", ""
     call = f"nn.functional.unfold({src}, {_pair((kh, kw))}{padding})"
     if [unfolded_axis(s) for s in unfolds] != [1, 0]:
-        return _view(call, (c * kh * kw, h * w), last.out_shape)
+        return view(call, (c * kh * kw, h * w), last.out_shape)
     *channels, _, _, _, _ = last.out_shape  # W was unfolded first: its window comes first
-    return f"{_view(call, (c * kh * kw, h * w), (*channels, kh, kw, h, w))}.transpose({len(channels) + 1}, {len(channels) + 2})"
+    return f"{view(call, (c * kh * kw, h * w), (*channels, kh, kw, h, w))}.transpose({len(channels) + 1}, {len(channels) + 2})"
 
 
 def unfolded_axis(step: Step) -> int:

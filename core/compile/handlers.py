@@ -5,42 +5,50 @@ core.jobs.isolate.call_in_subprocess (JSON in, JSON out).
 The operator arrives as its document and is lowered in canonical form (nodes
 renamed n0, n1, ... as for its content hash), so that every document with the
 same content hash gives the same TVM stage names and shares one tuning
-database. TVM is imported only when a call runs."""
+database. The handlers sit on top of core.compile: they read the payload, find the device
+and the tuning folder, and call measure_operator (which tunes first when asked) or
+transfer_operator over a workload, a kernel and a place. Imports TVM: worker processes
+only (the job registry names the handlers by path)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
+from ..codegen.to_tvm import tvmscript
 from ..codegen.torch_plan import make_plan
+from ..devices import LOCAL, Device
+from ..devices.device import DEFAULT_TARGET
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import canonical_document, content_hash, graph_from_document
 from ..jobs.errors import JobCancelled
-from .algorithms import ALGORITHMS, gspc_convolution
+from .algorithms import algorithm
 from .errors import CompileError
+from .kernels.protocol import make_kernel
+from .measure import measure_operator
 from .payloads import MeasurePayload, TransferPayload
+from .place import place_for
+from .settings import Settings
+from .target import core_count
+from .transfer_operator import transfer_operator
+from .transfer_sources import payload_sources
+from .tune import tuning_dir, tuning_root
+from .workload import Workload
 
 
 def measure_job(payload: dict, ctx) -> dict:
     """payload: core.compile.payloads.MeasurePayload's JSON (the device's description travels in
     it, so a worker needs no store to find the device). ctx: progress(fraction, message) and
-    cancelled(). Returns core.compile.measure's result dict."""
-    from .measure import Settings, measure_operator
-    from .remote import on_device
-    from .target import core_count
-    from .tune import tuning_dir
-
+    cancelled(). Returns the Measurement's JSON (core.store.measurement)."""
     p = MeasurePayload.from_dict(payload)
     own, graph, bindings = _operator(p.operator, p.bindings)
-    if p.algorithm == "gspc":
-        gspc_convolution(own, bindings)  # the error names the user's nodes
+    algorithm(p.algorithm).check(own, bindings)  # the error names the user's nodes
     device = _device(p)
     if _is_gpu(device) and not p.tune_trials:
         raise CompileError(
-            f"device {device.name} is a GPU ({device.target['kind']}): untuned kernels do not run "
+            f"device {device.name} is a GPU ({_kind(device)}): untuned kernels do not run "
             f"there (their loops are not bound to threads); tune them (tune_trials > 0)"
         )
     sized = {**_used(graph, bindings), "N": p.batch}
@@ -49,41 +57,17 @@ def measure_job(payload: dict, ctx) -> dict:
         tune_trials=p.tune_trials,
         cost_model=p.cost_model,
         work_dir=tuning_dir(content_hash(p.operator), sized, device.name, _root(p)),
-        threads=core_count(),
         repeat=p.repeat,
         min_repeat_ms=p.min_repeat_ms,
         algorithm=p.algorithm,
         tiles=p.tiles,
     )
-
-    def check_cancelled() -> None:
-        if ctx.cancelled():
-            raise JobCancelled(f"measuring {graph.name or 'the operator'} was cancelled")
-
-    with on_device(device) as remote:
-        return measure_operator(graph, bindings, settings, ctx.progress, check_cancelled, remote)
-
-
-def variant_payloads(payload: MeasurePayload) -> tuple[list[MeasurePayload], str]:
-    """The payloads comparing algorithm x tuned/untuned for one operator, sizes and device:
-    default and gspc, untuned and (with tune_trials > 0) tuned; gspc only for grouped
-    convolutions. -> (payloads, why gspc was left out, or "")."""
-    own, _, bindings = _operator(payload.operator, payload.bindings)
-    try:
-        gspc_convolution(own, bindings)
-        algorithms, skipped = ALGORITHMS, ""
-    except CompileError as e:
-        algorithms, skipped = ("default",), str(e)
-    return [
-        replace(
-            payload,
-            algorithm=algorithm,
-            tune_trials=budget,
-            tiles=payload.tiles if algorithm == "gspc" else None,
-        )
-        for algorithm in algorithms
-        for budget in sorted({0, payload.tune_trials})
-    ], skipped
+    check_cancelled = _canceller(ctx, f"measuring {graph.name or 'the operator'}")
+    with place_for(device, core_count()) as place:
+        ctx.progress(0.01, "generating TVM and torch code")
+        workload = Workload.prepare(graph, bindings, settings.batch, settings.seed)
+        kernel = make_kernel(workload, place, settings)
+        return measure_operator(workload, kernel, place, settings, ctx.progress, check_cancelled).to_dict()
 
 
 def measure_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:
@@ -102,38 +86,23 @@ def quiet_stdout() -> None:
 
 def transfer_job(payload: dict, ctx) -> dict:
     """payload: core.compile.payloads.TransferPayload's JSON (a CPU device; sources default to
-    the tuning root). Returns core.compile.transfer_operator's result dict."""
-    from .measure import Settings
-    from .remote import on_device
-    from .target import core_count
-    from .transfer_operator import transfer_operator
-    from .transfer_sources import payload_sources
-
+    the tuning root). Returns the Measurement's JSON (core.store.measurement)."""
     p = TransferPayload.from_dict(payload)
     _, graph, bindings = _operator(p.operator, p.bindings)
     device = _device(p)
     if _is_gpu(device):  # the untuned default, kept when no schedule applies, would not run there
         raise CompileError(
             f"transfer-tuning runs on CPU devices (an llvm target); {device.name} is "
-            f"{device.target['kind']}: tune it from scratch"
+            f"{_kind(device)}: tune it from scratch"
         )
-    settings = Settings(batch=p.batch, threads=core_count(), repeat=p.repeat, min_repeat_ms=p.min_repeat_ms)
-
-    def check_cancelled() -> None:
-        if ctx.cancelled():
-            raise JobCancelled(f"transfer-tuning {graph.name or 'the operator'} was cancelled")
-
-    with on_device(device) as remote:
-        return transfer_operator(
-            graph,
-            bindings,
-            payload_sources(list(p.sources) if p.sources else None, _root(p)),
-            settings,
-            p.top_k,
-            ctx.progress,
-            check_cancelled,
-            remote,
-        )
+    settings = Settings(batch=p.batch, repeat=p.repeat, min_repeat_ms=p.min_repeat_ms)
+    sources = payload_sources(list(p.sources) if p.sources else None, _root(p))
+    check_cancelled = _canceller(ctx, f"transfer-tuning {graph.name or 'the operator'}")
+    with place_for(device, core_count()) as place:
+        ctx.progress(0.01, "generating TVM and torch code")
+        workload = Workload.prepare(graph, bindings, settings.batch, settings.seed)
+        measurement = transfer_operator(workload, place, settings, sources, p.top_k, ctx.progress, check_cancelled)
+        return measurement.to_dict()
 
 
 def transfer_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> dict:
@@ -144,10 +113,18 @@ def transfer_call(payload: dict, progress: Callable[[float, str], None] | None =
 
 def tvmscript_call(operator: dict, bindings: dict, batch: int = 1) -> str:
     """The operator's PrimFunc as TVMScript, for `tessera codegen --target tvmscript`."""
-    from ..codegen.to_tvm import tvmscript
-
     graph = graph_from_document(operator)
     return tvmscript(graph, bindings, batch)
+
+
+def _canceller(ctx, doing: str) -> Callable[[], None]:
+    """check_cancelled() for a job: JobCancelled saying what was cancelled."""
+
+    def check_cancelled() -> None:
+        if ctx.cancelled():
+            raise JobCancelled(f"{doing} was cancelled")
+
+    return check_cancelled
 
 
 class _CallContext:
@@ -180,15 +157,11 @@ def _operator(document, bindings) -> tuple[OperatorGraph, OperatorGraph, dict[st
 
 def _root(p: MeasurePayload | TransferPayload) -> Path:
     """Where the payload's tuning databases are kept."""
-    from .tune import tuning_root
-
     return Path(p.tuning_root).expanduser() if p.tuning_root else tuning_root()
 
 
-def _device(p: MeasurePayload | TransferPayload):
-    """The device the payload names (core.devices.Device), as the payload describes it."""
-    from ..devices import LOCAL, Device
-
+def _device(p: MeasurePayload | TransferPayload) -> Device:
+    """The device the payload names, as the payload describes it."""
     name, config = p.device, p.device_config
     if config is None:
         if name != LOCAL.name:
@@ -203,9 +176,14 @@ def _device(p: MeasurePayload | TransferPayload):
     return device
 
 
-def _is_gpu(device) -> bool:
+def _is_gpu(device: Device) -> bool:
     """Untuned kernels do not run there: their loops are not bound to threads."""
-    return not device.is_local and device.target["kind"] != "llvm"
+    return _kind(device) != "llvm"
+
+
+def _kind(device: Device) -> str:
+    """The kind of the device's TVM target ('llvm' for this machine)."""
+    return (device.target or DEFAULT_TARGET)["kind"]
 
 
 def _used(graph: OperatorGraph, bindings: dict[str, int]) -> dict[str, int]:

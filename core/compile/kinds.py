@@ -3,28 +3,31 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..jobs.registry import JobKind, declare
 from ..store import InvalidResult
-from ..store.records import MEASUREMENT_FIELDS
+from ..store.measurement import Measurement
 from .payloads import MeasurePayload, TransferPayload
 
 
 def record_measurement(store, job, result: dict) -> None:
-    """The measurement fields of a result; the details (target, tuning folder, torch's
-    spread, reused schedules, ...) stay on the job row."""
+    """The result, read as a Measurement, becomes a row of the store (its sizes those of the
+    request when it names none); the whole result stays on the job row."""
     if job.operator_id is None:
         raise InvalidResult("the job names no operator to attach a measurement to")
-    fields = {key: value for key, value in result.items() if key in MEASUREMENT_FIELDS}
-    bindings = job.payload.get("bindings") or {}
-    store.add_measurement(job.operator_id, job.device_id, {"bindings": bindings, **fields}, job_id=job.id)
+    measurement = Measurement.from_dict(result)
+    if not measurement.bindings:
+        measurement = replace(measurement, bindings=job.payload.get("bindings") or {})
+    store.add_measurement(job.operator_id, job.device_id, measurement, job_id=job.id)
 
 
 def measured(result: dict) -> str:
     """'0.0367 ms, 10.2x PyTorch, max error 3.1e-07' (no PyTorch when timed on another device),
     then where a slower tuned schedule lost to TVM's default and why a timing is in doubt."""
     parts = [f"{result['latency_ms']:.4g} ms"]
-    if result.get("speedup_vs_torch"):
-        parts.append(f"{result['speedup_vs_torch']:.2f}x PyTorch")
+    if result.get("speedup"):
+        parts.append(f"{result['speedup']:.2f}x PyTorch")
     if result.get("max_abs_error") is not None:
         parts.append(f"max error {result['max_abs_error']:.2g}")
     source = result.get("schedule_source") or ""
@@ -35,13 +38,14 @@ def measured(result: dict) -> str:
 
 def transferred(result: dict) -> str:
     """What transfer-tuning reused, so a result kept untuned says why."""
-    if not result.get("found"):
+    transfer = result.get("transfer") or {}
+    if not transfer.get("found"):
         why = "no tuned schedule of its kernel class in the sources: TVM's default kept"
-    elif not result.get("applied"):
-        why = f"none of {result['found']} tuned schedule(s) applied: TVM's default kept"
+    elif not transfer.get("applied"):
+        why = f"none of {transfer['found']} tuned schedule(s) applied: TVM's default kept"
     else:
         kept = "kept the fastest" if result.get("tuned") else "none beat TVM's default"
-        why = f"{result['applied']} of {result['found']} tuned schedule(s) applied, {kept}"
+        why = f"{transfer['applied']} of {transfer['found']} tuned schedule(s) applied, {kept}"
     return f"{measured(result)}; {why}"
 
 

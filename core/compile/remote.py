@@ -1,84 +1,30 @@
-"""Kernels on an RPC device: compile for its target here, run and time them there.
-
-measure_operator takes a RemoteDevice (instead of this CPU) as a context: entering it asks
-the tracker for a session at once, so a device that cannot be reached fails the job before
-any tuning, and completes an LLVM target without "num-cores" with the server's thread
-count (MetaSchedule needs it). Tuning measures through MetaSchedule's RPCRunner (one
-session per trial, from the tracker). For the final measurement the kernel is exported as
-a tar of object files (so no cross-linker is needed here: the server links it), uploaded,
-loaded, checked and timed there. A TVM error on the session becomes a DeviceError when the
-context exits: SessionLost (retryable) if the server is gone, so the job queue runs the
-measurement again and the tracker hands the next attempt another server of the key."""
+"""Kernels on an RPC device: compile for its target here, run them there. A kernel is
+exported as a tar of object files (so no cross-linker is needed here: the server links it),
+uploaded and loaded; core.compile.place.RpcDevice measures with these, and the device health
+check (core.compile.health) makes one round trip with a tiny kernel. Imports TVM: worker
+processes only."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
 import time
 
 import numpy as np
 import tvm
 from tvm import te
 from tvm.s_tir import dlight
-from tvm.s_tir import meta_schedule as ms
 from tvm.support import utils
 from tvm.support.tar import tar
 
 from ..devices.device import Device
 from ..devices.errors import DeviceError
 from ..devices.session import Session, open_session
-from ..ir.errors import TesseraError
-
-
-class RemoteDevice:
-    """An RPC device for measure_operator; use it as a context manager (see the module's doc)."""
-
-    def __init__(self, device: Device):
-        self.device = device
-        self.target: tvm.target.Target | None = None
-        self._session: Session | None = None
-
-    def __enter__(self) -> RemoteDevice:
-        self.target = device_target(self.device, open_session(self.device, self.device.wait))
-        return self
-
-    def __exit__(self, kind, exc, traceback) -> None:
-        session, self._session = self._session, None
-        if session is not None and isinstance(exc, RuntimeError) and not isinstance(exc, TesseraError):
-            raise session.translate(exc, "running and timing the kernel") from None
-
-    @property
-    def rpc_config(self) -> ms.runner.RPCConfig:
-        """Where MetaSchedule's RPCRunner measures the trials."""
-        return ms.runner.RPCConfig(
-            tracker_host=self.device.tracker_host,
-            tracker_port=self.device.tracker_port,
-            tracker_key=self.device.key,
-            session_timeout_sec=math.ceil(self.device.session_timeout),
-        )
-
-    def load(self, executable, args: list) -> tuple:
-        """Upload a kernel built for self.target to a free server (the one already in use, when
-        several kernels are compared there), and copy its arguments (tensors here) there: (the
-        kernel's module there, the server's device, the arguments there)."""
-        if self._session is None:
-            self._session = open_session(self.device, self.device.wait)
-        session = self._session
-        module, dev = upload(session, executable, self.target), session.device_for(self.target)
-        try:
-            return module, dev, [tvm.runtime.tensor(arg.numpy(), dev) for arg in args]
-        except RuntimeError as exc:
-            raise session.translate(exc, "copying the inputs") from None
-
-
-def on_device(device: Device):
-    """The context measure_operator runs in: a RemoteDevice, or None (nothing) for the local CPU."""
-    return contextlib.nullcontext() if device.is_local else RemoteDevice(device)
 
 
 def device_target(device: Device, session: Session) -> tvm.target.Target:
     """The device's TVM target; an LLVM CPU target without "num-cores" gets the server's thread count."""
+    if device.target is None:
+        raise DeviceError(f"device {device.name} has no TVM target to compile for")
     config = dict(device.target)
     try:
         if config["kind"] == "llvm" and "num-cores" not in config:

@@ -8,7 +8,7 @@ tuned/untuned variants (variants). Building the payloads imports neither torch n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..analysis.summary import why_not_measurable
 from ..devices import Device, get_device
@@ -16,9 +16,27 @@ from ..ir.bindings import format_bindings
 from ..ir.serialize import graph_from_document
 from ..jobs.submit import PlannedJob, Subject
 from ..store import Store
+from .algorithms import ALGORITHMS, algorithms_for
 from .errors import CompileError
-from .handlers import variant_payloads
 from .payloads import MeasurePayload, TransferPayload
+
+
+def variant_payloads(payload: MeasurePayload) -> tuple[list[MeasurePayload], str]:
+    """The payloads comparing algorithm x tuned/untuned for one operator, sizes and device:
+    every algorithm that can run it (core.compile.algorithms), untuned and (with tune_trials
+    > 0) tuned. -> (payloads, why the others were left out, or "")."""
+    graph = graph_from_document(payload.operator)
+    runs, refused = algorithms_for(graph, {**graph.bindings, **payload.bindings})
+    return [
+        replace(
+            payload,
+            algorithm=name,
+            tune_trials=budget,
+            tiles=payload.tiles if ALGORITHMS[name].tiles else None,
+        )
+        for name in runs
+        for budget in sorted({0, payload.tune_trials})
+    ], "; ".join(refused)
 
 
 @dataclass(frozen=True)

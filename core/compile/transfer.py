@@ -33,12 +33,10 @@ from tvm.s_tir import meta_schedule as ms
 
 from .errors import CompileError
 from .kernel_class import KernelClass
-from .measure import Timing, check_close, time_kernel
+from .place import Loaded, Place, ThisMachine
+from .timing import TRIAL, check_close, time_kernel
 from .transfer_records import TunedSchedule
 from .warm import warm_tensor_intrin
-
-#: how candidates are timed: as MetaSchedule's runner times trials (core.compile.tune)
-SCREEN = {"number": 3, "repeat": 1, "min_repeat_ms": 50}
 
 
 class NotApplicable(Exception):
@@ -109,66 +107,48 @@ def _brief(error: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-@dataclass
-class Loaded:
-    """A built kernel where it runs: its module, that device, its arguments there (output last)."""
-
-    module: object
-    device: object
-    args: list
-
-
 class Bench:
-    """One kernel's arguments (the output last) and its reference output: builds a schedule,
-    checks its output, times it on this CPU, or with `remote` (an entered
-    core.compile.remote.RemoteDevice) on an RPC device (one session per build)."""
+    """One kernel's arguments (host tensors, the output last) and its reference output: builds
+    a schedule for the place it runs (core.compile.place), checks its output, times it there."""
 
-    def __init__(self, target: tvm.target.Target, args: list, reference: np.ndarray, name: str, remote=None):
-        self.target, self.args, self.reference, self.name, self.remote = target, args, reference, name, remote
+    def __init__(self, place: Place, args: list, reference: np.ndarray, name: str):
+        self.place, self.args, self.reference, self.name = place, args, reference, name
 
     @classmethod
     def of_kernel(cls, mod: tvm.IRModule, target: tvm.target.Target, name: str, seed: int = 0) -> Bench:
-        """Random inputs for a kernel without a torch counterpart (a task of a network): the
-        untuned default build gives the reference."""
+        """Random inputs for a kernel without a torch counterpart (a task of a network, on this
+        machine): the untuned default build gives the reference."""
         rng = np.random.default_rng(seed)
         func = next(iter(mod.functions.values()))
         args = [
             tvm.runtime.tensor(_random(tuple(int(d) for d in arg.shape), arg.dtype, rng))
             for arg in ms.arg_info.ArgInfo.from_prim_func(func)
         ]
-        bench = cls(target, args, np.empty(0), name)
-        kernel = bench.build(mod)
-        kernel.module["main"](*args)
-        bench.reference = args[-1].numpy().copy()
+        bench = cls(ThisMachine(target), args, np.empty(0), name)
+        bench.reference = bench.build(mod).run().copy()
         return bench
 
     def build(self, mod: tvm.IRModule) -> Loaded:
         try:
-            executable = tvm.compile(mod, target=self.target)
+            executable = tvm.compile(mod, target=self.place.target)
         except (RuntimeError, ValueError, TypeError) as e:
             raise NotApplicable(f"does not build: {_brief(e)}") from None
-        if self.remote is None:
-            return Loaded(executable.mod, tvm.cpu(), self.args)
-        return Loaded(*self.remote.load(executable, self.args))
+        return self.place.load(executable, self.args)
 
     def check(self, kernel: Loaded) -> float:
         """Run on fresh output (NaN-filled, so unwritten elements show) and compare."""
         out = kernel.args[-1].numpy()
         kernel.args[-1] = tvm.runtime.tensor(np.full_like(out, np.nan if out.dtype.kind == "f" else 0), kernel.device)
-        kernel.module["main"](*kernel.args)
         try:
-            return check_close(kernel.args[-1].numpy(), self.reference, self.name)
+            return check_close(kernel.run(), self.reference, self.name)
         except CompileError as e:
             raise NotApplicable(f"wrong results: {_brief(e)}") from None
 
-    def time(self, kernel: Loaded, number: int, repeat: int, min_repeat_ms: float) -> Timing:
-        return time_kernel(kernel.module, kernel.device, kernel.args, number, repeat, min_repeat_ms)
-
     def screen(self, mod: tvm.IRModule) -> float:
-        """Build, check and time `mod` as a candidate: latency in ms."""
+        """Build, check and time `mod` as a candidate, as a tuning trial is timed: latency in ms."""
         kernel = self.build(mod)
         self.check(kernel)
-        return self.time(kernel, **SCREEN).median_ms
+        return time_kernel(kernel.module, kernel.device, kernel.args, **TRIAL).median_ms
 
 
 def _random(shape: tuple[int, ...], dtype: str, rng: np.random.Generator) -> np.ndarray:
@@ -213,7 +193,8 @@ class KernelTransfer:
 
     @property
     def latency_ms(self) -> float:
-        return self.best.latency_ms if self.best is not None else self.untuned_ms
+        best = self.best.latency_ms if self.best is not None else None
+        return best if best is not None else self.untuned_ms
 
     @property
     def applied(self) -> int:
@@ -262,7 +243,7 @@ def transfer_kernel(
     untuned = untuned_latency(mod, bench) if untuned_ms is None else untuned_ms
     result = KernelTransfer(kclass, untuned)
     start = time.perf_counter()
-    postprocs = postprocessors(mod, bench.target) if candidates else []
+    postprocs = postprocessors(mod, bench.place.target) if candidates else []
     best_ms = untuned
     for i, schedule in enumerate(candidates):
         check_cancelled()

@@ -21,6 +21,7 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
 from .errors import TuningError
+from .timing import TRIAL
 from .warm import warm_tensor_intrin
 
 COST_MODELS = ("xgb", "random")
@@ -46,6 +47,7 @@ class Tuning:
     schedule: tvm.IRModule | None  # the best recorded schedule; None if no trial succeeded
     trials: list[tuple[int, float | None]]  # (index, latency ms) in measured order; None = failed
     new_trials: int  # measured by this call (0: everything came from the database)
+    cost_model: str | None = None  # MetaSchedule's cost model; None for a search without one
 
     @property
     def best_ms(self) -> float | None:
@@ -67,13 +69,13 @@ def tune(
     seed: int = 0,
     on_progress: OnProgress | None = None,
     check_cancelled: Callable[[], None] | None = None,
-    rpc: ms.runner.RPCConfig | None = None,
+    runner: ms.runner.Runner | None = None,
 ) -> Tuning:
     """Spend what is left of a `trials` budget on `mod` (its own earlier trials count), then
     return the best schedule. `on_progress(done, trials, what)` follows each phase of each batch;
     `check_cancelled()` may raise there to stop tuning (trials measured so far are kept).
-    Trials run on this CPU, or with `rpc` on servers of an RPC tracker's key (a trial whose
-    server dies fails alone; the next ones go to the servers still there)."""
+    Trials run on this CPU, or with `runner` where it times them (core.compile.place: on an RPC
+    device, a trial whose server dies fails alone; the next ones go to the servers still there)."""
     if cost_model not in COST_MODELS:
         raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
     spent = len(recorded_trials(work_dir, mod))
@@ -96,7 +98,7 @@ def tune(
                 seed=seed,
                 measure_callbacks=callbacks,
                 builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
-                runner=progress.runner(_runner(rpc)),
+                runner=progress.runner(runner or local_runner()),
             )
         except RuntimeError as e:
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
@@ -112,7 +114,7 @@ def tune(
                 f"the best schedule in {work_dir} does not apply to this kernel ({e}); delete that folder to tune again"
             ) from None
         schedule = best.mod if best is not None else None
-    return Tuning(work_dir, schedule, list(enumerate(records)), max(remaining, 0))
+    return Tuning(work_dir, schedule, list(enumerate(records)), max(remaining, 0), cost_model)
 
 
 def tune_kernels(
@@ -167,7 +169,7 @@ def tune_kernels(
             cost_model=_cost_model(cost_model),
             measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
             builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
-            runner=progress.runner(_runner(None)),
+            runner=progress.runner(local_runner()),
         )
     except RuntimeError as e:
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
@@ -214,12 +216,14 @@ def _lines(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _runner(rpc: ms.runner.RPCConfig | None) -> ms.runner.Runner:
-    """Where trials are timed: this CPU, or an RPC device (one session per trial, from its tracker)."""
-    evaluator = ms.runner.EvaluatorConfig(number=3, repeat=1, min_repeat_ms=50)
-    if rpc is None:
-        return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=evaluator)
-    return ms.runner.RPCRunner(rpc_config=rpc, evaluator_config=evaluator)
+def trial_evaluator() -> ms.runner.EvaluatorConfig:
+    """How a trial is timed, wherever it runs (core.compile.timing.TRIAL)."""
+    return ms.runner.EvaluatorConfig(**TRIAL)
+
+
+def local_runner() -> ms.runner.Runner:
+    """Trials timed on this CPU."""
+    return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=trial_evaluator())
 
 
 def _cost_model(name: str) -> str:

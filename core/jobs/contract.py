@@ -1,123 +1,16 @@
 """The contract of a job's payload: a frozen dataclass per job kind, read from and written
-to the JSON the store keeps. Reading refuses what a handler would otherwise trip over
-later: a field it does not know (a typo, or a payload of another kind), a field that is
-missing, a value of the wrong type; each message names the field and the kind.
-
-Fields may be plain JSON values (int, float, str, bool, dict, list), tuples (lists in
-JSON), None where the annotation allows it, or other dataclasses (nested objects), whose
-own __post_init__ checks their values."""
+to the JSON the store keeps (core.typed_json), refusing an unknown or missing field or a
+value of the wrong type with a PayloadError that names the field and the kind."""
 
 from __future__ import annotations
 
-import dataclasses
-import types
 import typing
-from functools import cache
 from typing import Any, TypeVar
 
+from ..typed_json import read, write
 from .errors import PayloadError
 
 T = TypeVar("T")
-
-
-@cache
-def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _label(kind: Any) -> str:
-    if kind is type(None):
-        return "null"
-    if dataclasses.is_dataclass(kind):
-        return "an object"
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(_label(a) for a in typing.get_args(kind))
-    if origin is tuple:
-        args = typing.get_args(kind)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return f"a list of which each is {_label(args[0])}"
-        return f"a list of {len(args)} items, each {' then '.join(_label(a) for a in dict.fromkeys(args))}"
-    if origin is list:
-        return "a list"
-    names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false", dict: "an object"}
-    return names.get(kind, getattr(kind, "__name__", str(kind)))
-
-
-def _value(kind: Any, value: Any, where: str) -> Any:
-    """`value` read as `kind`; PayloadError naming `where` if it is not one."""
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        options = [o for o in typing.get_args(kind) if o is not type(None)]
-        if value is None and len(options) < len(typing.get_args(kind)):
-            return None
-        if len(options) == 1:  # X | None with a value: X's own error says what is wrong in it
-            return _value(options[0], value, where)
-        for option in options:
-            try:
-                return _value(option, value, where)
-            except PayloadError:
-                continue
-    elif kind is Any:
-        return value
-    elif kind is type(None):
-        if value is None:
-            return None
-    elif isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        if isinstance(value, dict):
-            return read(kind, value, where)
-    elif origin is tuple:
-        args = typing.get_args(kind)
-        if isinstance(value, (list, tuple)):
-            if len(args) == 2 and args[1] is Ellipsis:
-                return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
-            if len(value) == len(args):
-                return tuple(_value(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
-    elif origin in (list, dict) or kind in (list, dict):
-        if isinstance(value, list if (origin or kind) is list else dict):
-            return value
-    elif kind is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif isinstance(kind, type) and isinstance(value, kind):
-        return value
-    raise PayloadError(f"{where} must be {_label(kind)}, got {value!r:.80}")
-
-
-def read(cls: type[T], data: Any, what: str) -> T:
-    """An instance of the dataclass `cls` from JSON `data`; `what` names it in messages
-    (e.g. "the measure payload")."""
-    if not isinstance(data, dict):
-        raise PayloadError(f"{what} must be an object, got {data!r:.80}")
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise PayloadError(f"{what} has unknown field(s) {', '.join(map(repr, unknown))}; it takes {', '.join(fields)}")
-    missing = [
-        name
-        for name, f in fields.items()
-        if name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
-        raise PayloadError(f"{what} is missing field(s) {', '.join(map(repr, missing))}")
-    hints = _hints(typing.cast(Any, cls))
-    return cls(**{name: _value(hints[name], value, f"{what}: {name}") for name, value in data.items()})
-
-
-def write(obj: Any) -> dict:
-    """The JSON object of a dataclass instance (tuples become lists)."""
-    return _json(dataclasses.asdict(obj))
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json(v) for v in value]
-    return value
 
 
 class Payload:
@@ -127,7 +20,7 @@ class Payload:
 
     @classmethod
     def from_dict(cls: type[T], data: Any) -> T:
-        return read(cls, data, f"the {cls.kind} payload")  # type: ignore[attr-defined]
+        return read(cls, data, f"the {cls.kind} payload", PayloadError)  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict:
         return write(self)

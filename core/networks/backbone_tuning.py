@@ -4,7 +4,7 @@ and the transfer benchmark.
 The kernels are the TIR tasks TVM relax compiles a backbone (core.data.backbones)
 into: torch.export, relax's "zero" pipeline (legalised and fused), MetaSchedule's
 task extraction; each comes with how often the network runs it. Every kernel is
-timed the same way (core.compile.transfer.SCREEN, random inputs, the untuned
+timed the same way (core.compile.timing.TRIAL, random inputs, the untuned
 build's output as the reference), so the network's kernel time is the sum of
 weight x latency, untuned, transferred or tuned. Imports TVM and torch: worker
 processes only."""

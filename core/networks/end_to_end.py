@@ -19,8 +19,8 @@ from pathlib import Path
 
 import torch
 
-from ..compile.measure import timing_note
 from ..compile.target import core_count, local_target, use_threads
+from ..compile.timing import timing_note
 from ..compile.transfer_sources import Source
 from ..compile.tune import tuning_root
 from ..data.backbones import build_backbone

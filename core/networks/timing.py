@@ -1,5 +1,5 @@
 """Timing whole networks: TVM's build of a relax module (checked against torch first) and
-torch's eager module, the same way as single kernels (core.compile.measure: warm-up, then
+torch's eager module, the same way as single kernels (core.compile.timing: warm-up, then
 `repeat` repeats of at least `min_repeat_ms`, median and spread), and how long each of
 the operator's kernels takes inside the network.
 
@@ -19,7 +19,7 @@ import tvm
 from torch import nn
 from tvm import relax
 
-from ..compile.measure import Timing, check_close, time_torch
+from ..compile.timing import Timing, check_close, time_torch
 
 
 def torch_timing(model: nn.Module, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:

@@ -1,5 +1,6 @@
-"""The result dicts the store records (a measurement, a score), checked field by field,
-so a handler's mistake fails its job with a message naming the field."""
+"""The rows the store keeps for a result: a measurement's (core.store.measurement checks it
+when it is read) and a score's, checked field by field here, so a handler's mistake fails its
+job with a message naming the field."""
 
 from __future__ import annotations
 
@@ -9,25 +10,7 @@ from core.analysis.summary import summarize
 from core.ir.serialize import graph_from_document
 
 from .errors import InvalidResult
-
-MEASUREMENT_FIELDS = {
-    "latency_ms": "median latency, ms (required, > 0)",
-    "latency_std_ms": "standard deviation of the latency, ms",
-    "flops": "floating-point operations of one run at these bindings",
-    "params": "parameter count at these bindings",
-    "gflops": "achieved GFLOP/s (derived from flops and latency_ms when absent)",
-    "tuned": "true if a tuned schedule was measured",
-    "trials": "[trial index, latency ms] of every tuning trial that ran (kept in the trials table)",
-    "trial_count": "number of tuning trials (defaults to len(trials))",
-    "torch_latency_ms": "latency of the PyTorch reference, ms",
-    "speedup": "torch_latency_ms / latency_ms (derived when absent)",
-    "bindings": "variable -> size used, e.g. {'C_in': 64} (defaults to the job's bindings)",
-    "algorithm": "how the operator was lowered: 'default' (TVM's lowering), 'gspc' (grouped spatial pack), ...",
-    "layout": "data layout of the kernel, e.g. 'NCHW'",
-    "schedule_source": "where the schedule came from: 'untuned', 'tuned', 'transfer:<source>', ...",
-    "max_abs_error": "largest absolute difference of the kernel's output from PyTorch's (the correctness check)",
-    "timing_note": "why the timing cannot be trusted ('unreliable: ...'), empty when it can",
-}
+from .measurement import Measurement
 
 SCORE_FIELDS = {
     "dataset": "dataset name (required)",
@@ -79,33 +62,11 @@ def _numbers(result: dict, key: str, what: str) -> list[float]:
     return [_as_number(v, key, what) for v in values]
 
 
-def _trials(result: dict, what: str) -> list[tuple[int, float]]:
-    pairs = result.get("trials") or []
-    if not isinstance(pairs, list):
-        raise InvalidResult(f"{what} field 'trials' must be a list of [trial index, latency ms] pairs, got {pairs!r}")
-    trials = []
-    for pair in pairs:
-        if not (
-            isinstance(pair, (list, tuple))
-            and len(pair) == 2
-            and isinstance(pair[0], int)
-            and not isinstance(pair[0], bool)
-            and pair[0] >= 0
-        ):
-            raise InvalidResult(f"{what} field 'trials' must hold [trial index, latency ms] pairs, got {pair!r}")
-        trials.append((pair[0], _as_number(pair[1], "trials", what, positive=True)))
-    return trials
-
-
 def _text(result: dict, key: str, what: str) -> str:
     value = result.get(key)
     if not isinstance(value, str) or not value:
         raise InvalidResult(f"{what} field {key!r} must be a non-empty string, got {value!r}")
     return value
-
-
-def _optional_text(result: dict, key: str, what: str) -> str | None:
-    return _text(result, key, what) if result.get(key) is not None else None
 
 
 def _count(result: dict, key: str, what: str, default: int) -> int:
@@ -115,39 +76,29 @@ def _count(result: dict, key: str, what: str, default: int) -> int:
     return value
 
 
-def measurement_row(result: dict) -> tuple[dict, list[tuple[int, float]]]:
-    """-> (measurements row without ids and time, (trial index, latency) for the trials table)."""
-    what = "measurement"
-    _check_keys(result, MEASUREMENT_FIELDS, what)
-    latency = _number(result, "latency_ms", what, required=True, positive=True)
-    trials = _trials(result, what)
-    flops = _number(result, "flops", what)
-    gflops = _number(result, "gflops", what)
-    torch_latency = _number(result, "torch_latency_ms", what, positive=True)
-    speedup = _number(result, "speedup", what)
-    tuned = result.get("tuned", False)
-    if not isinstance(tuned, bool):
-        raise InvalidResult(f"{what} field 'tuned' must be true or false, got {tuned!r}")
-    bindings = result.get("bindings") or {}
-    if not isinstance(bindings, dict) or not all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in bindings.items()
-    ):
-        raise InvalidResult(f"{what} field 'bindings' must map variable names to integers, got {bindings!r}")
+def measurement_row(m: Measurement) -> tuple[dict, list[tuple[int, float]]]:
+    """-> (measurements row without ids and time, (trial index, latency) for the trials table);
+    GFLOP/s and the speed-up over PyTorch derived where the measurement leaves them out."""
+    derived_gflops = m.flops / m.latency_ms / 1e6 if m.flops is not None else None
+    derived_speedup = m.torch_latency_ms / m.latency_ms if m.torch_latency_ms is not None else None
     row = {
-        "bindings": bindings,
-        "latency_ms": latency,
-        "latency_std_ms": _number(result, "latency_std_ms", what),
-        "flops": flops,
-        "params": _number(result, "params", what),
-        "gflops": gflops if gflops is not None or flops is None else flops / latency / 1e6,
-        "tuned": tuned,
-        "trial_count": _count(result, "trial_count", what, len(trials)),
-        "torch_latency_ms": torch_latency,
-        "speedup": speedup if speedup is not None or torch_latency is None else torch_latency / latency,
-        "max_abs_error": _number(result, "max_abs_error", what),
-        **{key: _optional_text(result, key, what) for key in ("algorithm", "layout", "schedule_source", "timing_note")},
+        "bindings": dict(m.bindings),
+        "latency_ms": m.latency_ms,
+        "latency_std_ms": m.latency_std_ms,
+        "flops": m.flops,
+        "params": m.params,
+        "gflops": m.gflops if m.gflops is not None else derived_gflops,
+        "tuned": m.tuned,
+        "trial_count": m.trial_count if m.trial_count is not None else len(m.trials),
+        "torch_latency_ms": m.torch_latency_ms,
+        "speedup": m.speedup if m.speedup is not None else derived_speedup,
+        "max_abs_error": m.max_abs_error,
+        "algorithm": m.algorithm,
+        "layout": m.layout,
+        "schedule_source": m.schedule_source,
+        "timing_note": m.timing_note,
     }
-    return row, trials
+    return row, list(m.trials)
 
 
 def score_row(result: dict) -> dict:

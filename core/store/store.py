@@ -22,6 +22,7 @@ from core.ir.serialize import canonical_json
 from .connection import open_database, write_transaction
 from .errors import StoreDamaged, StoreError, damaged, read_only
 from .location import default_store_path
+from .measurement import Measurement
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
 from .result_filter import ResultFilter
@@ -203,9 +204,11 @@ class Store:
             raise StoreError(f"no row {row_id} in {table} of {self.path}") from None
 
     # -- results ----------------------------------------------------------------
-    def add_measurement(self, operator_id: int, device_id: int | None, result: dict, job_id: int | None = None) -> int:
-        """Record one measurement result dict (fields: records.MEASUREMENT_FIELDS) and its trials."""
-        row, trials = measurement_row(result)
+    def add_measurement(
+        self, operator_id: int, device_id: int | None, result: Measurement | dict, job_id: int | None = None
+    ) -> int:
+        """Record one measurement (core.store.measurement; its JSON is read first) and its trials."""
+        row, trials = measurement_row(result if isinstance(result, Measurement) else Measurement.from_dict(result))
         with self.write():
             measurement_id = (
                 self.db["measurements"]

@@ -27,8 +27,8 @@ from math import prod
 import torch
 import torch.nn.functional as F
 
-from core.compile.measure import time_torch
 from core.compile.target import core_count, use_threads
+from core.compile.timing import time_torch
 from tests.support import ROOT
 
 CHANNELS, SIZE, KERNEL = 128, 28, 3
@@ -78,7 +78,7 @@ def measure(groups: int, algorithm: str, trials: int, root: str | None) -> dict:
 
 
 def tiles(result: dict) -> str:
-    t = result["tiles"]
+    t = result["algorithm_details"]["tiles"]
     return f"T_O={t['T_O']},T_I={t['T_I']},{t['columns']} cols"
 
 

@@ -18,8 +18,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from core.compile.measure import time_torch
 from core.compile.target import core_count, peak_gflops, use_threads
+from core.compile.timing import time_torch
 from core.jobs.isolate import call_in_subprocess
 from tests.support import ROOT
 

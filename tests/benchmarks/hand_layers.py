@@ -1,13 +1,19 @@
 """Hand-written torch for each bundled example operator: what a PyTorch user would write for
 the same layer (torch's convolutions; involution as its authors' reference code does it:
 unfold, multiply, sum). Each is built from a generated module's weights, put in torch's
-layout once, so a benchmark can check that both compute the same before timing them."""
+layout once, so a benchmark can check that both compute the same before timing them;
+hand_network does so for every replaced layer of a network."""
 
 from __future__ import annotations
+
+import copy
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from core.data.replace import ReplacementReport, layer_bindings
+from core.ir.graph import OperatorGraph
 
 
 class _Hand(nn.Module):
@@ -122,3 +128,15 @@ def hand_written(name: str, generated: nn.Module, sizes: dict[str, int]) -> nn.M
         w2 = p["w_share_w2"].permute(1, 0, 2, 3).reshape(g * o2, c_in // g, 1, k)
         return SynoOperator2(sizes, w2=w2, w1=p["w_share_w1"].reshape(c_out, o2 * g, k, 1))
     raise KeyError(f"no hand-written layer for example {name}")
+
+
+def hand_network(network: nn.Module, report: ReplacementReport, graph: OperatorGraph, name: str) -> nn.Module:
+    """A copy of `network` (whose convolutions replace_convs replaced by example `name`) with
+    every generated module swapped for the hand-written layer, same weights."""
+    hand = copy.deepcopy(network)
+    for layer in report.layers:
+        if layer.replaced:
+            replaced = hand.get_submodule(layer.name)
+            sizes = layer_bindings(graph, layer.c_in, layer.c_out, layer.height, layer.width, layer.kernel)
+            replaced.parts = nn.ModuleList(hand_written(name, part, sizes) for part in replaced.parts)
+    return hand

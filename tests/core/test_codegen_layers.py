@@ -1,8 +1,9 @@
 """Torch's own layers in generated modules (core.codegen.torch_layers): a subgraph that is a
-convolution becomes one nn.functional.conv2d on the tensor before its window, a near-miss
-does not, and either way the module computes what the primitive-by-primitive module
-(layers=False, checked against hand-written torch in test_codegen_torch) computes, with the
-same weights, at odd sizes, forward and backward."""
+convolution becomes one nn.functional.conv2d on the tensor before its window, windows times
+a kernel summed over the window become one WindowProduct, a near-miss of either does not,
+and either way the module computes what the primitive-by-primitive module (layers=False,
+checked against hand-written torch in test_codegen_torch) computes, with the same weights,
+at odd sizes, forward and backward."""
 
 from __future__ import annotations
 
@@ -157,7 +158,7 @@ def test_the_examples_run_torch_layers_where_they_are_layers():
         "mixed_conv": ["conv 8->6, 1x1", "conv 8->6, 3x3"],
         "shift_conv": ["conv 8->12, 1x1"],
         "gated_separable": ["conv 8->12, 3x1", "conv 12->12, 1x3"],
-        "involution": ["conv 8->18, 1x1"],  # the kernel; applying it is not a layer torch has
+        "involution": ["conv 8->18, 1x1"],  # the kernel; applying it is a WindowProduct
         # the first contraction keeps the W window apart (not a conv), the second is a Kx1 conv
         "syno_operator1": ["conv 18->12, 3x1"],
         # a grouped 1xK conv (its groups end up behind the output channels), then a Kx1 conv
@@ -168,7 +169,8 @@ def test_the_examples_run_torch_layers_where_they_are_layers():
         graph.bindings = {k: v for k, v in sizes.items() if k in graph.mentioned_variables()}
         source = _same_as_primitives(graph)
         assert _convs(source) == expected[path.stem], path.stem
-        assert "einsum" not in source or path.stem == "syno_operator1", path.stem
+        assert ("einsum" in source) == (path.stem == "syno_operator1"), path.stem  # its W window kept apart
+        assert ("WindowProduct.apply(" in source) == (path.stem == "involution"), path.stem
 
 
 # -- near-misses stay what they are --------------------------------------------------------
@@ -304,8 +306,19 @@ def test_a_window_read_elsewhere_too_stays_for_that_reader():
 
 
 def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
-    source = module_source(load_operator(EXAMPLES / "involution.json"), {"C_in": 8, "H": 5, "W": 5, "K": 3, "G": 2})
-    assert ".sum((3, 4))  # reduce 'sum_kh', 'sum_kw'" in source
+    windows = chain(
+        ["C_in", "H", "W"],
+        ["C_in", "H", "W"],
+        [
+            *_unfolds(),
+            ("sq", "elementwise", {"fn": "sqr"}, ["uw"]),
+            ("r1", "reduce", {"dim": 1}, ["sq"]),
+            ("r2", "reduce", {"dim": 1}, ["r1"]),
+        ],
+        variables=CONV_KINDS,
+        bindings={"C_in": 3, "H": 5, "W": 4, "K": 3},
+    )
+    assert ".sum((2, 3))  # reduce 'r1', 'r2'" in _same_as_primitives(windows)
     graph = chain(
         ["C", "H", "W"],
         ["H"],
@@ -326,6 +339,147 @@ def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
         bindings={"C": 3, "H": 4, "W": 5},
     )
     assert "x.sum((1, 3))" in _same_as_primitives(chained, x_shape=(2, 3, 4, 5))
+
+
+# -- windows times a kernel, summed over the window: one WindowProduct -----------------------
+def _involution(windows=("uh", "uw"), group_first=False, fn="mul", reduces=None, split=False, **bindings):
+    """Involution's graph: a kernel [G, window.., H, W] from an fc of the input, times the input's
+    windows grouped [G, C/G, window.., H, W] (with `split`, [G, C/2G, 2, window.., H, W], the
+    last axis summed after the windows), summed over the reduces' axes ("uh", "uw" or "c"; the
+    windows by default)."""
+    sizes = {"uh": "Kh", "uw": "Kw"}
+    kernel = [("kfc", "fc", {"out": "G*" + "*".join(sizes[u] for u in windows)}, ["input"])]
+    kernel.append(("kg", "group", {"dim": 0, "G": "G"}, ["kfc"]))
+    if len(windows) == 2:
+        kernel.append(("ks", "split", {"dim": 1, "B": sizes[windows[1]]}, ["kg"]))
+    steps, source = list(kernel), "input"
+    if group_first:
+        steps.append(("grp", "group", {"dim": 0, "G": "G"}, ["input"]))
+        source = "grp"
+    for u in windows:
+        steps.append((u, "unfold", {"dim": -2 if u == "uh" else -1, "K": sizes[u]}, [source]))
+        source = u
+    if not group_first:
+        steps.append(("grp", "group", {"dim": 0, "G": "G"}, [source]))
+        source = "grp"
+    if split:
+        steps.append(("two", "split", {"dim": 1, "B": "2"}, [source]))
+        source = "two"
+    steps.append(("prod", "broadcast", {"fn": fn}, [kernel[-1][0], source]))
+    # the product is [G, C/G, windows.., H, W] (or [G, C/2G, 2, windows.., H, W])
+    axis = {"c": 1, **{u: 2 + split + i for i, u in enumerate(windows)}}
+    removed, prev = [], "prod"
+    for i, r in enumerate(reduces or windows):
+        d = axis[r] - sum(axis[q] < axis[r] for q in removed)
+        steps.append((f"r{i}", "reduce", {"dim": d}, [prev]))
+        removed.append(r)
+        prev = f"r{i}"
+    out = ["C_in", "H", "W"] if "c" not in (reduces or ()) else ["G", "H", "W"]
+    if split:  # a reduce reads the [G, C/2G, 2, H, W] the window product gives
+        steps.append(("sum_two", "reduce", {"dim": 2}, [prev]))
+        prev, out = "sum_two", ["C_in/2", "H", "W"]
+    if "c" not in (reduces or ()):
+        steps.append(("merge", "merge", {"dim": 0}, [prev]))
+    sizes = {"C_in": 6, "H": 7, "W": 5, "Kh": 3, "Kw": 5, "G": 3, **bindings}
+    return chain(["C_in", "H", "W"], out, steps, variables=CONV_KINDS, bindings=sizes)
+
+
+WINDOW_PRODUCTS = {
+    "involution 3x5, odd sizes": _involution(),
+    "W window first": _involution(windows=("uw", "uh")),
+    "even windows 2x4": _involution(Kh=2, Kw=4),
+    "windows larger than the input": _involution(H=2, W=3),
+    "a 1xK window": _involution(windows=("uw",)),
+    "a Kx1 window": _involution(windows=("uh",)),
+    "channels grouped before the windows": _involution(group_first=True),
+    "reduces in the other order": _involution(reduces=("uw", "uh")),
+    "one channel per group": _involution(G=6),
+    "five channels per group": _involution(C_in=10, G=2),
+    "the kernel repeated over two axes": _involution(C_in=12, G=2, split=True),
+}
+
+
+@pytest.mark.parametrize("name", WINDOW_PRODUCTS)
+def test_windows_times_a_kernel_summed_over_the_window_is_one_window_product(name):
+    forward = _same_as_primitives(WINDOW_PRODUCTS[name]).split("def forward(self")[1]
+    assert forward.count("WindowProduct.apply(") == 1
+    assert "unfold(" not in forward and "# reduce 'r" not in forward  # the window's reduces are in it
+
+
+def _windows_times_their_relu(*readers):
+    """relu(windows) * windows summed over the window (the product is "sq"), then `readers`."""
+    steps = [
+        *_unfolds(),
+        ("act", "elementwise", {"fn": "relu"}, ["uw"]),
+        ("sq", "broadcast", {"fn": "mul"}, ["act", "uw"]),
+        ("r1", "reduce", {"dim": 1}, ["sq"]),
+        ("r2", "reduce", {"dim": 1}, ["r1"]),
+        *readers,
+    ]
+    return chain(
+        ["C_in", "H", "W"],
+        ["C_in", "H", "W"],
+        steps,
+        variables=CONV_KINDS,
+        bindings={"C_in": 3, "H": 5, "W": 6, "K": 3},
+    )
+
+
+def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
+    forward = _same_as_primitives(_windows_times_their_relu()).split("def forward(self")[1]
+    assert "WindowProduct.apply(" in forward and forward.count("nn.functional.unfold(") == 1  # the kernel
+    for ports in (["k", "uw"], ["uw", "k"]):  # a per-channel kernel, the windows on either side
+        per_channel = chain(
+            ["C_in", "H", "W"],
+            ["C_in", "H", "W"],
+            [
+                ("fc", "fc", {"out": "C_in*K*K"}, ["input"]),
+                ("s1", "split", {"dim": 0, "B": "K*K"}, ["fc"]),
+                ("k", "split", {"dim": 1, "B": "K"}, ["s1"]),
+                *_unfolds(),
+                ("prod", "broadcast", {"fn": "mul"}, ports),
+                ("r1", "reduce", {"dim": 1}, ["prod"]),
+                ("r2", "reduce", {"dim": 1}, ["r1"]),
+            ],
+            variables=CONV_KINDS,
+            bindings={"C_in": 4, "H": 5, "W": 3, "K": 3},
+        )
+        source = _same_as_primitives(per_channel)
+        assert "WindowProduct.apply(" in source and "unfold(" not in source.split("def forward(self")[1], ports
+
+
+def test_a_window_product_without_the_input_needing_gradients():
+    """The weights' gradients alone (the input is data), as the first layer of a network gets them."""
+    graph = WINDOW_PRODUCTS["involution 3x5, odd sizes"]
+    torch.manual_seed(0)
+    fast, slow = build_module(graph), build_module(graph, layers=False)
+    slow.load_state_dict(fast.state_dict())
+    x = torch.randn(2, 6, 7, 5)
+    fast(x).square().sum().backward()
+    slow(x).square().sum().backward()
+    torch.testing.assert_close(fast.w_kfc.grad, slow.w_kfc.grad, atol=1e-4, rtol=1e-4)
+
+
+WINDOW_MISSES = {
+    "windows plus a kernel": _involution(fn="add"),
+    "a channel axis summed between the windows": _involution(reduces=("uh", "c", "uw")),
+    "a channel axis summed first": _involution(reduces=("c", "uh", "uw")),
+}
+
+
+@pytest.mark.parametrize("name", WINDOW_MISSES)
+def test_a_near_miss_of_a_window_product_stays_what_it_is(name):
+    source = _same_as_primitives(WINDOW_MISSES[name])
+    assert "WindowProduct" not in source
+
+
+def test_a_window_product_whose_product_is_read_elsewhere_stays_what_it_is():
+    graph = _windows_times_their_relu(
+        ("m1", "fold", {"dim": 1, "fn": "max"}, ["sq"]),
+        ("m2", "fold", {"dim": 1, "fn": "max"}, ["m1"]),
+        ("add", "broadcast", {"fn": "add"}, ["m2", "r2"]),
+    )
+    assert "WindowProduct" not in _same_as_primitives(graph)
 
 
 def test_a_conv_with_an_even_window_pads_like_unfold():

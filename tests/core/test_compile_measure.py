@@ -11,7 +11,7 @@ import pytest
 from core.analysis.summary import summarize
 from core.compile.errors import CompileError, NumericalMismatch
 from core.compile.handlers import measure_job
-from core.compile.measure import Timing, check_close, timing_note
+from core.compile.timing import Timing, check_close, timing_note
 from core.ir.errors import TesseraError
 from core.ir.serialize import load_operator
 from core.jobs.errors import JobCancelled, PayloadError
@@ -37,7 +37,7 @@ def test_untuned_measurement_is_checked_timed_and_compared_with_torch():
     assert result["latency_ms"] > 0 and result["torch_latency_ms"] > 0 and result["latency_std_ms"] >= 0
     assert len(result["latency_runs_ms"]) == 3
     assert result["gflops"] == pytest.approx(flops / result["latency_ms"] / 1e6)
-    assert result["speedup_vs_torch"] == pytest.approx(result["torch_latency_ms"] / result["latency_ms"])
+    assert result["speedup"] == pytest.approx(result["torch_latency_ms"] / result["latency_ms"])
     assert result["max_abs_error"] < 1e-4 and "timing_note" in result
     assert result["tuned"] is False and result["trial_count"] == 0 and result["trials"] == []
     assert '"kind":"llvm"' in result["target"] and '"num-cores"' in result["target"]

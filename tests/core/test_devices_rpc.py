@@ -209,9 +209,10 @@ def test_transfer_tuning_on_a_device_checks_and_times_every_candidate_there(rpc_
     )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result["found"] >= 1 and result["applied"] == result["found"] and result["skipped"] == 0
+    transfer = result["transfer"]
+    assert transfer["found"] >= 1 and transfer["applied"] == transfer["found"] and transfer["skipped"] == 0
     assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0
-    assert result["torch_latency_ms"] is None and result["speedup_vs_torch"] is None
+    assert result["torch_latency_ms"] is None and result["speedup"] is None
     assert '"num-cores":1' in result["target"]  # the servers' thread count (serve --threads 1)
     assert "(on the device; PyTorch is not timed there)" in _transfer_report("conv2d.json", result)
     with Store(store) as opened:

@@ -1,4 +1,4 @@
-"""GSPC kernels (core.codegen.gspc) against torch.nn.functional.conv2d(groups=G), the
+"""GSPC kernels (core.codegen.gspc_schedule) against torch.nn.functional.conv2d(groups=G), the
 convolution matcher they rely on (core.codegen.conv_spec), and the tile-size rules."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import tvm
 
 from core.codegen import build_module
 from core.codegen.conv_spec import ConvSpec, NotAConvolution, match_conv
-from core.codegen.gspc import (
+from core.codegen.gspc_schedule import (
     TileError,
     Tiles,
     candidate_tiles,

@@ -8,15 +8,22 @@ import json
 
 import pytest
 
-from core.codegen.gspc import TileError
+from core.codegen.gspc_schedule import TileError
 from core.compile.errors import CompileError
-from core.compile.gspc import GRID_FILE, GspcKernel
-from core.compile.handlers import measure_job, variant_payloads
-from core.compile.measure import Settings, measure_operator
+from core.compile.handlers import measure_job
+from core.compile.kernels.gspc import GRID_FILE, GspcKernel
+from core.compile.kernels.protocol import make_kernel
+from core.compile.measure import measure_operator
 from core.compile.payloads import MeasurePayload
+from core.compile.place import ThisMachine
+from core.compile.requests import variant_payloads
+from core.compile.settings import Settings
+from core.compile.target import local_target
+from core.compile.workload import Workload
 from core.ir.serialize import load_operator
 from core.jobs.errors import PayloadError
-from core.store.records import MEASUREMENT_FIELDS, measurement_row
+from core.store.measurement import Measurement
+from core.store.records import measurement_row
 from tests.support import EXAMPLES, Ctx, tessera
 
 pytestmark = [pytest.mark.tvm, pytest.mark.usefixtures("restore_threads")]
@@ -36,18 +43,22 @@ def test_gspc_measurement_is_checked_and_labelled_for_the_store():
     assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0 and result["torch_latency_ms"] > 0
     assert result["algorithm"] == "gspc" and result["layout"] == "NCHW (packed T_O=2,T_I=4)"
     assert result["schedule_source"] == "untuned" and result["tuned"] is False and result["trials"] == []
-    assert result["convolution"] == "conv 8->8, 3x3, stride 1, padding 1, groups 2"
-    row, _ = measurement_row({k: v for k, v in result.items() if k in MEASUREMENT_FIELDS})
+    details = result["algorithm_details"]
+    assert details["convolution"] == "conv 8->8, 3x3, stride 1, padding 1, groups 2"
+    assert (details["tiles"]["T_O"], details["tiles"]["T_I"]) == (2, 4) and details["tiles"]["columns"] >= 1
+    row, _ = measurement_row(Measurement.from_dict(result))
     assert (row["algorithm"], row["layout"], row["schedule_source"]) == ("gspc", "NCHW (packed T_O=2,T_I=4)", "untuned")
 
 
-def test_measure_operator_takes_the_algorithm_from_its_settings():
-    graph = load_operator(EXAMPLES / "conv2d.json")
-    result = measure_operator(
-        graph, {"C_in": 4, "C_out": 4, "H": 5, "W": 5}, Settings(algorithm="gspc", repeat=2, min_repeat_ms=1)
-    )
-    assert result["algorithm"] == "gspc" and result["max_abs_error"] < 1e-4
-    assert result["convolution"].endswith("groups 1")
+def test_the_kernel_comes_from_the_settings_algorithm():
+    workload = Workload.prepare(load_operator(EXAMPLES / "conv2d.json"), {"C_in": 4, "C_out": 4, "H": 5, "W": 5}, 1, 0)
+    place = ThisMachine(local_target(1))
+    settings = Settings(algorithm="gspc", repeat=2, min_repeat_ms=1)
+    kernel = make_kernel(workload, place, settings)
+    assert isinstance(kernel, GspcKernel)
+    result = measure_operator(workload, kernel, place, settings)
+    assert result.algorithm == "gspc" and result.max_abs_error is not None and result.max_abs_error < 1e-4
+    assert result.algorithm_details["convolution"].endswith("groups 1") and result.layout.startswith("NCHW (packed")
 
 
 @pytest.mark.parametrize(
@@ -78,8 +89,10 @@ def test_gspc_refuses_an_operator_that_is_not_a_grouped_convolution_naming_its_n
 def test_gspc_refuses_a_gpu_target():
     import tvm
 
+    workload = Workload.prepare(load_operator(EXAMPLES / "grouped_conv.json"), TINY, 1, 0)
+    gpu = ThisMachine(tvm.target.Target({"kind": "cuda"}))  # only its target is asked
     with pytest.raises(CompileError, match="'gspc' has a CPU schedule .* target is 'cuda'"):
-        GspcKernel(load_operator(EXAMPLES / "grouped_conv.json"), TINY, 1, tvm.target.Target({"kind": "cuda"}))
+        GspcKernel(workload, gpu, Settings(algorithm="gspc"))
 
 
 def test_variant_payloads_cover_algorithms_and_tuning():

@@ -45,15 +45,15 @@ def test_complete_writes_measurement_and_state_together(store, queue, conv2d):
 def test_a_finished_job_says_what_it_found():
     from core.jobs.registry import result_summary
 
-    measured = {"latency_ms": 0.03668, "speedup_vs_torch": 10.15}
+    measured = {"latency_ms": 0.03668, "speedup": 10.15}
     assert result_summary("measure", measured) == "0.03668 ms, 10.15x PyTorch"
-    assert result_summary("transfer", {**measured, "found": 0, "applied": 0}) == (
+    assert result_summary("transfer", {**measured, "transfer": {"found": 0, "applied": 0}}) == (
         "0.03668 ms, 10.15x PyTorch; no tuned schedule of its kernel class in the sources: TVM's default kept"
     )
-    assert result_summary("transfer", {**measured, "found": 3, "applied": 2, "tuned": True}).endswith(
+    assert result_summary("transfer", {**measured, "transfer": {"found": 3, "applied": 2}, "tuned": True}).endswith(
         "2 of 3 tuned schedule(s) applied, kept the fastest"
     )
-    assert result_summary("transfer", {**measured, "found": 3, "applied": 3, "tuned": False}).endswith(
+    assert result_summary("transfer", {**measured, "transfer": {"found": 3, "applied": 3}, "tuned": False}).endswith(
         "none beat TVM's default"
     )
     assert result_summary("fisher", {"score": {}}) == "done" and result_summary("measure", {}) == "done"
@@ -72,7 +72,7 @@ def test_a_finished_job_says_what_it_found():
 def test_invalid_result_writes_nothing(store, queue, conv2d):
     queue.submit("measure", {}, operator_id=conv2d)
     job = queue.claim(["measure"])
-    with pytest.raises(InvalidResult, match="'latency_ms' is missing"):
+    with pytest.raises(InvalidResult, match="the measurement is missing field\\(s\\) 'latency_ms'"):
         queue.complete(job, {"latency_std_ms": 0.1})
     assert queue.get(job.id).state == RUNNING
     assert store.db["measurements"].count == 0

@@ -31,9 +31,9 @@ from core.train.payloads import FisherPayload, TrainPayload
 from tests.store_damage import build_store, damage_page
 from tests.support import EXAMPLES
 
+from .accuracy_settings import SHORT, TINY
 from .job_kinds import HERE, TEST_HANDLERS
 from .jobs_checks import poll_until
-from .test_train_jobs import SHORT, TINY
 
 pytestmark = pytest.mark.slow
 PLACED = re.compile(r"Ray node ([0-9a-f]{8}) \(127\.0\.0\.1\), worker (\d+)")

@@ -16,11 +16,9 @@ from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.errors import EvaluationError
 from core.train.payloads import E2EPayload, FisherPayload, TrainPayload
-from core.train.settings import EvalSettings, TrainConfig
+from core.train.settings import EvalSettings
+from tests.core.accuracy_settings import SHORT, TINY
 from tests.support import EXAMPLES
-
-TINY = EvalSettings(backbone="resnet18", width=4, resolution=8, limit=200, fisher_batch=16)
-SHORT = TrainConfig(epochs=1, max_batches=3, batch_size=16)
 
 
 def scores(store: Store) -> list[dict]:

@@ -9,17 +9,18 @@ import json
 from dataclasses import replace
 
 import pytest
-import torch
 
 from app.cli_tune import _transfer_report
-from core.codegen import build_module
 from core.codegen.to_tvm import lower
 from core.compile.kernel_class import kernel_class
-from core.compile.measure import kernel_arguments
+from core.compile.kernels.default import DefaultKernel
+from core.compile.place import ThisMachine
+from core.compile.settings import Settings
 from core.compile.target import local_target
 from core.compile.transfer import Bench, NotApplicable, apply_schedule, postprocessors, rederive_tiles, transfer_kernel
 from core.compile.transfer_records import schedules_of, tuned_kernels
 from core.compile.transfer_sources import open_source
+from core.compile.workload import Workload
 from core.ir.serialize import canonical_document, graph_from_document, read_document
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
@@ -52,13 +53,10 @@ def tuned_root(tmp_path_factory):
 def conv_at(bindings):
     """conv2d lowered in canonical form (as jobs lower it), its torch module and a Bench over both."""
     graph = graph_from_document(canonical_document(read_document(CONV)))
-    lowered = lower(graph, bindings)
-    torch.manual_seed(0)
-    module = build_module(graph, bindings).eval()
-    x = torch.randn(lowered.input_shape)
-    with torch.inference_mode():
-        reference = module(x).numpy()
-    return lowered, Bench(local_target(1), kernel_arguments(lowered, x, module), reference, "conv2d")
+    workload = Workload.prepare(graph, bindings, batch=1, seed=0)
+    place = ThisMachine(local_target(1))
+    untuned = DefaultKernel(workload, place, Settings()).untuned()
+    return workload.lowered, Bench(place, untuned.arguments, workload.reference, "conv2d")
 
 
 def test_tile_sizes_are_re_derived_keeping_inner_factors_that_divide():
@@ -78,7 +76,7 @@ def test_a_tuned_schedule_is_reused_at_another_size(tuned_root):
     assert schedules and [s.latency_ms for s in schedules] == sorted(s.latency_ms for s in schedules)
     assert schedules[0].kernel == "1x4x8x8, 4x4x3x3, 1x4x8x8"
     default = lowered.module()
-    postprocs = postprocessors(default, bench.target)
+    postprocs = postprocessors(default, bench.place.target)
     for schedule in schedules:
         scheduled = apply_schedule(default, schedule.trace, postprocs).mod
         assert scheduled.script() != default.script()  # really scheduled: tiled, parallel, vectorised
@@ -102,7 +100,7 @@ def test_schedules_that_do_not_apply_are_skipped_with_their_reasons(tuned_root):
     separable = graph_from_document(canonical_document(read_document(EXAMPLES / "depthwise_separable.json")))
     other = lower(separable, {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}).module()
     with pytest.raises(NotApplicable, match="^does not apply: "):  # another class: another loop nest
-        apply_schedule(other, good.trace, postprocessors(other, bench.target))
+        apply_schedule(other, good.trace, postprocessors(other, bench.place.target))
 
 
 def test_cli_tune_transfer_runs_a_job_whose_result_is_a_measurement(tuned_root, tmp_path):
@@ -128,7 +126,8 @@ def test_cli_tune_transfer_runs_a_job_whose_result_is_a_measurement(tuned_root, 
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     found = min(2, len(tuned_kernels(open_source(tuned_root).folders)[0].trials))  # top 2 of the tuned kernel
-    assert result["found"] == result["applied"] == found and result["skipped"] == 0
+    transfer = result["transfer"]
+    assert transfer["found"] == transfer["applied"] == found and transfer["skipped"] == 0
     names = [c["schedule"] for c in result["transfer"]["candidates"]]
     assert all(name.startswith("local/") and " trial " in name for name in names)
     if result["tuned"]:  # the fastest reused schedule, when it beat the untuned default

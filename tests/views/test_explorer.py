@@ -618,7 +618,8 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         qtbot.waitUntil(lambda: monitor.model.job(transfer).state in ("done", "failed"), timeout=600_000)
         job = monitor.model.job(transfer)
         assert job.state == "done", job.error
-        assert job.result["found"] >= 1 and job.result["applied"] == job.result["found"]
+        transfer = job.result["transfer"]
+        assert transfer["found"] >= 1 and transfer["applied"] == transfer["found"]
         window.pages.actions["explorer"].trigger()
         qtbot.waitUntil(lambda: view.browser.model.rowCount() == 2 and window.is_idle(), timeout=20_000)
         records = [view.browser.model.record(i) for i in range(2)]

@@ -11,6 +11,7 @@ from PySide6.QtTest import QTest
 from core.ir.serialize import read_document
 from core.store import Store
 from tests.support import EXAMPLES
+from tests.views.discovery_data import discovery_results
 from views.gallery import ALL_ORIGINS, THUMBNAIL, OperatorGallery
 
 pytestmark = pytest.mark.gui
@@ -116,8 +117,6 @@ def test_refresh_shows_new_results_and_new_origins(gallery, store_path):
 
 
 def test_a_discovery_store_shows_accuracy_against_tuned_speedup(qtbot, tmp_path):
-    from tests.views.test_explorer_accuracy import discovery_results
-
     figures = discovery_results(tmp_path / "d.db", baseline=0.9)
     widget = OperatorGallery(tmp_path / "d.db")
     qtbot.addWidget(widget)

@@ -127,6 +127,8 @@ def gspc_module(conv: ConvMatch, batch: int, tiles: Tiles) -> tvm.IRModule:
 
 def _compute(conv: ConvMatch, batch: int, tiles: Tiles) -> tuple[te.Tensor, te.Tensor, te.Tensor]:
     spec = conv.spec
+    if isinstance(spec.padding, str):  # an operator's convolution has its padding in numbers
+        raise CodegenError(f"GSPC needs the padding in numbers, not {spec.padding!r}")
     c, h, w = conv.input_shape
     k, ho, wo = conv.output_shape
     (kh, kw), (sh, sw), (top, left), g = spec.kernel, spec.stride, spec.padding, spec.groups

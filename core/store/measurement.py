@@ -1,0 +1,99 @@
+"""One measurement of an operator's kernel: what measuring, tuning and transfer-tuning
+(core.compile) return, what a measure or transfer job keeps as its result, and what the store
+records (core.store.records reads the row it keeps from it).
+
+`latency_ms` is the one field every measurement has; the others default to "not known"
+(None, 0, empty), so a measurement made elsewhere (a test, an import) records what it knows.
+Reading one from JSON refuses an unknown or missing field, or a value of the wrong type,
+with an InvalidResult naming the field (core.typed_json)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..typed_json import read, write
+from .errors import InvalidResult
+
+WHAT = "the measurement"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    latency_ms: float  # median time of one call of the kept kernel
+    latency_std_ms: float | None = None
+    latency_runs_ms: tuple[float, ...] = ()  # mean time of one call, per timed repeat
+    gflops: float | None = None  # achieved; derived from flops and latency_ms when absent
+    max_abs_error: float | None = None  # largest difference of the kernel's output from PyTorch's
+    timing_note: str | None = None  # why a timing cannot be trusted ('unreliable: ...'), None when it can
+
+    # what was measured
+    operator: str | None = None  # the operator's name
+    bindings: dict[str, int] = field(default_factory=dict)  # every size it was built at
+    batch: int = 1
+    flops: float | None = None  # of one run at these bindings and batch
+    params: float | None = None
+    target: str | None = None  # the TVM target it was built for (JSON)
+    threads: int | None = None  # the cores it ran on
+
+    # how its kernel was built (core.compile.algorithms)
+    algorithm: str | None = None  # 'default' (TVM's lowering), 'gspc' (grouped spatial pack), ...
+    layout: str | None = None  # data layout of the kernel, e.g. 'NCHW'
+    schedule_source: str | None = None  # 'untuned', 'tuned', 'transfer:<database> trial <n>', ...
+    tuned: bool = False  # a tuned or reused schedule was kept
+    algorithm_details: dict[str, Any] = field(default_factory=dict)  # what the algorithm chose (gspc: tiles)
+
+    # PyTorch's module on the same input, this machine only (None on an RPC device)
+    torch_latency_ms: float | None = None
+    torch_latency_std_ms: float | None = None
+    torch_gflops: float | None = None
+    speedup: float | None = None  # torch_latency_ms / latency_ms; derived when absent
+
+    # tuning from scratch (MetaSchedule, or an algorithm's own search such as gspc's tile grid)
+    trials: tuple[tuple[int, float], ...] = ()  # (trial index, latency ms) of every trial that ran
+    trial_count: int | None = None  # trials spent, failed ones included (None: len(trials))
+    new_trials: int = 0  # of them, measured by this run (the others came from its database)
+    best_trial_ms: float | None = None
+    cost_model: str | None = None
+    tuning_dir: str | None = None  # the database, reused by later runs and by transfer-tuning
+
+    # transfer-tuning (core.compile.transfer): found, applied, skipped and why, the candidates,
+    # the sources ranked, the speed-up over untuned and the search time
+    transfer: dict[str, Any] | None = None
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and math.isnan(value):
+                _refuse(f.name, "a number", value)
+        for name in ("latency_ms", "torch_latency_ms"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                _refuse(name, "a positive number", value)
+        for index, latency in self.trials:
+            if index < 0 or not latency > 0:
+                _refuse("trials", "[trial index >= 0, latency ms > 0] pairs", [index, latency])
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in self.bindings.values()):
+            _refuse("bindings", "an object of whole numbers such as {'C_in': 64}", self.bindings)
+        for name in ("batch", "new_trials", "trial_count", "threads"):
+            value = getattr(self, name)
+            if value is not None and value < (1 if name in ("batch", "threads") else 0):
+                _refuse(
+                    name, "a positive whole number" if name in ("batch", "threads") else "a whole number >= 0", value
+                )
+        for name in ("algorithm", "layout", "schedule_source", "timing_note"):
+            if getattr(self, name) == "":
+                _refuse(name, "a non-empty string or null", "")
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Measurement:
+        return read(cls, data, WHAT, InvalidResult)
+
+    def to_dict(self) -> dict:
+        return write(self)
+
+
+def _refuse(name: str, kind: str, value: object) -> None:
+    raise InvalidResult(f"{WHAT}: {name} must be {kind}, got {value!r:.80}")
