@@ -289,3 +289,17 @@ def test_the_job_monitor_shows_progress_moving_with_the_time_left(qtbot, store_p
     first = int(cell("Progress").rstrip("%"))
     assert 0 < first < 100 and cell("Message").startswith("step ")
     qtbot.waitUntil(lambda: int(cell("Progress").rstrip("%")) > first, timeout=10_000)
+
+
+def test_the_job_runners_address_shows_its_whole_placeholder(qtbot, window):
+    from PySide6.QtWidgets import QStyle, QStyleOptionFrame
+
+    window.explore.actions["runner"].trigger()  # Run > Job Runner…
+    dialog = window.explore.dialog
+    qtbot.waitExposed(dialog)
+    address = dialog.address
+    option = QStyleOptionFrame()
+    address.initStyleOption(option)
+    room = address.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, address).width()
+    assert room - 4 >= address.fontMetrics().horizontalAdvance(address.placeholderText())  # 2 px margins
+    dialog.reject()
