@@ -158,6 +158,13 @@ class Pages(QObject):
         self.stack.removeWidget(note)
         note.deleteLater()
 
+    def stop_building(self) -> None:
+        """Abandon a page being built (the window is closing)."""
+        if self._building is not None:
+            self._step.stop()
+            self._building[1].close()
+            self._building = None
+
     def _leave(self, page: Page) -> None:
         page.hidden_docks = [key for key in page.docks if not self.window.docks[key].isHidden()]
         for key in page.hidden_docks:

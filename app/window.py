@@ -537,6 +537,7 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        self.pages.stop_building()
         if self.search_panel is not None:
             self.search_panel.shutdown()  # a discovery run stops before the workers do
         self.explore.shutdown()

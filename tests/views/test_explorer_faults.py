@@ -107,3 +107,15 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
     assert explorer.explore.dialog is None
     explorer.close()
     assert damaged_store.read_bytes() == before
+
+
+def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
+    from app.window import MainWindow
+
+    window = MainWindow(settings=None, store=str(store_path))
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_page("explorer")  # built a piece per turn of the event loop
+    assert window.pages.building and window.explore.view is None
+    window.close()  # nothing of it runs on after the session is shut (the leak check sees its timer)
+    assert not window.pages.building
