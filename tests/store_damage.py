@@ -13,14 +13,14 @@ ROWS = 1000
 
 
 def build_store(path: Path, examples_dir: Path, rows: int = ROWS) -> None:
-    """A store of `rows` measurements, each with a marker text to find its page by; all in
-    the main file (checkpointed), as after the last connection closed."""
+    """A store of `rows` made-up measurements, each with a marker text (as its layout) to find
+    its page by; all in the main file (checkpointed), as after the last connection closed."""
     with Store(path) as store:
         op = store.add_operator(read_document(examples_dir / "conv2d.json"), "conv2d")
         with store.write():
             for i in range(rows):
                 store.add_measurement(
-                    op, None, {"latency_ms": 1.0 + i, "flops": 1e6 * (1 + i % 7), "timing_note": f"marker-{i:05d}"}
+                    op, None, {"latency_ms": 1.0 + i, "flops": 1e6 * (1 + i % 7), "layout": f"marker-{i:05d}"}
                 )
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -70,7 +70,7 @@ def test_damage_met_by_a_read_stops_all_writes(tmp_path, examples_dir):
     with Store(path, check=False) as store:  # not checked on opening: the read finds it
         damage_page(path, b"marker-00500")
         with pytest.raises(StoreDamaged, match="database disk image is malformed"):
-            store.db.execute("SELECT sum(length(timing_note)) FROM measurements").fetchall()
+            store.db.execute("SELECT sum(length(layout)) FROM measurements").fetchall()
         with pytest.raises(StoreDamaged):
             JobQueue(store).submit("sleep", {})
 

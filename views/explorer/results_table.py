@@ -34,7 +34,7 @@ from core.store.result_filter import ResultFilter, parse_filter
 from core.store.table_order import TableOrder
 
 from .. import theme
-from .columns import COLUMNS, TIMED, cell_text, origin_color
+from .columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
 from .selection import ResultSelection
 from .session import ExplorerSession
 
@@ -356,7 +356,9 @@ class ResultsBrowser(QWidget):
         }
         metrics = header.fontMetrics()
         for i, column in enumerate(COLUMNS):
-            self.table.setColumnWidth(i, widths.get(column.key, max(80, metrics.horizontalAdvance(column.title) + 30)))
+            width = widths.get(column.key, max(80, metrics.horizontalAdvance(column.title) + 30))
+            doubt = metrics.horizontalAdvance(DOUBT) if column.key in TIMED else 0  # room for the mark
+            self.table.setColumnWidth(i, width + doubt)
         header.setSortIndicator(0, Qt.SortOrder.DescendingOrder)
         self.table.setSortingEnabled(True)
         self.table.doubleClicked.connect(lambda index: self.openRequested.emit(self.model.id_at(index.row())))
