@@ -34,8 +34,7 @@ class AccuracyEvaluation(QObject):
 
     def evaluate_current(self) -> None:
         """Ask how to evaluate the operator in the editor, then queue its jobs."""
-        session = self.explore.ensure_session()
-        if session is None:
+        if self.explore.writable_session() is None:
             return
         document, name, key = self.explore.editor_input()
         self._ask(name, [Subject(document, name, input_key=key)])

@@ -133,12 +133,30 @@ class Explore(QObject):
         self.indicator = indicator
         return self.session
 
+    def writable_session(self):
+        """The session, if jobs may be queued in its store; None after saying why not (it
+        cannot open, or it is damaged or read-only)."""
+        session = self.ensure_session()
+        if session is not None and session.refusal:
+            QMessageBox.warning(
+                self.window,
+                "Cannot queue jobs",
+                f"{session.refusal}, so no jobs can be queued in it. Open the window on another store "
+                "(tessera gui --store PATH) to measure or evaluate operators.",
+            )
+            return None
+        return session
+
     def build_view(self):
-        """The Explorer page (the plot and the results browser), or None if the store cannot open."""
-        if self.view is None and self.ensure_session() is not None:
+        """The Explorer page (the plot and the results browser), built a piece per turn of the
+        event loop (app.pages) after the store opens; None if the store cannot open."""
+        if self.view is None:
+            if self.ensure_session() is None:
+                return None
+            yield
             from views.explorer.explorer_view import ExplorerView
 
-            self.view = ExplorerView(self.session)
+            self.view = yield from ExplorerView.build(self.session)
             self.view.openRequested.connect(self.open_result)
             self.view.measureRequested.connect(self.measure_results)
             self.view.accuracyRequested.connect(self.accuracy.evaluate_results)
@@ -215,7 +233,7 @@ class Explore(QObject):
                 self.window, "The operator has errors", "Fix the problems listed under Diagnostics before measuring it."
             )
             return
-        if self.ensure_session() is None:
+        if self.writable_session() is None:
             return
         graph = document.graph
         name = self.editor_input()[1]

@@ -4,16 +4,24 @@ so no editor squeezes another into a dock.
 
 A page may be built the first time it is shown (the ones that need the results store), and
 may own docks that show only with it (the editor's palette, inspector, diagnostics and code):
-leaving the page hides them, coming back restores the ones the user had open."""
+leaving the page hides them, coming back restores the ones the user had open.
+
+A page whose build is a generator is built a piece per turn of the event loop (it yields
+between pieces and returns the widget), behind a note saying what is being opened, so
+building it never holds the window up longer than its largest piece."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QStackedWidget, QWidget
+from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
+
+#: a page's build: its widget (None: cannot now), or a generator yielding between pieces and returning it
+Build = Callable[[], "QWidget | Generator[None, None, QWidget | None] | None"]
 
 
 @dataclass
@@ -22,7 +30,7 @@ class Page:
     action: QAction
     status: str  # what the status bar says on arrival
     widget: QWidget | None = None
-    build: Callable[[], QWidget | None] | None = None  # builds the widget on first show; None: cannot now
+    build: Build | None = None  # builds the widget on first show
     docks: tuple[str, ...] = ()  # keys of window.docks that belong to this page
     hidden_docks: list[str] = field(default_factory=list)  # its docks that were open when it was left
 
@@ -37,6 +45,11 @@ class Pages(QObject):
         self.pages: dict[str, Page] = {}
         self.current = ""
         self._group = QActionGroup(self)
+        #: the page being built: the page, its build, the note shown meanwhile, the page the user came from
+        self._building: tuple[Page, Generator, QWidget, str] | None = None
+        self._step = QTimer(self)
+        self._step.setInterval(1)
+        self._step.timeout.connect(self._build_step)
 
     def add(
         self,
@@ -46,7 +59,7 @@ class Pages(QObject):
         tip: str,
         status: str = "",
         widget: QWidget | None = None,
-        build: Callable[[], QWidget | None] | None = None,
+        build: Build | None = None,
         docks: tuple[str, ...] = (),
     ) -> QAction:
         """Register a page; returns its action (checkable, in the pages' exclusive group)."""
@@ -72,27 +85,85 @@ class Pages(QObject):
     def widget(self, key: str) -> QWidget | None:
         return self.pages[key].widget
 
+    @property
+    def building(self) -> bool:
+        """A page is being built in pieces."""
+        return self._building is not None
+
     def show(self, key: str) -> bool:
         """Show page `key` (building it first if needed); False if it cannot be built now."""
         page = self.pages[key]
+        if self._building is not None and self._building[0] is page:
+            self._arrive(page, self._building[2])
+            return True
         if page.widget is None and page.build is not None:
-            page.widget = page.build()
+            built = page.build()
+            if inspect.isgenerator(built):
+                self._start_building(page, built)
+                return True
+            page.widget = built
             if page.widget is not None:
                 self.stack.addWidget(page.widget)
         if page.widget is None:
             self.pages[self.current].action.setChecked(True)
             return False
-        if key != self.current:
+        self._arrive(page, page.widget)
+        return True
+
+    def _arrive(self, page: Page, widget: QWidget) -> None:
+        if page.key != self.current:
             self._leave(self.pages[self.current])
             for dock in page.hidden_docks:
                 self.window.docks[dock].show()
             page.hidden_docks = []
-            self.current = key
-        self.stack.setCurrentWidget(page.widget)
+            self.current = page.key
+        self.stack.setCurrentWidget(widget)
         page.action.setChecked(True)
         self.window.statusBar().showMessage(page.status)
-        self.changed.emit(key)
-        return True
+        self.changed.emit(page.key)
+
+    def _start_building(self, page: Page, build: Generator) -> None:
+        note = QLabel(f"Opening the {page.action.text().replace('&', '')}…")
+        note.setObjectName("hint")
+        note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack.addWidget(note)
+        self._building = (page, build, note, self.current)
+        self._arrive(page, note)
+        self._step.start()
+
+    def _build_step(self) -> None:
+        """One piece of the page being built; at the end (or if a piece raises) the build
+        is over: the page takes the note's place, or, if it cannot be built now, the page
+        the user came from shows again."""
+        page, build, note, previous = self._building
+        over = True
+        try:
+            next(build)
+            over = False
+        except StopIteration as done:
+            page.widget = done.value
+        finally:
+            if over:
+                self._built(page, note, previous)
+
+    def _built(self, page: Page, note: QWidget, previous: str) -> None:
+        self._step.stop()
+        self._building = None
+        if page.widget is not None:
+            self.stack.addWidget(page.widget)
+            if self.current == page.key:
+                self.stack.setCurrentWidget(page.widget)
+        elif self.current == page.key:
+            self.show(previous)
+        self.stack.removeWidget(note)
+        note.deleteLater()
+
+    def stop_building(self) -> None:
+        """Abandon a page being built (the window is closing)."""
+        if self._building is not None:
+            self._step.stop()
+            self._building[1].close()
+            self._building = None
 
     def _leave(self, page: Page) -> None:
         page.hidden_docks = [key for key in page.docks if not self.window.docks[key].isHidden()]

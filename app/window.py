@@ -173,8 +173,8 @@ class MainWindow(QMainWindow):
             # every platform's binding: Ctrl+Shift+Z (the standard on Linux and macOS) and Ctrl+Y (Windows)
             "redo": action("&Redo", lambda: self.document.editor.redo(), [K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"], "redo"),
             "start": action("&Start Page", self.show_start_page),
-            "export": action("&Export...", lambda: self.open_export(current_export(self)), ["Ctrl+E"]),
-            "search": action("&Search...", lambda: self.show_page("search")),
+            "export": action("&Export…", lambda: self.open_export(current_export(self)), ["Ctrl+E"]),
+            "search": action("&Search…", lambda: self.show_page("search")),
         }
         actions["new"].setStatusTip("A new operator: a 1x1 convolution to build on")
         actions["export"].setStatusTip("Export the operator: PyTorch, TVMScript, library, JSON, pictures")
@@ -510,7 +510,12 @@ class MainWindow(QMainWindow):
 
     def is_idle(self) -> bool:
         """No background work pending (used before screenshots and by tests)."""
-        return self.code.is_idle() and self.explore.is_idle() and not self._page_imports.is_alive()
+        return (
+            self.code.is_idle()
+            and self.explore.is_idle()
+            and not self.pages.building
+            and not self._page_imports.is_alive()
+        )
 
     # persistence ------------------------------------------------------------------
     def _restore_state(self) -> None:
@@ -532,6 +537,7 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        self.pages.stop_building()
         if self.search_panel is not None:
             self.search_panel.shutdown()  # a discovery run stops before the workers do
         self.explore.shutdown()

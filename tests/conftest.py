@@ -1,6 +1,6 @@
 """Fixtures shared by every test package: the examples folder, a real store file with its job
-queue, a loopback RPC cluster, thread counts restored after a measurement, and the operator
-documents read while a test runs."""
+queue and one with a damaged page, a loopback RPC cluster, thread counts restored after a
+measurement, and the operator documents read while a test runs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import core.ir.serialize
 from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
 from core.store import Store
+from tests.store_damage import build_store, damage_page
 from tests.support import EXAMPLES
 
 
@@ -45,6 +46,15 @@ def store_path(tmp_path):
 def store(store_path):
     with Store(store_path) as s:
         yield s
+
+
+@pytest.fixture
+def damaged_store(tmp_path, examples_dir) -> Path:
+    """A real store file of store_damage.ROWS measurements, one of its pages damaged."""
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    damage_page(path, b"marker-00500")
+    return path
 
 
 @pytest.fixture

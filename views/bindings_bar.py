@@ -14,6 +14,9 @@ from core.ir.errors import BindingError
 
 from .canvas_labels import totals
 
+MIN_WIDTH, MAX_WIDTH = 260, 520  # px of the field; within them it is as wide as its text
+TEXT_MARGIN = 28  # px around the text inside the field (padding, border, cursor)
+
 
 class BindingsBar(QWidget):
     """A refused entry stays in the field, outlined, with the reason in red beside it."""
@@ -33,7 +36,8 @@ class BindingsBar(QWidget):
         self.edit = QLineEdit()
         self.edit.setPlaceholderText("C_in=64, C_out=64, H=56, W=56, K=3")
         self.edit.setToolTip("Values for the size variables; shapes, FLOPs and parameters become numbers.")
-        self.edit.setMinimumWidth(260)
+        self.edit.setMinimumWidth(MIN_WIDTH)
+        self.edit.textChanged.connect(self._fit_text)
         self.totals = QLabel()
         self.totals.setObjectName("totals")
         self.error = QLabel()
@@ -59,6 +63,11 @@ class BindingsBar(QWidget):
         self.totals.setText(totals(summary))
         self.totals.setProperty("state", "error" if not summary.ok else "ok")
         self.totals.style().polish(self.totals)
+
+    def _fit_text(self, text: str) -> None:
+        """Widen the field to show the whole text, as far as MAX_WIDTH (the totals give way)."""
+        wanted = self.edit.fontMetrics().horizontalAdvance(text) + TEXT_MARGIN
+        self.edit.setMinimumWidth(min(max(MIN_WIDTH, wanted), MAX_WIDTH))
 
     def _apply(self) -> None:
         if not self.edit.isModified():  # focus leaving an untouched field changes nothing

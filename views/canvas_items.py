@@ -371,13 +371,14 @@ def card_font(kind: str) -> QFont:
 
 
 def wrap(text: str, font: QFont, width: float) -> list[str]:
-    """`text` in lines no wider than `width`, broken after a separator (a shape's ', ', a cost
-    line's ' · '); a piece with no separator to break at stays whole (and is elided when drawn)."""
+    """`text` in lines no wider than `width`, broken after a separator (a shape's ', ' stays at
+    the end of its line, a cost line's ' · ' goes); a piece with no separator to break at stays
+    whole (and is elided when drawn)."""
     metrics = QFontMetricsF(font)
     lines, line = [], ""
     for piece in re.findall(r".+?(?:, | · |$)", text):  # each piece keeps the separator after it
         if line and metrics.horizontalAdvance(line + piece.rstrip()) > width:
-            lines.append(line.rstrip())
+            lines.append(line.rstrip().removesuffix(" ·"))
             line = ""
         line += piece
     return [*lines, line.rstrip()] if line else lines

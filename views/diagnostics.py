@@ -4,7 +4,7 @@ still to choose (an fc's out=x1) lists its valid values as buttons: one click ch
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QMargins, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QToolButton, QTreeWidget, QTreeWidgetItem, QWidget
 
 from core.analysis.summary import Summary
@@ -13,6 +13,7 @@ from . import theme
 
 NODE_ROLE = Qt.ItemDataRole.UserRole
 FIX_COLUMN = 3
+ITEM_PADDING = 3  # px above and below a row's content (QTreeView::item in style.qss): item widgets sit inside it
 
 
 class DiagnosticsPanel(QTreeWidget):
@@ -56,7 +57,10 @@ class DiagnosticsPanel(QTreeWidget):
             item.setToolTip(2, message)
             self.addTopLevelItem(item)
             if choice is not None:
-                self.setItemWidget(item, FIX_COLUMN, self._choice_buttons(*choice))
+                buttons = self._choice_buttons(*choice)
+                buttons.ensurePolished()  # styled first: the row grows to hold the buttons whole
+                item.setSizeHint(FIX_COLUMN, buttons.sizeHint().grownBy(QMargins(0, ITEM_PADDING, 0, ITEM_PADDING)))
+                self.setItemWidget(item, FIX_COLUMN, buttons)
         self.setColumnHidden(FIX_COLUMN, not report.constraints)
         if not rows:
             item = QTreeWidgetItem(["ok", "", "No problems: every shape checks out."])
@@ -73,7 +77,7 @@ class DiagnosticsPanel(QTreeWidget):
             button = QToolButton()
             button.setText(f"{var} = {value}")
             button.setToolTip(f"Use {value} for {var} wherever the operator uses {var} (undoable)")
-            button.setAutoRaise(False)
+            button.setProperty("choice", True)  # drawn as a button (a plain QToolButton reads as text here)
             button.clicked.connect(lambda _=False, v=value: self.valueChosen.emit(var, v))
             layout.addWidget(button)
         layout.addStretch(1)

@@ -179,11 +179,10 @@ class SearchPanel(QWidget):
 
     def _start_search(self) -> None:
         try:
-            config = self.settings.search_config()
-        except (TesseraError, OSError) as e:
+            self.job_id = self.session.submit(SearchRequest(self.settings.search_config())).ids[0]
+        except (TesseraError, OSError) as e:  # bad settings, or a store that cannot be written
             self._say(f"Cannot start: {e}", error=True)
             return
-        self.job_id = self.session.submit(SearchRequest(config)).ids[0]
         self._say(f"Search job {self.job_id} queued")
         self._show_running(True)
         self.searchStarted.emit(self.job_id)

@@ -24,6 +24,6 @@ def document_kind(path: str | Path) -> str:
         raise FormatError(f"{path}: cannot read ({e})") from None
     doc = load_json(text, str(path))
     tag = doc.get("format") if isinstance(doc, dict) else None
-    if tag not in KINDS:
-        raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {tag!r}")
+    if not isinstance(tag, str) or tag not in KINDS:  # any JSON value may stand there
+        raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {tag!r:.80}")
     return KINDS[tag]

@@ -119,13 +119,26 @@ class Move(Command):
             g.set_pos(n, old)
 
 
+#: how a graph-level declaration is named in the window's Undo and Redo
+DECLARED = {
+    "input_shape": "input shape",
+    "output_shape": "output shape",
+    "spatial": "spatial axes",
+    "variables": "variable kinds",
+}
+
+
 @dataclass
 class Declare(Command):
     """Change graph-level declarations (input/output shapes, variables, bindings)."""
 
     new: dict[str, Any]
     old: dict[str, Any] = field(default_factory=dict)
-    text = "Change declarations"
+
+    @property
+    def text(self) -> str:
+        """What the Edit menu's Undo names: 'Change bindings', 'Change input shape, name'."""
+        return "Change " + ", ".join(DECLARED.get(key, key) for key in self.new)
 
     def redo(self, g):
         self.old = {k: getattr(g, k) for k in self.new}

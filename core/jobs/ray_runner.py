@@ -38,7 +38,9 @@ CONNECT_TIMEOUT = 10.0  # for the first answer from a cluster's head, s
 def ray_runner_main(given: Runner, executor: RayExecutor) -> None:
     """Entry point of the spawned runner process. On `stop` it cancels its tasks and queues
     their jobs again (no attempt used); when the process that started it is gone, it takes no
-    new jobs and exits once its tasks have ended."""
+    new jobs and exits once its tasks have ended. Like a worker, it exits with STORE_REFUSED,
+    saying why, when the store must not be written: read-only, or found damaged by SQLite's
+    quick_check on opening or after a job ends."""
     enter_own_group()
     parent = os.getppid()
     try:
@@ -143,6 +145,9 @@ class Dispatcher:
         self._read_notes()  # before the outcomes: a task's last partial result comes first
         for ref in ready:
             self._settle(ref, self.flights.pop(ref))
+        if ready:  # as a worker does after every job: nothing more is written to a store found damaged
+            self.queue.store.check()
+            self.queue.store.ensure_writable()
         self._watch()
         if take_jobs:
             self._dispatch()

@@ -4,10 +4,12 @@ serve, and in a sorted order of ids with their sort keys (see table_order)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .errors import StoreDamaged
 from .result_fields import FIELDS
 from .result_filter import ResultFilter
 from .table_order import TableOrder
@@ -44,7 +46,19 @@ def by_ids(ids) -> Iterator[tuple[str, list]]:
 
 
 def result_rows(db, ids) -> dict[int, dict]:
-    """Full results rows by result id, each with its `result_id`."""
+    """Full results rows by result id, each with its `result_id`; from a damaged store, the
+    ones that can still be read."""
+    try:
+        return _result_rows(db, ids)
+    except StoreDamaged:  # a damaged page among them: each one that can be read
+        found: dict[int, dict] = {}
+        for result_id in ids:
+            with contextlib.suppress(StoreDamaged):
+                found.update(_result_rows(db, [result_id]))
+        return found
+
+
+def _result_rows(db, ids) -> dict[int, dict]:
     found: dict[int, dict] = {}
     for clause, args in by_ids(ids):
         cursor = db.execute(f"SELECT {RESULT_ID} AS result_id, * FROM results WHERE {clause}", args)

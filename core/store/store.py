@@ -8,7 +8,6 @@ written again, and its results are read around the damaged pages.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import time
@@ -29,6 +28,7 @@ from .measurement import Measurement
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
 from .result_filter import ResultFilter
+from .salvage import readable_results
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .score import Score
 
@@ -47,10 +47,6 @@ RESULT_OBJECTIVES = {
     "e2e_latency_ms": MINIMIZE,
     "e2e_speedup": MAXIMIZE,
 }
-
-
-#: results read at once from a damaged store; a range that meets a damaged page is read row by row
-SALVAGE_RANGE = 256
 
 
 class Store:
@@ -94,6 +90,10 @@ class Store:
         if problems != ["ok"]:
             self._connection.damage = "; ".join(problems[:3])
         return self.damage
+
+    def note_damage(self, detail: str) -> None:
+        """Damage another connection to the file met: this one refuses writes from now on too."""
+        self._connection.damage = self._connection.damage or detail
 
     def ensure_writable(self) -> None:
         """StoreDamaged or StoreReadOnly, saying what to do, if the store must not be written."""
@@ -259,32 +259,10 @@ class Store:
         """Rows of the results view: measurements joined with operators, devices and the
         operator's latest score, plus operators not measured yet (measurement_id NULL);
         each row has a `result_key`; `bindings` stays JSON text. From a damaged store: the
-        rows that can still be read (readable_results), in `created` order."""
+        rows that can still be read (salvage.readable_results), in `created` order."""
         if self.damage:
-            return iter(sorted(self.readable_results(where, where_args), key=lambda r: r["created"] or 0))
+            return iter(sorted(readable_results(self.db, where, where_args), key=lambda r: r["created"] or 0))
         return self.db["results"].rows_where(where, where_args, order_by=order_by)
-
-    def readable_results(self, where: str | None = None, where_args: Sequence = ()) -> Iterator[dict]:
-        """The results rows of a damaged store that can still be read: measured ones by
-        measurement id, unmeasured operators by operator id, SALVAGE_RANGE ids at a time,
-        and row by row in a range that meets a damaged page (its rows there are lost)."""
-        wanted = f"({where}) AND " if where else ""
-        for key, table in (("measurement_id", "measurements"), ("operator_id", "operators")):
-            unmeasured = "" if key == "measurement_id" else " AND measurement_id IS NULL"
-            last = self.db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
-            for start in range(1, last + 1, SALVAGE_RANGE):
-                ids = range(start, min(start + SALVAGE_RANGE, last + 1))
-                try:
-                    yield from list(
-                        self._rows(f"{wanted}{key} BETWEEN ? AND ?{unmeasured}", [*where_args, start, ids[-1]])
-                    )
-                except StoreDamaged:
-                    for i in ids:
-                        with contextlib.suppress(StoreDamaged):
-                            yield from list(self._rows(f"{wanted}{key} = ?{unmeasured}", [*where_args, i]))
-
-    def _rows(self, where: str, args: Sequence) -> Iterator[dict]:
-        return self.db["results"].rows_where(where, args)
 
     def pareto(
         self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None

@@ -2,8 +2,11 @@
 started by this module as a cluster to connect to and one started by a runner for itself,
 with real stores: Fisher Potential and training jobs give the same scores as through
 local workers; a Ray worker killed mid-job is retried with its partial result kept;
-cancellation; jobs say where they run; no Ray process outlives its owner."""
+cancellation; jobs say where they run; no Ray process outlives its owner; a runner stops,
+saying why, on a store damaged under it or read-only."""
 
+import contextlib
+import multiprocessing
 import os
 import re
 import shutil
@@ -17,13 +20,15 @@ import pytest
 from app.cli import main
 from core.ir.serialize import read_document
 from core.jobs.errors import ExecutorError
-from core.jobs.executors import RayExecutor, choose_executor
+from core.jobs.executors import RayExecutor, Runner, choose_executor
+from core.jobs.processes import STORE_REFUSED
 from core.jobs.queue import CANCELLED, DONE, FAILED, HOST, QUEUED, RUNNING, JobQueue
 from core.jobs.ray_runner import LOOPBACK_ONLY
 from core.jobs.registry import TaskResources, handlers
 from core.jobs.supervisor import Supervisor
-from core.store import Store
+from core.store import Store, StoreDamaged
 from core.train.payloads import FisherPayload, TrainPayload
+from tests.store_damage import build_store, damage_page
 from tests.support import EXAMPLES
 
 from .accuracy_settings import SHORT, TINY
@@ -301,3 +306,48 @@ def test_cancel_stops_a_ray_task_or_kills_it_and_stop_requeues(store_path, store
     interruptions = [e for e in events if "interrupted" in e]
     assert interruptions == [f"job {interrupted} (sleep) was interrupted and is queued again"], events
     assert RUNNING not in [j.state for j in queue.jobs()]
+
+
+def test_a_runner_stops_writing_to_a_store_damaged_under_it(tmp_path, ray_address):
+    path = tmp_path / "results.db"
+    build_store(path, EXAMPLES)
+    with Store(path) as store:
+        job = JobQueue(store).submit("sleep", {"seconds": 1.0, "steps": 10})
+    supervisor = ray_supervisor(path, ray_address)
+    supervisor.start()
+    [runner] = supervisor.worker_pids
+    try:
+        with Store(path, check=False) as store:
+            poll_until(supervisor, lambda: PLACED.fullmatch(JobQueue(store).get(job).runs_on or ""), what="the job")
+        damage_page(path, b"marker-00500")
+        with pytest.raises(StoreDamaged, match=f"the results store {path} is damaged"):
+            poll_for(supervisor, "never said: the runner refuses the store", timeout=30)
+        assert not wait_gone({runner}, timeout=10)
+    finally:
+        supervisor.stop()
+    with Store(path) as store:  # the job's outcome was written, then nothing more
+        assert JobQueue(store).get(job).state == DONE
+
+
+def test_a_runner_on_a_read_only_store_says_why_and_exits_refused(tmp_path, ray_address):
+    """Started by itself (a supervisor refuses such a store before starting any runner)."""
+    path = tmp_path / "results.db"
+    build_store(path, EXAMPLES, rows=5)
+    path.chmod(0o444)
+    spawn = multiprocessing.get_context("spawn")
+    notes, sender = spawn.Pipe(duplex=False)
+    given = Runner(str(path), dict(TEST_HANDLERS), spawn.Event(), spawn.Value("q", 0, lock=False), 1.0, 1.0, sender)
+    target, args = RayExecutor(ray_address, resources=EVERY_TEST_KIND).runner(given)
+    process = spawn.Process(target=target, args=args)
+    process.start()
+    sender.close()
+    process.join(60)
+    said = []
+    with contextlib.suppress(EOFError):  # the runner's end is closed once it has exited
+        while notes.poll():
+            said.append(notes.recv())
+    assert process.exitcode == STORE_REFUSED, said
+    assert said == [
+        f"Ray runner {process.pid} stopped: the results store {path} is read-only (the file is read-only): "
+        "it can be read but not changed; make it writable, or copy it to a writable folder and use --store"
+    ]

@@ -18,56 +18,21 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from core.ir.serialize import read_document
 from core.jobs.processes import pid_alive
 from core.jobs.queue import DONE, QUEUED, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreDamaged, StoreError, StoreReadOnly
+from tests.store_damage import ROWS, build_store, damage_page
 
 from .job_kinds import TEST_HANDLERS
 
-ROWS = 1000
 REPO = Path(__file__).resolve().parents[2]
-
-
-def build_store(path: Path, examples_dir: Path, rows: int = ROWS) -> None:
-    """A store of `rows` measurements, each with a marker text to find its page by; all in
-    the main file (checkpointed), as after the last connection closed."""
-    with Store(path) as store:
-        op = store.add_operator(read_document(examples_dir / "conv2d.json"), "conv2d")
-        with store.write():
-            for i in range(rows):
-                store.add_measurement(op, None, {"latency_ms": 1.0 + i, "timing_note": f"marker-{i:05d}"})
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-
-
-def damage_page(path: Path, marker: bytes) -> int:
-    """Overwrite the header of the page holding `marker` with 0xff bytes; returns the page number."""
-    conn = sqlite3.connect(path)
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    at = path.read_bytes().index(marker)
-    with open(path, "r+b") as f:
-        f.seek(at - at % size)
-        f.write(b"\xff" * 16)
-    return at // size + 1
 
 
 def tessera(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture
-def damaged_store(tmp_path, examples_dir) -> Path:
-    path = tmp_path / "results.db"
-    build_store(path, examples_dir)
-    damage_page(path, b"marker-00500")
-    return path
 
 
 def test_a_damaged_store_is_found_refused_for_writes_and_read_around(damaged_store, examples_dir, tmp_path, capsys):
@@ -105,7 +70,7 @@ def test_damage_met_by_a_read_stops_all_writes(tmp_path, examples_dir):
     with Store(path, check=False) as store:  # not checked on opening: the read finds it
         damage_page(path, b"marker-00500")
         with pytest.raises(StoreDamaged, match="database disk image is malformed"):
-            store.db.execute("SELECT sum(length(timing_note)) FROM measurements").fetchall()
+            store.db.execute("SELECT sum(length(layout)) FROM measurements").fetchall()
         with pytest.raises(StoreDamaged):
             JobQueue(store).submit("sleep", {})
 

@@ -31,6 +31,17 @@ def _where() -> str:
 
 
 @pytest.fixture(autouse=True)
+def themed(request):
+    """GUI tests see the window as users do: Fusion with Tessera's light style sheet (which
+    sets paddings, and so sizes), whatever test ran before."""
+    if "qtbot" in request.fixturenames or "window" in request.fixturenames:
+        from views.theme import SCHEME, apply_theme
+
+        if SCHEME != "light" or QApplication.instance().styleSheet() == "":
+            apply_theme(request.getfixturevalue("qapp"), "light")
+
+
+@pytest.fixture(autouse=True)
 def no_leaks(request, monkeypatch):
     """Every GUI test must end with no running timers, pools, threads, processes or new windows."""
     if "qtbot" not in request.fixturenames and "window" not in request.fixturenames:

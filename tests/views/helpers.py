@@ -74,3 +74,9 @@ def click_entry(list_widget, text: str) -> None:
     list_widget.scrollToItem(item)
     rect = list_widget.visualItemRect(item)
     drag_mouse(list_widget.viewport(), rect.center(), rect.center(), steps=1)
+
+
+def move(qtbot, viewport: QWidget, pos: QPoint) -> None:
+    """The mouse moves to `pos` at a human pace (pyqtgraph drops moves faster than its rate limit)."""
+    qtbot.wait(40)
+    mouse(viewport, QEvent.Type.MouseMove, pos, NO_BUTTON, NO_BUTTON)

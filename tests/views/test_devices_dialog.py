@@ -116,6 +116,7 @@ def test_check_then_evaluate_on_a_device_behind_a_real_tracker(qtbot, window, tm
         assert window.explore.monitor.model.data(window.explore.monitor.model.index(0, 3)) == "board"
 
         window.pages.actions["explorer"].trigger()
+        qtbot.waitUntil(window.is_idle, timeout=20_000)  # the page is built a piece at a time
         browser = window.explore.view.browser
         browser.filter_edit.setText("device=board")
         qtbot.waitUntil(lambda: browser.model.rowCount() == 1 and not browser.model.pending, timeout=20_000)

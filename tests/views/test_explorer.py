@@ -585,6 +585,7 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         assert monitor.model.data(monitor.model.index(0, HEADERS.index("Where"))).startswith("worker ")
 
         window.pages.actions["explorer"].trigger()
+        qtbot.waitUntil(window.is_idle, timeout=20_000)  # the page is built a piece at a time
         view = window.explore.view
         qtbot.waitUntil(
             lambda: view.session.frame.count == 1 and view.browser.model.rowCount() == 1 and window.is_idle(),

@@ -15,7 +15,7 @@ from core.store import Store
 from tests.support import EXAMPLES
 
 from .discovery_data import OPERATORS, discovery_results
-from .helpers import NO_BUTTON, mouse
+from .helpers import move
 
 pytestmark = pytest.mark.gui
 
@@ -24,12 +24,6 @@ def shown(qtbot, window, count: int):
     plot = window.explore.view.plot
     qtbot.waitUntil(lambda: plot.session.frame.count == count and window.is_idle(), timeout=20_000)
     return plot
-
-
-def move(qtbot, viewport, pos: QPoint) -> None:
-    """The mouse moves to `pos` at a human pace (pyqtgraph drops moves faster than its rate limit)."""
-    qtbot.wait(40)
-    mouse(viewport, QEvent.Type.MouseMove, pos, NO_BUTTON, NO_BUTTON)
 
 
 def tick_labels(plot, side: str) -> list[str]:

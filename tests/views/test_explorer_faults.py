@@ -1,10 +1,12 @@
-"""The explorer's session on a store it may only read, and its workers ending with it."""
+"""The explorer on a store it may only read (a damaged file, a read-only one), and its workers
+ending with the window."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from PySide6.QtCore import QPoint, Qt
 
 from core.ir.serialize import read_document
 from core.jobs.processes import pid_alive
@@ -12,7 +14,10 @@ from core.jobs.queue import QUEUED, RUNNING, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreReadOnly
 from tests.core.job_kinds import TEST_HANDLERS
+from tests.store_damage import ROWS
 from tests.support import EXAMPLES
+from views.explorer.columns import COLUMNS
+from views.explorer.results_table import NAME, WRITES
 from views.explorer.session import ExplorerSession
 
 
@@ -48,3 +53,69 @@ def test_the_explorer_reads_a_read_only_store(qtbot, store_path):
         assert not session.workers_running
     finally:
         session.shutdown()
+
+
+def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_nothing(
+    qtbot, damaged_store, explorer, dialogs
+):
+    before = damaged_store.read_bytes()
+    with Store(damaged_store) as store:  # what `tessera results` and the CSV export read around the damage
+        readable = list(store.results())
+    assert ROWS * 0.8 < len(readable) < ROWS
+    view = explorer.explore.view
+    browser = view.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == len(readable) and explorer.is_idle(), timeout=20_000)
+    assert sorted(view.session.frame.ids.tolist()) == sorted(r["measurement_id"] for r in readable)
+    assert view.plot.summary.text().startswith(f"{len(readable):,} results · {len(readable):,} plotted")
+
+    notice = view.notice.text()  # said above the plot, not only in the status bar
+    assert view.notice.isVisible()
+    assert notice.startswith(f"The results store {damaged_store} is damaged (database disk image is malformed)")
+    assert f"shown are the {len(readable):,} results that could still be read, and nothing is written" in notice
+    assert "Export Results… (CSV)" in notice
+    for key in WRITES:  # what would write is offered disabled, saying why
+        assert not browser.buttons[key].isEnabled()
+        assert "not now, the results store" in browser.buttons[key].toolTip()
+    assert not view.panel.accuracy_button.isEnabled()
+
+    # the user filters and sorts what could be read
+    browser.filter_edit.setFocus()
+    qtbot.keyClicks(browser.filter_edit, "latency < 100")
+    expected = sorted((r for r in readable if r["latency_ms"] < 100), key=lambda r: r["latency_ms"])
+    qtbot.waitUntil(lambda: browser.model.rowCount() == len(expected) and explorer.is_idle(), timeout=20_000)
+    header = browser.table.horizontalHeader()
+    latency = [c.key for c in COLUMNS].index("latency_ms")
+    centre = QPoint(header.sectionViewportPosition(latency) + header.sectionSize(latency) // 2, header.height() // 2)
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    qtbot.waitUntil(explorer.is_idle, timeout=20_000)
+    shown = [browser.model.id_at(i) for i in range(browser.model.rowCount())]
+    assert shown in ([r["measurement_id"] for r in expected], [r["measurement_id"] for r in expected[::-1]])
+
+    # a click on a row shows its numbers; its name cannot be edited
+    table = browser.table
+    cell = table.visualRect(browser.model.index(0, NAME)).center()
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    assert view.panel.result_id == shown[0]
+    qtbot.keyClick(table, Qt.Key.Key_F2)
+    assert table.state() != table.State.EditingState
+
+    # the editor's Tune queues nothing in it either: it says why at once
+    explorer.load(EXAMPLES / "conv2d.json")
+    explorer.explore.actions["tune"].trigger()
+    assert dialogs.calls[-1][:2] == ("warning", "Cannot queue jobs")
+    assert dialogs.calls[-1][2].startswith(f"the results store {damaged_store} is damaged")
+    assert explorer.explore.dialog is None
+    explorer.close()
+    assert damaged_store.read_bytes() == before
+
+
+def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
+    from app.window import MainWindow
+
+    window = MainWindow(settings=None, store=str(store_path))
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_page("explorer")  # built a piece per turn of the event loop
+    assert window.pages.building and window.explore.view is None
+    window.close()  # nothing of it runs on after the session is shut (the leak check sees its timer)
+    assert not window.pages.building

@@ -66,7 +66,7 @@ def test_examples_open_readable_and_ports_are_easy_to_hit_at_any_zoom(window, na
                 assert on_screen_width(view, port, port.boundingRect()) >= PORT_HIT_PX - 0.5
 
 
-def test_a_dynamic_variable_is_chosen_with_one_click(window):
+def test_a_dynamic_variable_is_chosen_with_one_click(qtbot, window):
     click_entry(window.start_page.templates, "Empty operator")
     node = window.scene.add_primitive("fc", QPointF(250, 0))
     for src, dst in (("input", node), (node, "output")):
@@ -81,7 +81,9 @@ def test_a_dynamic_variable_is_chosen_with_one_click(window):
     assert not tune.isEnabled() and tune.toolTip() == "Not yet: choose a value for x1 in Diagnostics"
     (button,) = window.diagnostics.choices()["x1"]
     assert button.text() == "x1 = C_out" and button.isVisible()
-    button.click()
+    QApplication.processEvents()  # the table places its buttons when it lays out
+    assert button.height() >= button.sizeHint().height()  # drawn whole in its row, the underscore too
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     assert window.document.graph.prim(node).params["out"] == "C_out"
     assert [r[0] for r in window.diagnostics.messages()] == ["ok"] and tune.isEnabled()
     window.commands["undo"].trigger()
@@ -175,15 +177,20 @@ def test_a_broken_saved_layout_gives_way_to_the_default(make_window, settings_pa
     assert open_settings(settings_path).value("window/state") is None
 
 
-def test_a_result_opened_from_the_explorer_is_titled_by_its_operator(explorer, store_path, examples_dir):
+def test_a_result_opened_from_the_explorer_is_titled_by_its_operator(qtbot, explorer, store_path, examples_dir):
     from core.ir.serialize import read_document
 
     with Store(store_path) as store:
         operator = store.add_operator(read_document(examples_dir / "grouped_conv.json"), "grouped_conv")
         device = store.add_device("local", "local")
         result = store.add_measurement(operator, device, {"latency_ms": 1.0, "bindings": {"C_in": 8}})
-    explorer.explore.open_result(result)
-    assert explorer.windowTitle().startswith("grouped_conv")
+    table = explorer.explore.view.browser.table
+    qtbot.waitUntil(lambda: table.model().rowCount() == 1 and explorer.is_idle(), timeout=20_000)
+    assert table.model().id_at(0) == result
+    cell = table.visualRect(table.model().index(0, 1)).center()
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)  # a double-click's first press
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=cell)
+    assert explorer.pages.current == "editor" and explorer.windowTitle().startswith("grouped_conv")
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
@@ -195,3 +202,104 @@ def test_card_lines_of_the_examples_fit_their_cards(window, path):
         for kind, text in window.scene.node_item(node).lines():
             advance = QFontMetricsF(card_font(kind)).horizontalAdvance(text)
             assert advance <= NODE_WIDTH - 2 * PADDING, f"{node} {kind}: {text!r} is cut off"
+            assert not text.endswith("·"), f"{node} {kind}: {text!r} breaks after a separator left dangling"
+
+
+def test_the_bindings_of_every_example_show_whole_in_a_laptop_window(window):
+    window.resize(1256, 706)  # the window on a 1366x768 screen
+    for path in sorted(EXAMPLES.glob("*.json")):
+        window.open_file(path)
+        QApplication.processEvents()
+        edit = window.bindings_bar.edit
+        edit.setCursorPosition(len(edit.text()))  # where typing goes on: the text's start must still show
+        assert edit.cursorRect().center().x() - edit.fontMetrics().horizontalAdvance(edit.text()) >= 0, path.name
+
+
+SHORT_KERNEL = {  # what `tessera measure` records for a kernel too short to time (see core.compile.measure)
+    "latency_ms": 0.0011,
+    "latency_std_ms": 0.0002,
+    "flops": 18432,
+    "torch_latency_ms": 1.66,
+    "trial_count": 4,
+    "schedule_source": "untuned (the tuned schedule ran slower: 0.005106 ms)",
+    "max_abs_error": 0.0,
+    "timing_note": "unreliable: TVM's kernel is too short to time reliably (1.1 us per call)",
+    "bindings": {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3},
+}
+
+
+def test_a_timing_in_doubt_is_marked_wherever_it_shows_with_the_correctness_check(
+    qtbot, store_path, explorer, examples_dir
+):
+    from core.ir.serialize import read_document
+    from views.explorer.columns import COLUMNS
+
+    from .helpers import move
+
+    with Store(store_path) as store:
+        operator = store.add_operator(read_document(examples_dir / "conv2d.json"), "conv2d")
+        doubtful = store.add_measurement(operator, None, SHORT_KERNEL)
+        trusted = {key: value for key, value in SHORT_KERNEL.items() if key != "timing_note"}
+        sound = store.add_measurement(operator, None, {**trusted, "latency_ms": 0.2})
+    view = explorer.explore.view
+    model, table = view.browser.model, view.browser.table
+    qtbot.waitUntil(lambda: model.rowCount() == 2 and explorer.is_idle(), timeout=20_000)
+    speedup = [c.key for c in COLUMNS].index("speedup")
+    rows = {model.id_at(r): r for r in range(2)}
+    assert model.index(rows[doubtful], speedup).data().endswith("× ⚠")
+    assert "too short to time" in model.index(rows[doubtful], speedup).data(Qt.ItemDataRole.ToolTipRole)
+    assert not model.index(rows[sound], speedup).data().endswith("⚠")
+
+    qtbot.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(model.index(rows[doubtful], 1)).center()
+    )
+    panel = view.panel
+    assert panel.result_id == doubtful
+    assert panel.values["speedup"].text().endswith("⚠") and panel.values["max_abs_error"].text() == "0"
+    assert panel.values["schedule_source"].text().startswith("untuned (the tuned schedule ran slower")
+    assert panel.doubt.isVisible() and "too short to time reliably" in panel.doubt.text()
+    qtbot.mouseClick(
+        table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(model.index(rows[sound], 1)).center()
+    )
+    assert not panel.doubt.isVisible() and not panel.values["speedup"].text().endswith("⚠")
+
+    plot = view.plot
+    move(qtbot, plot.plot.viewport(), plot.plot.mapFromScene(plot.scene_position(doubtful)))
+    assert plot.hovered == doubtful and "too short to time reliably" in plot.hover_html(doubtful)
+
+
+def test_the_job_monitor_shows_progress_moving_with_the_time_left(qtbot, store_path, explorer):
+    from core.jobs.queue import JobQueue
+    from core.jobs.supervisor import Supervisor
+    from tests.core.job_kinds import TEST_HANDLERS
+    from views.explorer.job_monitor import HEADERS
+
+    with Store(store_path) as store:
+        JobQueue(store).submit("sleep", {"seconds": 8, "steps": 80})  # a job that reports each step
+    session = explorer.explore.session
+    session.supervisor = Supervisor(store_path, workers=1, handlers=TEST_HANDLERS)
+    session.supervisor.start()
+    explorer.explore.actions["jobs"].trigger()
+    model = explorer.explore.monitor.model
+
+    def cell(header: str) -> str:
+        return model.data(model.index(0, HEADERS.index(header))) if model.rowCount() else ""
+
+    qtbot.waitUntil(lambda: cell("Elapsed").endswith(" left"), timeout=30_000)  # '0:02, ~0:06 left'
+    first = int(cell("Progress").rstrip("%"))
+    assert 0 < first < 100 and cell("Message").startswith("step ")
+    qtbot.waitUntil(lambda: int(cell("Progress").rstrip("%")) > first, timeout=10_000)
+
+
+def test_the_job_runners_address_shows_its_whole_placeholder(qtbot, window):
+    from PySide6.QtWidgets import QStyle, QStyleOptionFrame
+
+    window.explore.actions["runner"].trigger()  # Run > Job Runner…
+    dialog = window.explore.dialog
+    qtbot.waitExposed(dialog)
+    address = dialog.address
+    option = QStyleOptionFrame()
+    address.initStyleOption(option)
+    room = address.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, address).width()
+    assert room - 4 >= address.fontMetrics().horizontalAdvance(address.placeholderText())  # 2 px margins
+    dialog.reject()

@@ -151,7 +151,7 @@ def test_bindings_are_part_of_the_document(qtbot, window, tmp_path):
     window.open_file(path)
     assert not window.isWindowModified()
     type_bindings(qtbot, window.bindings_bar, "C_in=8, C_out=16, H=10, W=12, K=5")
-    assert window.isWindowModified() and window.commands["undo"].text() == "&Undo Change declarations"
+    assert window.isWindowModified() and window.commands["undo"].text() == "&Undo Change bindings"
     window.commands["undo"].trigger()
     assert parse_bindings(window.bindings_bar.edit.text()) == {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}
     window.commands["redo"].trigger()

@@ -90,6 +90,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("created", "Measured", fmt=_time),
 )
 BY_KEY = {c.key: c for c in COLUMNS}
+#: columns that come from timing the kernel: marked DOUBT when the result's timing_note says it is unreliable
+TIMED = frozenset({"latency_ms", "latency_std_ms", "gflops", "torch_latency_ms", "speedup"})
+DOUBT = " ⚠"
+
+
+def cell_text(record: dict, key: str) -> str:
+    """The text of a result's value in column `key`, marked when its timing is in doubt."""
+    text = BY_KEY[key].text(record.get(key))
+    return text + DOUBT if text and key in TIMED and record.get("timing_note") else text
+
+
 AXES = tuple(c for c in COLUMNS if c.axis)
 #: numeric columns every plotted point carries (loaded for all results, not paged)
 FRAME_COLUMNS = tuple(c.key for c in AXES)

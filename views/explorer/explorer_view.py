@@ -4,9 +4,10 @@ above, the results browser below, all sharing one selection."""
 from __future__ import annotations
 
 import json
+from collections.abc import Generator
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QMessageBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from core.export import RESULTS_FORMATS
 from core.ir.errors import TesseraError
@@ -26,15 +27,23 @@ class ExplorerView(QWidget):
     measureRequested = Signal(object, bool)  # result ids, tune?
     accuracyRequested = Signal(object)  # result ids whose operators to evaluate for accuracy
 
-    def __init__(self, session: ExplorerSession, parent=None):
+    def __init__(
+        self,
+        session: ExplorerSession,
+        selection: ResultSelection,
+        plot: ParetoPlot,
+        panel: ResultPanel,
+        browser: ResultsBrowser,
+        parent=None,
+    ):
+        """From its parts (see build)."""
         super().__init__(parent)
         self.session = session
-        self.selection = ResultSelection(self)
-        self.panel = ResultPanel(session, self.selection)
-        self.plot = ParetoPlot(session, self.selection)
+        self.selection = selection
+        selection.setParent(self)
+        self.panel, self.plot, self.browser = panel, plot, browser
         self.plot.frontChanged.connect(self.panel.show_front)
         self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
-        self.browser = ResultsBrowser(session, self.selection)
         self.compare_dialog: CompareDialog | None = None
         self.variants_dialog: VariantsDialog | None = None
 
@@ -49,9 +58,17 @@ class ExplorerView(QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes([560, 340])
+        self.notice = QLabel()  # why the store cannot be written, when it cannot
+        self.notice.setObjectName("storeNotice")
+        self.notice.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.splitter)
+        layout.setSpacing(0)
+        layout.addWidget(self.notice)
+        layout.addWidget(self.splitter, 1)
+        session.refused.connect(self._show_notice)
+        session.resultsReset.connect(self._show_notice)
+        self._show_notice()
 
         self.plot.pointActivated.connect(self.openRequested)
         self.panel.openRequested.connect(self.openRequested)
@@ -64,6 +81,39 @@ class ExplorerView(QWidget):
         self.browser.exportResultsRequested.connect(self.export_results)
         self.browser.filteredChanged.connect(self.plot.show_filtered)
         self.export_dialog: ExportDialog | None = None
+
+    def _show_notice(self) -> None:
+        """Say above everything why the store is only read, and what there is to do."""
+        refusal = self.session.refusal
+        if self.session.store.damage:
+            shown = f"the {self.session.frame.count:,} results" if self.session.loaded else "the results"
+            refusal += (
+                f": shown are {shown} that could still be read, and nothing is written to it. Save them "
+                "with Export Results… (CSV), then move the file aside: the next Tessera command creates "
+                "a new store in its place."
+            )
+        elif refusal:
+            refusal += ": its results can be browsed and exported, not changed, and no jobs can be queued in it."
+        self.notice.setText(refusal[:1].upper() + refusal[1:] if refusal else "")
+        self.notice.setVisible(refusal is not None)
+        self.panel.accuracy_button.setEnabled(refusal is None)
+
+    @classmethod
+    def build(cls, session: ExplorerSession) -> Generator[None, None, ExplorerView]:
+        """The view, a part at a time: it yields between parts (each some tens of ms over
+        10^5 results) so that the window goes on drawing (app.pages)."""
+        selection = ResultSelection()
+        plot = ParetoPlot(session, selection)
+        yield
+        plot.rebuild()  # every result already read
+        yield
+        panel = ResultPanel(session, selection)
+        yield
+        browser = ResultsBrowser(session, selection)
+        yield
+        view = cls(session, selection, plot, panel, browser)
+        yield  # shown (laid out and painted) on the next turn
+        return view
 
     def compare(self, first: int, second: int) -> None:
         try:

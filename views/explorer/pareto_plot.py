@@ -26,11 +26,10 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu
 
 from core.store import MINIMIZE
 from core.store.arrays import isin
-from core.store.searches import runs
 
 from .. import theme
 from . import style
-from .columns import AXES, BY_KEY, Column, origin_color
+from .columns import AXES, BY_KEY, DOUBT, Column, cell_text, origin_color
 from .front import front_of, staircase
 from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
@@ -149,7 +148,7 @@ class ParetoPlot(QWidget):
         session.operatorsRenamed.connect(self._hover_rows.clear)
         selection.changed.connect(self._show_selection)
         selection.currentChanged.connect(lambda _: self._show_selection(None))
-        self.rebuild()
+        # the points are drawn by rebuild(), the next thing its owner calls
 
     # -- widgets ------------------------------------------------------------------------
     def _build_toolbar(self) -> None:
@@ -448,7 +447,7 @@ class ParetoPlot(QWidget):
         its own speed, the proxy accuracy it was trained to), and the 1x line on a speedup axis."""
         points = set()
         if self.x_key in REFERENCE and self.y_key in REFERENCE:
-            for run in runs(self.session.store):
+            for run in self.session.runs():
                 if run.baseline_accuracy is not None:
                     points.add((REFERENCE[self.x_key](run), REFERENCE[self.y_key](run)))
         x = _coords(np.array([p[0] for p in points], float), self.log[0])
@@ -671,13 +670,16 @@ class ParetoPlot(QWidget):
         ]
         keys = [self.x_key, self.y_key] + [k for k in HOVER_FIELDS if k not in (self.x_key, self.y_key)]
         cells = [
-            f"{BY_KEY[k].axis}: <b>{BY_KEY[k].text(row[k])}</b>"
+            f"{BY_KEY[k].axis}: <b>{html.escape(cell_text(row, k))}</b>"
             if k in (self.x_key, self.y_key)
-            else f"{BY_KEY[k].axis}: {BY_KEY[k].text(row[k])}"
+            else f"{BY_KEY[k].axis}: {html.escape(cell_text(row, k))}"
             for k in keys
             if row.get(k) is not None
         ]
         lines += cells
+        if row.get("timing_note"):
+            warning = theme.COLORS["warning_text"]
+            lines.append(f"<span style='color:{warning}'>{DOUBT.strip()} {html.escape(row['timing_note'])}</span>")
         return f"<div style='color:{theme.TEXT}'>{'<br>'.join(lines)}</div>"
 
 

@@ -1,10 +1,15 @@
 """The reader thread: everything that reads many rows of the store runs here, on its own
 SQLite connection, so the GUI thread never waits for a query over 10^5 results. What to
 read (change detection, the table's order) is core's (core.store.changes, query); this
-thread only runs it and hands the answers over as signals."""
+thread only runs it and hands the answers over as signals.
+
+A damaged store (found so when opened, or by any read later) is read once, around its
+damaged pages, into a copy in memory (core.store.salvage) that the table's order and filter
+run on; nothing watches it for changes, since nothing writes to it any more."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,10 +20,11 @@ from PySide6.QtCore import QObject, Signal, Slot
 from core.ir.errors import TesseraError
 from core.jobs.queue import Job, JobQueue
 from core.jobs.watch import JobWatcher
-from core.store import Store
+from core.store import Store, StoreDamaged
 from core.store.changes import StoreChanges
-from core.store.frame import FrameChunk
+from core.store.frame import FrameChunk, read_chunk
 from core.store.query import OrderQuery
+from core.store.salvage import readable_copy
 from core.store.table_order import TableOrder
 
 from .columns import FRAME_COLUMNS
@@ -35,6 +41,7 @@ class Snapshot:
     reset: bool = False  # `results` replaces the frame instead of extending it
     changed: bool = False  # the store changed since the previous poll
     error: str = ""
+    damage: str = ""  # what SQLite found damaged in the store: `results` are what could be read
 
 
 class StoreReader(QObject):
@@ -45,6 +52,7 @@ class StoreReader(QObject):
         super().__init__()
         self.path = path
         self.store: Store | None = None
+        self.readable = None  # of a damaged store: its readable results, in memory
         #: set from the GUI thread; order requests of older generations are skipped
         self.latest_order = 0
 
@@ -62,16 +70,22 @@ class StoreReader(QObject):
 
     @Slot(bool)
     def poll(self, reload: bool) -> None:
+        try:
+            snapshot = self._salvage(reload) if self.store.damage else self._watch(reload)
+        except (TesseraError, sqlite3.Error) as e:
+            snapshot = Snapshot(error=f"cannot read {self.path}: {e}")
+        self.polled.emit(snapshot)
+
+    def _watch(self, reload: bool) -> Snapshot:
         conn = self.store.db.conn
         try:
             conn.execute("BEGIN")  # one consistent view of the file for the whole poll
             try:
-                snapshot = self._poll(reload)
+                return self._poll(reload)
             finally:
                 conn.commit()
-        except (TesseraError, sqlite3.Error) as e:
-            snapshot = Snapshot(error=f"cannot read {self.path}: {e}")
-        self.polled.emit(snapshot)
+        except StoreDamaged:  # met by this poll: read around it from now on
+            return self._salvage(True)
 
     @Slot(int, object)
     def order(self, generation: int, query: OrderQuery) -> None:
@@ -79,8 +93,8 @@ class StoreReader(QObject):
             self.ordered.emit(generation, None)  # the user sorted or filtered again meanwhile
             return
         try:
-            answer = query.read(self.store.db)
-        except sqlite3.Error as e:  # the filter was checked when parsed; this is the store failing
+            answer = query.read(self.store.db if self.readable is None else self.readable)
+        except (TesseraError, sqlite3.Error) as e:  # the filter was checked when parsed; this is the store failing
             answer = TableOrder([], [], True, query.descending)
             self.polled.emit(Snapshot(error=f"cannot read {self.path}: {e}"))
         self.ordered.emit(generation, answer)
@@ -93,4 +107,17 @@ class StoreReader(QObject):
         change = self.changes.results(reload)
         if change is not None:
             snapshot.results, snapshot.gone, snapshot.reset = change.results, change.gone, change.reset
+        return snapshot
+
+    def _salvage(self, reload: bool) -> Snapshot:
+        """Every readable result of the damaged store, the first time (or on reload); then
+        nothing more. Jobs and devices as far as they can be read."""
+        if self.readable is not None and not reload:
+            return Snapshot()
+        self.readable = readable_copy(self.store.db)
+        snapshot = Snapshot(changed=True, reset=True, damage=self.store.damage)
+        snapshot.results = read_chunk(self.readable, FRAME_COLUMNS)
+        with contextlib.suppress(StoreDamaged):  # the results matter here, not a damaged jobs table
+            snapshot.jobs = self.jobs.changed_jobs()
+            snapshot.devices = {d["id"]: d["name"] for d in self.store.devices()}
         return snapshot

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from .. import theme
-from .columns import BY_KEY, origin_color
+from .columns import BY_KEY, DOUBT, cell_text, origin_color
 from .convergence import ConvergencePlot
 from .selection import ResultSelection
 from .session import ExplorerSession
@@ -41,6 +41,8 @@ FIELDS = (
     "e2e_latency_ms",
     "e2e_speedup",
     "trial_count",
+    "schedule_source",
+    "max_abs_error",
     "created",
 )
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -103,9 +105,13 @@ class ResultPanel(QWidget):
         form.setVerticalSpacing(3)
         for key in FIELDS:
             label = QLabel()
+            label.setWordWrap(True)  # a schedule that lost to TVM's default says why, at length
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[key] = label
             form.addRow(BY_KEY[key].title, label)
+        self.doubt = QLabel()  # why its timings cannot be trusted, when they cannot
+        self.doubt.setObjectName("warningText")
+        self.doubt.setWordWrap(True)
         self.open_button = QPushButton("Open in Editor")
         self.open_button.clicked.connect(lambda: self.openRequested.emit(self.result_id))
         self.accuracy_button = QPushButton("Evaluate Accuracy…")
@@ -124,6 +130,7 @@ class ResultPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.subtitle)
         layout.addLayout(form)
+        layout.addWidget(self.doubt)
         layout.addLayout(buttons)
         layout.addSpacing(6)
         layout.addWidget(convergence_title)
@@ -148,7 +155,7 @@ class ResultPanel(QWidget):
             if row is None:
                 continue
             item = QTreeWidgetItem(
-                [row["operator_name"] or f"operator {row['operator_id']}", x.text(row[x_key]), y.text(row[y_key])]
+                [row["operator_name"] or f"operator {row['operator_id']}", cell_text(row, x_key), cell_text(row, y_key)]
             )
             item.setData(0, ID_ROLE, result_id)
             item.setIcon(0, theme.dot_icon(origin_color(row["origin"] or "", self.session.frame.origins)))
@@ -185,8 +192,11 @@ class ResultPanel(QWidget):
         ]
         self.subtitle.setText(html.escape(" · ".join(p for p in parts if p)))
         for key, label in self.values.items():  # only what is known about this result
-            label.setText(BY_KEY[key].text(row[key]) if row[key] is not None else "")
+            label.setText(cell_text(row, key))
             self.form.setRowVisible(label, row[key] is not None)
+        note = row["timing_note"] or ""
+        self.doubt.setText(f"{DOUBT.strip()} Timings marked {DOUBT.strip()}: {note}" if note else "")
+        self.doubt.setVisible(bool(note))
         self.convergence.set_trials(
             self.session.trials(result_id),
             row["latency_ms"],

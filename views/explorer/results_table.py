@@ -34,7 +34,7 @@ from core.store.result_filter import ResultFilter, parse_filter
 from core.store.table_order import TableOrder
 
 from .. import theme
-from .columns import COLUMNS, origin_color
+from .columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
 from .selection import ResultSelection
 from .session import ExplorerSession
 
@@ -46,25 +46,28 @@ NAME = [c.key for c in COLUMNS].index("operator_name")
 ORIGIN = [c.key for c in COLUMNS].index("origin")
 ID_ROLE = Qt.ItemDataRole.UserRole
 MISSING = "—"
+WRITES = ("evaluate", "tune", "rename", "delete")  # actions that write to the store (jobs, names, deletions)
 ALIGNMENTS = [
     int((Qt.AlignmentFlag.AlignRight if c.numeric else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter)
     for c in COLUMNS
 ]
 MUTED = QColor(theme.TEXT_MUTED)
+DOUBTFUL = QColor(theme.COLORS["warning_text"])  # timings the measurement itself says not to trust
 
 
 class _Row:
     """One results row as the table shows it, formatted once when its page is read."""
 
-    __slots__ = ("icon", "record", "texts")
+    __slots__ = ("doubt", "icon", "record", "texts")
 
     def __init__(self, record: dict | None, origins: list[str]):
         self.record = record
+        self.doubt = (record or {}).get("timing_note") or ""  # why its timings cannot be trusted
         if record is None:
             self.texts = ["(deleted)" if i == NAME else "" for i in range(len(COLUMNS))]
             self.icon = None
             return
-        self.texts = [MISSING if record.get(c.key) is None else c.text(record[c.key]) for c in COLUMNS]
+        self.texts = [MISSING if record.get(c.key) is None else cell_text(record, c.key) for c in COLUMNS]
         self.icon = theme.dot_icon(origin_color(record["origin"] or "", origins))
 
 
@@ -238,14 +241,19 @@ class ResultsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return ALIGNMENTS[index.column()]
         if role == Qt.ItemDataRole.ForegroundRole:
-            return MUTED if self._cells(index.row()).texts[index.column()] == MISSING else None
+            cells = self._cells(index.row())
+            if cells.texts[index.column()] == MISSING:
+                return MUTED
+            return DOUBTFUL if cells.doubt and COLUMNS[index.column()].key in TIMED else None
         if role == Qt.ItemDataRole.DecorationRole:
             return self._cells(index.row()).icon if index.column() == ORIGIN else None
         if role == Qt.ItemDataRole.EditRole:
             record = self.record(index.row())
             return None if record is None else record.get(COLUMNS[index.column()].key)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{COLUMNS[index.column()].title}: {self._cells(index.row()).texts[index.column()]}"
+            cells = self._cells(index.row())
+            tip = f"{COLUMNS[index.column()].title}: {cells.texts[index.column()]}"
+            return f"{tip}\n{cells.doubt}" if cells.doubt and COLUMNS[index.column()].key in TIMED else tip
         if role == ID_ROLE:
             return self.id_at(index.row())
         return None
@@ -265,14 +273,19 @@ class ResultsModel(QAbstractTableModel):
 
     def flags(self, index: QModelIndex):
         flags = super().flags(index)
-        return flags | Qt.ItemFlag.ItemIsEditable if index.column() == NAME else flags
+        editable = index.column() == NAME and self.session.refusal is None
+        return flags | Qt.ItemFlag.ItemIsEditable if editable else flags
 
     def setData(self, index: QModelIndex, value, role=Qt.ItemDataRole.EditRole) -> bool:
         """Renaming a row renames its operator (every result of it shows the new name)."""
         record = self.record(index.row()) if index.isValid() and index.column() == NAME else None
         if record is None or role != Qt.ItemDataRole.EditRole or not str(value).strip():
             return False
-        self.session.rename_operator(record["operator_id"], str(value))
+        try:
+            self.session.rename_operator(record["operator_id"], str(value))
+        except TesseraError as e:  # the store became unwritable meanwhile
+            self.session.message.emit(f"not renamed: {e}")
+            return False
         self.refresh()
         return True
 
@@ -343,7 +356,9 @@ class ResultsBrowser(QWidget):
         }
         metrics = header.fontMetrics()
         for i, column in enumerate(COLUMNS):
-            self.table.setColumnWidth(i, widths.get(column.key, max(80, metrics.horizontalAdvance(column.title) + 30)))
+            width = widths.get(column.key, max(80, metrics.horizontalAdvance(column.title) + 30))
+            doubt = metrics.horizontalAdvance(DOUBT) if column.key in TIMED else 0  # room for the mark
+            self.table.setColumnWidth(i, width + doubt)
         header.setSortIndicator(0, Qt.SortOrder.DescendingOrder)
         self.table.setSortingEnabled(True)
         self.table.doubleClicked.connect(lambda index: self.openRequested.emit(self.model.id_at(index.row())))
@@ -351,6 +366,7 @@ class ResultsBrowser(QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
 
         self.actions = self._make_actions()
+        self._tips = {key: action.toolTip() for key, action in self.actions.items()}
         buttons = QHBoxLayout()
         buttons.setSpacing(6)
         self.buttons = {}
@@ -390,6 +406,7 @@ class ResultsBrowser(QWidget):
             signal.connect(self._emit_filtered)
         self.model.reordered.connect(lambda: self._select_rows(self.selection.ids))
         selection.changed.connect(self._selection_changed)
+        session.refused.connect(self._update_actions)
         self._update_actions()
 
     def _make_actions(self) -> dict[str, QAction]:
@@ -550,9 +567,14 @@ class ResultsBrowser(QWidget):
             "rename": count >= 1,
             "delete": count >= 1,
         }
+        refusal = self.session.refusal
         for key, on in enabled.items():
+            tip = self._tips[key]
+            if refusal and key in WRITES:  # say why, as disabled controls do everywhere in the window
+                on, tip = False, f"{tip}: not now, {refusal}"
             self.actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)
+            self.buttons[key].setToolTip(tip)
 
     def _with_current(self, slot) -> None:
         current = self.selection.current
@@ -587,4 +609,7 @@ class ResultsBrowser(QWidget):
         if answer != QMessageBox.StandardButton.Yes:
             return
         self.selection.discard(ids)
-        self.session.delete_results(ids)
+        try:
+            self.session.delete_results(ids)
+        except TesseraError as e:  # the store became unwritable meanwhile
+            QMessageBox.warning(self, "Cannot delete the results", str(e))

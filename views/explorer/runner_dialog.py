@@ -33,6 +33,8 @@ class RunnerDialog(QDialog):
         (self.ray if executor == "ray" else self.local).setChecked(True)
         self.address = QLineEdit(address or "")
         self.address.setPlaceholderText("empty: a local Ray instance for this session")
+        placeholder = self.address.fontMetrics().horizontalAdvance(self.address.placeholderText())
+        self.address.setMinimumWidth(placeholder + 32)  # the whole placeholder shows (padding, border, margins)
         self.address.setToolTip("HOST:PORT of the Ray cluster's head node, e.g. 10.0.0.5:6379")
         hint = QLabel(
             f"On Ray: {', '.join(cluster_kinds())} jobs. Measurement, tuning and searches "

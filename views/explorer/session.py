@@ -7,6 +7,7 @@ reader looks for changes; what it finds arrives as signals the views redraw from
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
@@ -18,9 +19,10 @@ from core.jobs.outcomes import take_back_orphans
 from core.jobs.queue import QUEUED, RUNNING, Job, JobQueue
 from core.jobs.submit import Queued, Request, submit
 from core.jobs.supervisor import Supervisor
-from core.store import Store, StoreError
+from core.store import Store, StoreDamaged, StoreError
 from core.store.frame import ResultsFrame
 from core.store.query import OrderQuery, result_rows
+from core.store.searches import SearchRun, runs
 
 from .columns import FRAME_COLUMNS
 from .reader import Snapshot, StoreReader
@@ -39,6 +41,7 @@ class ExplorerSession(QObject):
     message = Signal(str)  # a sentence for the status bar
     workersChanged = Signal(bool)  # workers running or not
     ticked = Signal()  # every poll interval (elapsed times move on)
+    refused = Signal()  # the store was found damaged after it opened: views stop offering writes
     _requestPoll = Signal(bool)  # to the reader thread: reload everything?
     _requestOrder = Signal(int, object)  # to the reader thread: generation, OrderQuery
 
@@ -103,12 +106,26 @@ class ExplorerSession(QObject):
         self._reload_wanted = True
         self.poll()
 
+    @property
+    def refusal(self) -> str | None:
+        """Why nothing may be written to the store, in the words of a sentence ("the results
+        store ... is damaged ..."), or None."""
+        if self.store.damage:
+            return f"the results store {self.path} is damaged ({self.store.damage})"
+        if self.store.read_only:
+            return f"the results store {self.path} is read-only ({self.store.read_only})"
+        return None
+
     def _polled(self, snapshot: Snapshot) -> None:
         self._poll_pending = False
         first = not self.loaded
         self.loaded = True
         if snapshot.error:
             self.message.emit(snapshot.error)
+        if snapshot.damage and not self.store.damage:  # the reader met it: this connection writes nothing either
+            self.store.note_damage(snapshot.damage)
+            self.message.emit(f"{self.refusal}: showing the results that can still be read")
+            self.refused.emit()
         if first or snapshot.jobs or (snapshot.devices is not None and snapshot.devices != self.devices):
             self.jobs.update(snapshot.jobs)
             self.devices = snapshot.devices if snapshot.devices is not None else self.devices
@@ -152,7 +169,16 @@ class ExplorerSession(QObject):
         return self.rows([result_id]).get(result_id)
 
     def trials(self, result_id: int) -> list[tuple[int, float]]:
-        return self.store.trials(result_id) if result_id > 0 else []
+        """The tuning trials of a measurement (none where a damaged page holds them)."""
+        with contextlib.suppress(StoreDamaged):
+            return self.store.trials(result_id) if result_id > 0 else []
+        return []
+
+    def runs(self) -> list[SearchRun]:
+        """The store's discovery runs (none where a damaged page holds them)."""
+        with contextlib.suppress(StoreDamaged):
+            return runs(self.store)
+        return []
 
     def result_graph(self, result_id: int) -> OperatorGraph:
         row = self.row(result_id)

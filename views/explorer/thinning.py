@@ -14,6 +14,7 @@ import numpy as np
 from core.store.arrays import isin
 
 MAX_GROUPS = 1 << 12  # origins fit in an int16 code
+DENSE_CELLS = 1 << 22  # cells x groups counted at once (an index array of 16 MB at most)
 
 
 @dataclass(frozen=True)
@@ -25,15 +26,17 @@ class Grid:
     columns: int
     rows: int
 
-    def keys(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(cell-and-group key, inside-the-grid mask) of each point."""
+    def cells(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cell index of each point inside the grid, inside-the-grid mask)."""
         cx = np.floor((x - self.x0) / self.width)
         cy = np.floor((y - self.y0) / self.height)
         inside = (cx >= 0) & (cx < self.columns) & (cy >= 0) & (cy < self.rows)
-        keys = (cx[inside].astype(np.int64) * self.rows + cy[inside].astype(np.int64)) * MAX_GROUPS + groups[
-            inside
-        ].astype(np.int64)
-        return keys, inside
+        return cx[inside].astype(np.int64) * self.rows + cy[inside].astype(np.int64), inside
+
+    def keys(self, x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(cell-and-group key, inside-the-grid mask) of each point."""
+        cells, inside = self.cells(x, y)
+        return cells * MAX_GROUPS + groups[inside].astype(np.int64), inside
 
 
 class Thinning:
@@ -50,19 +53,29 @@ class Thinning:
         self, x, y, groups, candidates, area: tuple[float, float, float, float], pixel: tuple[float, float]
     ) -> np.ndarray:
         """Indices (among `candidates`) to draw over `area` = (x0, x1, y0, y1), given the
-        size of one screen pixel in plot units."""
+        size of one screen pixel in plot units. Cells are counted in a dense array (no sort:
+        a pass over 10^5 points takes milliseconds), growing until `limit` holds."""
         x0, x1, y0, y1 = area
+        px, py, kind = x[candidates], y[candidates], groups[candidates].astype(np.int64)
+        kinds = int(kind.max()) + 1 if len(kind) else 1
         scale = 1.0
         while True:
             w, h = pixel[0] * self.cell_px * scale, pixel[1] * self.cell_px * scale
             grid = Grid(x0, y0, w, h, max(1, int(np.ceil((x1 - x0) / w))), max(1, int(np.ceil((y1 - y0) / h))))
-            keys, inside = grid.keys(x[candidates], y[candidates], groups[candidates])
-            unique, first = np.unique(keys, return_index=True)
-            if len(unique) <= self.limit:
+            size = grid.columns * grid.rows * kinds
+            if size > DENSE_CELLS:  # too fine to count densely: coarser first
+                scale *= 1.01 * float(np.sqrt(size / DENSE_CELLS))
+                continue
+            cells, inside = grid.cells(px, py)
+            chosen = np.full(size, -1, np.int32)
+            chosen[cells * kinds + kind[inside]] = np.arange(len(cells), dtype=np.int32)  # one per cell and group
+            occupied = np.flatnonzero(chosen >= 0)
+            if len(occupied) <= self.limit:
                 break
-            scale *= max(1.2, float(np.sqrt(len(unique) / self.limit)))
-        self.grid, self._keys = grid, unique
-        return candidates[inside][first]
+            scale *= max(1.2, float(np.sqrt(len(occupied) / self.limit)))
+        self.grid = grid
+        self._keys = (occupied // kinds) * MAX_GROUPS + occupied % kinds  # sorted, as Grid.keys makes them
+        return candidates[inside][chosen[occupied]]
 
     def extend(self, x, y, groups, new: np.ndarray) -> np.ndarray:
         """Indices among `new` points that land in cells still empty (one per cell)."""
