@@ -149,3 +149,18 @@ def chain_graph(template: OperatorGraph, steps: tuple[Step, ...], name: str = "s
         prev = node
     g.insert_edge(prev, OUTPUT, 0)
     return g
+
+
+def chain_steps(graph: OperatorGraph) -> tuple[Step, ...]:
+    """The steps of a chain-shaped graph in the order chain_graph takes them (bottom-up)."""
+    steps: list[Step] = []
+    node = OUTPUT
+    while True:
+        (src,) = graph.inputs_of(node)
+        if src == INPUT:
+            return tuple(steps)
+        if src is None:
+            raise TesseraError(f"{graph.name or 'the operator'} is not a chain from input to output")
+        prim = graph.prim(src)
+        steps.append(Step.of(prim.op, **prim.params))
+        node = src

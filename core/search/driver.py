@@ -91,7 +91,10 @@ def make_strategy(cfg: SearchConfig) -> Strategy:
     template = graph_from_document(cfg.template, source="the search template")
     module, name = STRATEGIES[cfg.strategy].split(":")
     cls = getattr(importlib.import_module(module), name)
-    return cls(template, Budget(cfg.budget_flops, cfg.budget_params, cfg.max_primitives), seed=cfg.seed)
+    budget = Budget(cfg.budget_flops, cfg.budget_params, cfg.max_primitives)
+    if cfg.strategy == "mcts":  # its rewards need a fixed scale: accuracy is bounded, Fisher Potential is not
+        return cls(template, budget, seed=cfg.seed, scores="unbounded" if cfg.evaluate == "fisher" else "bounded")
+    return cls(template, budget, seed=cfg.seed)
 
 
 class _Inner:

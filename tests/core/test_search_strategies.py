@@ -60,10 +60,11 @@ def test_mcts_candidates_are_valid_distinct_and_capped(conv):
 
 
 def _reward(candidate) -> float:
-    """Synthetic: operators that unfold both spatial axes and contract over the window score high."""
+    """Synthetic, in [0, 1] like an accuracy: operators that unfold both spatial axes and
+    contract over the window score high."""
     ops = [candidate.graph.prim(n) for n in candidate.graph.primitive_nodes()]
     unfolds = {p.params["dim"] for p in ops if p.op == "unfold"}
-    return len(unfolds) + 0.5 * sum(p.op == "reduce" for p in ops) - 0.2 * len(ops)
+    return (len(unfolds) + 0.5 * sum(p.op == "reduce" for p in ops) - 0.2 * len(ops) + 1.4) / 4
 
 
 def _mean_reward(conv, seed: int, learn: bool, n: int = 80) -> float:
@@ -82,17 +83,7 @@ def test_mcts_improves_its_reward(conv):
     """The same search with scores told back finds better operators than without them."""
     learned = sum(_mean_reward(conv, seed, True) for seed in (0, 1)) / 2
     blind = sum(_mean_reward(conv, seed, False) for seed in (0, 1)) / 2
-    assert learned > blind + 0.08
-
-
-def test_mcts_rewards_scale_linearly_or_by_logarithm_when_scores_span_orders_of_magnitude():
-    from core.search.mcts import scaled_reward
-
-    assert [scaled_reward(0.5, 0.9, s) for s in (0.5, 0.7, 0.9)] == pytest.approx([0.0, 0.5, 1.0])  # accuracies
-    assert scaled_reward(-1.0, 3.0, 1.0) == 0.5
-    # Fisher Potentials 10, 100 and one outlier 1e6: 100 is 1/5 of the way on a log scale, not 0.0001
-    assert scaled_reward(10.0, 1e6, 100.0) == pytest.approx(0.2)
-    assert scaled_reward(1.0, 1.0, 1.0) == 0.5 and scaled_reward(0.0, 1.0, float("nan")) == 0.0
+    assert learned > blind + 0.02
 
 
 def test_deduplicator_sees_renamed_copies(conv):

@@ -1,0 +1,155 @@
+"""Syno's synthesis space for one template, shared by MCTS and random sampling.
+
+A partial chain is a frontier, the steps taken (bottom-up) and their coordinate
+expressions. Actions are the Synthesizer's primitives, filtered by the canonicalization
+rules (pair rules, and coordinate rewrites that fire) and pruned by shape distance against
+the remaining primitive budget. `key` is the canonical form of a partial chain, so equal
+states reached by different paths are one state, and complete chains with equal forms are
+proposed once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from random import Random
+
+from ..ir.graph import OperatorGraph
+from ..ir.symbolic import VarKind
+from ..ir.tensor import TensorType
+from .base import Budget, Candidate, Strategy
+from .canonical import chain_violation, violation
+from .chain import Action, Step, Synthesizer, chain_graph
+from .coords import Algebra, Coords
+from .distance import shape_distance
+
+#: small sizes the synthesis may introduce beyond the template's own (Syno's s)
+COEFFICIENTS = {"K": 3, "s": 2}
+
+
+@dataclass(frozen=True)
+class Partial:
+    frontier: TensorType
+    steps: tuple[Step, ...]
+    coords: Coords
+
+
+class SynoSpace:
+    def __init__(self, template: OperatorGraph, strategy: Strategy, use_distance: bool, use_canonical: bool):
+        kinds = template.kinds()
+        bindings = strategy.limits.bindings
+        self.extra_bindings = {c: v for c, v in COEFFICIENTS.items() if c not in bindings}
+        bindings = {**bindings, **self.extra_bindings}
+        coefficients = sorted(v for v in bindings if v not in kinds or kinds[v] is VarKind.COEFFICIENT)
+        self.synth = Synthesizer(template.input_type(), kinds, coefficients, bindings)
+        self.algebra = Algebra(self.synth.kinds)
+        self.template, self.strategy = template, strategy
+        self.max_primitives = strategy.budget.max_primitives
+        self.spatial = [d.spatial for d in template.input_type()]
+        self.use_distance, self.use_canonical = use_distance, use_canonical
+        self._distances: dict[TensorType, int] = {}
+        self.seen: set[tuple] = set()  # canonical forms of every complete chain proposed
+        strategy.stats.update(pruned_distance=0, pruned_canonical=0, dead_ends=0, equivalent=0)
+        out = TensorType(d._replace(size=s) for d, s in zip(template.input_type(), template.output_template()))
+        self.root = Partial(out, (), self.algebra.start(out))
+
+    # -- states --------------------------------------------------------------------------
+    def key(self, p: Partial) -> tuple:
+        """Equal keys: equal frontiers, step counts, limited primitives left and coordinate forms."""
+        limited = tuple(sum(s.op == op for s in p.steps) for op in (*Synthesizer.LIMITS, "share"))
+        return (p.frontier, len(p.steps), limited, self.algebra.key(p.coords))
+
+    def form(self, steps: tuple[Step, ...]) -> tuple:
+        """The canonical form of a complete chain given by its steps (bottom-up)."""
+        shapes = [self.synth.target]
+        for step in reversed(steps):
+            shapes.append(step.prim().infer([shapes[-1]], self.synth.kinds))
+        coords = self.algebra.start(shapes[-1])
+        for step, before in zip(steps, reversed(shapes[:-1])):
+            coords = self.algebra.apply(coords, step, before)
+        return self.algebra.key(coords)
+
+    def complete(self, p: Partial) -> bool:
+        return self.synth.done(p.frontier) and any(s.op == "share" for s in p.steps)
+
+    def actions(self, p: Partial) -> list[Action]:
+        remaining = self.max_primitives - len(p.steps) - 1
+        if remaining < 0:
+            return []
+        stats, out = self.strategy.stats, []
+        last = p.steps[-1] if p.steps else None
+        for a in self.synth.actions(p.frontier, p.steps):
+            if self.use_canonical and violation(a.step, last):
+                stats["pruned_canonical"] += 1
+            elif self.use_distance and self._distance(a.frontier) > remaining:
+                stats["pruned_distance"] += 1
+            else:
+                out.append(a)
+        return out
+
+    def child(self, p: Partial, a: Action) -> Partial | None:
+        """The partial chain one action further, or None if a coordinate rewrite fires there
+        (a simpler chain computes the same; only with canonicalization)."""
+        coords = self.algebra.apply(p.coords, a.step, a.frontier)
+        if self.use_canonical and len(coords.rewrites) + len(coords.approximate) > len(p.coords.rewrites) + len(
+            p.coords.approximate
+        ):
+            self.strategy.stats["pruned_canonical"] += 1
+            return None
+        return Partial(a.frontier, (*p.steps, a.step), coords)
+
+    def _distance(self, frontier: TensorType) -> int:
+        if frontier not in self._distances:
+            self._distances[frontier] = shape_distance(frontier, self.synth.target, self.synth.kinds)
+        return self._distances[frontier]
+
+    # -- sampling ------------------------------------------------------------------------
+    def rollout(self, p: Partial, rng: Random) -> Partial | None:
+        """A random completion of p, or None if it ran into a dead end."""
+        while not self.complete(p):
+            options = self.actions(p)
+            rng.shuffle(options)
+            nxt = next((c for c in (self.child(p, a) for a in options) if c is not None), None)
+            if nxt is None:
+                return None
+            p = nxt
+        if self.use_canonical and chain_violation(list(reversed(p.steps)), self.spatial):
+            self.strategy.stats["pruned_canonical"] += 1
+            return None
+        return p
+
+    def propose(self, p: Partial) -> tuple[tuple, Candidate | None]:
+        """(canonical form, the candidate if it is new, valid and within budget)."""
+        form = self.algebra.key(p.coords)
+        fresh = form not in self.seen
+        self.seen.add(form)
+        if not fresh:
+            self.strategy.stats["equivalent"] += 1
+            return form, None
+        graph = chain_graph(self.template, p.steps)
+        graph.bindings = dict(self.extra_bindings)
+        return form, self.strategy.admit(graph, {"steps": len(p.steps)})
+
+
+class SynoRandom(Strategy):
+    """Random sampling in Syno's space: independent random completions from the output,
+    the baseline MCTS must beat."""
+
+    name = "syno-random"
+
+    def __init__(self, template: OperatorGraph, budget: Budget = Budget(), seed: int = 0, **space):
+        super().__init__(template, budget, seed)
+        self.space = SynoSpace(template, self, space.get("use_distance", True), space.get("use_canonical", True))
+        self.attempts = space.get("attempts", 400)
+
+    def ask(self, n: int = 1) -> list[Candidate]:
+        found: list[Candidate] = []
+        for _ in range(self.attempts * n):
+            if len(found) == n:
+                break
+            p = self.space.rollout(self.space.root, self.rng)
+            if p is None:
+                self.stats["dead_ends"] += 1
+                continue
+            _, candidate = self.space.propose(p)
+            if candidate is not None:
+                found.append(candidate)
+        return found

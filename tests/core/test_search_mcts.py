@@ -1,0 +1,114 @@
+"""Syno's MCTS: what counts as a visit, a reward scale that never moves, equal states
+merged, and a planted best operator found sooner than by random sampling."""
+
+import math
+from collections import Counter
+from statistics import mean
+
+import pytest
+
+from core.ir.serialize import load_operator
+from core.search.base import Budget
+from core.search.chain import Step, chain_steps
+from core.search.mcts import SynoMCTS
+from core.search.reward import RewardScale
+from core.search.syno import SynoRandom
+from tests.support import EXAMPLES
+
+S = Step.of
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return load_operator(EXAMPLES / "conv2d.json")
+
+
+def test_rollouts_that_propose_nothing_are_no_visits(conv):
+    """Over budget everywhere: every rollout is a dead end, and no node gains a visit or a value."""
+    s = SynoMCTS(conv, Budget(flops=1e-6, max_primitives=5), seed=0, rollouts_per_ask=50)
+    assert s.ask(1) == []
+    assert s.stats["dead_ends"] == 50 and s.stats["over_budget"] > 0
+    nodes = list(s.table.values())
+    assert all(n.visits == 0 and n.value == 0.0 for n in nodes)
+    assert s.root.dead_ends == 50
+
+
+def test_visits_count_rewards_that_came_back(conv):
+    s = SynoMCTS(conv, Budget(max_primitives=5), seed=0)
+    found = s.ask(3)
+    assert s.root.pending == 3 and s.root.visits == 0
+    s.tell(found[0].key, 0.75)
+    assert s.root.pending == 2 and s.root.visits == 1 and s.root.value == 0.75
+    s.tell(found[0].key, 0.1)  # told twice: the second is ignored
+    assert s.root.visits == 1
+
+
+def test_reward_scale_is_fixed():
+    bounded = RewardScale("bounded")
+    assert [bounded(x) for x in (0.3, 1.2, -0.1, math.nan)] == [0.3, 1.0, 0.0, 0.0]
+    fisher = RewardScale("unbounded")
+    first = [fisher(x) for x in (10.0, 100.0, 1.0)]
+    assert first[0] == 0.5 and first[1] == pytest.approx(100 / 110) and first[2] == pytest.approx(1 / 11)
+    fisher(1e6)  # an outlier changes nothing that came before
+    assert [fisher(x) for x in (10.0, 100.0, 1.0)] == first
+    assert fisher(0.0) == 0.0 and fisher(math.inf) == 0.0
+    with pytest.raises(ValueError, match="bounded, unbounded"):
+        RewardScale("minmax")
+
+
+def test_equal_states_by_different_paths_are_one_node(conv):
+    s = SynoMCTS(conv, Budget(max_primitives=5), seed=0, use_canonical=False)
+    space = s.space
+
+    def walk(*steps):  # reduces sum C_in
+        p = space.root
+        for step in steps:
+            actions = space.synth.actions(p.frontier, p.steps)
+            (action,) = [
+                a for a in actions if a.step == step and (step.op != "reduce" or "C_in" in map(str, a.frontier.sizes))
+            ]
+            p = space.child(p, action)
+        return p
+
+    # a roll of W commutes with summing a channel axis: two orders, one state
+    a = walk(S("shift", dim=2, amount=1), S("reduce", dim=0))
+    b = walk(S("reduce", dim=0), S("shift", dim=3, amount=1))
+    assert a.steps != b.steps and space.key(a) == space.key(b)
+    assert space.key(walk(S("reduce", dim=0))) != space.key(walk(S("reduce", dim=1)))
+    for _ in range(60):
+        for c in s.ask(1):
+            s.tell(c.key, 0.5)
+    assert s.stats["transpositions"] > 0
+    parents = Counter(id(child) for node in s.table.values() for child in node.children)
+    assert max(parents.values()) > 1  # some state is reached from two parents and shared
+
+
+# a 1-D window over W with a roll, found in the middle of random sampling's order (bottom-up steps)
+PLANTED = (
+    S("reduce", dim=1),
+    S("unfold", dim=1, K="s"),
+    S("shift", dim=1, amount=1),
+    S("reduce", dim=1),
+    S("share", dims=(0,), out="C_out"),
+)
+
+
+def _proposals_until_planted(strategy, limit=400) -> int:
+    planted = strategy.space.form(PLANTED)
+    wanted = Counter(PLANTED)
+    for n in range(1, limit + 1):
+        (c,) = strategy.ask(1)
+        steps = chain_steps(c.graph)
+        if strategy.space.form(steps) == planted:
+            return n
+        strategy.tell(c.key, 0.8 * sum((Counter(steps) & wanted).values()) / len(PLANTED))
+    return limit
+
+
+def test_mcts_finds_a_planted_best_operator_sooner_than_random_sampling(conv):
+    """Reward 1.0 for the planted operator, 0.8 x the share of its steps for others; a space of
+    146 distinct operators (at most 5 primitives); proposals counted over six seeds."""
+    budget = Budget(max_primitives=5)
+    mcts = [_proposals_until_planted(SynoMCTS(conv, budget, seed=seed)) for seed in range(6)]
+    rand = [_proposals_until_planted(SynoRandom(conv, budget, seed=seed)) for seed in range(6)]
+    assert mean(mcts) < 0.75 * mean(rand), (mcts, rand)
