@@ -183,11 +183,21 @@ def concrete_shapes(
                 f"{label(graph, node)}: its tensor {list(result[node])} has {math.prod(result[node]):,} elements, "
                 f"more than 2^31 - 1, the most TVM indexes (32-bit)"
             )
-        if node not in (INPUT, OUTPUT):
-            inputs = [report.shapes[s] for s in graph.inputs_of(node)]
-            for what, size in graph.prim(node).integral(inputs, t):
-                _whole(graph, node, what, size, bindings)
+        for what, size in whole_sizes(graph, report, node)[len(t) :]:
+            _whole(graph, node, what, size, bindings)
     return result
+
+
+def whole_sizes(graph: OperatorGraph, report: ShapeReport, node: str) -> list[tuple[str, Size]]:
+    """The sizes of a node with a shape that must be whole numbers once bound, named for errors:
+    its shape's dimensions first, then what its primitive needs (a group count, a weight's
+    dimensions)."""
+    t = report.shapes[node]
+    dims = [(f"dim {i}", d.size) for i, d in enumerate(t)]
+    if node in (INPUT, OUTPUT):
+        return dims
+    inputs = [report.shapes[s] for s in graph.inputs_of(node) if s is not None]
+    return dims + graph.prim(node).integral(inputs, t)
 
 
 def _whole(graph: OperatorGraph, node: str, what: str, size, bindings: Mapping[str, int]) -> int:

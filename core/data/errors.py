@@ -11,3 +11,7 @@ class DatasetError(TesseraError):
 
 class BackboneError(TesseraError):
     """An unknown backbone name, or a width/resolution it cannot be built with."""
+
+
+class LayerMismatch(TesseraError):
+    """Why the operator cannot stand in for one layer; replace_convs keeps it in the report."""

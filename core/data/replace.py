@@ -13,7 +13,9 @@ channels. Anything else leaves the layer alone, with the reason in the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
@@ -23,7 +25,10 @@ from core.codegen.to_torch import module_class
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 
-from .replacement import LayerOutcome, Replacement
+from .backbones import build_backbone
+from .errors import LayerMismatch
+from .replacement import ConvShape, LayerOutcome, Replacement, layer_bindings
+from .specs import BackboneSpec
 
 
 @dataclass(frozen=True)
@@ -68,10 +73,6 @@ class ReplacedConv(nn.Module):
         return y.contiguous()
 
 
-class LayerMismatch(TesseraError):
-    """Why the operator cannot stand in for one layer; replace_convs keeps it in the report."""
-
-
 def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) -> dict[str, tuple[int, int]]:
     """(H, W) of the input of every nn.Conv2d, from one forward pass at `resolution`."""
     sizes: dict[str, tuple[int, int]] = {}
@@ -106,26 +107,15 @@ def replace_convs(
     The model takes [N, in_channels, resolution, resolution]; `sizes`: conv_input_sizes of the
     model when known already. Layers of one shape are tried once."""
     sizes = sizes if sizes is not None else conv_input_sizes(model, resolution, in_channels)
-    tried: dict[tuple, tuple[int, ...] | LayerMismatch] = {}
+    tried: dict[ConvShape, tuple | LayerMismatch] = {}
     outcomes = []
-    for name, conv in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]:
-        h, w = sizes.get(name, (0, 0))
-        outcome = {
-            "name": name,
-            "c_in": conv.in_channels,
-            "c_out": conv.out_channels,
-            "height": h,
-            "width": w,
-            "kernel": conv.kernel_size[0],
-        }
-        why_not = ConvSpec.of_module(conv).why_not_standard() or (
-            "" if name in sizes else "not used in the forward pass"
-        )
+    for name, conv, layer, why_not in _convs(model, sizes):
+        outcome = {"name": name, **asdict(layer)}
         if why_not:
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not))
             continue
         try:
-            module, how = _operator_for(graph, conv, h, w, tried)
+            module, how = _operator_for(graph, conv, layer, tried)
         except LayerMismatch as e:
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=str(e)))
             continue
@@ -134,34 +124,40 @@ def replace_convs(
     return ReplacementReport(graph.name or "operator", tuple(outcomes))
 
 
-def layer_bindings(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, k: int) -> dict[str, int]:
-    """The operator's defaults, overridden by the sizes of one [C_in, H, W] -> [C_out, H, W] layer."""
-    bindings = dict(graph.bindings)
-    if len(graph.input_shape) != 3 or len(graph.output_shape) != 3 or graph.spatial != 2:
-        raise LayerMismatch(f"operator maps {graph.input_shape} -> {graph.output_shape}, not [C, H, W] -> [C, H, W]")
-    for expr, value in zip(graph.input_shape, (c_in, h, w)):
-        if expr.isidentifier():
-            bindings[expr] = value
-    if graph.output_shape[0].isidentifier() and graph.output_shape[0] not in graph.input_shape:
-        bindings[graph.output_shape[0]] = c_out
-    if "K" in graph.mentioned_variables():
-        bindings["K"] = k
-    return bindings
+def searched_layers(spec: BackboneSpec, num_classes: int = 10) -> Counter[ConvShape]:
+    """The standard convolutions of a backbone a searched operator stands in for, with how
+    many layers have each shape: all but the stem, whose few image channels (3) no grouped
+    operator divides (replace_convs keeps it when the operator does not fit)."""
+    model = build_backbone(spec, num_classes, seed=None)
+    convs = [(layer, why_not) for _, _, layer, why_not in _convs(model, conv_input_sizes(model, spec.resolution))]
+    return Counter(layer for layer, why_not in convs[1:] if not why_not)
 
 
-def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, h: int, w: int, tried: dict) -> tuple[nn.Module, str]:
+def _convs(model: nn.Module, sizes: dict[str, tuple[int, int]]) -> Iterator[tuple[str, nn.Conv2d, ConvShape, str]]:
+    """Every nn.Conv2d of the model in order, with its shape and why it is not standard ("" if it is)."""
+    for name, conv in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]:
+        h, w = sizes.get(name, (0, 0))
+        layer = ConvShape(conv.in_channels, conv.out_channels, h, w, conv.kernel_size[0])
+        why_not = ConvSpec.of_module(conv).why_not_standard() or (
+            "" if name in sizes else "not used in the forward pass"
+        )
+        yield name, conv, layer, why_not
+
+
+def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, layer: ConvShape, tried: dict) -> tuple[nn.Module, str]:
     """The operator standing in for `conv`. `tried` keeps, per layer shape, the module class and
     its output shape (or the mismatch), so a network's many layers of one shape generate the
     code and run the trial input once; each layer still gets its own freshly initialised module."""
-    c_in, c_out, k = conv.in_channels, conv.out_channels, conv.kernel_size[0]
-    key = (c_in, c_out, k, h, w)
-    if key not in tried:
-        tried[key] = _layer_class(graph, c_in, c_out, h, w, k)
-    if isinstance(tried[key], LayerMismatch):
-        raise tried[key]
-    cls, shape = tried[key]
-    if len(shape) != 3 or shape[1:] != (h, w):
-        raise LayerMismatch(f"operator output {list(shape)} does not keep the {h}x{w} spatial size")
+    if layer not in tried:
+        tried[layer] = _layer_class(graph, layer)
+    if isinstance(tried[layer], LayerMismatch):
+        raise tried[layer]
+    cls, shape = tried[layer]
+    c_out = layer.c_out
+    if len(shape) != 3 or shape[1:] != (layer.height, layer.width):
+        raise LayerMismatch(
+            f"operator output {list(shape)} does not keep the {layer.height}x{layer.width} spatial size"
+        )
     c = shape[0]
     if c == c_out:
         return ReplacedConv([cls()], "direct", c_out, conv.bias is not None), "direct"
@@ -175,10 +171,11 @@ def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, h: int, w: int, tried: 
     raise LayerMismatch(f"operator gives {c} channels, the layer needs {c_out} (neither divides the other)")
 
 
-def _layer_class(graph: OperatorGraph, c_in: int, c_out: int, h: int, w: int, k: int) -> tuple | LayerMismatch:
+def _layer_class(graph: OperatorGraph, layer: ConvShape) -> tuple | LayerMismatch:
     """(module class, output shape without the batch) of the operator at one layer's sizes, or why not."""
+    c_in, h, w = layer.c_in, layer.height, layer.width
     try:
-        cls = module_class(graph, layer_bindings(graph, c_in, c_out, h, w, k))
+        cls = module_class(graph, layer_bindings(graph, layer))
     except TesseraError as e:
         return LayerMismatch(f"binding error: {e}")
     try:

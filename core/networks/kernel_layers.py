@@ -16,7 +16,8 @@ import torch
 from torch import nn
 
 from ..codegen.to_tvm import Lowered, lower
-from ..data.replace import ReplacedConv, ReplacementReport, layer_bindings
+from ..data.replace import ReplacedConv, ReplacementReport
+from ..data.replacement import layer_bindings
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import content_hash
 
@@ -75,7 +76,7 @@ def use_kernels(model: nn.Module, graph: OperatorGraph, report: ReplacementRepor
             continue
         replaced = model.get_submodule(layer.name)
         assert isinstance(replaced, ReplacedConv)
-        bindings = layer_bindings(graph, layer.c_in, layer.c_out, layer.height, layer.width, layer.kernel)
+        bindings = layer_bindings(graph, layer.shape)
         name = f"{prefix}_{_identifier(bindings)}"
         if name not in made:
             made[name] = Kernel(name, lower(graph, bindings, batch), replaced.parts[0])

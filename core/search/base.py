@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from ..analysis.cost import operator_cost
+from ..analysis.shapes import concrete_shapes, infer_shapes
 from ..analysis.summary import summarize
-from ..ir.errors import TesseraError
+from ..data.errors import LayerMismatch
+from ..data.replacement import ConvShape, layer_bindings
+from ..ir.errors import BindingError, TesseraError
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import canonical_json, content_hash, to_document, wl_hash
 
@@ -65,9 +71,14 @@ class Deduplicator:
 
 
 class Limits:
-    """Absolute FLOPs/params caps from a relative Budget and the template's cost."""
+    """Absolute FLOPs/params caps from a relative Budget and the template's cost.
 
-    def __init__(self, template: OperatorGraph, budget: Budget):
+    Without `layers` an operator is measured at the template's own bindings. With them (the
+    convolutions of a network the operator will replace, each shape with its count; from
+    core.data.replace.searched_layers) it is measured network-wide, as Canvas solves: valid at
+    every layer's sizes, and costed as the sum over the layers, against the template's sum."""
+
+    def __init__(self, template: OperatorGraph, budget: Budget, layers: Mapping[ConvShape, int] | None = None):
         s = summarize(template)
         if not s.ok or s.numeric_cost is None:
             raise SearchError(
@@ -75,18 +86,47 @@ class Limits:
                 f"(bindings in the file): {'; '.join(s.messages()) or 'unbound variables'}"
             )
         self.bindings = dict(s.bindings)
-        self.reference_flops = s.numeric_cost["flops"]
-        self.reference_params = s.numeric_cost["params"]
+        self.layers = dict(layers or {})
+        if self.layers:
+            self.bindings_per_layer = []
+            try:
+                self.bindings_per_layer = [layer_bindings(template, layer) for layer in self.layers]
+            except LayerMismatch as e:
+                raise SearchError(f"template {template.name or '?'} cannot stand in for a convolution: {e}") from None
+        reference = self.measure(template)
+        if reference is None:
+            raise SearchError(f"template {template.name or '?'} cannot be built at every searched layer")
+        self.reference_flops, self.reference_params = reference
         self.max_flops = None if budget.flops is None else budget.flops * self.reference_flops
         self.max_params = None if budget.params is None else budget.params * self.reference_params
 
     def measure(self, graph: OperatorGraph) -> tuple[int, int] | None:
         """(flops, params) at the template's bindings (plus the graph's own, e.g. a global G),
-        or None if the graph is invalid there."""
-        s = summarize(graph, {**self.bindings, **graph.bindings})
-        if not s.ok or not s.shapes.solved or s.numeric_cost is None:
+        or summed over the layers; None if the graph is invalid there (at any layer)."""
+        if not self.layers:
+            s = summarize(graph, {**self.bindings, **graph.bindings})
+            if not s.ok or not s.shapes.solved or s.numeric_cost is None:
+                return None
+            return s.numeric_cost["flops"], s.numeric_cost["params"]
+        report = infer_shapes(graph)
+        if not report.ok or report.constraints:
             return None
-        return s.numeric_cost["flops"], s.numeric_cost["params"]
+        cost = operator_cost(graph, report)
+        flops = params = 0
+        for layer, count in self.layers.items():
+            try:
+                bindings = layer_bindings(graph, layer)
+                concrete_shapes(graph, report, bindings)
+                numbers = cost.numeric(bindings)
+            except (LayerMismatch, BindingError):
+                return None
+            flops += count * numbers["flops"]
+            params += count * numbers["params"]
+        return flops, params
+
+    def binding_sets(self) -> list[dict[str, int]]:
+        """The sizes an operator must be whole at: every layer's, or the template's own."""
+        return self.bindings_per_layer if self.layers else [self.bindings]
 
     def within(self, flops: int, params: int) -> bool:
         return (self.max_flops is None or flops <= self.max_flops) and (
@@ -98,11 +138,20 @@ class Strategy(ABC):
     """ask(n) proposes up to n new, valid, in-budget candidates; tell(key, score) feeds back."""
 
     name: str = "strategy"
+    #: whether candidates are judged at every searched layer of the network (Limits' layers):
+    #: true for strategies whose operators are size expressions, not one layer's numbers
+    network_wide: ClassVar[bool] = False
 
-    def __init__(self, template: OperatorGraph, budget: Budget = Budget(), seed: int = 0):
+    def __init__(
+        self,
+        template: OperatorGraph,
+        budget: Budget = Budget(),
+        seed: int = 0,
+        layers: Mapping[ConvShape, int] | None = None,
+    ):
         self.template = template
         self.budget = budget
-        self.limits = Limits(template, budget)
+        self.limits = Limits(template, budget, layers if self.network_wide else None)
         self.rng = random.Random(seed)
         self.seen = Deduplicator()
         self.stats = {"tried": 0, "invalid": 0, "over_budget": 0, "duplicate": 0, "proposed": 0}

@@ -2,35 +2,68 @@
 
 Primitive *types* are drawn uniformly (so blending is not favoured just because
 there are O(n^2) ways to blend); merges are forced when open branches outnumber
-the remaining steps; obviously redundant constructions are pruned; dynamic
-variables are solved by shape matching while sampling and by the budget solver
-afterwards (core/analysis/budget.py)."""
+the remaining steps; obviously redundant constructions are pruned; Canvas's shape rules
+hold (at most one dynamic variable per tensor); dynamic variables are solved by shape
+matching while sampling and by the budget solver afterwards (core/analysis/budget.py),
+network-wide when the search knows the layers the operator will replace: one group
+count G dividing every layer's channels, each variable whole at every layer. The chosen
+G is written into the operator (a sample with G = 2 and one with G = 4 are two operators)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from ..analysis.budget import solve_budget
-from ..analysis.shapes import ShapeReport, infer_shapes
+from ..analysis.budget import base_values, solve_budget
+from ..analysis.shapes import ShapeReport, infer_shapes, whole_sizes
 from ..analysis.solver import substitute
+from ..data.replacement import ConvShape
 from ..ir.errors import TesseraError
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from ..ir.primitives import BINARY_OPS, UNARY_OPS, Broadcast, make
+from ..ir.symbolic import Size, VarKind, kind_of, parse_size
+from ..ir.tensor import TensorType
 from .base import Budget, Candidate, Strategy
 
 TYPES = ("group", "shift", "unfold", "fc", "elementwise", "fold", "softmax", "broadcast")
 MAX_ATTEMPTS_PER_STEP = 12
 
 
+#: elementwise functions f with f(g(x)) = g(x) for g among the values: a chain that adds nothing
+ABSORBED_BY = {"relu": ("relu", "abs"), "abs": ("relu", "abs")}
+#: a tensor blended with itself: x - x is zero, min(x, x) and max(x, x) are x
+SELF_BLENDS = ("sub", "min", "max")
+
+
 class CanvasSampler(Strategy):
     name = "random"
+    network_wide = True
 
-    def __init__(self, template: OperatorGraph, budget: Budget = Budget(), seed: int = 0, min_primitives: int = 3):
-        super().__init__(template, budget, seed)
+    def __init__(
+        self,
+        template: OperatorGraph,
+        budget: Budget = Budget(),
+        seed: int = 0,
+        layers: Mapping[ConvShape, int] | None = None,
+        min_primitives: int = 3,
+    ):
+        super().__init__(template, budget, seed, layers)
         self.min_primitives = min(min_primitives, budget.max_primitives)
-        b = self.limits.bindings
-        common = math.gcd(b.get("C_in", 1), b.get("C_out", b.get("C_in", 1)))
+        self.sizes = self.limits.binding_sets()
+        channels = [template.input_shape[0], template.output_shape[0]]
+        common = math.gcd(*(parse_size(c).to_int(b) for b in self.sizes for c in channels))
         self.group_choices = [g for g in (2, 4, 8) if common % g == 0] or [1]
+        self.channels = parse_size(template.input_shape[0])
+        self.stats.update(
+            {
+                "shape_rule": 0,
+                "not_whole": 0,
+                "no_base": 0,
+                "solver solved": 0,
+                "solver invalid": 0,
+                "solver over budget": 0,
+            }
+        )
 
     def ask(self, n: int = 1) -> list[Candidate]:
         found: list[Candidate] = []
@@ -96,6 +129,14 @@ class CanvasSampler(Strategy):
             if node not in new.shapes:
                 g.delete_node(node)
                 continue
+            if not _one_dynamic_per_tensor(new, g.kinds()):
+                self.stats["shape_rule"] += 1
+                g.delete_node(node)
+                continue
+            if not _whole(g, node, new, self.sizes):
+                self.stats["not_whole"] += 1
+                g.delete_node(node)
+                continue
             pending = [c for c in new.constraints if c.node == node]
             if pending:  # solve by shape matching now: pick one valid value
                 c = pending[0]
@@ -140,16 +181,19 @@ class CanvasSampler(Strategy):
         return {"fn": r.choice(BINARY_OPS)}
 
     def _redundant(self, g: OperatorGraph, op: str, params: dict, sources: list[str]) -> bool:
-        """Prune constructions that add nothing: relu(relu(x)), -(-x), softmax twice, two
-        shifts of one axis (one shift or none would do)."""
+        """Prune constructions that add nothing (Canvas's pruning rules): a branch blended with
+        itself (x - x, min(x, x), max(x, x)); idempotent chains (relu or abs after relu or abs,
+        -(-x)); softmax twice over one axis; two shifts of one axis (one shift or none would do)."""
+        if op == "broadcast":
+            return sources[0] == sources[1] and params["fn"] in SELF_BLENDS
         src = sources[0]
-        if src == INPUT or op != g.prim(src).op:
+        if src == INPUT:
             return False
-        prev = g.prim(src).params
-        if op == "elementwise":
-            return prev["fn"] == params["fn"] and params["fn"] in ("relu", "abs", "neg")
-        if op in ("softmax", "shift"):
-            return prev["dim"] == params["dim"]
+        prev = g.prim(src)
+        if op == "elementwise" and prev.op == "elementwise":
+            return prev.params["fn"] in ABSORBED_BY.get(params["fn"], ()) or prev.params["fn"] == params["fn"] == "neg"
+        if op in ("softmax", "shift") and prev.op == op:
+            return prev.params["dim"] == params["dim"]
         return False
 
     def _finish(self, g: OperatorGraph) -> OperatorGraph | None:
@@ -163,13 +207,58 @@ class CanvasSampler(Strategy):
             report = infer_shapes(g)
             if not report.ok:
                 return None
+        if any(isinstance(g.prim(c.node), Broadcast) for c in report.constraints):
+            return None  # every broadcast was matched while sampling
+        g = _fix_group_count(g)
         left = sorted(
             {v for n in g.primitive_nodes() for v in _size_vars(g, n)}
             & {v for v, k in g.kinds().items() if k.value == "dynamic"}
         )
-        if any(isinstance(g.prim(c.node), Broadcast) for c in report.constraints):
-            return None  # every broadcast was matched while sampling
-        return solve_budget(g, left, self.limits.measure, self.limits.within)
+        bases = base_values(g, left, self.channels, self.sizes)
+        if bases is None:
+            self.stats["no_base"] += 1
+            return None
+        solved, why = solve_budget(g, bases, self.limits.measure, self.limits.within)
+        self.stats[f"solver {why or 'solved'}"] += 1
+        return solved
+
+
+def _fix_group_count(g: OperatorGraph) -> OperatorGraph:
+    """The sample with its group count written in (G -> 4) where it uses one, so the
+    operator's own words say how many groups, and its identity includes them."""
+    if "G" not in g.mentioned_variables():
+        return g
+    return substitute(g, {"G": Size(g.bindings["G"])})
+
+
+#: what a dynamic variable stands for while its value is open: divisible by every small factor
+#: (lcm of 1..16), so only sizes that no choice of it makes whole are refused
+OPEN_VALUE = 720720
+
+
+def _whole(g: OperatorGraph, node: str, report: ShapeReport, sizes: list[dict[str, int]]) -> bool:
+    """Whether the new node's shape and the sizes it needs whole (a group's channels, a
+    weight's dimensions) are whole at every size searched, so a sample stops growing a
+    branch that no value of its dynamic variables could build (K/2 groups, 1/4 channels)."""
+    kinds = g.kinds()
+    open_values = {v: OPEN_VALUE for v in g.mentioned_variables() if kind_of(v, kinds) is VarKind.DYNAMIC}
+    needed = whole_sizes(g, report, node)
+    for bindings in sizes:
+        values = {**g.bindings, **bindings, **open_values}
+        for _, size in needed:
+            value = size.evaluate(values)
+            if value.denominator != 1 or value <= 0:
+                return False
+    return True
+
+
+def _one_dynamic_per_tensor(report: ShapeReport, kinds) -> bool:
+    """Canvas's shape rule (Theorem 1): no tensor has more than one dynamic variable."""
+
+    def dynamic(t: TensorType) -> set[str]:
+        return {v for d in t for v in d.size.variables if kind_of(v, kinds) is VarKind.DYNAMIC}
+
+    return all(len(dynamic(t)) <= 1 for t in report.shapes.values())
 
 
 def _size_vars(g: OperatorGraph, node: str) -> set[str]:

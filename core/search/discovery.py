@@ -161,7 +161,8 @@ def run_discovery(
             budget_params=cfg.budget_params,
             max_primitives=cfg.max_primitives,
             seed=cfg.seed,
-        )
+        ),
+        (cfg.settings.spec, *([DeploySettings.from_payload(cfg.deploy).spec] if cfg.tune else [])),
     )
     start = time.monotonic()
     with Store(store_path) as store:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..analysis.summary import summarize
 from ..compile.payloads import MeasurePayload
+from ..data.specs import BackboneSpec
 from ..ir.bindings import format_bindings
 from ..ir.serialize import graph_from_document
 from ..jobs.entry_points import resolve
@@ -34,6 +36,9 @@ STRATEGIES = {
     "sequences": "core.search.sequences:SequenceSearch",
 }
 EVALUATIONS = ("none", "fisher", "train")
+#: the convolutions a searched operator replaces in a network (builds it in torch: resolved
+#: only where a search runs, so importing this module loads no torch)
+SEARCHED_LAYERS = "core.data.replace:searched_layers"
 SCORE_OF = {"fisher": "fisher_potential", "train": "accuracy"}
 
 
@@ -87,14 +92,20 @@ class SearchRequest:
         return [PlannedJob(SearchPayload(self.config))], []
 
 
-def make_strategy(cfg: SearchConfig) -> Strategy:
+def make_strategy(cfg: SearchConfig, networks: Sequence[BackboneSpec] = ()) -> Strategy:
+    """The configured strategy; one that searches network-wide (Strategy.network_wide) judges
+    candidates at every searched layer of `networks` (the proxy and the deployment networks)."""
     template = graph_from_document(cfg.template, source="the search template")
     module, name = STRATEGIES[cfg.strategy].split(":")
     cls = getattr(importlib.import_module(module), name)
     budget = Budget(cfg.budget_flops, cfg.budget_params, cfg.max_primitives)
+    kwargs: dict = {}
     if cfg.strategy == "mcts":  # its rewards need a fixed scale: accuracy is bounded, Fisher Potential is not
-        return cls(template, budget, seed=cfg.seed, scores="unbounded" if cfg.evaluate == "fisher" else "bounded")
-    return cls(template, budget, seed=cfg.seed)
+        kwargs["scores"] = "unbounded" if cfg.evaluate == "fisher" else "bounded"
+    if cls.network_wide and networks:
+        layers_of = resolve(SEARCHED_LAYERS)
+        kwargs["layers"] = sum((layers_of(spec) for spec in networks), Counter())
+    return cls(template, budget, seed=cfg.seed, **kwargs)
 
 
 class _Inner:
@@ -116,7 +127,7 @@ def run_search(
     """Run until `samples` candidates were found, `minutes` passed, the strategy is
     exhausted or the caller cancels; returns counts and the strategy's statistics."""
     cfg = SearchConfig.from_dict(config)
-    strategy = make_strategy(cfg)
+    strategy = make_strategy(cfg, () if cfg.evaluate == "none" else (proxy_task(cfg.evaluation)[0].spec,))
     progress = progress or (lambda f, m: None)
     cancelled = cancelled or (lambda: False)
     evaluate = None

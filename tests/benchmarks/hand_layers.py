@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.data.replace import ReplacementReport, layer_bindings
+from core.data.replace import ReplacementReport
+from core.data.replacement import layer_bindings
 from core.ir.graph import OperatorGraph
 
 
@@ -137,6 +138,6 @@ def hand_network(network: nn.Module, report: ReplacementReport, graph: OperatorG
     for layer in report.layers:
         if layer.replaced:
             replaced = hand.get_submodule(layer.name)
-            sizes = layer_bindings(graph, layer.c_in, layer.c_out, layer.height, layer.width, layer.kernel)
+            sizes = layer_bindings(graph, layer.shape)
             replaced.parts = nn.ModuleList(hand_written(name, part, sizes) for part in replaced.parts)
     return hand

@@ -9,7 +9,8 @@ from torch import nn
 
 from core.data.backbones import BACKBONES, build_backbone
 from core.data.errors import BackboneError
-from core.data.replace import ReplacedConv, layer_bindings, replace_convs
+from core.data.replace import ReplacedConv, replace_convs
+from core.data.replacement import ConvShape, layer_bindings
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
 from core.ir.serialize import load_operator
 from tests.support import EXAMPLES
@@ -134,6 +135,13 @@ def test_non_standard_convs_and_binding_errors_are_explained():
 
 def test_layer_bindings_take_sizes_from_the_layer_and_coefficients_from_the_operator():
     graph = load_operator(EXAMPLES / "gated_separable.json")
-    assert layer_bindings(graph, 16, 32, 8, 6, 5) == {"C_in": 16, "C_out": 32, "H": 8, "W": 6, "K": 5, "G": 4}
+    assert layer_bindings(graph, ConvShape(16, 32, 8, 6, 5)) == {
+        "C_in": 16,
+        "C_out": 32,
+        "H": 8,
+        "W": 6,
+        "K": 5,
+        "G": 4,
+    }
     shift = load_operator(EXAMPLES / "shift_conv.json")  # no K: a 1x1 or 5x5 layer binds the same
-    assert "K" not in layer_bindings(shift, 8, 8, 4, 4, 5)
+    assert "K" not in layer_bindings(shift, ConvShape(8, 8, 4, 4, 5))
