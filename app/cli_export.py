@@ -129,6 +129,8 @@ def _export_operator(fmt, out, target, document, bindings, store, force, batch, 
         return [str(write_text(paths[0], torch_source(item, replace_helper=fmt == "torch-replace")))]
     if fmt == "json":
         return [str(write_text(paths[0], json.dumps(item.document, indent=2) + "\n"))]
+    if fmt == "sequence":
+        return [str(write_text(paths[0], json.dumps(item.require_sequence(), indent=2) + "\n"))]
     if fmt == "dot":
         return [str(write_text(paths[0], graph_dot(item)))]
     if fmt in ("png", "svg"):

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QDockWidget, QMessageBox
 from core.analysis.summary import why_not_measurable
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError, TesseraError
+from core.ir.sequence import sequence_from_document
 from core.ir.serialize import content_hash, to_document
 from core.jobs.submit import Subject, result_subjects
 from views.document import OperatorDocument
@@ -158,6 +159,7 @@ class Explore(QObject):
 
             self.view = yield from ExplorerView.build(self.session)
             self.view.openRequested.connect(self.open_result)
+            self.view.sequenceRequested.connect(self.open_sequence)
             self.view.measureRequested.connect(self.measure_results)
             self.view.accuracyRequested.connect(self.accuracy.evaluate_results)
         return self.view
@@ -378,6 +380,23 @@ class Explore(QObject):
         self.window.set_document(OperatorDocument(graph, parent=self.window))
         self.window.statusBar().showMessage(
             f"Opened {graph.name} (result {result_id}) from {self.session.path.name}", 8000
+        )
+
+    def open_sequence(self, result_id: int) -> None:
+        """The transformation sequence a search found the result's operator by, in the sequence editor."""
+        document = self.session.result_sequence(result_id)
+        if document is None:
+            self.window.statusBar().showMessage(f"Result {result_id} was not found by a sequence search", 8000)
+            return
+        try:
+            seq = sequence_from_document(document, f"result {result_id} in {self.session.path.name}")
+        except TesseraError as e:
+            QMessageBox.critical(self.window, "Cannot open the sequence", str(e))
+            return
+        self.window.sequences.show_sequence(seq)
+        self.window.show_page("sequences")
+        self.window.statusBar().showMessage(
+            f"Opened the sequence that found result {result_id} ({len(seq.steps)} steps)", 8000
         )
 
     # -- life cycle ----------------------------------------------------------------------------------

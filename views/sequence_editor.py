@@ -79,8 +79,11 @@ class SequenceEditor(QWidget):
 
     def load(self, path: str | Path) -> None:
         """Open a sequence file (TesseraError if it is not one); the history starts afresh."""
-        seq = load_sequence(path)
-        self.path = Path(path)
+        self.show_sequence(load_sequence(path), Path(path))
+
+    def show_sequence(self, seq: Sequence, path: Path | None = None) -> None:
+        """Edit `seq` (read from `path`, or from elsewhere: a search's result); the history starts afresh."""
+        self.path = path
         self.history = SequenceHistory(seq, self._refresh)
         self._refresh()
 

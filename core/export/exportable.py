@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.ir.graph import OperatorGraph
@@ -26,6 +26,7 @@ class Exportable:
     graph: OperatorGraph  # laid out; its bindings are the export's sizes
     origin: str  # e.g. "file conv2d.json" or "operator 12 (search:mcts) in results store ..."
     content_hash: str
+    sequence: dict | None = None  # the transformation sequence a search found it by (store only)
 
     @property
     def name(self) -> str:
@@ -39,6 +40,15 @@ class Exportable:
     def document(self) -> dict:
         """The full operator document: name, positions and the export's sizes."""
         return to_document(self.graph)
+
+    def require_sequence(self) -> dict:
+        """The sequence it was found by, or an ExportError saying it has none."""
+        if self.sequence is None:
+            raise ExportError(
+                f"{self.name} ({self.origin}) was not found by a transformation sequence; "
+                "only operators a sequence search found in a results store have one"
+            )
+        return self.sequence
 
     def require_sizes(self) -> None:
         """Code needs every size: ExportError naming the unbound variables."""
@@ -85,6 +95,7 @@ def from_store(
             row = store.operator(operator_id)
         except StoreError:
             raise ExportError(f"no operator {operator_id} in results store {path}") from None
+        sequence = store.operator_sequence(operator_id)
         measured = next(
             iter(
                 store.results(
@@ -97,13 +108,14 @@ def from_store(
         )
     sizes = json.loads(measured["bindings"]) if measured and measured["bindings"] else {}
     origin = f"operator {operator_id} ({row['origin'] or 'unknown origin'}) in results store {path.name}"
-    return from_document(
+    item = from_document(
         row["document"],
         origin,
         {**sizes, **(bindings or {})},
         name=row["name"] or f"operator {operator_id}",
         source=f"{path} operator {operator_id}",
     )
+    return replace(item, sequence=sequence)
 
 
 def resolve(target: str, store_path: str | Path | None = None, bindings: Mapping[str, int] | None = None) -> Exportable:

@@ -25,6 +25,9 @@ FORMATS: dict[str, Format] = {
         Format("tvmscript", "_tvmscript.py", OPERATOR, "TVM PrimFunc as TVMScript"),
         Format("library", ".so", OPERATOR, "compiled shared library for this CPU, with a loader script"),
         Format("json", ".json", OPERATOR, "operator document (Tessera JSON)"),
+        Format(
+            "sequence", "_sequence.json", OPERATOR, "the transformation sequence a search found it by (Tessera JSON)"
+        ),
         Format("dot", ".dot", OPERATOR, "Graphviz DOT of the graph"),
         Format("png", ".png", OPERATOR, "picture of the graph (PNG)"),
         Format("svg", ".svg", OPERATOR, "picture of the graph (SVG)"),

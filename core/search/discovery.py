@@ -228,7 +228,9 @@ class _Loop:
                 self.exhausted = True
                 return
             c = batch[0]
-            operator_id = self.store.add_operator(c.graph, f"{self.strategy.name}-{c.key[:8]}", c.origin)
+            operator_id = self.store.add_operator(
+                c.graph, f"{self.strategy.name}-{c.key[:8]}", c.origin, c.info.get("sequence")
+            )
             if self.cfg.fisher:
                 self._submit(operator_id, c.key, "screening", FisherPayload(c.document, self.settings))
             else:

@@ -158,7 +158,9 @@ def run_search(
             for c in batch:
                 found += 1
                 doc = c.document
-                operator_id = store.add_operator(c.graph, f"{strategy.name}-{c.key[:8]}", c.origin)
+                operator_id = store.add_operator(
+                    c.graph, f"{strategy.name}-{c.key[:8]}", c.origin, c.info.get("sequence")
+                )
                 if evaluate is not None:
                     try:  # a candidate that cannot be evaluated (or scores NaN) scores nothing
                         score = evaluate(doc).score

@@ -1,8 +1,9 @@
 """NAS-PTE's search: random transformation sequences on the template's loop nest.
 
 Each sample is a random mix of architecture-changing steps (bottleneck, group)
-and meaning-preserving ones (interchange, split, fuse, unroll, vectorize,
-parallel), drawn one at a time on the current nest so that every step applies;
+and meaning-preserving ones (every other step the editor offers: reorder, interchange,
+split, tile, fuse, unroll, vectorize, parallel, peel), drawn one at a time on the current
+program, on one part after a peel or on all, so that every step applies;
 a sequence whose steps break a dependence is rejected (counted "illegal"). The
 resulting operator goes through the common screening (valid, in budget, not
 seen before) and, when a `screen` is given (core.train.capacity.CapacityJudge), through
@@ -15,13 +16,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..codegen.loopnest_ir import checked_sequence, result_operator
+from ..ir.errors import TesseraError
 from ..ir.graph import OperatorGraph
-from ..ir.loopnest import BASES, GROUP_PARTNERS, LoopNestError, Nest
-from ..ir.sequence import Sequence, Step, apply_step, make_step, sequence_document, start
+from ..ir.loopnest import BASES, LoopNestError
+from ..ir.sequence import (
+    ARCHITECTURE_OPS,
+    MEANING_PRESERVING_OPS,
+    Sequence,
+    apply_step,
+    make_step,
+    sequence_document,
+    start,
+)
 from .base import Budget, Candidate, SearchError, Strategy
+from .sequence_space import options
 
-FACTORS = (2, 4, 8)
-SCHEDULE_OPS = ("interchange", "split", "fuse", "unroll", "vectorize", "parallel")
 ATTEMPTS_PER_STEP = 20
 
 
@@ -49,7 +58,7 @@ class SequenceSearch(Strategy):
             raise SearchError(f"template {template.name or '?'} cannot start a {nest} nest: {e}") from None
         self.architecture_steps, self.schedule_steps = architecture_steps, schedule_steps
         self.screen = screen
-        self.stats.update(illegal=0, fisher_rejected=0)
+        self.stats.update(illegal=0, fisher_rejected=0, unfit=0)
 
     def ask(self, n: int = 1) -> list[Candidate]:
         found: list[Candidate] = []
@@ -72,7 +81,11 @@ class SequenceSearch(Strategy):
         candidate = self.admit(graph, {"sequence": sequence_document(seq), "steps": [s.text() for s in seq.steps]})
         if candidate is None or self.screen is None:
             return candidate
-        verdict = self.screen(graph)
+        try:
+            verdict = self.screen(graph)
+        except TesseraError:  # it fits none of the network's layers (e.g. strips of rows the size of one image)
+            self.stats["unfit"] += 1
+            return None
         candidate.info["fisher"] = verdict
         if not verdict["passes"]:
             self.stats["fisher_rejected"] += 1
@@ -81,60 +94,30 @@ class SequenceSearch(Strategy):
 
     # -- sampling -----------------------------------------------------------------------
     def sample(self) -> Sequence:
-        kinds = ["architecture"] * self.rng.randint(*self.architecture_steps) + ["schedule"] * self.rng.randint(
-            *self.schedule_steps
-        )
+        """A random sequence: architecture-changing and meaning-preserving steps in random
+        order, each drawn from every step of its kind (core.search.sequence_space) on one
+        part of the program or on all of them, and kept only when it applies."""
+        kinds = [ARCHITECTURE_OPS] * self.rng.randint(*self.architecture_steps) + [
+            MEANING_PRESERVING_OPS
+        ] * self.rng.randint(*self.schedule_steps)
         self.rng.shuffle(kinds)
         program, steps = self.start, []
-        for kind in kinds:
+        for ops in kinds:
             for _ in range(ATTEMPTS_PER_STEP):
-                nest = program.parts[0]
-                step = self._architecture(nest) if kind == "architecture" else self._schedule(nest)
-                if step is None:
+                parts = program.parts
+                part = None if len(parts) == 1 else self.rng.choice([None, *range(len(parts))])
+                op = self.rng.choice(ops)
+                choices = options(parts[part or 0], op)
+                if not choices:
                     continue
                 try:
+                    step = make_step(op, self.rng.choice(choices), part)
                     program, _ = apply_step(program, step)
-                except LoopNestError:
+                except TesseraError:
                     continue
                 steps.append(step)
                 break
         return self.base.with_steps(steps)
-
-    def _architecture(self, nest: Nest) -> Step | None:
-        """bottleneck or group with a factor of 2, 4 or 8; depthwise (G = extent) for channel
-        groups and a single tap for kernel bottlenecks."""
-        loops = [
-            l for l in nest.loops if len(l.pieces) == 1 and l.pieces[0].iterator in ("co", "ci", "oh", "ow", "kh", "kw")
-        ]
-        loop = self.rng.choice(loops)
-        it = loop.pieces[0].iterator
-        partners = [l.name for l in nest.loops if it in GROUP_PARTNERS and l.iterators == (GROUP_PARTNERS[it],)]
-        op = "group" if partners and self.rng.random() < 0.5 else "bottleneck"
-        whole = (op == "group" and it == "co") or it in ("kh", "kw")
-        factors = [f for f in FACTORS if f < loop.extent and loop.extent % f == 0]
-        factors += [loop.extent] if whole and loop.extent > 1 else []
-        if not factors:
-            return None
-        f = self.rng.choice(factors)
-        if op == "group":
-            return make_step(op, {"loops": [loop.name, self.rng.choice(partners)], "G": f})
-        return make_step(op, {"loop": loop.name, "B": f})
-
-    def _schedule(self, nest: Nest) -> Step | None:
-        op = self.rng.choice(SCHEDULE_OPS)
-        names = nest.names
-        if op == "interchange":
-            return make_step(op, {"loops": self.rng.sample(names, 2)})
-        if op == "fuse":
-            i = self.rng.randrange(len(names) - 1)
-            return make_step(op, {"loops": names[i : i + 2]})
-        if op == "vectorize":
-            return make_step(op, {"loop": names[-1]})
-        loop = self.rng.choice(nest.loops)
-        if op == "split":
-            factors = [f for f in FACTORS if f < loop.extent and loop.extent % f == 0]
-            return make_step(op, {"loop": loop.name, "factor": self.rng.choice(factors)}) if factors else None
-        return make_step(op, {"loop": loop.name})
 
 
 __all__ = ["SequenceSearch"]

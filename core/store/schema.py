@@ -274,6 +274,13 @@ def _honest_timings(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V9)
 
 
+def _operator_sequences(db: sqlite_utils.Database) -> None:
+    """Version 10: an operator found by a transformation-sequence search keeps the sequence it
+    was found by (the first one, when several give the same operator), so it can be opened in
+    the sequence editor and timed with its own schedule."""
+    db["operators"].add_column("sequence_id", int, fk="sequences")
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -284,6 +291,7 @@ MIGRATIONS = [
     _tuned_network_latency,
     _discovery,
     _honest_timings,
+    _operator_sequences,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

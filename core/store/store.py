@@ -142,18 +142,39 @@ class Store:
         return schema_version(self.db)
 
     # -- things that are measured ----------------------------------------------
-    def add_operator(self, operator: dict | OperatorGraph, name: str = "", origin: str = "hand-made") -> int:
+    def add_operator(
+        self,
+        operator: dict | OperatorGraph,
+        name: str = "",
+        origin: str = "hand-made",
+        sequence: dict | None = None,
+    ) -> int:
         """Save an operator (its document, or its graph already read) in canonical form with
         its own bindings and its cost at them; the same operator saved again (same content
-        hash, core.ir.serialize.content_hash) returns the existing row's id."""
+        hash, core.ir.serialize.content_hash) returns the existing row's id. `sequence`: the
+        transformation-sequence document it was found by, kept with it unless it has one."""
         graph = operator if isinstance(operator, OperatorGraph) else graph_from_document(operator)
-        return self._add_unique(
-            "operators",
-            canonical_json(graph),
-            name,
-            origin,
-            {**operator_cost(graph), "bindings": json.dumps(graph.bindings) if graph.bindings else None},
-        )
+        with self.write():
+            operator_id = self._add_unique(
+                "operators",
+                canonical_json(graph),
+                name,
+                origin,
+                {**operator_cost(graph), "bindings": json.dumps(graph.bindings) if graph.bindings else None},
+            )
+            known = self.db.execute("SELECT sequence_id FROM operators WHERE id = ?", [operator_id]).fetchone()[0]
+            if sequence is not None and known is None:
+                sequence_id = self.add_sequence(sequence, name, origin)
+                self.db.execute("UPDATE operators SET sequence_id = ? WHERE id = ?", [sequence_id, operator_id])
+            return operator_id
+
+    def operator_sequence(self, operator_id: int) -> dict | None:
+        """The sequence document the operator was found by, or None (drawn, or sampled otherwise)."""
+        row = self.db.execute(
+            "SELECT s.document FROM operators AS o JOIN sequences AS s ON s.id = o.sequence_id WHERE o.id = ?",
+            [operator_id],
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
 
     def add_sequence(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
         """Save a transformation-sequence document; equal documents (as sorted JSON) are one row."""

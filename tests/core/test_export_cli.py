@@ -11,6 +11,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from app.cli import main
+from core.analysis.legality import check_sequence
+from core.codegen.loopnest_ir import result_operator
+from core.ir.sequence import load_sequence, sequence_document
 from core.ir.serialize import load_operator, read_document
 from core.store import Store
 from tests.support import EXAMPLES, tessera
@@ -95,6 +98,17 @@ def test_the_json_export_opens_as_a_laid_out_operator(store_path, tmp_path):
     assert len(set(positions)) == len(positions)  # the store keeps no positions: laid out afresh
 
 
+def test_an_operator_a_sequence_search_found_exports_its_sequence(tmp_path):
+    path = tmp_path / "found.db"
+    seq = load_sequence(EXAMPLES / "sequences" / "seq_grouped_conv.json")
+    graph = result_operator(check_sequence(seq).final, "grouped").graph
+    with Store(path) as store:
+        found = store.add_operator(graph, "grouped", "search:sequences", sequence_document(seq))
+    assert export(str(found), "--format", "sequence", "--store", str(path), "--out", f"{tmp_path}/") == 0
+    written = load_sequence(tmp_path / "grouped_sequence.json")  # opens as a sequence file
+    assert written.steps == seq.steps and written.bindings == seq.bindings
+
+
 def test_existing_files_are_refused_without_force(tmp_path, capsys):
     out = tmp_path / "op.py"
     out.write_text("# mine\n")
@@ -121,6 +135,8 @@ def test_results_and_front_as_csv(store_path, tmp_path):
         (["7", "--format", "dot"], "no operator 7 in results store"),
         (["--format", "pareto-png", "--columns", "latency_ms,colour"], "--columns takes two of latency_ms, "),
         (["missing.json", "--format", "dot"], "missing.json: no such file"),
+        (["1", "--format", "sequence"], "was not found by a transformation sequence"),
+        ([str(CONV), "--format", "sequence"], "was not found by a transformation sequence"),
     ],
 )
 def test_mistakes_get_one_clear_message(store_path, tmp_path, capsys, args, message):

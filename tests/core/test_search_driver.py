@@ -6,6 +6,10 @@ import sys
 
 import pytest
 
+from core.analysis.legality import check_sequence
+from core.codegen.loopnest_ir import result_operator
+from core.ir.sequence import sequence_from_document
+from core.ir.serialize import content_hash
 from core.search.base import SearchError
 from core.search.driver import SearchConfig, run_search
 from core.store import Store
@@ -41,6 +45,18 @@ def test_random_search_writes_candidates_and_queues_measurements(tmp_path):
     assert all(
         kind == "measure" and json.loads(p)["bindings"]["C_in"] == 16 and device == "local" for kind, p, device in jobs
     )
+
+
+def test_sequence_search_keeps_each_candidates_sequence_with_it(tmp_path):
+    db = tmp_path / "s.db"
+    assert run_search({"template": CONV, "strategy": "sequences", "samples": 4}, str(db)).found == 4
+    with Store(db) as store:
+        ids = [r["operator_id"] for r in store.results()]
+        assert len(ids) == 4
+        for operator_id in ids:
+            seq = sequence_from_document(store.operator_sequence(operator_id))
+            again = result_operator(check_sequence(seq).final, "again").graph
+            assert content_hash(again) == store.operator(operator_id)["hash"]
 
 
 def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):

@@ -6,9 +6,11 @@ import pytest
 
 from core.analysis.legality import check_sequence
 from core.codegen.loopnest_ir import result_operator
-from core.ir.sequence import sequence_from_document
+from core.ir.sequence import STEP_PARAMS, apply_step, load_sequence, sequence_from_document, start
 from core.ir.serialize import content_hash, load_operator, to_document
+from core.ir.symbolic import parse_size
 from core.search.base import Budget, SearchError
+from core.search.sequence_space import options
 from core.search.sequences import SequenceSearch
 from tests.support import EXAMPLES
 
@@ -61,3 +63,48 @@ def test_fisher_potential_filters_the_candidates(conv2d):
     assert survivors and all(c.info["fisher"]["passes"] for c in survivors)
     assert all(c.info["fisher"]["candidate"] >= c.info["fisher"]["original"] for c in survivors)
     assert search.stats["fisher_rejected"] > 0
+
+
+def _published():
+    return sorted((EXAMPLES / "sequences").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", _published(), ids=lambda p: p.stem)
+def test_every_published_sequence_lies_in_the_sampled_space(path):
+    """At every step of each bundled sequence (NAS-PTE's three among them) the sampler's options
+    for that step's kind, on that part, include the step, its factors evaluated at the sizes."""
+    seq = load_sequence(path)
+    program, _ = start(seq)
+    bindings = dict(program.bindings)
+    for step in seq.steps:
+        nest = program.parts[step.part or 0]
+        if step.op == "reorder" and len(step.params["loops"]) > 3:
+            # a long reorder (seq_schedule's blocking) is offered as the interchanges that make it
+            assert set(step.params["loops"]) <= set(nest.names)
+            program, _ = apply_step(program, step)
+            continue
+        offered = [_evaluated(step.op, o, bindings) for o in options(nest, step.op)]
+        assert _evaluated(step.op, step.params, bindings) in offered, f"{path.stem}: {step.text()} is not offered"
+        program, _ = apply_step(program, step)
+
+
+def _evaluated(op, params, bindings):
+    """A step's parameters with loop names as lists and factors as numbers at the sizes."""
+
+    def value(kind, v):
+        if kind == "loop":
+            return v
+        if kind in ("loops", "pair"):
+            return sorted(v) if op == "interchange" else list(v)  # swapping a and b is swapping b and a
+        if kind == "size":
+            return parse_size(str(v)).to_int(bindings)
+        return [parse_size(str(f)).to_int(bindings) for f in v]
+
+    return {name: value(kind, params[name]) for name, kind in STEP_PARAMS[op].items()}
+
+
+def test_samples_reach_every_kind_of_step_and_the_parts_of_a_peel(conv2d):
+    search = SequenceSearch(conv2d, seed=1)
+    steps = [s for _ in range(300) for s in search.sample().steps]
+    assert {s.op for s in steps} == set(STEP_PARAMS)
+    assert any(s.part is not None for s in steps)  # a step on one part after a peel

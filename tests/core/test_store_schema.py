@@ -6,8 +6,10 @@ import sqlite3
 import pytest
 import sqlite_utils
 
+from core.ir.serialize import load_operator
 from core.store import InvalidResult, Store, StoreError
 from core.store.schema import MIGRATIONS, SCHEMA_VERSION
+from tests.support import EXAMPLES
 
 # What Tessera with schema version 1 wrote: no attempts/max_attempts/lease on jobs,
 # no trials table, no results view.
@@ -62,7 +64,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 9
+        assert store.schema_version == SCHEMA_VERSION == 10
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()
@@ -74,7 +76,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
     from core.jobs.queue import JobQueue
 
     with Store(version_1_file) as store:
-        assert store.schema_version == 9
+        assert store.schema_version == SCHEMA_VERSION
         assert store.db.journal_mode == "wal"
         assert store.operator(1)["name"] == "old conv"
         jobs = JobQueue(store).jobs()
@@ -93,7 +95,7 @@ def test_version_1_store_is_migrated_and_keeps_its_rows(version_1_file):
         measurement = store.add_measurement(1, 1, {"latency_ms": 2.0, "trials": [[0, 2.5], [1, 2.0]]}, job_id=2)
         assert store.trials(measurement) == [(0, 2.5), (1, 2.0)]
     with Store(version_1_file) as again:  # opening a migrated file changes nothing
-        assert again.schema_version == 9
+        assert again.schema_version == SCHEMA_VERSION
         assert again.db["measurements"].count == 2
 
 
@@ -140,13 +142,19 @@ def test_version_3_lists_unmeasured_operators_with_their_cost(tmp_path):
         assert (row["result_key"], row["flops"], row["fisher_potential"]) == (f"m{m}", 1e6, 2.5)
 
 
+def old_store(tmp_path, version: int) -> tuple:
+    """(path, database) of a store exactly as Tessera with schema `version` created it."""
+    path = tmp_path / f"v{version}.db"
+    db = sqlite_utils.Database(path)
+    for step in MIGRATIONS[:version]:
+        step(db)
+    db.execute(f"PRAGMA user_version = {version}")
+    return path, db
+
+
 def test_version_3_store_gains_where_jobs_run(tmp_path):
     """Version 4 adds jobs.runs_on: old jobs keep None, a new claim says where it runs."""
-    path = tmp_path / "v3.db"
-    db = sqlite_utils.Database(path)
-    for step in MIGRATIONS[:3]:  # exactly what Tessera with schema version 3 created
-        step(db)
-    db.execute("PRAGMA user_version = 3")
+    path, db = old_store(tmp_path, 3)
     db["jobs"].insert_all(
         [
             {
@@ -167,7 +175,7 @@ def test_version_3_store_gains_where_jobs_run(tmp_path):
     from core.jobs.queue import HOST, JobQueue
 
     with Store(path) as store:
-        assert store.schema_version == 9
+        assert store.schema_version == SCHEMA_VERSION
         queue = JobQueue(store)
         assert [(j.id, j.state, j.worker_pid, j.runs_on) for j in queue.jobs()] == [
             (1, "done", 812, None),
@@ -189,16 +197,12 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
 
     doc = json.loads((EXAMPLES / "conv2d.json").read_text())
     doc["bindings"] = {**doc["bindings"], "s": 2}
-    path = tmp_path / "v5.db"
-    db = sqlite_utils.Database(path)
-    for step in MIGRATIONS[:5]:  # what Tessera with schema version 5 created
-        step(db)
-    db.execute("PRAGMA user_version = 5")
+    path, db = old_store(tmp_path, 5)
     db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 9
+        assert store.schema_version == SCHEMA_VERSION
         assert "bindings" not in store.operator(1)["document"]
         op = store.add_operator(doc, "mcts-1", "search:mcts")
         assert store.add_operator({**doc, "bindings": {"C_in": 8}}, "again") == op  # the first bindings stay
@@ -211,11 +215,7 @@ def test_version_6_operators_keep_their_own_bindings(tmp_path):
 def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
     """A v6 store's end-to-end score (both networks untuned) stays but is not a speedup the
     results show; a score of tuned networks is, with its deployment size and torch's times."""
-    path = tmp_path / "v6.db"
-    db = sqlite_utils.Database(path)
-    for step in MIGRATIONS[:6]:  # what Tessera with schema version 6 created
-        step(db)
-    db.execute("PRAGMA user_version = 6")
+    path, db = old_store(tmp_path, 6)
     db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
     db["scores"].insert(
         {
@@ -230,7 +230,7 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 9
+        assert store.schema_version == SCHEMA_VERSION
         (row,) = store.results()
         assert row["e2e_speedup"] is None  # untuned: no basis for a speedup
         store.add_score(
@@ -255,17 +255,13 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
 
 
 def test_version_9_keeps_each_measurements_correctness_check_and_timing_doubts(tmp_path):
-    path = tmp_path / "v8.db"
-    db = sqlite_utils.Database(path)
-    for step in MIGRATIONS[:8]:  # what Tessera with schema version 8 created
-        step(db)
-    db.execute("PRAGMA user_version = 8")
+    path, db = old_store(tmp_path, 8)
     db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
     db["measurements"].insert({"operator_id": 1, "bindings": "{}", "latency_ms": 2.0, "tuned": 0})
     db.conn.commit()
     db.close()
     with Store(path) as store:
-        assert store.schema_version == 9
+        assert store.schema_version == SCHEMA_VERSION
         (old,) = store.results()
         assert old["max_abs_error"] is None and old["timing_note"] is None  # not checked back then
         store.add_measurement(
@@ -275,3 +271,24 @@ def test_version_9_keeps_each_measurements_correctness_check_and_timing_doubts(t
         )
         new = next(r for r in store.results() if r["latency_ms"] == 0.002)
         assert new["max_abs_error"] == 3e-7 and new["timing_note"] == "unreliable: too short to time"
+
+
+def test_version_10_operators_keep_the_sequence_they_were_found_by(tmp_path):
+    path, db = old_store(tmp_path, 9)
+    db["operators"].insert({"hash": "f00d", "document": '{"format": "tessera.operator"}', "name": "old"})
+    db.conn.commit()
+    db.close()
+    first = {"format": "tessera.sequence", "version": 1, "nest": "conv2d", "steps": [{"op": "unroll", "loop": "kw"}]}
+    second = {**first, "steps": [{"op": "unroll", "loop": "kh"}]}
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.operator_sequence(1) is None  # saved before sequences were kept
+        conv = load_operator(EXAMPLES / "conv2d.json")
+        found = store.add_operator(conv, "sequences-1", "search:sequences", first)
+        assert store.operator_sequence(found) == first
+        # the same operator found again by another sequence keeps the first
+        assert store.add_operator(conv, "sequences-2", "search:sequences", second) == found
+        assert store.operator_sequence(found) == first
+        assert store.db["sequences"].count == 1
+        drawn = store.add_operator(load_operator(EXAMPLES / "grouped_conv.json"))
+        assert store.operator_sequence(drawn) is None

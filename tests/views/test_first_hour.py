@@ -303,3 +303,39 @@ def test_the_job_runners_address_shows_its_whole_placeholder(qtbot, window):
     room = address.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, address).width()
     assert room - 4 >= address.fontMetrics().horizontalAdvance(address.placeholderText())  # 2 px margins
     dialog.reject()
+
+
+def test_a_result_a_sequence_search_found_opens_its_sequence_in_the_sequence_editor(qtbot, explorer, store_path):
+    from core.analysis.legality import check_sequence
+    from core.codegen.loopnest_ir import result_operator
+    from core.ir.sequence import load_sequence, sequence_document
+    from core.ir.serialize import read_document
+
+    seq = load_sequence(EXAMPLES / "sequences" / "seq_split_group.json")
+    with Store(store_path) as store:
+        found = store.add_operator(
+            result_operator(check_sequence(seq).final, "split-group").graph,
+            "split-group",
+            "search:sequences",
+            sequence_document(seq),
+        )
+        drawn = store.add_operator(read_document(EXAMPLES / "grouped_conv.json"), "grouped_conv")
+    browser = explorer.explore.view.browser
+    table = browser.table
+    qtbot.waitUntil(lambda: table.model().rowCount() == 2 and explorer.is_idle(), timeout=20_000)
+    action = browser.actions["sequence"]
+    assert action in table.actions()  # in the table's context menu
+
+    def click_row(operator_id):
+        row = next(r for r in range(2) if table.model().id_at(r) == -operator_id)  # unmeasured: 'o<id>' rows
+        qtbot.mouseClick(
+            table.viewport(), Qt.MouseButton.LeftButton, pos=table.visualRect(table.model().index(row, 1)).center()
+        )
+
+    click_row(drawn)
+    assert not action.isEnabled() and "Only operators a sequence search found" in action.toolTip()
+    click_row(found)
+    assert action.isEnabled()
+    action.trigger()
+    assert explorer.pages.current == "sequences"
+    assert explorer.sequences.sequence.steps == seq.steps and explorer.sequences.path is None

@@ -24,6 +24,7 @@ from .variants import VariantsDialog
 
 class ExplorerView(QWidget):
     openRequested = Signal(int)  # result id to open in the editor
+    sequenceRequested = Signal(int)  # result id whose sequence to open in the sequence editor
     measureRequested = Signal(object, bool)  # result ids, tune?
     accuracyRequested = Signal(object)  # result ids whose operators to evaluate for accuracy
 
@@ -74,6 +75,7 @@ class ExplorerView(QWidget):
         self.panel.openRequested.connect(self.openRequested)
         self.panel.accuracyRequested.connect(self.accuracyRequested)
         self.browser.openRequested.connect(self.openRequested)
+        self.browser.sequenceRequested.connect(self.sequenceRequested)
         self.browser.measureRequested.connect(self.measureRequested)
         self.browser.compareRequested.connect(self.compare)
         self.browser.variantsRequested.connect(self.show_variants)

@@ -307,6 +307,7 @@ class ResultsBrowser(QWidget):
     variantsRequested = Signal(int)  # result id: compare its operator's variants
     exportRequested = Signal(int)  # result id: export its operator
     exportResultsRequested = Signal()  # export the store's results (CSV, Pareto plot)
+    sequenceRequested = Signal(int)  # result id: open the sequence its operator was found by
     filteredChanged = Signal(object)  # result ids the filter matches (None: no filter), for the plot
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
@@ -448,6 +449,12 @@ class ResultsBrowser(QWidget):
                 None,
                 lambda: self._with_current(self.exportRequested.emit),
             ),
+            "sequence": (
+                "Open &Sequence",
+                "Open the transformation sequence the selected result's operator was found by in the sequence editor",
+                None,
+                lambda: self._with_current(self.sequenceRequested.emit),
+            ),
             "export_results": (
                 "Export &Results…",
                 "Export every result as CSV, or the Pareto front (CSV, PNG, SVG)",
@@ -575,11 +582,21 @@ class ResultsBrowser(QWidget):
             self.actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)
             self.buttons[key].setToolTip(tip)
+        current = self._current_id()
+        found_by_sequence = current is not None and self.session.result_sequence(current) is not None
+        self.actions["sequence"].setEnabled(found_by_sequence)
+        self.actions["sequence"].setToolTip(
+            self._tips["sequence"] if found_by_sequence else "Only operators a sequence search found have a sequence"
+        )
+
+    def _current_id(self) -> int | None:
+        """The result the one-result actions act on: the current one, else the first selected."""
+        if self.selection.current is not None:
+            return self.selection.current
+        return int(self.selection.ids[0]) if len(self.selection) else None
 
     def _with_current(self, slot) -> None:
-        current = self.selection.current
-        if current is None and len(self.selection):
-            current = int(self.selection.ids[0])
+        current = self._current_id()
         if current is not None:
             slot(current)
 

@@ -168,6 +168,15 @@ class ExplorerSession(QObject):
     def row(self, result_id: int) -> dict | None:
         return self.rows([result_id]).get(result_id)
 
+    def result_sequence(self, result_id: int) -> dict | None:
+        """The sequence document the result's operator was found by, or None (none, or unreadable)."""
+        row = self.row(result_id)
+        if row is None:
+            return None
+        with contextlib.suppress(StoreError):
+            return self.store.operator_sequence(row["operator_id"])
+        return None
+
     def trials(self, result_id: int) -> list[tuple[int, float]]:
         """The tuning trials of a measurement (none where a damaged page holds them)."""
         with contextlib.suppress(StoreDamaged):
