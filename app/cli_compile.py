@@ -6,6 +6,7 @@ Files and bindings are checked here first, so mistakes are reported at once."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 from app.cli_inputs import operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
-from core.compile.algorithms import ALGORITHMS, algorithm
+from core.compile.algorithms import ALGORITHMS, algorithm, auto_summary
 from core.compile.payloads import MeasurePayload
 from core.compile.requests import variant_payloads
 from core.devices import get_device
@@ -74,6 +75,7 @@ def add_parsers(sub) -> None:
 
     p = sub.add_parser("bench", help="run a benchmark from tests/benchmarks (e.g. `tessera bench kernels`)")
     p.add_argument("name", metavar="NAME", help=f"one of: {', '.join(_benchmarks()) or 'none installed'}")
+    p.add_argument("options", nargs=argparse.REMAINDER, help="passed to the benchmark, e.g. `kernels --quick`")
     p.set_defaults(func=cmd_bench)
 
 
@@ -186,6 +188,8 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
     for row in rows:
         print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
     print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms")
+    fastest = min(zip(payloads, results), key=lambda pair: pair[1]["latency_ms"])
+    print(f"auto would keep: {_variant(fastest[0])} (the fastest here)")
     for note in (skipped, "" if args.tune_trials else "pass --tune-trials N to add the tuned variants"):
         if note:
             print(f"note: {note}")
@@ -207,7 +211,8 @@ def cmd_bench(args) -> int:
     script = BENCHMARKS / f"bench_{args.name}.py"
     if args.name not in _benchmarks():
         raise TesseraError(f"no benchmark {args.name!r} (available: {', '.join(_benchmarks()) or 'none'})")
-    return subprocess.call([sys.executable, "-m", f"tests.benchmarks.{script.stem}"], cwd=BENCHMARKS.parents[1])
+    command = [sys.executable, "-m", f"tests.benchmarks.{script.stem}", *args.options]
+    return subprocess.call(command, cwd=BENCHMARKS.parents[1])
 
 
 def _benchmarks() -> list[str]:
@@ -252,6 +257,7 @@ def measurement_report(path: str, r: dict) -> str:
             ),
             f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
             f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {r['schedule_source']}",
+            *([auto] if (auto := auto_summary(r["algorithm_details"])) else []),
             *([r["timing_note"]] if r.get("timing_note") else []),
         ]
     )

@@ -55,8 +55,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--variants",
         action="store_true",
-        help="queue every algorithm (TVM's default, gspc for grouped "
-        "convolutions), untuned and (with --tune-trials) tuned, to compare them",
+        help="queue every algorithm that can run the operator (TVM's default; gspc, nchwc, im2col and "
+        "winograd for convolutions), untuned and (with --tune-trials) tuned, to compare them",
     )
     p.add_argument(
         "--transfer",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..codegen.conv_spec import ConvMatch, NotAConvolution, match_conv
+from ..analysis.shapes import label
+from ..codegen.conv_spec import ConvMatch, ConvSpec, NotAConvolution, match_conv
 from ..ir.graph import OperatorGraph
 from .errors import CompileError
 
@@ -20,19 +21,48 @@ def any_operator(graph: OperatorGraph, bindings: Mapping[str, int]) -> None:
     """Every operator that can be lowered: nothing to refuse."""
 
 
-def gspc_convolution(graph: OperatorGraph, bindings: Mapping[str, int]) -> ConvMatch:
-    """The operator read as the grouped convolution algorithm 'gspc' runs, or a CompileError
-    naming the node that makes it something else."""
-    try:
-        return match_conv(graph, bindings)
-    except NotAConvolution as e:
-        raise CompileError(f"algorithm 'gspc' runs grouped convolutions only: {e}") from None
+def convolutions(name: str, what: str = "convolutions", why_not: Callable[[ConvSpec], str] = lambda spec: ""):
+    """The check of an algorithm that runs `what` only: the operator read as a convolution
+    (core.codegen.conv_spec), or a CompileError naming the node that makes it something else,
+    or, when `why_not(spec)` says why, the nodes of the convolution it cannot run."""
+
+    def check(graph: OperatorGraph, bindings: Mapping[str, int]) -> ConvMatch:
+        try:
+            conv = match_conv(graph, bindings)
+        except NotAConvolution as e:
+            raise CompileError(f"algorithm {name!r} runs {what} only: {e}") from None
+        reason = why_not(conv.spec)
+        if reason:
+            nodes = ", ".join(label(graph, node) for node in conv.nodes)
+            raise CompileError(
+                f"algorithm {name!r} runs {what} only: {graph.name or 'the operator'} ({nodes}) "
+                f"is a {conv.spec.describe()}: {reason}"
+            )
+        return conv
+
+    return check
+
+
+def _winograd_refuses(spec: ConvSpec) -> str:
+    """Why F(m x m, 3x3) cannot compute this convolution ("" when it can)."""
+    if spec.kernel != (3, 3) or spec.stride != (1, 1):
+        return "Winograd's F(m x m, 3x3) transforms need a 3x3 window at stride 1"
+    return ""
+
+
+gspc_convolution = convolutions("gspc", "grouped convolutions")
+winograd_convolution = convolutions("winograd", "3x3 stride-1 convolutions", _winograd_refuses)
+
+
+AUTO = "auto"  # not an algorithm of its own: the fastest of the others
 
 
 @dataclass(frozen=True)
 class Algorithm:
     name: str
-    kernel: str  # 'module:Class' of its core.compile.kernels.protocol.Kernel (imports TVM)
+    #: 'module:Class' of its core.compile.kernels.protocol.Kernel (imports TVM); None for AUTO,
+    #: which measures the others (core.compile.auto)
+    kernel: str | None
     description: str  # one line for --help
     #: check(graph, bindings) raises a CompileError naming the node when the algorithm cannot
     #: run the operator (the graph's own node names, so the message points at the user's nodes)
@@ -43,6 +73,11 @@ class Algorithm:
 ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
+        Algorithm(
+            AUTO,
+            None,
+            "every algorithm that can run the operator, each tuned with the same budget; the fastest is kept and named",
+        ),
         Algorithm("default", "core.compile.kernels.default:DefaultKernel", "TVM's own lowering of the operator"),
         Algorithm(
             "gspc",
@@ -50,6 +85,24 @@ ALGORITHMS: dict[str, Algorithm] = {
             "grouped spatial pack convolution (grouped convolutions only)",
             check=gspc_convolution,
             tiles=True,
+        ),
+        Algorithm(
+            "nchwc",
+            "core.compile.kernels.nchwc:NchwcKernel",
+            "blocked NCHW[x]c layout as TVM's x86 schedules use, tuned with MetaSchedule (convolutions only)",
+            check=convolutions("nchwc"),
+        ),
+        Algorithm(
+            "im2col",
+            "core.compile.kernels.im2col:Im2colKernel",
+            "im2col matrix + GEMM, tuned with MetaSchedule (convolutions only)",
+            check=convolutions("im2col"),
+        ),
+        Algorithm(
+            "winograd",
+            "core.compile.kernels.winograd:WinogradKernel",
+            "Winograd F(4x4,3x3) (F(2x2,3x3) on small outputs), tuned with MetaSchedule (3x3 stride-1 convolutions)",
+            check=winograd_convolution,
         ),
     )
 }
@@ -63,12 +116,28 @@ def algorithm(name: str) -> Algorithm:
 
 
 def algorithms_for(graph: OperatorGraph, bindings: Mapping[str, int]) -> tuple[list[str], list[str]]:
-    """(the algorithms that can run the operator, why each of the others cannot)."""
+    """(the algorithms that can run the operator, why each of the others cannot); AUTO, which
+    chooses among them, is not one of them."""
     runs, refused = [], []
     for a in ALGORITHMS.values():
+        if a.kernel is None:
+            continue
         try:
             a.check(graph, bindings)
             runs.append(a.name)
         except CompileError as e:
             refused.append(str(e))
     return runs, refused
+
+
+def auto_summary(details: dict) -> str:
+    """One line for a result kept by auto, e.g. 'auto kept nchwc, the fastest of nchwc 2.1 ms,
+    default 3.3 ms; refused: ...'; "" for any other result."""
+    auto = details.get("auto")
+    if not auto:
+        return ""
+    timed = sorted(auto["latency_ms"].items(), key=lambda pair: pair[1])
+    parts = [f"auto kept {auto['kept']}, the fastest of " + ", ".join(f"{n} {ms:.4g} ms" for n, ms in timed)]
+    parts += [f"{name} failed: {why}" for name, why in auto["failed"].items()]
+    parts += [f"refused: {why}" for why in auto["refused"]]
+    return "; ".join(parts)

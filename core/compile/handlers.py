@@ -6,8 +6,8 @@ The operator arrives as its document, is read once, and is lowered in canonical 
 renamed n0, n1, ... as for its content hash; core.ir.serialize.canonical_graph), so that every
 document with the same content hash gives the same TVM stage names and shares one tuning
 database. The handlers sit on top of core.compile: they read the payload, find the device
-and the tuning folder, and call measure_operator (which tunes first when asked) or
-transfer_operator over a workload, a kernel and a place. Imports TVM: worker processes
+and the tuning folder, and call measure_operator (which tunes first when asked), measure_fastest (algorithm
+'auto') or transfer_operator over a workload, a kernel and a place. Imports TVM: worker processes
 only (the job registry names the handlers by path)."""
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from ..ir.graph import OperatorGraph
 from ..ir.serialize import canonical_graph, content_hash, graph_from_document
 from ..jobs.errors import JobCancelled
 from ..store.measurement import Measurement
-from .algorithms import algorithm
+from .algorithms import AUTO, algorithm
+from .auto import measure_fastest
 from .errors import CompileError
 from .kernels.protocol import make_kernel
 from .measure import measure_operator
@@ -67,6 +68,8 @@ def measure_job(payload: dict, ctx) -> Measurement:
     with place_for(device, core_count()) as place:
         ctx.progress(0.01, "generating TVM and torch code")
         workload = Workload.prepare(graph, bindings, settings.batch, settings.seed)
+        if settings.algorithm == AUTO:
+            return measure_fastest(workload, place, settings, ctx.progress, check_cancelled)
         kernel = make_kernel(workload, place, settings)
         return measure_operator(workload, kernel, place, settings, ctx.progress, check_cancelled)
 

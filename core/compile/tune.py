@@ -83,7 +83,7 @@ def tune(
     if remaining > 0:
         work_dir.mkdir(parents=True, exist_ok=True)
         warm_tensor_intrin()
-        logging.getLogger(_LOGGER).setLevel(logging.WARNING)  # the console; full logs go to work_dir/logs
+        _prepare_logging()
         progress = _Progress(spent, trials, on_progress, check_cancelled)
         callbacks = [*ms.measure_callback.MeasureCallback.create("default"), progress]
         try:
@@ -139,7 +139,7 @@ def tune_kernels(
         return 0
     work_dir.mkdir(parents=True, exist_ok=True)
     warm_tensor_intrin()
-    logging.getLogger(_LOGGER).setLevel(logging.WARNING)
+    _prepare_logging()
     per_kernel = max(1, remaining // len(kernels))
     names = [name for name, *_ in kernels]
     contexts = [
@@ -224,6 +224,16 @@ def trial_evaluator() -> ms.runner.EvaluatorConfig:
 def local_runner() -> ms.runner.Runner:
     """Trials timed on this CPU."""
     return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=trial_evaluator())
+
+
+def _prepare_logging() -> None:
+    """Warnings only on the console (full logs go to work_dir/logs). MetaSchedule rebuilds a
+    logging config from its logger's handlers by name on every run; a handler without a name
+    (pytest's log capture) fails the next tuning in the process, so those are dropped."""
+    logger = logging.getLogger(_LOGGER)
+    logger.setLevel(logging.WARNING)
+    for handler in [h for h in logger.handlers if h.get_name() is None]:
+        logger.removeHandler(handler)
 
 
 def _cost_model(name: str) -> str:

@@ -64,7 +64,7 @@ def test_the_kernel_comes_from_the_settings_algorithm():
 @pytest.mark.parametrize(
     "change, error, message",
     [
-        ({"algorithm": "winograd"}, CompileError, "unknown algorithm 'winograd' .*default or gspc"),
+        ({"algorithm": "spatial_pack"}, CompileError, "unknown algorithm 'spatial_pack' .*default or gspc"),
         ({"tiles": [4, 4]}, CompileError, "tile sizes .* apply to algorithm 'gspc' only, not 'default'"),
         ({"algorithm": "gspc", "tiles": [3, 4]}, TileError, "T_O=3 must be a positive divisor of the 4 output"),
         ({"algorithm": "gspc", "tiles": [4]}, PayloadError, r"tiles must be a list of 2 items, each a whole number"),
@@ -102,13 +102,9 @@ def _variants(payload: dict):
 def test_variant_payloads_cover_algorithms_and_tuning():
     payloads, skipped = _variants(_payload(tune_trials=8, tiles=[4, 4]))
     assert skipped == ""
-    assert [(p.algorithm, p.tune_trials) for p in payloads] == [
-        ("default", 0),
-        ("default", 8),
-        ("gspc", 0),
-        ("gspc", 8),
-    ]
-    assert [p.tiles for p in payloads] == [None, None, (4, 4), (4, 4)]
+    algorithms = ["default", "gspc", "nchwc", "im2col", "winograd"]  # not auto: it chooses among them
+    assert [(p.algorithm, p.tune_trials) for p in payloads] == [(a, n) for a in algorithms for n in (0, 8)]
+    assert [p.tiles for p in payloads] == [None, None, (4, 4), (4, 4), *[None] * 6]
     payloads, skipped = _variants(_payload("shift_conv", bindings={}))
     assert [(p.algorithm, p.tune_trials) for p in payloads] == [("default", 0)]
     assert "'gspc' runs grouped convolutions only: shift_conv is not a 2-D convolution: shift shift_h" in skipped

@@ -57,8 +57,8 @@ def test_submit_list_cancel_retry(tmp_path, examples_dir, capsys, operator_parse
 
 
 def test_submit_variants_and_transfer(tmp_path, examples_dir, capsys):
-    """--variants queues algorithm x tuned/untuned (gspc only for grouped convolutions, saying
-    why otherwise); --transfer queues one transfer job on this machine, taking --from paths."""
+    """--variants queues algorithm x tuned/untuned (the convolution algorithms only for
+    convolutions, saying why otherwise); --transfer queues one transfer job on this machine, taking --from paths."""
     db = str(tmp_path / "cli.db")
     grouped = str(examples_dir / "grouped_conv.json")
     assert tessera("submit", grouped, "--variants", "--tune-trials", "4", "--store", db) == 0
@@ -69,20 +69,18 @@ def test_submit_variants_and_transfer(tmp_path, examples_dir, capsys):
     assert "measure default involution" in out and "note: algorithm 'gspc' runs grouped convolutions only" in out
     with Store(db) as store:
         jobs = JobQueue(store).jobs()
+    algorithms = ("default", "gspc", "nchwc", "im2col", "winograd")
     assert [(j.operator_name, j.payload["algorithm"], j.payload["tune_trials"]) for j in jobs] == [
-        ("grouped_conv", "default", 0),
-        ("grouped_conv", "default", 4),
-        ("grouped_conv", "gspc", 0),
-        ("grouped_conv", "gspc", 4),
+        *(("grouped_conv", a, n) for a in algorithms for n in (0, 4)),
         ("involution", "default", 0),
     ]
 
     tuning = tmp_path / "tuning"
     tuning.mkdir()
     assert tessera("submit", grouped, "--transfer", "--from", str(tuning), "--top-k", "2", "--store", db) == 0
-    assert "queued job 6: transfer-tune grouped_conv" in capsys.readouterr().out
+    assert "queued job 12: transfer-tune grouped_conv" in capsys.readouterr().out
     with Store(db) as store:
-        job = JobQueue(store).get(6)
+        job = JobQueue(store).get(12)
     assert job.kind == "transfer" and job.payload["sources"] == [str(tuning)] and job.payload["top_k"] == 2
     assert job.payload["device"] == "local" and "tune_trials" not in job.payload
     with pytest.raises(TesseraError, match="--from names where transfer-tuning takes schedules from; add --transfer"):

@@ -121,8 +121,8 @@ class MeasureDialog(RequestDialog):
         self.top_k.setToolTip("How many of each tuned kernel's best schedules to try, fastest first")
         self.variants = QCheckBox("Compare variants: each algorithm" + (", untuned and tuned" if tune else ""))
         self.variants.setToolTip(
-            "Queue one job per variant: TVM's default lowering and the grouped spatial pack "
-            "(grouped convolutions only)"
+            "Queue one job per algorithm that can run the operator: TVM's default lowering and, "
+            "for convolutions, the grouped spatial pack, blocked NCHWc, im2col + GEMM and Winograd"
             + (", each untuned and tuned" if tune else "")
             + ". Compare them in the results table (Algorithm, Tuned, Schedule columns)."
         )

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import tvm
 
 from ..algorithms import algorithm
+from ..errors import CompileError
 from ..place import Place
 from ..settings import Settings
 from ..tune import Tuning
@@ -66,6 +67,9 @@ class Kernel(Protocol):
 
 def make_kernel(workload: Workload, place: Place, settings: Settings) -> Kernel:
     """settings.algorithm's Kernel (the class its registry entry names) for the workload."""
-    module, _, name = algorithm(settings.algorithm).kernel.partition(":")
+    path = algorithm(settings.algorithm).kernel
+    if path is None:
+        raise CompileError(f"algorithm {settings.algorithm!r} has no kernel of its own (core.compile.auto measures it)")
+    module, _, name = path.partition(":")
     kernel: Kernel = getattr(importlib.import_module(module), name)(workload, place, settings)
     return kernel
