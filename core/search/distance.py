@@ -1,17 +1,16 @@
-"""Shape distance (Syno): how many more primitives a frontier needs, at least
-roughly, to reach the input shape. Partial chains whose distance exceeds the
-remaining budget are pruned.
+"""Shape distance (Syno): a lower bound on how many more primitives a frontier needs to
+reach the input shape. Partial chains whose distance exceeds the remaining budget are
+pruned, so it must never over-estimate, or operators are lost.
 
-Both shapes are split into reshape groups: axes sharing a primary variable
-belong together (union-find over primary variables). A group with equal total
-size needs #lhs + #rhs - 2 steps (splits and merges only), otherwise
-#lhs + #rhs - 1 (one 1-to-many primitive). A group with no input axis (e.g.
-C_out, which only a weight provides) costs one step per axis; an input axis
-whose variable is missing from the frontier costs one step (a reduce creates
-it); an axis with no primary variable (K) costs one step (an unfold or a
-reduce) unless joining a group is cheaper, e.g. [C_in/K, K] is one split away from
-[C_in]: every such assignment is tried. Grouping by variables makes permutations
-of repeated axes irrelevant."""
+Every step adds or removes at most one axis, so each axis of either shape costs one step
+on its own. A reshape group pairs some frontier axes with some input axes: equal total
+sizes take #lhs + #rhs - 2 steps (splits and merges only), unequal ones #lhs + #rhs - 1 (one
+1-to-many primitive), so a group saves 2 or 1 steps over its axes on their own. Sizes with
+different primary variables cannot be turned into each other, so a group's sizes may only
+differ by coefficients (K, s). The distance is the number of axes minus the largest saving
+over all grouping schemes: each input axis either stands alone or leads a group with any
+other input axes and frontier axes left. Repeated axes are tried in every assignment, which
+is what finding one expand for [C_in, C_in, H, W] needs."""
 
 from __future__ import annotations
 
@@ -22,62 +21,48 @@ from ..ir.symbolic import Size, VarKind, kind_of
 from ..ir.tensor import TensorType
 
 
-def _primaries(size: Size, kinds) -> set[str]:
-    return {v for v in size.variables if kind_of(v, kinds) is VarKind.PRIMARY}
-
-
 def shape_distance(frontier: TensorType, target: TensorType, kinds: Mapping[str, VarKind]) -> int:
-    parent: dict[str, str] = {}
+    lhs, rhs = frontier.sizes, target.sizes
+    primaries = {v for s in (*lhs, *rhs) for v in s.variables if kind_of(v, kinds) is VarKind.PRIMARY}
+    return len(lhs) + len(rhs) - _saving(tuple(lhs), tuple(rhs), frozenset(primaries))
 
-    def find(v: str) -> str:
-        while parent.setdefault(v, v) != v:
-            v = parent[v]
-        return v
 
-    def union(vs: set[str]) -> None:
-        vs = list(vs)
-        for v in vs[1:]:
-            parent[find(v)] = find(vs[0])
-
-    lhs = [(_primaries(d.size, kinds), d.size) for d in frontier]
-    rhs = [(_primaries(d.size, kinds), d.size) for d in target]
-    for vs, _ in lhs + rhs:
-        if vs:
-            union(vs)
-    groups: dict[str, list[list[Size]]] = {}
-    free: list[Size] = []  # K-like axes of the frontier
-    for side, dims in ((0, lhs), (1, rhs)):
-        for vs, size in dims:
-            if vs:
-                groups.setdefault(find(next(iter(vs))), [[], []])[side].append(size)
-            elif side == 0:
-                free.append(size)
-    base = len(free) + sum(_group_cost(left, right) for left, right in groups.values())
-    best = base
-    # a K-like axis can only help a group whose sizes it makes equal; try those joins
-    for left, right in groups.values():
-        if not right or not left:
-            continue
-        missing = _product(right) / _product(left)
-        for count in range(1, len(free) + 1):
-            for chosen in set(combinations(sorted(free, key=str), count)):
-                if _product(list(chosen)) == missing:
-                    joined = _group_cost(left + list(chosen), right) - _group_cost(left, right) - count
-                    best = min(best, base + joined)
+def _saving(lhs: tuple[Size, ...], rhs: tuple[Size, ...], primaries: frozenset[str]) -> int:
+    """The largest saving of any grouping of these axes; the first input axis stands alone or
+    leads a group (with some other input axes and some frontier axes)."""
+    if not lhs or not rhs:
+        return 0
+    lead, others = rhs[0], rhs[1:]
+    best = _saving(lhs, others, primaries)
+    for k in range(len(others) + 1):
+        for extra in _distinct_subsets(others, k):
+            right = (lead, *extra)
+            rest_rhs = _without(others, extra)
+            for j in range(1, len(lhs) + 1):
+                for left in _distinct_subsets(lhs, j):
+                    ratio = _product(left) / _product(right)
+                    if ratio.variables & primaries:
+                        continue
+                    gain = 2 if ratio == Size(1) else 1
+                    if gain + min(len(lhs) - j, len(rest_rhs)) * 2 <= best:
+                        continue
+                    best = max(best, gain + _saving(_without(lhs, left), rest_rhs, primaries))
     return best
 
 
-def _group_cost(left: list[Size], right: list[Size]) -> int:
-    if not right:
-        return len(left)
-    if not left:
-        return len(right)
-    if _product(left) == _product(right):
-        return len(left) + len(right) - 2
-    return len(left) + len(right) - 1
+def _distinct_subsets(sizes: tuple[Size, ...], k: int) -> set[tuple[Size, ...]]:
+    """Subsets of k axes by size: repeated sizes are interchangeable."""
+    return {tuple(sorted(c, key=str)) for c in combinations(sizes, k)}
 
 
-def _product(sizes: list[Size]) -> Size:
+def _without(sizes: tuple[Size, ...], taken: tuple[Size, ...]) -> tuple[Size, ...]:
+    rest = list(sizes)
+    for s in taken:
+        rest.remove(s)
+    return tuple(rest)
+
+
+def _product(sizes: tuple[Size, ...]) -> Size:
     out = Size(1)
     for s in sizes:
         out = out * s

@@ -96,6 +96,7 @@ def test_unfold_reduced_spatially_is_caught_over_the_chain():
         (["C_in/K", "K", "H", "W"], 1),  # one split: equal sizes, 2 + 1 - 2
         (["C_in/K^2", "K", "K", "H", "W"], 2),  # two splits: 3 + 1 - 2
         (["C_in", "K", "H", "W", "K"], 2),  # permutation of repeated axes does not matter
+        (["C_in", "C_in", "H", "W"], 1),  # one expand drops the second C_in
     ],
 )
 def test_shape_distance_matches_hand_values(frontier, expected):
