@@ -173,7 +173,7 @@ class Algebra:
             if c == b and below is not None and fits(below, b):
                 fired.append("merge_of_split")
                 return [t, lin(rest)]
-            if c != b and fits(c, b) and below is not None and fits(below, c):
+            if rest and c != b and c != ONE and fits(c, b) and below is not None and fits(below, c):
                 m = b / c
                 fired.append("merge_of_split")
                 return [("/", t, m), lin([(c, ("%", t, m)), *rest])]

@@ -15,6 +15,7 @@ is what finding one expand for [C_in, C_in, H, W] needs."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from itertools import combinations
 
 from ..ir.symbolic import Size, VarKind, kind_of
@@ -23,13 +24,18 @@ from ..ir.tensor import TensorType
 
 def shape_distance(frontier: TensorType, target: TensorType, kinds: Mapping[str, VarKind]) -> int:
     lhs, rhs = frontier.sizes, target.sizes
-    primaries = {v for s in (*lhs, *rhs) for v in s.variables if kind_of(v, kinds) is VarKind.PRIMARY}
-    return len(lhs) + len(rhs) - _saving(tuple(lhs), tuple(rhs), frozenset(primaries))
+    names = frozenset(v for s in (*lhs, *rhs) for v in s.variables if kind_of(v, kinds) is VarKind.PRIMARY)
+    wanted = frozenset(v for s in rhs for v in s.variables) & names
+    # an axis with a primary variable the input lacks (C_out) can only be removed on its own
+    useful = tuple(s for s in lhs if s.variables & names <= wanted)
+    return len(lhs) + len(rhs) - _saving(_sorted(useful), _sorted(rhs), names)
 
 
+@lru_cache(maxsize=65536)
 def _saving(lhs: tuple[Size, ...], rhs: tuple[Size, ...], primaries: frozenset[str]) -> int:
     """The largest saving of any grouping of these axes; the first input axis stands alone or
-    leads a group (with some other input axes and some frontier axes)."""
+    leads a group with some other input axes and some frontier axes whose primary variables
+    it covers (primaries never sit in a denominator, so no other axis can join)."""
     if not lhs or not rhs:
         return 0
     lead, others = rhs[0], rhs[1:]
@@ -37,22 +43,28 @@ def _saving(lhs: tuple[Size, ...], rhs: tuple[Size, ...], primaries: frozenset[s
     for k in range(len(others) + 1):
         for extra in _distinct_subsets(others, k):
             right = (lead, *extra)
+            covered = frozenset(v for s in right for v in s.variables) & primaries
+            eligible = tuple(s for s in lhs if s.variables & primaries <= covered)
             rest_rhs = _without(others, extra)
-            for j in range(1, len(lhs) + 1):
-                for left in _distinct_subsets(lhs, j):
+            for j in range(1, len(eligible) + 1):
+                for left in _distinct_subsets(eligible, j):
                     ratio = _product(left) / _product(right)
-                    if ratio.variables & primaries:
+                    if ratio.variables & covered:
                         continue
                     gain = 2 if ratio == Size(1) else 1
-                    if gain + min(len(lhs) - j, len(rest_rhs)) * 2 <= best:
+                    if gain + 2 * min(len(lhs) - j, len(rest_rhs)) <= best:
                         continue
                     best = max(best, gain + _saving(_without(lhs, left), rest_rhs, primaries))
     return best
 
 
+def _sorted(sizes) -> tuple[Size, ...]:
+    return tuple(sorted(sizes, key=str))
+
+
 def _distinct_subsets(sizes: tuple[Size, ...], k: int) -> set[tuple[Size, ...]]:
-    """Subsets of k axes by size: repeated sizes are interchangeable."""
-    return {tuple(sorted(c, key=str)) for c in combinations(sizes, k)}
+    """Subsets of k axes by size (sizes come sorted): repeated sizes are interchangeable."""
+    return set(combinations(sizes, k))
 
 
 def _without(sizes: tuple[Size, ...], taken: tuple[Size, ...]) -> tuple[Size, ...]:

@@ -57,15 +57,26 @@ class SynoSpace:
         limited = tuple(sum(s.op == op for s in p.steps) for op in (*Synthesizer.LIMITS, "share"))
         return (p.frontier, len(p.steps), limited, self.algebra.key(p.coords))
 
-    def form(self, steps: tuple[Step, ...]) -> tuple:
-        """The canonical form of a complete chain given by its steps (bottom-up)."""
+    def coords_of(self, steps: tuple[Step, ...]) -> Coords:
+        """The coordinate expressions of a complete chain given by its steps (bottom-up)."""
         shapes = [self.synth.target]
         for step in reversed(steps):
             shapes.append(step.prim().infer([shapes[-1]], self.synth.kinds))
         coords = self.algebra.start(shapes[-1])
         for step, before in zip(steps, reversed(shapes[:-1])):
             coords = self.algebra.apply(coords, step, before)
-        return self.algebra.key(coords)
+        return coords
+
+    def form(self, steps: tuple[Step, ...]) -> tuple:
+        """The canonical form of a complete chain given by its steps (bottom-up)."""
+        return self.algebra.key(self.coords_of(steps))
+
+    def violation(self, p: Partial) -> str | None:
+        """Why a chain is not canonical (the first rule it breaks), or None."""
+        rewrites = p.coords.rewrites + p.coords.approximate
+        if rewrites:
+            return f"coordinates: {rewrites[0]} (a simpler chain computes the same)"
+        return chain_violation(list(reversed(p.steps)), self.spatial)
 
     def complete(self, p: Partial) -> bool:
         return self.synth.done(p.frontier) and any(s.op == "share" for s in p.steps)
@@ -117,16 +128,19 @@ class SynoSpace:
         return p
 
     def propose(self, p: Partial) -> tuple[tuple, Candidate | None]:
-        """(canonical form, the candidate if it is new, valid and within budget)."""
+        """(canonical form, the candidate if it is new, valid and within budget). A form is
+        remembered once proposed: another chain of it may still fit where this one did not
+        (the order of views changes the cost)."""
         form = self.algebra.key(p.coords)
-        fresh = form not in self.seen
-        self.seen.add(form)
-        if not fresh:
+        if form in self.seen:
             self.strategy.stats["equivalent"] += 1
             return form, None
         graph = chain_graph(self.template, p.steps)
         graph.bindings = dict(self.extra_bindings)
-        return form, self.strategy.admit(graph, {"steps": len(p.steps)})
+        candidate = self.strategy.admit(graph, {"steps": len(p.steps)})
+        if candidate is not None:
+            self.seen.add(form)
+        return form, candidate
 
 
 class SynoRandom(Strategy):

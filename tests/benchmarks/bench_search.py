@@ -1,52 +1,100 @@
-"""Valid distinct operators per second (one core) for each search strategy, and the
-effect of Syno's shape distance and canonicalization on MCTS.
+"""Distinct valid operators per second (one core) for each search strategy, where the time
+goes (propose, shape inference, solve, hash), and how redundant Syno's space is without
+canonicalization.
 
-Published references: Canvas samples a legal kernel in a few milliseconds; Syno
-reports 253 distinct operators from 5 million trials in 68 s on 192 cores, and
-none without shape distance."""
+Published references: Syno reports 86 canonical of 6,452 random samples without
+canonicalization (>70x redundancy), and 253 distinct operators from 5 million trials in
+68 s on 192 cores with shape distance, none without. Anchors measured on this machine
+(issue 23): Canvas's own sampler 0.55-0.68 kernels/s, Syno's 0.30/s."""
 
 from __future__ import annotations
 
+import cProfile
+import pstats
+import sys
 import time
 
 from core.ir.serialize import load_operator
 from core.search.base import Budget
 from core.search.canvas import CanvasSampler
 from core.search.mcts import SynoMCTS
+from core.search.syno import SynoRandom
 from tests.support import ROOT
 
-SECONDS = 20.0
+SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
+SAMPLES = 2000  # random chains drawn without canonicalization
+#: stage -> functions whose cumulative time is that stage ("propose" is the rest)
+STAGES = {
+    "shape inference": ("summarize",),
+    "solve": ("solve_budget",),
+    "hash": ("content_hash", "canonical_json", "wl_hash", "key"),
+}
 
 
-def rate(strategy) -> tuple[float, int, dict]:
+def rate(strategy) -> tuple[float, int]:
     found, start = 0, time.perf_counter()
     while time.perf_counter() - start < SECONDS:
-        found += len(strategy.ask(1))
-        if getattr(strategy, "root", None) is not None and strategy.root.dead:
+        batch = strategy.ask(1)
+        if not batch:
             break
-    elapsed = time.perf_counter() - start
-    return found / elapsed, found, strategy.stats
+        found += len(batch)
+    return found / (time.perf_counter() - start), found
+
+
+def stages(make) -> str:
+    """Shares of the time per stage, from a profiled run of a fresh strategy (the profiler
+    slows everything, so the rate comes from the unprofiled run)."""
+    strategy, profile = make(), cProfile.Profile()
+    profile.enable()
+    start = time.perf_counter()
+    while time.perf_counter() - start < SECONDS / 2 and strategy.ask(1):
+        pass
+    profile.disable()
+    table = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    total = max(ct for (_, _, name), (_, _, _, ct, _) in table.items() if name == "ask")
+    shares = {
+        stage: sum(ct for (_, _, name), (_, _, _, ct, _) in table.items() if name in names) / total
+        for stage, names in STAGES.items()
+    }
+    shares = {"propose": max(0.0, 1 - sum(shares.values())), **shares}
+    return ", ".join(f"{stage} {share:4.0%}" for stage, share in shares.items())
+
+
+def redundancy(template, budget) -> str:
+    """Syno's measure: random chains drawn with canonicalization off; how many pass every
+    rule, and how many distinct functions (canonical forms of coordinate expressions) they are."""
+    raw = SynoRandom(template, budget, seed=0, use_canonical=False).space
+    judge = SynoRandom(template, budget, seed=0).space
+    rng = SynoRandom(template, budget, seed=0).rng
+    drawn, canonical, forms = 0, 0, set()
+    while drawn < SAMPLES:
+        p = raw.rollout(raw.root, rng)
+        if p is None:
+            continue
+        drawn += 1
+        canonical += judge.violation(p) is None
+        forms.add(raw.algebra.key(p.coords))
+    return (
+        f"{drawn} random chains without canonicalization: {canonical} canonical ({drawn / max(canonical, 1):.1f}x "
+        f"redundancy), {len(forms)} distinct functions (canonicalization removes {drawn - len(forms)} duplicates)"
+    )
 
 
 def main() -> None:
     template = load_operator(ROOT / "resources" / "examples" / "conv2d.json")
     budget = Budget(flops=1.0, max_primitives=7)
     runs = [
-        ("canvas random sampler", CanvasSampler(template, budget, seed=0)),
-        ("syno mcts (distance + canonical)", SynoMCTS(template, budget, seed=0)),
-        ("syno mcts, no shape distance", SynoMCTS(template, budget, seed=0, use_distance=False)),
-        ("syno mcts, no canonicalization", SynoMCTS(template, budget, seed=0, use_canonical=False)),
+        ("canvas random sampler", lambda: CanvasSampler(template, budget, seed=0)),
+        ("syno random sampling", lambda: SynoRandom(template, budget, seed=0)),
+        ("syno mcts (distance + canonical)", lambda: SynoMCTS(template, budget, seed=0)),
+        ("syno mcts, no shape distance", lambda: SynoMCTS(template, budget, seed=0, use_distance=False)),
+        ("syno mcts, no canonicalization", lambda: SynoMCTS(template, budget, seed=0, use_canonical=False)),
     ]
     print(f"template conv2d, FLOPs budget 1.0x, at most 7 primitives, {SECONDS:.0f} s each, one core")
-    base = None
-    for label, strategy in runs:
-        per_s, n, stats = rate(strategy)
-        base = base or per_s
-        ms = 1e3 / per_s if per_s else float("inf")
-        print(
-            f"{label:36s} {per_s:8.2f} valid distinct/s ({ms:7.1f} ms each, {n} found, "
-            f"{stats['tried']} complete tries, ratio to canvas {per_s / base:.2f})"
-        )
+    for label, make in runs:
+        per_s, n = rate(make())
+        print(f"{label:34s} {per_s:7.1f} valid distinct/s ({n} found); time: {stages(make)}")
+    print(redundancy(template, budget))
 
 
 if __name__ == "__main__":

@@ -97,7 +97,10 @@ def _proposals_until_planted(strategy, limit=400) -> int:
     planted = strategy.space.form(PLANTED)
     wanted = Counter(PLANTED)
     for n in range(1, limit + 1):
-        (c,) = strategy.ask(1)
+        batch = strategy.ask(1)
+        if not batch:  # the space is exhausted without it
+            return limit
+        (c,) = batch
         steps = chain_steps(c.graph)
         if strategy.space.form(steps) == planted:
             return n
