@@ -9,6 +9,7 @@ The untuned kernel is that compute unscheduled. Imports TVM: worker processes on
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -27,8 +28,8 @@ from .metaschedule import tuned_with_metaschedule
 from .protocol import Progress, Tuned, Variant
 
 
-class ConvKernel:
-    """A convolution algorithm's kernel; subclasses give `layout`, `details`, `weight` and `compute`."""
+class ConvKernel(ABC):
+    """A convolution algorithm's kernel; subclasses give `weight`, `compute` and perhaps `layout`, `details`."""
 
     layout = "NCHW"
 
@@ -48,13 +49,13 @@ class ConvKernel:
         """What the algorithm chose, for the result (block sizes, tile size)."""
         return {}
 
+    @abstractmethod
     def weight(self, torch_weight: np.ndarray) -> np.ndarray:
         """The weight [K, C/G, kh, kw] in the layout `compute` reads."""
-        raise NotImplementedError
 
+    @abstractmethod
     def compute(self, x: te.Tensor) -> tuple[te.Tensor, te.Tensor]:
         """(the transformed weight's placeholder, the output [N, K, Ho, Wo]) computed from x."""
-        raise NotImplementedError
 
     def module(self) -> tvm.IRModule:
         x = te.placeholder((self.workload.batch, *self.conv.input_shape), "float32", name="x")
