@@ -7,9 +7,10 @@ from statistics import mean
 
 import pytest
 
-from core.ir.serialize import load_operator
+from core.ir.serialize import load_operator, read_document
 from core.search.base import Budget
 from core.search.chain import Step, chain_steps
+from core.search.driver import SearchConfig, make_strategy
 from core.search.mcts import SynoMCTS
 from core.search.reward import RewardScale
 from core.search.syno import SynoRandom
@@ -115,3 +116,9 @@ def test_mcts_finds_a_planted_best_operator_sooner_than_random_sampling(conv):
     mcts = [_proposals_until_planted(SynoMCTS(conv, budget, seed=seed)) for seed in range(6)]
     rand = [_proposals_until_planted(SynoRandom(conv, budget, seed=seed)) for seed in range(6)]
     assert mean(mcts) < 0.75 * mean(rand), (mcts, rand)
+
+
+@pytest.mark.parametrize("evaluate,kind", [("fisher", "unbounded"), ("train", "bounded"), ("none", "bounded")])
+def test_the_driver_gives_mcts_the_scale_of_its_scores(evaluate, kind):
+    config = SearchConfig(template=read_document(EXAMPLES / "conv2d.json"), strategy="mcts", evaluate=evaluate)
+    assert make_strategy(config).reward.kind == kind
