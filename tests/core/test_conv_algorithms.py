@@ -29,16 +29,21 @@ CASES = {  # name: (graph, bindings); channels 19 and 34 have no block dividing 
     "19->34 odd 7x9": (GROUPED, {"C_in": 19, "C_out": 34, "H": 7, "W": 9, "K": 3, "G": 1}),
     "G=2 6->10 9x13": (GROUPED, {"C_in": 6, "C_out": 10, "H": 9, "W": 13, "K": 3, "G": 2}),
     "depthwise 5x7": (GROUPED, {"C_in": 6, "C_out": 6, "H": 5, "W": 7, "K": 3, "G": 6}),
+    "depthwise 19 9x11": (GROUPED, {"C_in": 19, "C_out": 19, "H": 9, "W": 11, "K": 3, "G": 19}),
     "5x5 G=1": (GROUPED, {"C_in": 3, "C_out": 5, "H": 7, "W": 6, "K": 5, "G": 1}),
     "stride 2, 3x5, G=4": (
         strided_w_first(),
         {"C_in": 8, "C_out": 20, "H": 10, "W": 14, "Kh": 3, "Kw": 5, "G": 4, "s": 2},
     ),
+    "depthwise stride 2, 3x5": (
+        strided_w_first(),
+        {"C_in": 18, "C_out": 18, "H": 10, "W": 14, "Kh": 3, "Kw": 5, "G": 18, "s": 2},
+    ),
 }
 RUNS = {
     "nchwc": list(CASES),
     "im2col": list(CASES),
-    "winograd": ["19->34 odd 7x9", "G=2 6->10 9x13", "depthwise 5x7"],
+    "winograd": ["19->34 odd 7x9", "G=2 6->10 9x13", "depthwise 5x7", "depthwise 19 9x11"],
 }
 
 

@@ -8,7 +8,10 @@ input channels of a block are read from one cache line.
 
 Blocks stay inside a group (C_PG, K_PG: channels per group). A block is the SIMD width, a
 divisor of the channels between half and all of it, or the channels themselves when fewer;
-otherwise the channels are padded up to whole blocks (zero weights, outputs dropped)."""
+otherwise the channels are padded up to whole blocks (zero weights, outputs dropped).
+A depthwise convolution thus gets blocks of one channel: blocking channels across groups
+instead, as TVM's depthwise NCHWc does, was measured 3x slower here after 16 trials (64
+channels, 56x56: 0.18 ms against 0.061 ms), MetaSchedule vectorising the plain rows well."""
 
 from __future__ import annotations
 
