@@ -120,8 +120,15 @@ class Stages:
                     for x, n, (before, after) in zip(i, shape, pads)
                     if before or after
                 ]
-                value = root[tuple(x - before for x, (before, _) in zip(i, pads))]
-                return tirx.if_then_else(tirx.all(*inside), value, tirx.const(0.0, DTYPE))
+                value = root[
+                    tuple(
+                        tirx.min(tirx.max(x - before, 0), n - 1) if before or after else x
+                        for x, n, (before, after) in zip(i, shape, pads)
+                    )
+                ]
+                # the mask multiplies: under a select or if_then_else TVM simplifies the clamp away
+                one, zero = tirx.const(1.0, DTYPE), tirx.const(0.0, DTYPE)
+                return value * tirx.Select(tirx.all(*inside), one, zero)
 
             self._padded[key] = self.compute(
                 [n + b + a for n, (b, a) in zip(shape, pads)], body, f"pad_{root.op.name}", f"padding of {root.op.name}"
