@@ -386,17 +386,19 @@ class Explore(QObject):
         """The transformation sequence a search found the result's operator by, in the sequence editor."""
         document = self.session.result_sequence(result_id)
         if document is None:
-            self.window.statusBar().showMessage(f"Result {result_id} was not found by a sequence search", 8000)
+            self.window.statusBar().showMessage("The selected result was not found by a sequence search", 8000)
             return
         try:
-            seq = sequence_from_document(document, f"result {result_id} in {self.session.path.name}")
+            seq = sequence_from_document(document, f"a result's sequence in {self.session.path.name}")
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot open the sequence", str(e))
             return
         self.window.sequences.show_sequence(seq)
         self.window.show_page("sequences")
+        row = self.session.row(result_id) or {}
         self.window.statusBar().showMessage(
-            f"Opened the sequence that found result {result_id} ({len(seq.steps)} steps)", 8000
+            f"Opened the sequence that found {row.get('operator_name') or 'the operator'} ({len(seq.steps)} steps)",
+            8000,
         )
 
     # -- life cycle ----------------------------------------------------------------------------------

@@ -339,3 +339,4 @@ def test_a_result_a_sequence_search_found_opens_its_sequence_in_the_sequence_edi
     action.trigger()
     assert explorer.pages.current == "sequences"
     assert explorer.sequences.sequence.steps == seq.steps and explorer.sequences.path is None
+    assert explorer.statusBar().currentMessage() == "Opened the sequence that found split-group (4 steps)"
