@@ -107,7 +107,11 @@ class Stages:
         return root[tuple(c + before for c, (before, _) in zip(coords, lazy.pads))]
 
     def padded(self, root: te.Tensor, pads: tuple[tuple[int, int], ...]) -> te.Tensor:
-        """`root` with zeros around it, as its own stage (one per root and padding)."""
+        """`root` with zeros around it, as its own stage (one per root and padding). Every element,
+        the zeros too, reads an element of `root` (the index clamped into it, the value masked):
+        MetaSchedule computes a padding under a tile of the stage it pads (reverse_compute_at),
+        which computes only the elements whose reads fall in the tile, so a zero that read
+        outside `root` was never computed and a tuned kernel's border held garbage."""
         if all(p == (0, 0) for p in pads):
             return root
         key = (root.op.name, pads)

@@ -87,12 +87,10 @@ class Limits:
             )
         self.bindings = dict(s.bindings)
         self.layers = dict(layers or {})
-        if self.layers:
-            self.bindings_per_layer = []
-            try:
-                self.bindings_per_layer = [layer_bindings(template, layer) for layer in self.layers]
-            except LayerMismatch as e:
-                raise SearchError(f"template {template.name or '?'} cannot stand in for a convolution: {e}") from None
+        try:  # the sizes an operator must be whole at: every layer's, or the template's own
+            self.sizes = [layer_bindings(template, layer) for layer in self.layers] or [self.bindings]
+        except LayerMismatch as e:
+            raise SearchError(f"template {template.name or '?'} cannot stand in for a convolution: {e}") from None
         reference = self.measure(template)
         if reference is None:
             raise SearchError(f"template {template.name or '?'} cannot be built at every searched layer")
@@ -123,10 +121,6 @@ class Limits:
             flops += count * numbers["flops"]
             params += count * numbers["params"]
         return flops, params
-
-    def binding_sets(self) -> list[dict[str, int]]:
-        """The sizes an operator must be whole at: every layer's, or the template's own."""
-        return self.bindings_per_layer if self.layers else [self.bindings]
 
     def within(self, flops: int, params: int) -> bool:
         return (self.max_flops is None or flops <= self.max_flops) and (

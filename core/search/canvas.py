@@ -49,7 +49,7 @@ class CanvasSampler(Strategy):
     ):
         super().__init__(template, budget, seed, layers)
         self.min_primitives = min(min_primitives, budget.max_primitives)
-        self.sizes = self.limits.binding_sets()
+        self.sizes = self.limits.sizes
         channels = [template.input_shape[0], template.output_shape[0]]
         common = math.gcd(*(parse_size(c).to_int(b) for b in self.sizes for c in channels))
         self.group_choices = [g for g in (2, 4, 8) if common % g == 0] or [1]

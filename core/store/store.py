@@ -162,8 +162,7 @@ class Store:
                 origin,
                 {**operator_cost(graph), "bindings": json.dumps(graph.bindings) if graph.bindings else None},
             )
-            known = self.db.execute("SELECT sequence_id FROM operators WHERE id = ?", [operator_id]).fetchone()[0]
-            if sequence is not None and known is None:
+            if sequence is not None and self.operator_sequence(operator_id) is None:
                 sequence_id = self.add_sequence(sequence, name, origin)
                 self.db.execute("UPDATE operators SET sequence_id = ? WHERE id = ?", [sequence_id, operator_id])
             return operator_id
