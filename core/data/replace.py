@@ -25,6 +25,7 @@ from core.codegen.to_torch import module_class
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 
+from .assignment import Assignment
 from .backbones import build_backbone
 from .errors import LayerMismatch
 from .replacement import ConvShape, LayerOutcome, Replacement, layer_bindings
@@ -98,39 +99,56 @@ def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) ->
 
 def replace_convs(
     model: nn.Module,
-    graph: OperatorGraph,
+    stand_in: OperatorGraph | Assignment,
     resolution: int,
     in_channels: int = 3,
     sizes: dict[str, tuple[int, int]] | None = None,
 ) -> ReplacementReport:
-    """Replace, in place, every standard conv the operator fits; the report lists all convs.
-    The model takes [N, in_channels, resolution, resolution]; `sizes`: conv_input_sizes of the
-    model when known already. Layers of one shape are tried once."""
+    """Replace, in place, the standard convs the stand-in fits: an operator tries every one, an
+    assignment the layers it names (FormatError naming any the model does not have); the
+    report lists all convs. The model takes [N, in_channels, resolution, resolution]; `sizes`:
+    conv_input_sizes of the model when known already. Each operator is tried once per layer shape."""
     sizes = sizes if sizes is not None else conv_input_sizes(model, resolution, in_channels)
-    tried: dict[ConvShape, tuple | LayerMismatch] = {}
+    convs = list(_convs(model, sizes))
+    if isinstance(stand_in, OperatorGraph):
+        stand_in = Assignment("", {stand_in.name: stand_in}, {name: stand_in.name for name, *_ in convs}, name="")
+    stand_in.check_layers([name for name, *_ in convs])
+    named = len(stand_in.operators) > 1  # say which operator went where
+    tried: dict[tuple[str, ConvShape], tuple | LayerMismatch] = {}
     outcomes = []
-    for name, conv, layer, why_not in _convs(model, sizes):
+    for name, conv, layer, why_not in convs:
         outcome = {"name": name, **asdict(layer)}
-        if why_not:
-            outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not))
+        graph = stand_in.operator_at(name)
+        if graph is None or why_not:
+            outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not or "not assigned"))
             continue
         try:
             module, how = _operator_for(graph, conv, layer, tried)
         except LayerMismatch as e:
-            outcomes.append(LayerOutcome(**outcome, replaced=False, detail=str(e)))
+            outcomes.append(LayerOutcome(**outcome, replaced=False, detail=f"{graph.name}: {e}" if named else str(e)))
             continue
         model.set_submodule(name, module)
-        outcomes.append(LayerOutcome(**outcome, replaced=True, detail=how))
-    return ReplacementReport(graph.name or "operator", tuple(outcomes))
+        outcomes.append(LayerOutcome(**outcome, replaced=True, detail=f"{graph.name}: {how}" if named else how))
+    label = stand_in.name or next(iter(stand_in.operators), "") or "operator"
+    return ReplacementReport(label, tuple(outcomes))
 
 
 def searched_layers(spec: BackboneSpec, num_classes: int = 10) -> Counter[ConvShape]:
     """The standard convolutions of a backbone a searched operator stands in for, with how
     many layers have each shape: all but the stem, whose few image channels (3) no grouped
     operator divides (replace_convs keeps it when the operator does not fit)."""
-    model = build_backbone(spec, num_classes, seed=None)
-    convs = [(layer, why_not) for _, _, layer, why_not in _convs(model, conv_input_sizes(model, spec.resolution))]
+    convs = [(layer, why_not) for _, _, layer, why_not in _backbone_convs(spec, num_classes)]
     return Counter(layer for layer, why_not in convs[1:] if not why_not)
+
+
+def conv_names(spec: BackboneSpec) -> list[str]:
+    """Every convolution of a backbone, as its modules name it (what an assignment names)."""
+    return [name for name, *_ in _backbone_convs(spec)]
+
+
+def _backbone_convs(spec: BackboneSpec, num_classes: int = 10) -> list[tuple[str, nn.Conv2d, ConvShape, str]]:
+    model = build_backbone(spec, num_classes, seed=None)
+    return list(_convs(model, conv_input_sizes(model, spec.resolution)))
 
 
 def _convs(model: nn.Module, sizes: dict[str, tuple[int, int]]) -> Iterator[tuple[str, nn.Conv2d, ConvShape, str]]:
@@ -145,14 +163,15 @@ def _convs(model: nn.Module, sizes: dict[str, tuple[int, int]]) -> Iterator[tupl
 
 
 def _operator_for(graph: OperatorGraph, conv: nn.Conv2d, layer: ConvShape, tried: dict) -> tuple[nn.Module, str]:
-    """The operator standing in for `conv`. `tried` keeps, per layer shape, the module class and
+    """The operator standing in for `conv`. `tried` keeps, per operator and layer shape, the module class and
     its output shape (or the mismatch), so a network's many layers of one shape generate the
     code and run the trial input once; each layer still gets its own freshly initialised module."""
-    if layer not in tried:
-        tried[layer] = _layer_class(graph, layer)
-    if isinstance(tried[layer], LayerMismatch):
-        raise tried[layer]
-    cls, shape = tried[layer]
+    key = (graph.name, layer)
+    if key not in tried:
+        tried[key] = _layer_class(graph, layer)
+    if isinstance(tried[key], LayerMismatch):
+        raise tried[key]
+    cls, shape = tried[key]
     c_out = layer.c_out
     if len(shape) != 3 or shape[1:] != (layer.height, layer.width):
         raise LayerMismatch(

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from core.analysis.fisher import fisher_potential, passes_fisher
+from core.data.assignment import Assignment
 from core.data.backbones import build_backbone
 from core.data.datasets import Split, load_dataset, split_dataset
 from core.data.replace import ReplacementReport, conv_input_sizes, replace_convs
@@ -54,11 +55,11 @@ class FisherScreen:
         convs = [name for name, m in original.named_modules() if isinstance(m, nn.Conv2d) and name in self.sizes]
         self.original = fisher_potential(original, convs, self.images, self.labels).layers
 
-    def candidate(self, graph: OperatorGraph) -> tuple[nn.Module, ReplacementReport]:
-        """The backbone with the operator in every layer it fits (seeded as the original);
-        EvaluationError if it fits none."""
+    def candidate(self, stand_in: OperatorGraph | Assignment) -> tuple[nn.Module, ReplacementReport]:
+        """The backbone with the operator in every layer it fits, or an assignment's operators
+        in the layers it names (seeded as the original); EvaluationError if it replaces none."""
         net = build_backbone(self.settings.spec, self.num_classes, self.settings.seed)
-        report = replace_convs(net, graph, self.settings.resolution, sizes=self.sizes)
+        report = replace_convs(net, stand_in, self.settings.resolution, sizes=self.sizes)
         if not report.replaced:
             reasons = sorted({o.detail for o in report.layers})
             raise EvaluationError(

@@ -1,0 +1,114 @@
+"""Per-layer assignments (NAS-PTE's layer-wise choice): the document, replacing exactly the
+layers it names, and the per-layer Fisher Potential rule on a real screen."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from core.analysis.summary import summarize
+from core.data.assignment import Assignment, assignment_from_document, read_assignment, stand_in_from_document
+from core.data.backbones import build_backbone
+from core.data.replace import ReplacedConv, conv_names, replace_convs
+from core.data.replacement import layer_bindings
+from core.ir.errors import FormatError
+from core.ir.serialize import load_operator, to_document
+from core.train.per_layer import assign_per_layer, layer_flops
+from core.train.screening import screen_for
+from tests.core.accuracy_settings import TINY
+from tests.support import EXAMPLES
+
+torch.set_num_threads(1)
+DWS, GROUPED = load_operator(EXAMPLES / "depthwise_separable.json"), load_operator(EXAMPLES / "grouped_conv.json")
+PLAN = {"layers.0.conv1": "depthwise_separable", "layers.1.conv2": "grouped_conv", "layers.3.conv1": "grouped_conv"}
+
+
+def plan() -> Assignment:
+    return Assignment("resnet18", {g.name: g for g in (DWS, GROUPED)}, PLAN, {"stem.0": "kept by hand"}, "mine")
+
+
+def test_document_round_trips_and_refuses_what_it_cannot_use(tmp_path):
+    doc = plan().to_document()
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(doc))
+    again = read_assignment(path, conv_names(TINY.spec))
+    assert again.to_document() == doc
+    assert (again.name, again.backbone, dict(again.layers), dict(again.reasons)) == (
+        "mine",
+        "resnet18",
+        PLAN,
+        {"stem.0": "kept by hand"},
+    )
+    assert isinstance(stand_in_from_document(doc), Assignment)
+    assert stand_in_from_document(to_document(DWS)).name == "depthwise_separable"
+
+    path.write_text(json.dumps({**doc, "layers": {**PLAN, "layers.9.conv7": "grouped_conv"}}))
+    with pytest.raises(FormatError, match=r"no convolution named 'layers.9.conv7' in resnet18"):
+        read_assignment(path, conv_names(TINY.spec))
+    with pytest.raises(FormatError, match=r"layers.layers.0.conv1: no operator named 'nope'"):
+        assignment_from_document({**doc, "layers": {"layers.0.conv1": "nope"}})
+    missing = {k: v for k, v in doc.items() if k != "backbone"}
+    with pytest.raises(FormatError, match="backbone: missing field"):
+        assignment_from_document(missing)
+    with pytest.raises(FormatError, match=r"unknown field\(s\) extra"):
+        assignment_from_document({**doc, "extra": 1})
+    twice = {**doc, "operators": [to_document(DWS), to_document(DWS)]}
+    with pytest.raises(FormatError, match=r"operators\[1\].name: each operator needs a name of its own"):
+        assignment_from_document(twice)
+    with pytest.raises(FormatError, match="names layers of resnet18, not of vgg"):
+        again.check_backbone("vgg")
+
+
+def test_replace_convs_puts_each_named_operator_in_exactly_its_layers():
+    net = build_backbone(TINY.spec, 10, seed=0)
+    report = replace_convs(net, plan(), TINY.resolution)
+    assert sorted(report.replaced) == sorted(PLAN)
+    modules = dict(net.named_modules())
+    for outcome in report.layers:
+        module = modules[outcome.name]
+        if outcome.name not in PLAN:
+            assert isinstance(module, nn.Conv2d) and not outcome.replaced
+            continue
+        graph = DWS if PLAN[outcome.name] == "depthwise_separable" else GROUPED
+        assert isinstance(module, ReplacedConv) and outcome.detail == f"{graph.name}: direct"
+        params = summarize(graph, layer_bindings(graph, outcome.shape)).numeric_cost["params"]
+        assert sum(p.numel() for p in module.parameters()) == params  # this operator's weights, no other's
+    assert {o.detail for o in report.layers if o.name == "layers.2.conv2"} == {"not assigned"}
+
+    with pytest.raises(FormatError, match="no convolution named 'fc'"):
+        replace_convs(net, Assignment("resnet18", {"depthwise_separable": DWS}, {"fc": "depthwise_separable"}), 8)
+
+    whole = build_backbone(TINY.spec, 10, seed=0)  # one operator: every layer it fits, as before
+    everywhere = replace_convs(whole, DWS, TINY.resolution)
+    assert everywhere.operator == "depthwise_separable" and len(everywhere.replaced) == 14
+
+
+def test_per_layer_rule_picks_the_cheapest_passing_candidate_and_keeps_the_rest():
+    screen = screen_for(TINY)
+    assignment = assign_per_layer([DWS, GROUPED], screen)
+    assert assignment.backbone == "resnet18" and set(assignment.reasons) == set(screen.original)
+    # each candidate scored on its own, in every layer it fits: the rule's inputs, read here
+    scores, flops = {}, {}
+    for graph in (DWS, GROUPED):
+        net, report = screen.candidate(graph)
+        scores[graph.name] = screen.score(net, report)["fisher_layers"]
+        flops.update({(graph.name, o.name): layer_flops(graph, o.shape) for o in report.layers if o.replaced})
+    for layer, original in screen.original.items():
+        passing = [op for op in scores if layer in scores[op] and scores[op][layer] >= original]
+        if not passing:
+            assert layer not in assignment.layers and "conv kept" in assignment.reasons[layer]
+            continue
+        chosen = assignment.layers[layer]
+        assert chosen in passing and flops[chosen, layer] == min(flops[op, layer] for op in passing)
+    picked = set(assignment.layers.values())
+    kept_although_fitting = [
+        layer for layer in screen.original if layer not in assignment.layers and layer in scores["grouped_conv"]
+    ]
+    assert picked == {"depthwise_separable", "grouped_conv"} and kept_although_fitting  # a real mix at TINY
+
+    net, report = screen.candidate(assignment)  # the assignment scores like any operator
+    assert sorted(report.replaced) == sorted(assignment.layers)
+    assert screen.score(net, report)["fisher_potential"] > 0
