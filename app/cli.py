@@ -28,6 +28,7 @@ COMMANDS = {
     "jobs": "app.cli_jobs",
     "results": "app.cli_jobs",
     "evaluate": "app.cli_accuracy",
+    "assign": "app.cli_accuracy",
     "search": "app.cli_search",
     "discover": "app.cli_discover",
     "sequence": "app.cli_sequences",

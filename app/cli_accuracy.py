@@ -1,4 +1,4 @@
-"""`tessera evaluate`: queue the accuracy-side jobs for an operator in a backbone.
+"""`tessera evaluate` and `tessera assign`: the accuracy side of an operator in a backbone.
 
 Without --fisher-only it queues a "train" job (Fisher Potential at initialisation, then
 proxy training early-stopped against the best stored curve), at the proxy size (--width,
@@ -7,6 +7,10 @@ both with tuned kernels (--trials per kernel still untuned; schedules of kernels
 tuned, or of the same class with transfer on, are reused), at the deployment size
 (--deploy-width, --deploy-resolution). --now also runs them here, in a worker process,
 and prints one table of their results; otherwise `tessera worker` runs them.
+
+FILE may be an assignment instead (operators per layer, core.data.assignment), which
+`tessera assign` builds by NAS-PTE's per-layer rule from candidate operator files; its jobs
+keep its scores (no e2e job: timing an assignment end to end is not built).
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from core.data.assignment import Assignment, read_stand_in, save_assignment
 from core.data.datasets import DEFAULT_DATASET
 from core.data.specs import BACKBONE_NAMES
+from core.ir.errors import FormatError
 from core.ir.serialize import read_operator
 from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
 from core.jobs.registry import job_result
@@ -37,22 +43,13 @@ def add_parsers(sub) -> None:
         "evaluate",
         help="queue Fisher Potential, proxy training and end-to-end latency of an operator inside a backbone",
     )
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--backbone", default="resnet18", choices=BACKBONE_NAMES)
     p.add_argument(
-        "--dataset",
-        default=DEFAULT_DATASET,
-        help="'digits' (bundled) or a path: CIFAR binary folder or file, .npz, image folder",
+        "file", metavar="FILE", help="an operator, or an assignment of operators to layers (`tessera assign`)"
     )
-    p.add_argument("--width", type=int, default=16, help="channels of the first stage (default 16)")
-    p.add_argument("--resolution", type=int, default=16, help="input side in pixels (default 16)")
+    _proxy_arguments(p, "default resnet18, or the assignment's")
     p.add_argument("--epochs", type=int, default=5, help="proxy-training epochs (default 5)")
     p.add_argument("--theta", type=float, default=0.5, help="early-stop theta in [0, 1] (default 0.5)")
-    p.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
-    )
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
     p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end latency job")
     p.add_argument(
@@ -102,19 +99,82 @@ def add_parsers(sub) -> None:
     )
     p.set_defaults(func=cmd_evaluate)
 
+    p = sub.add_parser(
+        "assign",
+        help="assign each layer the cheapest operator keeping its Fisher Potential (NAS-PTE's per-layer rule)",
+    )
+    p.add_argument("files", nargs="+", metavar="OPERATOR", help="candidate operator files")
+    p.add_argument("-o", "--out", required=True, metavar="PATH", help="the assignment file to write")
+    p.add_argument("--force", action="store_true", help="overwrite PATH")
+    _proxy_arguments(p, "default resnet18")
+    p.set_defaults(func=cmd_assign)
 
-def cmd_evaluate(args) -> int:
-    doc, graph = read_operator(args.file)
-    settings = EvalSettings(
+
+def _proxy_arguments(p, backbone_default: str) -> None:
+    """The proxy network and data, which `evaluate` and `assign` score on alike."""
+    p.add_argument("--backbone", default=None, choices=BACKBONE_NAMES, help=backbone_default)
+    p.add_argument(
+        "--dataset",
+        default=DEFAULT_DATASET,
+        help="'digits' (bundled) or a path: CIFAR binary folder or file, .npz, image folder",
+    )
+    p.add_argument("--width", type=int, default=16, help="channels of the first stage (default 16)")
+    p.add_argument("--resolution", type=int, default=16, help="input side in pixels (default 16)")
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _settings(args, backbone: str) -> EvalSettings:
+    return EvalSettings(
         dataset=args.dataset,
-        backbone=args.backbone,
+        backbone=args.backbone or backbone,
         width=args.width,
         resolution=args.resolution,
         seed=args.seed,
         limit=args.limit,
     )
+
+
+def cmd_assign(args) -> int:
+    """Score every candidate once and write the per-layer assignment, a line per layer."""
+    from core.train.per_layer import assign_per_layer  # torch: only this command
+    from core.train.screening import screen_for
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise FormatError(f"{out} exists (--force overwrites it)")
+    graphs = [read_operator(f)[1] for f in args.files]
+    for graph, f in zip(graphs, args.files):
+        graph.name = graph.name or Path(f).stem
+    settings = _settings(args, "resnet18")
+    assignment = assign_per_layer(graphs, screen_for(settings), name=out.stem)
+    save_assignment(assignment, out)
+    for line in assignment.lines():
+        print(line)
+    print(
+        f"wrote {out}: {len(assignment.layers)} of {len(assignment.reasons)} convolutions of "
+        f"{settings.spec.label} assigned (Fisher Potential on {settings.dataset_label})"
+    )
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    doc, stand_in = read_stand_in(args.file)
+    if isinstance(stand_in, Assignment):
+        from core.data.replace import conv_names  # torch: only for an assignment's layer names
+
+        settings = _settings(args, stand_in.backbone)
+        stand_in.check_backbone(settings.backbone)
+        stand_in.check_layers(conv_names(settings.spec))
+        subjects, assignments = (), (stand_in,)
+    else:
+        settings = _settings(args, "resnet18")
+        name, key = stand_in.name or Path(args.file).stem, str(Path(args.file).resolve())
+        subjects, assignments = (Subject(doc, name, input_key=key, parsed=stand_in),), ()
     deploy = DeploySettings(
-        backbone=args.backbone,
+        backbone=settings.backbone,
         width=args.deploy_width,
         resolution=args.deploy_resolution,
         trials=args.trials,
@@ -130,12 +190,14 @@ def cmd_evaluate(args) -> int:
         fisher_only=args.fisher_only,
         deploy=None if args.no_e2e else deploy,
         tuning_root=args.tuning_dir,
-        subjects=(
-            Subject(doc, graph.name or Path(args.file).stem, input_key=str(Path(args.file).resolve()), parsed=graph),
-        ),
+        subjects=subjects,
+        assignments=assignments,
     )
     with Store(args.store) as store:
-        ids = submit(store, request).ids
+        queued = submit(store, request)
+        ids = queued.ids
+        for note in queued.notes:
+            print(note)
         queue = JobQueue(store)
         for job_id in ids:
             print(

@@ -11,14 +11,16 @@ command line read it cheaply.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text_atomically
 from ..ir.errors import FormatError
 from ..ir.graph import OperatorGraph
-from ..ir.serialize import check_header, graph_from_document, load_json, refuse_unknown_fields, to_document
+from ..ir.serialize import check_header, graph_from_document, read_json, refuse_unknown_fields, to_document
 from .specs import BACKBONE_NAMES
 
 FORMAT = "tessera.assignment"
@@ -98,25 +100,27 @@ def assignment_from_document(doc: Any, source: str = "<document>") -> Assignment
     return Assignment(doc["backbone"], operators, layers, reasons, name)
 
 
-def read_assignment(path: str | Path, known_layers: Collection[str] | None = None) -> Assignment:
-    """An assignment file, checked against the model's convolutions when they are given."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise FormatError(f"{path}: cannot read ({e})") from None
-    assignment = assignment_from_document(load_json(text, str(path)), str(path))
-    if known_layers is not None:
-        assignment.check_layers(known_layers)
-    return assignment
+def read_stand_in(path: str | Path) -> tuple[dict, OperatorGraph | Assignment]:
+    """An operator or assignment file: its document and what it stands in with."""
+    doc = read_json(path)
+    return doc, stand_in_from_document(doc, str(path))
+
+
+def save_assignment(assignment: Assignment, path: str | Path) -> None:
+    write_text_atomically(path, json.dumps(assignment.to_document(), indent=2, allow_nan=False) + "\n")
 
 
 def stand_in_from_document(doc: Any, source: str = "<document>") -> OperatorGraph | Assignment:
     """What an evaluation job's document stands in for the backbone's convolutions with: an
     operator (every layer it fits) or an assignment (the layers it names)."""
-    if isinstance(doc, dict) and doc.get("format") == FORMAT:
+    if is_assignment(doc):
         return assignment_from_document(doc, source)
     return graph_from_document(doc, source)
+
+
+def is_assignment(doc: Any) -> bool:
+    """Whether a document says it is an assignment (an operator's says "tessera.operator")."""
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
 
 
 def _strings(value: Any, where: str, fail) -> dict[str, str]:

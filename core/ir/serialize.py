@@ -28,6 +28,12 @@ VERSION = 1
 # -- reading ---------------------------------------------------------------------
 def read_operator(path: str | Path) -> tuple[dict, OperatorGraph]:
     """A file's document and its graph, read and checked once (FormatError naming the file)."""
+    doc = read_json(path)
+    return doc, graph_from_document(doc, str(path))
+
+
+def read_json(path: str | Path) -> Any:
+    """A Tessera file's JSON, not yet checked as any kind of document (FormatError naming the file)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -35,7 +41,7 @@ def read_operator(path: str | Path) -> tuple[dict, OperatorGraph]:
         raise FormatError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise FormatError(f"{path}: cannot read ({e})") from None
-    return parse_operator(text, str(path))
+    return load_json(text, str(path))
 
 
 def read_document(path: str | Path) -> dict:

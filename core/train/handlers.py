@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from core.data.assignment import Assignment, stand_in_from_document
 from core.ir.serialize import graph_from_document
 from core.jobs.errors import JobCancelled
 from core.store.score import Score
@@ -26,14 +27,17 @@ THREADS = 1  # torch threads per worker: more oversubscribe the 2 shared cores (
 
 
 def _setup(p: FisherPayload | TrainPayload, ctx):
-    """The candidate network and its Fisher Potential against the original's."""
+    """The candidate network (the operator in every layer it fits, or an assignment's operators
+    in its layers) and its Fisher Potential against the original's."""
     torch.set_num_threads(THREADS)
-    graph = graph_from_document(p.operator, source="the job's operator")
     settings = p.settings
+    stand_in = stand_in_from_document(p.operator, source="the job's operator")
+    if isinstance(stand_in, Assignment):
+        stand_in.check_backbone(settings.backbone)
     ctx.progress(0.02, f"loading {settings.dataset}")
     screen = screen_for(settings)
-    ctx.progress(0.05, f"building {settings.spec.label} with {graph.name or 'the operator'}")
-    candidate, report = screen.candidate(graph)
+    ctx.progress(0.05, f"building {settings.spec.label} with {stand_in.name or 'the operator'}")
+    candidate, report = screen.candidate(stand_in)
     ctx.progress(0.08, f"Fisher Potential over {len(report.replaced)} replaced layers")
     return screen, candidate, report, screen.score(candidate, report)
 

@@ -5,6 +5,7 @@ one); "e2e" times kernels on this machine, so it stays in local workers."""
 
 from __future__ import annotations
 
+from ..data.assignment import is_assignment
 from ..jobs.registry import JobKind, TaskResources, declare
 from ..store import InvalidResult
 from .payloads import E2EPayload, FisherPayload, TrainPayload
@@ -12,9 +13,11 @@ from .results import E2EResult, FisherResult, TrainResult
 
 
 def record_score(store, job, result: FisherResult | E2EResult) -> None:
-    if job.operator_id is None:
+    """The score of the job's operator; an assignment's (several operators) stays on its job."""
+    if job.operator_id is not None:
+        store.add_score(job.operator_id, result.score, job_id=job.id)
+    elif not is_assignment(job.payload.get("operator")):
         raise InvalidResult("the job names no operator to attach a score to")
-    store.add_score(job.operator_id, result.score, job_id=job.id)
 
 
 def screened(r: FisherResult) -> str:

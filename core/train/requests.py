@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data.assignment import Assignment
 from ..data.datasets import check_source
 from ..jobs.submit import PlannedJob, Subject
 from ..networks.settings import DeploySettings
@@ -32,6 +33,7 @@ class AccuracyRequest:
     deploy: DeploySettings | None = None  # time the network end to end, tuned, at this size
     tuning_root: str | None = None  # where the e2e job keeps tuning databases (None: the user's)
     subjects: tuple[Subject, ...] = ()  # the operators (the window adds them to a dialog's request)
+    assignments: tuple[Assignment, ...] = ()  # operators per layer; their scores stay on their jobs
 
     def __post_init__(self):
         check_source(self.settings.dataset)  # DatasetError names a missing one
@@ -48,9 +50,12 @@ class AccuracyRequest:
             what += f" and tuned end-to-end latency at {self.deploy.label}"
         return f"{what} in {self.settings.spec.label} on {self.settings.dataset_label}"
 
-    def payloads(self, document: dict, best: list[float] | None) -> list[FisherPayload | TrainPayload | E2EPayload]:
-        """The payload of each job for the operator `document`; `best`: the curve to
-        early-stop against (best_curve of the store the jobs go to)."""
+    def payloads(
+        self, document: dict, best: list[float] | None, timed: bool = True
+    ) -> list[FisherPayload | TrainPayload | E2EPayload]:
+        """The payload of each job for the operator (or assignment) `document`; `best`: the
+        curve to early-stop against (best_curve of the store the jobs go to); `timed`: with
+        the e2e job when the request has a deployment."""
         if self.fisher_only:
             return [FisherPayload(document, self.settings)]
         training = TrainConfig(
@@ -59,14 +64,14 @@ class AccuracyRequest:
         jobs: list[FisherPayload | TrainPayload | E2EPayload] = [
             TrainPayload(document, self.settings, training, tuple(best) if best else None)
         ]
-        if self.deploy is not None:
+        if self.deploy is not None and timed:
             root = str(Path(self.tuning_root).expanduser().resolve()) if self.tuning_root else None
             jobs.append(E2EPayload(document, self.deploy, self.settings, root))
         return jobs
 
     def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
-        """Each subject's jobs, early-stopped against the best curve stored for the same
-        dataset, backbone and epochs."""
+        """Each subject's and assignment's jobs, early-stopped against the best curve stored
+        for the same dataset, backbone and epochs."""
         s = self.settings
         best = best_curve(store, s.dataset_label, s.spec.label, self.epochs)
         planned = []
@@ -76,4 +81,9 @@ class AccuracyRequest:
                 PlannedJob(p, operator_id, input_key=subject.input_key, input_version=version)
                 for p in self.payloads(subject.document, best)
             ]
-        return planned, []
+        notes = []
+        for assignment in self.assignments:
+            planned += [PlannedJob(p) for p in self.payloads(assignment.to_document(), best, timed=False)]
+            if self.deploy is not None and not self.fisher_only:
+                notes.append(f"{assignment.name}: tuned end-to-end timing of a per-layer assignment is not built yet")
+        return planned, notes

@@ -4,22 +4,34 @@ layers it names, and the per-layer Fisher Potential rule on a real screen."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 from torch import nn
 
+from app.cli import main
 from core.analysis.summary import summarize
-from core.data.assignment import Assignment, assignment_from_document, read_assignment, stand_in_from_document
+from core.data.assignment import (
+    Assignment,
+    assignment_from_document,
+    read_stand_in,
+    save_assignment,
+    stand_in_from_document,
+)
 from core.data.backbones import build_backbone
 from core.data.replace import ReplacedConv, conv_names, replace_convs
 from core.data.replacement import layer_bindings
 from core.ir.errors import FormatError
 from core.ir.serialize import load_operator, to_document
+from core.jobs.queue import DONE, JobQueue
+from core.store import Store
+from core.train.handlers import train_job
+from core.train.payloads import TrainPayload
 from core.train.per_layer import assign_per_layer, layer_flops
 from core.train.screening import screen_for
-from tests.core.accuracy_settings import TINY
-from tests.support import EXAMPLES
+from tests.core.accuracy_settings import SHORT, TINY
+from tests.support import EXAMPLES, Ctx
 
 torch.set_num_threads(1)
 DWS, GROUPED = load_operator(EXAMPLES / "depthwise_separable.json"), load_operator(EXAMPLES / "grouped_conv.json")
@@ -31,11 +43,11 @@ def plan() -> Assignment:
 
 
 def test_document_round_trips_and_refuses_what_it_cannot_use(tmp_path):
-    doc = plan().to_document()
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps(doc))
-    again = read_assignment(path, conv_names(TINY.spec))
-    assert again.to_document() == doc
+    save_assignment(plan(), path)
+    doc, again = read_stand_in(path)
+    assert isinstance(again, Assignment) and again.to_document() == doc == plan().to_document()
+    again.check_layers(conv_names(TINY.spec))
     assert (again.name, again.backbone, dict(again.layers), dict(again.reasons)) == (
         "mine",
         "resnet18",
@@ -47,7 +59,7 @@ def test_document_round_trips_and_refuses_what_it_cannot_use(tmp_path):
 
     path.write_text(json.dumps({**doc, "layers": {**PLAN, "layers.9.conv7": "grouped_conv"}}))
     with pytest.raises(FormatError, match=r"no convolution named 'layers.9.conv7' in resnet18"):
-        read_assignment(path, conv_names(TINY.spec))
+        read_stand_in(path)[1].check_layers(conv_names(TINY.spec))
     with pytest.raises(FormatError, match=r"layers.layers.0.conv1: no operator named 'nope'"):
         assignment_from_document({**doc, "layers": {"layers.0.conv1": "nope"}})
     missing = {k: v for k, v in doc.items() if k != "backbone"}
@@ -112,3 +124,41 @@ def test_per_layer_rule_picks_the_cheapest_passing_candidate_and_keeps_the_rest(
     net, report = screen.candidate(assignment)  # the assignment scores like any operator
     assert sorted(report.replaced) == sorted(assignment.layers)
     assert screen.score(net, report)["fisher_potential"] > 0
+
+
+def test_training_job_trains_the_network_the_assignment_describes():
+    result = train_job(TrainPayload(plan().to_document(), TINY, SHORT).to_dict(), Ctx())
+    assert sorted(o.name for o in result.replacement.layers if o.replaced) == sorted(PLAN)
+    assert set(result.fisher_layers) == set(PLAN) and result.fisher_original > 0
+    assert len(result.accuracy_per_epoch) == 1 and result.score.fisher_potential == result.fisher_potential
+    with pytest.raises(FormatError, match="names layers of resnet18, not of vgg"):
+        train_job(TrainPayload(plan().to_document(), replace(TINY, backbone="vgg"), SHORT).to_dict(), Ctx())
+
+
+def test_cli_builds_an_assignment_and_evaluates_it(tmp_path, capsys):
+    out, store = tmp_path / "plan.json", tmp_path / "results.db"
+    task = ["--width", "4", "--resolution", "8", "--limit", "200"]
+    files = [str(EXAMPLES / f"{name}.json") for name in ("depthwise_separable", "grouped_conv")]
+    assert main(["assign", *files, "-o", str(out), *task]) == 0
+    printed = capsys.readouterr().out
+    _, assignment = read_stand_in(out)
+    assert isinstance(assignment, Assignment) and assignment.layers
+    assert set(assignment.layers.values()) <= {"depthwise_separable", "grouped_conv"}
+    assert f"wrote {out}: {len(assignment.layers)} of 20 convolutions of resnet18/w4 assigned" in printed
+    assert main(["assign", *files, "-o", str(out), *task]) == 1
+    assert "exists (--force overwrites it)" in capsys.readouterr().err
+
+    assert main(["evaluate", str(out), "--fisher-only", "--now", "--store", str(store), *task]) == 0
+    printed = capsys.readouterr().out
+    assert "queued job 1 (fisher) on resnet18/w4" in printed and "Fisher Potential" in printed
+    assert f"replaced {len(assignment.layers)} of 20 convolutions" in printed
+    with Store(store) as s:
+        (job,) = JobQueue(s).jobs()
+        assert job.state == DONE and job.operator_id is None  # an assignment's score stays on its job
+        assert not list(s.db["scores"].rows)
+    assert main(["evaluate", str(out), "--backbone", "vgg", "--store", str(store)]) == 1
+    assert "names layers of resnet18, not of vgg" in capsys.readouterr().err
+    assert main(["evaluate", str(out), "--store", str(store), *task]) == 0  # training, not timing
+    printed = capsys.readouterr().out
+    assert "queued job 2 (train)" in printed and "job 3" not in printed
+    assert "plan: tuned end-to-end timing of a per-layer assignment is not built yet" in printed
