@@ -9,8 +9,9 @@ tuned, or of the same class with transfer on, are reused), at the deployment siz
 and prints one table of their results; otherwise `tessera worker` runs them.
 
 FILE may be an assignment instead (operators per layer, core.data.assignment), which
-`tessera assign` builds by NAS-PTE's per-layer rule from candidate operator files; its jobs
-keep its scores (no e2e job: timing an assignment end to end is not built).
+`tessera assign` builds by NAS-PTE's per-layer rule from candidate operator files: the
+same jobs, each layer running its own operator; their scores stay on the jobs (an
+assignment is no one operator).
 """
 
 from __future__ import annotations
@@ -194,10 +195,7 @@ def cmd_evaluate(args) -> int:
         assignments=assignments,
     )
     with Store(args.store) as store:
-        queued = submit(store, request)
-        ids = queued.ids
-        for note in queued.notes:
-            print(note)
+        ids = submit(store, request).ids
         queue = JobQueue(store)
         for job_id in ids:
             print(

@@ -12,7 +12,7 @@ command line read it cheaply.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,13 @@ class Assignment:
         """One line per layer it names or gives a reason for."""
         names = list(self.reasons) + [layer for layer in self.layers if layer not in self.reasons]
         return [f"{self.layers.get(n, '(conv kept)'):24} {n:28} {self.reasons.get(n, '')}".rstrip() for n in names]
+
+
+def as_assignment(stand_in: OperatorGraph | Assignment, layers: Iterable[str]) -> Assignment:
+    """An operator as the assignment it is the special case of: named for every one of `layers`."""
+    if isinstance(stand_in, Assignment):
+        return stand_in
+    return Assignment("", {stand_in.name: stand_in}, dict.fromkeys(layers, stand_in.name), name="")
 
 
 def assignment_from_document(doc: Any, source: str = "<document>") -> Assignment:

@@ -25,7 +25,7 @@ from core.codegen.to_torch import module_class
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
 
-from .assignment import Assignment
+from .assignment import Assignment, as_assignment
 from .backbones import build_backbone
 from .errors import LayerMismatch
 from .replacement import ConvShape, LayerOutcome, Replacement, layer_bindings
@@ -110,15 +110,14 @@ def replace_convs(
     conv_input_sizes of the model when known already. Each operator is tried once per layer shape."""
     sizes = sizes if sizes is not None else conv_input_sizes(model, resolution, in_channels)
     convs = list(_convs(model, sizes))
-    if isinstance(stand_in, OperatorGraph):
-        stand_in = Assignment("", {stand_in.name: stand_in}, {name: stand_in.name for name, *_ in convs}, name="")
-    stand_in.check_layers([name for name, *_ in convs])
-    named = len(stand_in.operators) > 1  # say which operator went where
+    plan = as_assignment(stand_in, [name for name, *_ in convs])
+    plan.check_layers([name for name, *_ in convs])
+    named = len(plan.operators) > 1  # say which operator went where
     tried: dict[tuple[str, ConvShape], tuple | LayerMismatch] = {}
     outcomes = []
     for name, conv, layer, why_not in convs:
         outcome = {"name": name, **asdict(layer)}
-        graph = stand_in.operator_at(name)
+        graph = plan.operator_at(name)
         if graph is None or why_not:
             outcomes.append(LayerOutcome(**outcome, replaced=False, detail=why_not or "not assigned"))
             continue
@@ -129,7 +128,7 @@ def replace_convs(
             continue
         model.set_submodule(name, module)
         outcomes.append(LayerOutcome(**outcome, replaced=True, detail=f"{graph.name}: {how}" if named else how))
-    label = stand_in.name or next(iter(stand_in.operators), "") or "operator"
+    label = plan.name or next(iter(plan.operators), "") or "operator"
     return ReplacementReport(label, tuple(outcomes))
 
 

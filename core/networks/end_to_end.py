@@ -23,6 +23,7 @@ from ..compile.target import core_count, local_target, use_threads
 from ..compile.timing import timing_note
 from ..compile.transfer_sources import Source
 from ..compile.tune import tuning_root
+from ..data.assignment import Assignment
 from ..data.backbones import build_backbone
 from ..data.replace import replace_convs
 from ..ir.graph import OperatorGraph
@@ -50,14 +51,15 @@ class NetworkRun:
 
 
 def tuned_end_to_end(
-    graph: OperatorGraph,
+    stand_in: OperatorGraph | Assignment,
     deploy: DeploySettings,
     sources: Sequence[Source],
     root: Path | None = None,
     progress: Progress = lambda fraction, message: None,
     check_cancelled: Callable[[], None] = lambda: None,
 ) -> EndToEnd:
-    """Both networks tuned and timed (this module's doc)."""
+    """Both networks tuned and timed (this module's doc); `stand_in`: the operator in every
+    layer it fits, or an assignment's operators in the layers it names."""
     threads = core_count()
     use_threads(threads)
     target = local_target(threads)
@@ -65,7 +67,7 @@ def tuned_end_to_end(
     spec = deploy.spec
     original = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
     candidate = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
-    report = replace_convs(candidate, graph, spec.resolution)
+    report = replace_convs(candidate, stand_in, spec.resolution)
     if not report.replaced:
         reasons = sorted({o.detail for o in report.layers})
         raise DeployError(f"{report.operator} fits none of the convolutions of {deploy.label}: {'; '.join(reasons)}")
@@ -75,7 +77,7 @@ def tuned_end_to_end(
         name: torch_timing(model, example, deploy.repeat, deploy.min_repeat_ms)
         for name, model in (("original", original), ("candidate", candidate))
     }
-    kernels = use_kernels(candidate, graph, report)
+    kernels = use_kernels(candidate, stand_in, report)
     runs = {}
     for i, (name, model) in enumerate((("original", original), ("candidate", candidate))):
         check_cancelled()

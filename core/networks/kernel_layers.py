@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from ..codegen.to_tvm import Lowered, lower
+from ..data.assignment import Assignment, as_assignment
 from ..data.replace import ReplacedConv, ReplacementReport
 from ..data.replacement import layer_bindings
 from ..ir.graph import OperatorGraph
@@ -66,18 +67,22 @@ class KernelLayer(nn.Module):
         return torch.ops.tessera.kernel(x, [params[n] for n in self.weight_names], self.name)
 
 
-def use_kernels(model: nn.Module, graph: OperatorGraph, report: ReplacementReport, batch: int = 1) -> list[Kernel]:
-    """Make every replaced layer of `model` (core.data.replace) call the operator's kernel; the
-    distinct kernels, one per set of layer sizes, lowered for inputs of `batch` examples."""
-    prefix = f"tessera_{content_hash(graph)[:8]}"
+def use_kernels(
+    model: nn.Module, stand_in: OperatorGraph | Assignment, report: ReplacementReport, batch: int = 1
+) -> list[Kernel]:
+    """Make every replaced layer of `model` (core.data.replace, with `stand_in`) call its
+    operator's kernel; the distinct kernels, one per operator and set of layer sizes, lowered
+    for inputs of `batch` examples."""
+    plan = as_assignment(stand_in, [layer.name for layer in report.layers])
     made: dict[str, Kernel] = {}
     for layer in report.layers:
-        if not layer.replaced:
+        graph = plan.operator_at(layer.name)
+        if not layer.replaced or graph is None:
             continue
         replaced = model.get_submodule(layer.name)
         assert isinstance(replaced, ReplacedConv)
         bindings = layer_bindings(graph, layer.shape)
-        name = f"{prefix}_{_identifier(bindings)}"
+        name = f"tessera_{content_hash(graph)[:8]}_{_identifier(bindings)}"
         if name not in made:
             made[name] = Kernel(name, lower(graph, bindings, batch), replaced.parts[0])
             _KERNELS[name] = made[name]

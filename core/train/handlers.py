@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from core.data.assignment import Assignment, stand_in_from_document
-from core.ir.serialize import graph_from_document
+from core.ir.graph import OperatorGraph
 from core.jobs.errors import JobCancelled
 from core.store.score import Score
 
@@ -31,15 +31,21 @@ def _setup(p: FisherPayload | TrainPayload, ctx):
     in its layers) and its Fisher Potential against the original's."""
     torch.set_num_threads(THREADS)
     settings = p.settings
-    stand_in = stand_in_from_document(p.operator, source="the job's operator")
-    if isinstance(stand_in, Assignment):
-        stand_in.check_backbone(settings.backbone)
+    stand_in = _stand_in(p.operator, settings.backbone)
     ctx.progress(0.02, f"loading {settings.dataset}")
     screen = screen_for(settings)
     ctx.progress(0.05, f"building {settings.spec.label} with {stand_in.name or 'the operator'}")
     candidate, report = screen.candidate(stand_in)
     ctx.progress(0.08, f"Fisher Potential over {len(report.replaced)} replaced layers")
     return screen, candidate, report, screen.score(candidate, report)
+
+
+def _stand_in(document: dict, backbone: str) -> OperatorGraph | Assignment:
+    """The job's operator, or its assignment (FormatError when it names another backbone's layers)."""
+    stand_in = stand_in_from_document(document, source="the job's operator")
+    if isinstance(stand_in, Assignment):
+        stand_in.check_backbone(backbone)
+    return stand_in
 
 
 def _score(settings: EvalSettings, **fields) -> Score:
@@ -100,14 +106,14 @@ def e2e_job(payload: dict, ctx) -> E2EResult:
 
     p = E2EPayload.from_dict(payload)
     settings, deploy = p.settings, p.deploy
-    graph = graph_from_document(p.operator, source="the job's operator")
+    stand_in = _stand_in(p.operator, deploy.backbone)
     root = Path(p.tuning_root).expanduser() if p.tuning_root else tuning_root()
 
     def check_cancelled() -> None:
         if ctx.cancelled():
-            raise JobCancelled(f"timing {graph.name or 'the operator'} in {deploy.label} was cancelled")
+            raise JobCancelled(f"timing {stand_in.name or 'the operator'} in {deploy.label} was cancelled")
 
     run = tuned_end_to_end(
-        graph, deploy, payload_sources(list(deploy.sources) or None, root), root, ctx.progress, check_cancelled
+        stand_in, deploy, payload_sources(list(deploy.sources) or None, root), root, ctx.progress, check_cancelled
     )
     return E2EResult.of(run, settings.dataset_label, settings.spec.label)

@@ -1,8 +1,8 @@
 """The payloads of the accuracy side's job kinds: "fisher" (Fisher Potential at
 initialisation), "train" (then proxy training, early-stopped against the best curve known
 when it was queued) and "e2e" (the network with the operator against the original, both
-with tuned kernels, at a deployment size). `operator` is an operator document, or for
-"fisher" and "train" an assignment document (core.data.assignment: operators per layer).
+with tuned kernels, at a deployment size). `operator` is an operator document, or an
+assignment document (core.data.assignment: operators per layer).
 Importing this imports neither torch nor TVM."""
 
 from __future__ import annotations

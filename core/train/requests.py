@@ -50,12 +50,9 @@ class AccuracyRequest:
             what += f" and tuned end-to-end latency at {self.deploy.label}"
         return f"{what} in {self.settings.spec.label} on {self.settings.dataset_label}"
 
-    def payloads(
-        self, document: dict, best: list[float] | None, timed: bool = True
-    ) -> list[FisherPayload | TrainPayload | E2EPayload]:
+    def payloads(self, document: dict, best: list[float] | None) -> list[FisherPayload | TrainPayload | E2EPayload]:
         """The payload of each job for the operator (or assignment) `document`; `best`: the
-        curve to early-stop against (best_curve of the store the jobs go to); `timed`: with
-        the e2e job when the request has a deployment."""
+        curve to early-stop against (best_curve of the store the jobs go to)."""
         if self.fisher_only:
             return [FisherPayload(document, self.settings)]
         training = TrainConfig(
@@ -64,7 +61,7 @@ class AccuracyRequest:
         jobs: list[FisherPayload | TrainPayload | E2EPayload] = [
             TrainPayload(document, self.settings, training, tuple(best) if best else None)
         ]
-        if self.deploy is not None and timed:
+        if self.deploy is not None:
             root = str(Path(self.tuning_root).expanduser().resolve()) if self.tuning_root else None
             jobs.append(E2EPayload(document, self.deploy, self.settings, root))
         return jobs
@@ -81,9 +78,6 @@ class AccuracyRequest:
                 PlannedJob(p, operator_id, input_key=subject.input_key, input_version=version)
                 for p in self.payloads(subject.document, best)
             ]
-        notes = []
         for assignment in self.assignments:
-            planned += [PlannedJob(p) for p in self.payloads(assignment.to_document(), best, timed=False)]
-            if self.deploy is not None and not self.fisher_only:
-                notes.append(f"{assignment.name}: tuned end-to-end timing of a per-layer assignment is not built yet")
-        return planned, notes
+            planned += [PlannedJob(p) for p in self.payloads(assignment.to_document(), best)]
+        return planned, []

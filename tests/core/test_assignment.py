@@ -23,11 +23,12 @@ from core.data.backbones import build_backbone
 from core.data.replace import ReplacedConv, conv_names, replace_convs
 from core.data.replacement import layer_bindings
 from core.ir.errors import FormatError
-from core.ir.serialize import load_operator, to_document
+from core.ir.serialize import content_hash, load_operator, to_document
 from core.jobs.queue import DONE, JobQueue
+from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.handlers import train_job
-from core.train.payloads import TrainPayload
+from core.train.payloads import E2EPayload, TrainPayload
 from core.train.per_layer import assign_per_layer, layer_flops
 from core.train.screening import screen_for
 from tests.core.accuracy_settings import SHORT, TINY
@@ -158,7 +159,27 @@ def test_cli_builds_an_assignment_and_evaluates_it(tmp_path, capsys):
         assert not list(s.db["scores"].rows)
     assert main(["evaluate", str(out), "--backbone", "vgg", "--store", str(store)]) == 1
     assert "names layers of resnet18, not of vgg" in capsys.readouterr().err
-    assert main(["evaluate", str(out), "--store", str(store), *task]) == 0  # training, not timing
+    assert main(["evaluate", str(out), "--store", str(store), *task]) == 0
     printed = capsys.readouterr().out
-    assert "queued job 2 (train)" in printed and "job 3" not in printed
-    assert "plan: tuned end-to-end timing of a per-layer assignment is not built yet" in printed
+    assert "queued job 2 (train)" in printed and "queued job 3 (e2e)" in printed
+
+
+@pytest.mark.slow
+@pytest.mark.tvm
+def test_end_to_end_runs_each_layer_as_its_own_operator_kernel(tmp_path):
+    """Two operators in two layers of a small VGG, built and checked against torch with TVM's
+    default schedules (no tuning budget): each layer runs its own operator's kernel."""
+    from core.train.handlers import e2e_job
+
+    layers = {"features.4": "depthwise_separable", "features.11": "grouped_conv"}
+    mine = Assignment("vgg", {g.name: g for g in (DWS, GROUPED)}, layers)
+    deploy = DeploySettings("vgg", width=4, resolution=8, trials=0, transfer=False, repeat=3, min_repeat_ms=5)
+    settings = replace(TINY, backbone="vgg")
+    result = e2e_job(E2EPayload(mine.to_document(), deploy, settings, str(tmp_path)).to_dict(), Ctx())
+    assert sorted(o.name for o in result.replacement.layers if o.replaced) == sorted(layers)
+    kernels = {k.kernel for k in result.operator_kernels}
+    for graph in (DWS, GROUPED):
+        assert [k for k in kernels if k.startswith(f"tessera_{content_hash(graph)[:8]}_")], (graph.name, kernels)
+    assert result.max_abs_error < 1e-3 and result.latency_ms > 0 and not result.score.e2e_tuned
+    with pytest.raises(FormatError, match="names layers of vgg, not of resnet18"):
+        e2e_job(E2EPayload(mine.to_document(), replace(deploy, backbone="resnet18"), settings).to_dict(), Ctx())
