@@ -42,6 +42,25 @@ def chain(input_shape, output_shape, steps, variables=None, bindings=None) -> Op
     return g
 
 
+def reduction_orders(bindings=None) -> OperatorGraph:
+    """y[o, h, w'] = sum_{c,k,w} x[c, h + k - 1, w] * wt[o, c]: C and W each index an input axis
+    one-to-one, so either or both can be summed before the window replicates the input."""
+    return chain(
+        ["C_in", "H", "W"],
+        ["C_out", "H", "W"],
+        [
+            ("u", "unfold", {"dim": 1, "K": "K"}, ["input"]),
+            ("sh", "share", {"dims": [0], "out": "C_out"}, ["u"]),
+            ("rc", "reduce", {"dim": 1}, ["sh"]),
+            ("rk", "reduce", {"dim": 1}, ["rc"]),
+            ("rw", "reduce", {"dim": 2}, ["rk"]),
+            ("ex", "expand", {"dim": 2, "size": "W"}, ["rw"]),
+        ],
+        variables=CONV_KINDS,
+        bindings={"C_in": 8, "C_out": 8, "H": 6, "W": 7, "K": 3} if bindings is None else bindings,
+    )
+
+
 def relu_chain_document(n: int) -> dict:
     """An operator file of n elementwise nodes in a row: the shape of a huge graph at its simplest."""
     return {

@@ -1,6 +1,6 @@
-"""Contractions: a share followed by a chain of reduces is one weighted
-contraction (an einsum). Cost counts it as multiply-accumulates and code
-generators emit it as one reduction instead of materialising the product."""
+"""Contractions and reduce chains: a share followed by a chain of reduces is one weighted
+contraction (an einsum), and reduces that follow one another are one sum. Cost counts each
+as one reduction and code generators emit it as one instead of materialising the steps."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ from ..ir.graph import OperatorGraph
 from ..ir.primitives import Reduce, Share
 
 
-def contraction_chains(graph: OperatorGraph) -> dict[str, list[str]]:
-    """share node -> the reduces that consume it one after another (possibly empty)."""
+def reduction_chains(graph: OperatorGraph) -> dict[str, list[str]]:
+    """Head -> the reduces that consume it one after another, each the only consumer of the
+    previous: every share (its chain possibly empty), then every reduce no chain took."""
     chains: dict[str, list[str]] = {}
-    for node in graph.primitive_nodes():
-        if not isinstance(graph.prim(node), Share):
+    taken: set[str] = set()
+    primitive = set(graph.primitive_nodes())
+    nodes = [n for n in graph.topological_order() if n in primitive]
+    for node in [n for n in nodes if isinstance(graph.prim(n), Share)] + nodes:
+        if node in chains or node in taken or not isinstance(graph.prim(node), (Share, Reduce)):
             continue
         chain, cur = [], node
         while True:
@@ -22,4 +26,10 @@ def contraction_chains(graph: OperatorGraph) -> dict[str, list[str]]:
             cur = succ[0]
             chain.append(cur)
         chains[node] = chain
+        taken.update(chain)
     return chains
+
+
+def contraction_chains(graph: OperatorGraph) -> dict[str, list[str]]:
+    """share node -> the reduces that consume it one after another (possibly empty)."""
+    return {n: c for n, c in reduction_chains(graph).items() if isinstance(graph.prim(n), Share)}

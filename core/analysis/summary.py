@@ -86,7 +86,7 @@ def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
     elif not missing and not pending:  # numbers for every node that has a shape, even while the graph is unfinished
         try:
             numeric_shapes = concrete_shapes(graph, shapes, bindings)
-            numeric_cost = cost.numeric(bindings)
+            numeric_cost = cost.numeric(bindings, numeric_shapes)
         except BindingError as e:
             binding_error = str(e)
     return Summary(graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error, tuple(missing))

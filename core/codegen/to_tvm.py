@@ -4,7 +4,8 @@ The graph is checked and sized by the same plan as the torch module
 (core.codegen.torch_plan), so both see the same steps, shapes and weights.
 Views become lazy index remappings (core.codegen.tvm_views), contractions and
 reduce chains one reduction stage each, split where Syno's rfactor saves work
-(core.codegen.tvm_reduce); other arithmetic gets one stage per primitive.
+(core.codegen.tvm_reduce, as core.analysis.staging decides, the cost model's counts too);
+other arithmetic gets one stage per primitive.
 
 The PrimFunc "main" takes (x [N, *input], the weights in the torch module's
 parameter order and layout, y [N, *output]) and writes y. Importing this module
@@ -19,13 +20,15 @@ from math import prod
 import tvm
 from tvm import te, tirx
 
+from ..analysis.contraction import reduction_chains
+from ..analysis.indexing import Indexes, axes_reduction, fc_reduction, flatten, share_reduction, unflatten
 from ..analysis.shapes import label
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from ..ir.primitives import Broadcast, Concat, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
 from ..ir.primitives.blending import match
 from .errors import CodegenError
 from .torch_plan import Plan, Step, make_plan, python_names
-from .tvm_lazy import DTYPE, Index, Lazy, Stages
+from .tvm_lazy import DTYPE, Lazy, Stages
 from .tvm_reduce import Reduction, build_reduction
 from .tvm_views import VIEWS
 
@@ -110,7 +113,7 @@ def lower(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, batch
         if s.weight is not None
     }
     env: dict[str, Lazy] = {INPUT: Lazy.of(x)}
-    chains = _reduce_chains(plan)
+    chains = {h: c for h, c in reduction_chains(graph).items() if isinstance(graph.prim(h), Reduce)}
     merged = {r for chain in chains.values() for r in chain}
     by_node = {s.node: s for s in plan.steps}
     for step in plan.steps:
@@ -140,28 +143,6 @@ def tvmscript(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, b
     return lower(graph, bindings, batch).module().script()
 
 
-def _reduce_chains(plan: Plan) -> dict[str, list[str]]:
-    """Reduce step -> the reduce steps that follow it one after another (each the only consumer
-    of the previous); they become one reduction. Shares absorb their reduces in the plan already."""
-    g = plan.graph
-    steps = {s.node: s for s in plan.steps}
-    chains: dict[str, list[str]] = {}
-    taken: set[str] = set()
-    for step in plan.steps:
-        if not isinstance(step.prim, Reduce) or step.node in taken:
-            continue
-        chain, cur = [], step.node
-        while True:
-            succ = list(g.g.successors(cur))
-            if len(succ) != 1 or succ[0] not in steps or not isinstance(steps[succ[0]].prim, Reduce):
-                break
-            cur = succ[0]
-            chain.append(cur)
-        chains[step.node] = chain
-        taken.update(chain)
-    return chains
-
-
 def _lower_step(stages: Stages, node: _Node) -> Lazy:
     prim = node.step.prim
     if type(prim) in VIEWS:
@@ -169,15 +150,15 @@ def _lower_step(stages: Stages, node: _Node) -> Lazy:
     lowering = _ARITHMETIC.get(type(prim))
     if lowering is None:
         raise CodegenError(f"{node.where}: no TVM lowering for primitive {prim.op!r}")
-    return Lazy.of(lowering(stages, node))
+    return lowering(stages, node)
 
 
-def _elementwise(stages: Stages, node: _Node) -> te.Tensor:
+def _elementwise(stages: Stages, node: _Node) -> Lazy:
     (x,), fn = node.ins, UNARY[node.step.prim.params["fn"]]
-    return stages.compute(x.shape, lambda *i: fn(stages.read(x, i)), node.name, node.where)
+    return Lazy.of(stages.compute(x.shape, lambda *i: fn(stages.read(x, i)), node.name, node.where))
 
 
-def _broadcast(stages: Stages, node: _Node) -> te.Tensor:
+def _broadcast(stages: Stages, node: _Node) -> Lazy:
     """RHS's middle read as [L, M]: each LHS middle element is repeated over M consecutive RHS elements."""
     step, (lhs, rhs) = node.step, node.ins
     m = match(*step.ins)
@@ -192,16 +173,18 @@ def _broadcast(stages: Stages, node: _Node) -> te.Tensor:
         if aligned:  # LHS's middle is RHS's leading middle axes
             mid = list(i[p : p + len(lhs_mid)])
         else:
-            mid = _unflatten(tirx.floordiv(_flatten(i[p:rhs_end], rhs_mid), repeat), lhs_mid)
+            mid = unflatten(tirx.floordiv(flatten(i[p:rhs_end], rhs_mid), repeat), lhs_mid, tirx)
         return [*i[:p], *mid, *i[rhs_end:]]
 
     fn = BINARY[step.prim.params["fn"]]
-    return stages.compute(
-        rhs.shape, lambda *i: fn(stages.read(lhs, lhs_index(list(i))), stages.read(rhs, i)), node.name, node.where
+    return Lazy.of(
+        stages.compute(
+            rhs.shape, lambda *i: fn(stages.read(lhs, lhs_index(list(i))), stages.read(rhs, i)), node.name, node.where
+        )
     )
 
 
-def _concat(stages: Stages, node: _Node) -> te.Tensor:
+def _concat(stages: Stages, node: _Node) -> Lazy:
     """A's elements, then B's along the axis: each output element reads exactly one of them."""
     a, b = node.ins
     d = node.step.prim.axis(node.step.ins[0]) + 1
@@ -211,143 +194,74 @@ def _concat(stages: Stages, node: _Node) -> te.Tensor:
         shifted = [*i[:d], i[d] - split, *i[d + 1 :]]
         return tirx.if_then_else(i[d] < split, stages.read(a, list(i)), stages.read(b, shifted))
 
-    return stages.compute(node.shape(node.step.out_shape), element, node.name, node.where)
+    return Lazy.of(stages.compute(node.shape(node.step.out_shape), element, node.name, node.where))
 
 
-def _fold(stages: Stages, node: _Node) -> te.Tensor:
+def _fold(stages: Stages, node: _Node) -> Lazy:
     step = node.step
     d = step.prim.axis(step.ins[0]) + 1
     size = step.in_shapes[0][d - 1]
     avg = step.prim.params["fn"] == "avg"
-    return build_reduction(
-        stages,
-        Reduction(
-            node.name,
-            node.where,
-            node.shape(step.out_shape),
-            (size,),
-            node.ins[0],
-            lambda o, r: [*o[:d], r[0], *o[d:]],
-            combiner="sum" if avg else "max",
-            scale=1.0 / size if avg else 1.0,
-        ),
+    return _reduction(
+        stages, node, axes_reduction(node.ins[0].shape, [d]), "sum" if avg else "max", 1 / size if avg else 1
     )
 
 
-def _reduce(stages: Stages, node: _Node) -> te.Tensor:
+def _reduce(stages: Stages, node: _Node) -> Lazy:
     """A reduce and the reduces chained after it: one sum over all their axes."""
-    steps, x = [node.step, *node.chain], node.ins[0]
-    kept, removed = _split_axes(len(x.shape), [s.prim.axis(s.ins[0]) + 1 for s in steps])
-    return build_reduction(
-        stages,
-        Reduction(
-            node.name,
-            node.where,
-            node.shape(steps[-1].out_shape),
-            tuple(x.shape[a] for a in removed),
-            x,
-            lambda o, r: _place(len(x.shape), kept, o, removed, r),
-        ),
-    )
+    steps = [node.step, *node.chain]
+    removed = [s.prim.axis(s.ins[0]) + 1 for s in steps]
+    return _reduction(stages, node, axes_reduction(node.ins[0].shape, removed), out_shape=steps[-1].out_shape)
 
 
-def _share(stages: Stages, node: _Node) -> te.Tensor:
+def _share(stages: Stages, node: _Node) -> Lazy:
     """y[o, idx] = x[idx] * w[o, idx[dims]] summed over the absorbed reduces' axes: one contraction."""
-    step, x = node.step, node.ins[0]
-    lead = 1 if step.prim.size("out") is not None else 0
-    full = [x.shape[0], *([step.weight.shape[0]] if lead else []), *x.shape[1:]]  # share output, TE axes
-    kept, removed = _split_axes(len(full), [d + 1 for d in step.reduced])
-    weight_axes = [*([1] if lead else []), *(d + 1 + lead for d in step.prim.shared_axes(step.ins[0]))]
-
-    def axes(o, r):
-        return _place(len(full), kept, o, removed, r)
-
-    return build_reduction(
-        stages,
-        Reduction(
-            node.name,
-            node.where,
-            node.shape(step.out_shape),
-            tuple(full[a] for a in removed),
-            x,
-            lambda o, r: [a for i, a in enumerate(axes(o, r)) if i == 0 or i > lead],
-            node.weight,
-            lambda o, r: [axes(o, r)[a] for a in weight_axes],
-        ),
-    )
+    step = node.step
+    out = step.weight.shape[0] if step.prim.size("out") is not None else None
+    shared = step.prim.shared_axes(step.ins[0])
+    return _reduction(stages, node, share_reduction(node.ins[0].shape, out, step.reduced, shared))
 
 
-def _fc(stages: Stages, node: _Node) -> te.Tensor:
+def _fc(stages: Stages, node: _Node) -> Lazy:
     """Channel axes flattened in order to P; weight [out, P/groups]; output o reads block o // (out/groups).
     The block's reduction runs over the channel axes themselves where block boundaries fall on them,
     so indices stay affine (a conv's C, K_h, K_w), else over one flat axis."""
-    step, x = node.step, node.ins[0]
+    step = node.step
     channels, spatial = [a + 1 for a in step.ins[0].channel_dims], [a + 1 for a in step.ins[0].spatial_dims]
-    sizes = [x.shape[a] for a in channels]
-    out, block = step.weight.shape
-    per_group = out // (prod(sizes) // block)
-    extents, channel_index = _block_reduction(sizes, block)
+    return _reduction(stages, node, fc_reduction(node.ins[0].shape, channels, spatial, step.weight.shape, tirx))
 
-    def x_index(o, r):
-        idx = [0] * len(x.shape)
-        idx[0] = o[0]
-        for a, v in zip(channels, channel_index(tirx.floordiv(o[1], per_group), r)):
-            idx[a] = v
-        for a, v in zip(spatial, o[2:]):
-            idx[a] = v
-        return idx
 
+def _reduction(
+    stages: Stages, node: _Node, idx: Indexes, combiner: str = "sum", scale: float = 1.0, out_shape=None
+) -> Lazy:
+    """The node's reduction over its first input (and its weight, where `idx` reads one)."""
+    shape = node.shape(node.step.out_shape if out_shape is None else out_shape)
+    weight = node.weight if idx.weight is not None else None
     return build_reduction(
         stages,
         Reduction(
-            node.name,
-            node.where,
-            node.shape(step.out_shape),
-            extents,
-            x,
-            x_index,
-            node.weight,
-            lambda o, r: [o[1], _flatten(r, extents)],
+            node.name, node.where, shape, idx.extents, node.ins[0], idx.operand, weight, idx.weight, combiner, scale
         ),
     )
 
 
-def _softmax(stages: Stages, node: _Node) -> te.Tensor:
+def _softmax(stages: Stages, node: _Node) -> Lazy:
     """exp(x - max) / sum(exp(x - max)) along the axis, the exponentials computed once."""
     x, name, where = node.ins[0], node.name, node.where
     d = node.step.prim.axis(node.step.ins[0]) + 1
     size, reduced = x.shape[d], (*x.shape[:d], *x.shape[d + 1 :])
 
-    def along(o, r):
-        return [*o[:d], r[0], *o[d:]]
+    along = axes_reduction(x.shape, [d]).operand
 
     def others(i):
         return (*i[:d], *i[d + 1 :])
 
     top = build_reduction(stages, Reduction(f"{name}_max", where, reduced, (size,), x, along, combiner="max"))
-    exp = stages.compute(x.shape, lambda *i: tirx.exp(stages.read(x, i) - top[others(i)]), f"{name}_exp", where)
+    exp = stages.compute(
+        x.shape, lambda *i: tirx.exp(stages.read(x, i) - stages.read(top, others(i))), f"{name}_exp", where
+    )
     total = build_reduction(stages, Reduction(f"{name}_sum", where, reduced, (size,), Lazy.of(exp), along))
-    return stages.compute(x.shape, lambda *i: exp[i] / total[others(i)], name, where)
-
-
-def _block_reduction(sizes: list[int], block: int) -> tuple[tuple[int, ...], Callable]:
-    """Reduction extents over one block of `block` consecutive flattened channels, and
-    index(group, r) -> channel coordinates: trailing axes whole, at most one axis cut."""
-    rest, j = block, len(sizes)
-    while j > 0 and rest % sizes[j - 1] == 0:
-        rest //= sizes[j - 1]
-        j -= 1
-    if rest == 1:  # axes j.. whole; the group picks the leading axes
-        return tuple(sizes[j:]), lambda group, r: [*_unflatten(group, sizes[:j]), *r]
-    if j > 0 and sizes[j - 1] % rest == 0:  # axis j-1 cut into (outer from the group, `rest` reduced)
-        outer = [*sizes[: j - 1], sizes[j - 1] // rest]
-
-        def cut(group, r):
-            g = _unflatten(group, outer)
-            return [*g[:-1], g[-1] * rest + r[0], *r[1:]]
-
-        return (rest, *sizes[j:]), cut
-    return (block,), lambda group, r: _unflatten(group * block + r[0], sizes)
+    return Lazy.of(stages.compute(x.shape, lambda *i: exp[i] / stages.read(total, others(i)), name, where))
 
 
 _ARITHMETIC = {
@@ -360,38 +274,3 @@ _ARITHMETIC = {
     FullyConnected: _fc,
     Softmax: _softmax,
 }
-
-
-# -- index helpers --------------------------------------------------------------------
-def _flatten(index: Sequence, sizes: Sequence[int]):
-    """Row-major position of `index` in an array of `sizes`."""
-    flat = 0
-    for i, s in zip(index, sizes):
-        flat = flat * s + i
-    return flat
-
-
-def _unflatten(flat, sizes: Sequence[int]) -> list:
-    """Row-major coordinates of position `flat` in an array of `sizes`."""
-    coords, stride = [], prod(sizes)
-    for k, s in enumerate(sizes):
-        stride //= s
-        v = tirx.floordiv(flat, stride) if stride > 1 else flat
-        coords.append(tirx.floormod(v, s) if k > 0 else v)
-    return coords
-
-
-def _split_axes(ndim: int, removed_in_turn: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Axes kept and axes removed when axes are removed one after another by position."""
-    positions = list(range(ndim))
-    removed = [positions.pop(d) for d in removed_in_turn]
-    return positions, removed
-
-
-def _place(ndim: int, kept: list[int], o: Index, removed: list[int], r: Index) -> Index:
-    idx = [0] * ndim
-    for a, v in zip(kept, o):
-        idx[a] = v
-    for a, v in zip(removed, r):
-        idx[a] = v
-    return idx

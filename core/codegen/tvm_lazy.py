@@ -22,6 +22,7 @@ from math import prod
 
 from tvm import te, tirx
 
+from ..analysis.indexing import Coord
 from .errors import CodegenError
 
 DTYPE = "float32"
@@ -66,6 +67,13 @@ class Lazy:
 def uses(expr) -> set[str]:
     """Names of the variables an index expression reads."""
     return {v.name for v in tirx.analysis.undefined_vars(expr)}
+
+
+def coord(expr) -> Coord:
+    """An index expression as core.analysis.indexing sees it: the variable it is, or those it uses."""
+    if isinstance(expr, int):
+        return Coord(None, frozenset())
+    return Coord(expr.name if isinstance(expr, tirx.Var) else None, frozenset(uses(expr)))
 
 
 class Stages:

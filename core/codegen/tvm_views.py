@@ -12,9 +12,10 @@ from dataclasses import replace
 
 from tvm import tirx
 
+from ..analysis.indexing import expand_view, merge_view, one_to_one, split_view, stride_view, unfold_view
 from ..ir.primitives import Expand, Group, Merge, Shift, Split, Stride, Unfold
 from .torch_plan import Step
-from .tvm_lazy import Lazy, Stages, uses
+from .tvm_lazy import Lazy, Stages, coord
 
 
 def _te_shape(lazy: Lazy, step: Step) -> tuple[int, ...]:
@@ -24,23 +25,13 @@ def _te_shape(lazy: Lazy, step: Step) -> tuple[int, ...]:
 def _reshape_split(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     """[..X..] -> [..X/B, B..]: element (i, j) is x[i * B + j] (group and split)."""
     d = step.prim.axis(step.ins[0]) + 1
-    inner = step.out_shape[d]
-
-    def remap(idx):
-        return [*idx[:d], idx[d] * inner + idx[d + 1], *idx[d + 2 :]]
-
-    return x.view(_te_shape(x, step), remap)
+    return x.view(_te_shape(x, step), split_view(d, step.out_shape[d]))
 
 
 def _merge(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     """[..A, B..] -> [..A*B..]: element i is x[i // B, i % B]."""
     d = step.prim.axis(step.ins[0]) + 1
-    b = step.in_shapes[0][d]
-
-    def remap(idx):
-        return [*idx[:d], tirx.floordiv(idx[d], b), tirx.floormod(idx[d], b), *idx[d + 1 :]]
-
-    return x.view(_te_shape(x, step), remap)
+    return x.view(_te_shape(x, step), merge_view(d, step.in_shapes[0][d], tirx))
 
 
 def _shift(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
@@ -61,14 +52,14 @@ def _shift(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
 def _expand(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     """A new axis whose every position repeats x."""
     d = step.prim.params["dim"] % (len(step.ins[0]) + 1) + 1
-    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], *idx[d + 1 :]])
+    return x.view(_te_shape(x, step), expand_view(d))
 
 
 def _stride(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
     """Element i is x[S * i]."""
     d = step.prim.axis(step.ins[0]) + 1
     s = step.in_shapes[0][d - 1] // step.out_shape[d - 1]
-    return x.view(_te_shape(x, step), lambda idx: [*idx[:d], idx[d] * s, *idx[d + 1 :]])
+    return x.view(_te_shape(x, step), stride_view(d, s))
 
 
 def _unfold(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
@@ -84,31 +75,16 @@ def _unfold(stages: Stages, step: Step, x: Lazy, name: str) -> Lazy:
         root_axis = d
     pads = list(x.pads)
     pads[root_axis] = (k // 2, k - 1 - k // 2)
-
-    def remap(idx):
-        window, rest = idx[k_axis], [*idx[:k_axis], *idx[k_axis + 1 :]]
-        rest[d] = rest[d] + window - k // 2
-        return rest
-
-    return Lazy(x.root, tuple(pads), x.shape, x.index).view(_te_shape(x, step), remap)
+    return Lazy(x.root, tuple(pads), x.shape, x.index).view(_te_shape(x, step), unfold_view(d, k_axis, k))
 
 
 def _pass_through(x: Lazy, axis: int) -> int | None:
     """The root axis that `axis` of x reads one-to-one (same extent, not yet padded, its
     coordinate is exactly this axis's index and no other coordinate uses it), else None."""
     axes, coords = x.coordinates()
-    var = axes[axis]
-    hits = [a for a, c in enumerate(coords) if c.same_as(var)]
-    if len(hits) != 1:
-        return None
-    a = hits[0]
-    if (
-        int(x.root.shape[a]) != x.shape[axis]
-        or x.pads[a] != (0, 0)
-        or any(var.name in uses(c) for b, c in enumerate(coords) if b != a)
-    ):
-        return None
-    return a
+    pads = [p != (0, 0) for p in x.pads]
+    root = [int(s) for s in x.root.shape]
+    return one_to_one([coord(c) for c in coords], axes[axis].name, root, x.shape[axis], pads)
 
 
 VIEWS: dict[type, Callable[[Stages, Step, Lazy, str], Lazy]] = {

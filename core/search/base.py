@@ -114,8 +114,7 @@ class Limits:
         for layer, count in self.layers.items():
             try:
                 bindings = layer_bindings(graph, layer)
-                concrete_shapes(graph, report, bindings)
-                numbers = cost.numeric(bindings)
+                numbers = cost.numeric(bindings, concrete_shapes(graph, report, bindings))
             except (LayerMismatch, BindingError):
                 return None
             flops += count * numbers["flops"]

@@ -12,8 +12,8 @@ from core.codegen.to_tvm import lower, tvmscript
 from core.codegen.tvm_views import VIEWS
 from core.ir.errors import TesseraError
 from core.ir.serialize import load_operator
-from tests.core.tvm_checks import assert_same, blocks, run_both
-from tests.support import EXAMPLES, chain
+from tests.core.tvm_checks import assert_same, blocks, kernel_flops, run_both
+from tests.support import EXAMPLES, chain, reduction_orders
 
 pytestmark = pytest.mark.tvm
 
@@ -187,6 +187,19 @@ def test_contraction_whose_weight_skips_the_window_is_split_in_two_stages():
     assert blocks(script) == ["sh_rf", "pad_sh_rf", "sh"]
 
 
+def test_the_cheaper_reduction_order_is_built():
+    # both first (the weight in stage 1, C_out carried): 2*H*C_out*C*W + C_out*H*K = 5520 FLOPs;
+    # W alone first, the weight after it: C*H*W + 2*C_out*H*C*K = 336 + 2304 = 2640 (one stage: 16128)
+    g = reduction_orders()
+    lowered = lower(g, batch=1)
+    assert kernel_flops(lowered) == 8 * 6 * 7 + 2 * 8 * 6 * 8 * 3
+    script = lowered.module().script()
+    assert blocks(script) == ["sh_rf", "pad_sh_rf", "sh", "y"]
+    assert "T.grid(1, 8, 6, 7)" in script  # stage 1 sums W on the input, without the weight
+    got, want, _ = run_both(g)
+    assert_same(got, want)
+
+
 @pytest.mark.parametrize("fn", ["avg", "max"])
 def test_fold_over_channels_after_unfold_is_staged(fn):
     g = chain(
@@ -197,7 +210,7 @@ def test_fold_over_channels_after_unfold_is_staged(fn):
     )
     got, want, script = run_both(g)
     assert_same(got, want)
-    assert blocks(script) == ["f_rf", "pad_f_rf", "f"]
+    assert blocks(script) == ["f_rf", "pad_f_rf", "y"]  # the second stage only gathers: a view, read by y
 
 
 def test_conv2d_is_not_split_because_its_weight_needs_the_window():

@@ -19,11 +19,11 @@ EXPECTED = {
         ["C_in*K^2", "C_out*C_in"],
     ),
     "grouped_conv": ("[C_out, H, W]", ["C_out*C_in*K^2*H*W/G"], ["2*C_out*C_in*K^2*H*W/G"], ["C_out*C_in*K^2/G"]),
-    # kernel fc (G*K^2 outputs from C_in) + mul + two reductions over K
+    # kernel fc (G*K^2 outputs from C_in) + mul + the two reduces over K, one sum in the kernel
     "involution": (
         "[C_in, H, W]",
         ["G*K^2*C_in*H*W"],
-        ["2*G*K^2*C_in*H*W", "C_in*K^2*H*W", "C_in*K^2*H*W", "C_in*K*H*W"],
+        ["2*G*K^2*C_in*H*W", "C_in*K^2*H*W", "C_in*K^2*H*W"],
         ["G*K^2*C_in"],
     ),
     # half the channels from a KxK conv, half from a 1x1 conv, joined by concat (no FLOPs of its own)

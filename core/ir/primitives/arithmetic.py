@@ -68,7 +68,7 @@ class Softmax(Primitive):
         return x
 
     def flops(self, inputs, out):
-        return out.numel() * 3  # exp, sum, divide per element
+        return out.numel() * 4  # max, exp, sum, divide per element
 
 
 class FullyConnected(Primitive):

@@ -1,0 +1,57 @@
+"""The cost model counts the kernel TVM builds: a reduction staged by rfactor is counted as
+its stages (core.analysis.staging decides for both), so search budgets see the work the
+kernel does; among the ways to stage a reduction the cheapest is chosen."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.analysis.summary import summarize
+from core.codegen.to_tvm import lower
+from core.ir.serialize import load_operator
+from core.search.base import Budget, Limits
+from core.search.canvas import CanvasSampler
+from core.search.mcts import SynoMCTS
+from tests.core.tvm_checks import kernel_flops
+from tests.support import EXAMPLES, reduction_orders
+
+SIZES = {"C_in": 8, "C_out": 8, "H": 6, "W": 7, "K": 3, "G": 2, "g": 2, "s": 2}
+
+
+def _sampled() -> list:
+    conv = load_operator(EXAMPLES / "conv2d.json")
+    canvas = CanvasSampler(conv, Budget(flops=2.0, max_primitives=6), seed=5).ask(20)
+    mcts = SynoMCTS(conv, Budget(flops=2.0, max_primitives=7), seed=5).ask(20)
+    return [c.graph for c in canvas + mcts]
+
+
+def _same_work(graph, bindings) -> None:
+    cost = summarize(graph, bindings).numeric_cost
+    assert cost is not None
+    assert cost["flops"] == kernel_flops(lower(graph, bindings))
+
+
+@pytest.mark.tvm
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
+def test_every_example_costs_what_its_kernel_does(path):
+    graph = load_operator(path)
+    _same_work(graph, {k: v for k, v in SIZES.items() if k in graph.mentioned_variables()})
+
+
+@pytest.mark.tvm
+def test_sampled_operators_cost_what_their_kernels_do():
+    graphs = _sampled()
+    assert len(graphs) == 40
+    for graph in graphs:
+        _same_work(graph, graph.bindings)
+
+
+def test_an_operator_the_unstaged_count_put_over_budget_is_accepted():
+    # unstaged its one contraction is C_out*C_in*K*H*W terms, a third of conv2d's (K = 3);
+    # staged, W is summed on the input first and the weight runs over K alone: ~1/(K*W) of it
+    limits = Limits(load_operator(EXAMPLES / "conv2d.json"), Budget(flops=0.2))
+    graph = reduction_orders(bindings={})
+    unstaged = summarize(graph, limits.bindings).cost.total("flops").evaluate(limits.bindings)
+    flops, params = limits.measure(graph)
+    assert limits.max_flops is not None and unstaged > limits.max_flops
+    assert limits.within(flops, params) and flops * 10 < limits.max_flops
