@@ -38,7 +38,7 @@ class CapacityJudge:
         reason (FisherError's message)."""
         key = content_hash(graph) + repr(sorted(graph.bindings.items()))
         if key not in self._verdicts:
-            net, report = self.screen.candidate(graph)
+            net, report = self.screen.candidate(graph, shared=True)
             theirs = sum(self.screen.original[name] for name in report.replaced)
             verdict: dict = {"original": theirs, "replaced": list(report.replaced)}
             try:

@@ -26,16 +26,17 @@ from .settings import EvalSettings
 THREADS = 1  # torch threads per worker: more oversubscribe the 2 shared cores (4-8x slower under load)
 
 
-def _setup(p: FisherPayload | TrainPayload, ctx):
+def _setup(p: FisherPayload | TrainPayload, ctx, shared: bool):
     """The candidate network (the operator in every layer it fits, or an assignment's operators
-    in its layers) and its Fisher Potential against the original's."""
+    in its layers) and its Fisher Potential against the original's (`shared`: the network is
+    only scored, see FisherScreen.candidate)."""
     torch.set_num_threads(THREADS)
     settings = p.settings
     stand_in = _stand_in(p.operator, settings.backbone)
     ctx.progress(0.02, f"loading {settings.dataset}")
     screen = screen_for(settings)
     ctx.progress(0.05, f"building {settings.spec.label} with {stand_in.name or 'the operator'}")
-    candidate, report = screen.candidate(stand_in)
+    candidate, report = screen.candidate(stand_in, shared)
     ctx.progress(0.08, f"Fisher Potential over {len(report.replaced)} replaced layers")
     return screen, candidate, report, screen.score(candidate, report)
 
@@ -55,7 +56,7 @@ def _score(settings: EvalSettings, **fields) -> Score:
 def fisher_job(payload: dict, ctx) -> FisherResult:
     """Fisher Potential of the candidate vs the original network, at initialisation."""
     p = FisherPayload.from_dict(payload)
-    _, _, report, fisher = _setup(p, ctx)
+    _, _, report, fisher = _setup(p, ctx, shared=True)
     return FisherResult(
         score=_score(p.settings, epochs=0, fisher_potential=fisher["fisher_potential"]),
         **fisher,
@@ -67,7 +68,7 @@ def train_job(payload: dict, ctx) -> TrainResult:
     """Fisher Potential at initialisation, then proxy training with Canvas's early stop."""
     p = TrainPayload.from_dict(payload)
     config = p.training
-    screen, candidate, report, fisher = _setup(p, ctx)
+    screen, candidate, report, fisher = _setup(p, ctx, shared=False)
     trained = train_proxy(
         candidate,
         screen.split,

@@ -61,7 +61,7 @@ def assign_per_layer(candidates: Sequence[OperatorGraph], screen: FisherScreen, 
     left_out: dict[str, list[str]] = {layer: [] for layer in screen.original}
     for graph in candidates:
         try:
-            net, report = screen.candidate(graph)
+            net, report = screen.candidate(graph, shared=True)
             layers = screen.score(net, report)["fisher_layers"]
         except (EvaluationError, FisherError) as e:
             for notes in left_out.values():

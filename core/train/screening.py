@@ -5,10 +5,12 @@ not depend on the candidate is done once per setting and process: the data split
 seeded minibatch, the input size of every convolution and the original network's score of
 every convolution (a layer's score depends only on its own activations and gradients, so
 the original's score over any set of replaced layers is a sum of these). A candidate then
-costs one network build and one forward and backward pass. The candidate starts from the
-original's seed, so every layer the operator did not replace has the original's initial
-weights and the scores compare like with like. Imports torch: worker processes and
-benchmarks only.
+costs the operator's layers and one forward and backward pass: a candidate only scored
+shares the original network's other layers (no network is built or initialised anew), one
+to be trained is built from the original's seed. Either way every layer the operator did not
+replace has the original's initial weights, and the operator's layers draw theirs from the
+same random state, so the scores compare like with like and do not depend on which way the
+network was made. Imports torch: worker processes and benchmarks only.
 """
 
 from __future__ import annotations
@@ -51,14 +53,24 @@ class FisherScreen:
         self.num_classes = self.split.train.num_classes
         self.images, self.labels = fisher_batch(self.split, settings.fisher_batch, settings.seed)
         original = build_backbone(settings.spec, self.num_classes, settings.seed)
+        self._network, self._draws = original, torch.get_rng_state()
         self.sizes = conv_input_sizes(original, settings.resolution)
         convs = [name for name, m in original.named_modules() if isinstance(m, nn.Conv2d) and name in self.sizes]
         self.original = fisher_potential(original, convs, self.images, self.labels).layers
 
-    def candidate(self, stand_in: OperatorGraph | Assignment) -> tuple[nn.Module, ReplacementReport]:
+    def candidate(
+        self, stand_in: OperatorGraph | Assignment, shared: bool = False
+    ) -> tuple[nn.Module, ReplacementReport]:
         """The backbone with the operator in every layer it fits, or an assignment's operators
-        in the layers it names (seeded as the original); EvaluationError if it replaces none."""
-        net = build_backbone(self.settings.spec, self.num_classes, self.settings.seed)
+        in the layers it names (seeded as the original); EvaluationError if it replaces none.
+        With `shared`, the layers it does not replace are the screen's original network's own
+        modules, neither copied nor drawn anew: a network to score, never to train (see
+        sharing_copy)."""
+        if shared:
+            net = sharing_copy(self._network)
+            torch.set_rng_state(self._draws)  # the operator's layers draw as after build_backbone
+        else:
+            net = build_backbone(self.settings.spec, self.num_classes, self.settings.seed)
         report = replace_convs(net, stand_in, self.settings.resolution, sizes=self.sizes)
         if not report.replaced:
             reasons = sorted({o.detail for o in report.layers})
@@ -81,6 +93,19 @@ class FisherScreen:
             "fisher_layers": ours.layers,
             "fisher_layers_original": theirs,
         }
+
+
+def sharing_copy(module: nn.Module) -> nn.Module:
+    """New containers over `module`'s own leaf modules (convs, batch norms, ...): a layer set
+    into the copy leaves `module` as it was, and building it copies no weight. Scoring changes
+    no weight, and batch norm in training mode normalises by the minibatch, so running it
+    leaves the shared layers computing as before (only their unused running statistics move)."""
+    if not module._modules:
+        return module
+    shell = object.__new__(type(module))
+    vars(shell).update({k: v.copy() if isinstance(v, (dict, set)) else v for k, v in vars(module).items()})
+    shell._modules = {k: m if m is None else sharing_copy(m) for k, m in module._modules.items()}
+    return shell
 
 
 def screen_for(settings: EvalSettings) -> FisherScreen:

@@ -6,8 +6,9 @@ Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noi
 the default proxy task (digits, ResNet-18 width 16 at 16 px, 5 epochs). The task ranks
 operators only if the candidates' spread is clearly larger than the baseline's noise.
 Figure 2 (screening): candidates per minute through the Fisher Potential screen (one
-process, the data, minibatch and original's scores computed once; each candidate built,
-its convs replaced, one forward and backward pass). Published: NAS-PTE screens 1000 in
+process, the data, minibatch and original's scores computed once; each candidate's operator
+layers built into a network that shares the original's other layers, one forward and
+backward pass). Published: NAS-PTE screens 1000 in
 under 5 minutes (200/min); the issue's goal is 1000 in under a minute.
 Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers, then
 from its store: the baseline's accuracy and tuned latency, candidates per stage, the best
@@ -116,7 +117,7 @@ def screening(settings: EvalSettings, count: int) -> None:
     for graph in itertools.islice(random_operators(seed=1), count):
         t = time.perf_counter()
         try:
-            net, report = screen.candidate(graph)
+            net, report = screen.candidate(graph, shared=True)
             verdicts["passed" if screen.score(net, report)["fisher_passes"] else "rejected"] += 1
         except EvaluationError:
             verdicts["fits no layer"] += 1

@@ -227,3 +227,35 @@ def test_the_screen_scores_the_original_once_and_as_a_direct_computation_would()
     again = fisher_potential(fresh, report.replaced, screen.images, screen.labels)
     assert verdict["fisher_potential"] == pytest.approx(again.total, rel=1e-5)
     assert verdict["fisher_passes"] == (verdict["fisher_potential"] >= verdict["fisher_original"])
+
+
+# Fisher Potential of bundled operators at width 8, 8 px, 200 digits, minibatch 16, one thread,
+# as the screen computed them before it shared the original's layers (commit 5e8f35b): scored
+# either way, the numbers stay these.
+PINNED = {"depthwise_separable": (0.1145424218266271, 14), "involution": (9.959840469375195, 13)}
+PINNED_ORIGINAL = {"depthwise_separable": 0.18181964012910612, "involution": 0.13397452983190306}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_a_scored_only_candidate_shares_the_original_and_scores_as_a_built_one(name):
+    """A candidate to be scored shares the screen's original layers: its scores are the
+    pinned ones and those of a candidate built anew, and scoring it changes none of the
+    original's weights and none of its layers (a candidate built afterwards scores the same)."""
+    from core.train.screening import screen_for
+    from core.train.settings import EvalSettings
+
+    screen = screen_for(EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16))
+    graph = load_operator(EXAMPLES / f"{name}.json")
+    weights = {k: v.clone() for k, v in screen._network.named_parameters()}
+    layers = {n: type(m) for n, m in screen._network.named_modules()}
+    net, report = screen.candidate(graph, shared=True)
+    shared = screen.score(net, report)
+    assert {n: type(m) for n, m in screen._network.named_modules()} == layers
+    assert all(torch.equal(v, weights[k]) for k, v in screen._network.named_parameters())
+    assert net.get_submodule("head.2") is screen._network.get_submodule("head.2")  # shared, not copied
+    built = screen.score(*screen.candidate(graph))
+    total, replaced = PINNED[name]
+    assert len(report.replaced) == replaced
+    assert shared["fisher_potential"] == pytest.approx(total, rel=1e-6)
+    assert shared["fisher_original"] == pytest.approx(PINNED_ORIGINAL[name], rel=1e-6)
+    assert shared["fisher_layers"] == pytest.approx(built["fisher_layers"], rel=1e-6)
