@@ -12,10 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.cli_inputs import operator_and_bindings
+from app.cli_inputs import measured_operator, operator_and_bindings
 from core.codegen import module_source
 from core.codegen.torch_plan import make_plan
-from core.compile.algorithms import ALGORITHMS, algorithm, auto_summary
+from core.compile.algorithms import ALGORITHMS, SEQUENCE, algorithm, auto_summary
 from core.compile.payloads import MeasurePayload
 from core.compile.requests import variant_payloads
 from core.devices import get_device
@@ -36,7 +36,7 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_codegen)
 
     p = sub.add_parser("measure", help="compile with TVM, check against PyTorch and time both (optionally tune)")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="an operator, or a sequence (the operator its steps make)")
     p.add_argument("--bind", default="", help="values such as C_in=64,C_out=64,H=56,W=56,K=3")
     p.add_argument(
         "--tune-trials",
@@ -57,8 +57,8 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--algorithm",
         choices=tuple(ALGORITHMS),
-        default="default",
-        help="; ".join(f"{a.name}: {a.description}" for a in ALGORITHMS.values()),
+        help="; ".join(f"{a.name}: {a.description}" for a in ALGORITHMS.values())
+        + " (default: default, or sequence for a sequence FILE)",
     )
     p.add_argument(
         "--tiles",
@@ -109,8 +109,9 @@ def cmd_codegen(args) -> int:
 
 
 def cmd_measure(args) -> int:
-    document, graph, bindings = operator_and_bindings(args.file, args.bind)
+    document, graph, bindings, sequence = measured_operator(args.file, args.bind)
     make_plan(graph, bindings)
+    chosen = args.algorithm or (SEQUENCE if sequence else "default")
     device = {}
     if args.device:
         if args.variants:
@@ -128,14 +129,15 @@ def cmd_measure(args) -> int:
         batch=args.batch,
         repeat=args.repeat,
         min_repeat_ms=args.min_repeat_ms,
-        algorithm=args.algorithm,
+        algorithm=chosen,
+        sequence=sequence,
         tuning_root=str(Path(args.tuning_dir).resolve()) if args.tuning_dir else None,
         tiles=_tiles(args.tiles) if args.tiles else None,
         **device,
     )
     if args.variants:
         return _measure_variants(args, payload, graph)
-    algorithm(args.algorithm).check(graph, {**graph.bindings, **bindings})  # before spawning TVM
+    algorithm(chosen).check(graph, {**graph.bindings, **bindings})  # before spawning TVM
     result = call_in_subprocess(
         "core.compile.handlers:measure_call", {"payload": payload.to_dict()}, on_progress=print_progress
     )
@@ -229,10 +231,12 @@ def print_progress(fraction: float, message: str) -> None:
 
 def measurement_report(path: str, r: dict) -> str:
     sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
+    schedule = r["algorithm_details"].get("schedule")  # an algorithm that says whose schedule ran
     if r["tuned"]:
         tuned = f"tuned, best of {r['trial_count']} trials ({r['new_trials']} new)"
     elif r["trial_count"]:
-        tuned = f"{r['schedule_source']}, after {r['trial_count']} trials: TVM's default kept"
+        kept = f"{schedule} schedule" if schedule else "TVM's default"
+        tuned = f"{r['schedule_source']}, after {r['trial_count']} trials: {kept} kept"
     else:
         tuned = "untuned (pass --tune-trials N to tune)"
     rows = [
@@ -256,7 +260,7 @@ def measurement_report(path: str, r: dict) -> str:
                 else "PyTorch not timed: it runs on this machine, not on the device"
             ),
             f"max abs error vs PyTorch: {r['max_abs_error']:.2g}",
-            f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {r['schedule_source']}",
+            f"algorithm {r['algorithm']}, layout {r['layout']}, schedule {schedule or r['schedule_source']}",
             *([auto] if (auto := auto_summary(r["algorithm_details"])) else []),
             *([r["timing_note"]] if r.get("timing_note") else []),
         ]

@@ -1,14 +1,17 @@
-"""What commands that take one operator FILE and --bind (and, to transfer-tune, --from)
-read first, checked the same way."""
+"""What commands that take one operator FILE (or, to measure, a sequence FILE) and --bind
+(and, to transfer-tune, --from) read first, checked the same way."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from core.codegen.loopnest_ir import checked_sequence, result_operator
 from core.ir.bindings import check_names, parse_bindings
+from core.ir.documents import document_kind
 from core.ir.errors import TesseraError
 from core.ir.graph import OperatorGraph
-from core.ir.serialize import read_operator
+from core.ir.sequence import load_sequence, sequence_document
+from core.ir.serialize import read_operator, to_document
 
 
 def operator_and_bindings(path: str, bind: str) -> tuple[dict, OperatorGraph, dict[str, int]]:
@@ -18,6 +21,22 @@ def operator_and_bindings(path: str, bind: str) -> tuple[dict, OperatorGraph, di
     bindings = parse_bindings(bind)
     check_names(bindings, graph.kinds(), path)
     return document, graph, bindings
+
+
+def measured_operator(path: str, bind: str) -> tuple[dict, OperatorGraph, dict[str, int], dict | None]:
+    """operator_and_bindings for an operator file; for a sequence file, the operator its steps
+    make at the --bind sizes, the sizes, and the sequence's document (whose schedule can then
+    be timed). A sequence with a step that does not apply or is illegal at those sizes is refused."""
+    if document_kind(path) == "operator":
+        return (*operator_and_bindings(path, bind), None)
+    seq = load_sequence(path)
+    bindings = parse_bindings(bind)
+    check_names(bindings, seq.variables(), path)
+    report = checked_sequence(seq, bindings)
+    if report.final is None or not report.legal:
+        raise TesseraError(f"{path}: the sequence cannot be measured: {'; '.join(report.problems())}")
+    graph = result_operator(report.final, seq.name or Path(path).stem).graph
+    return to_document(graph), graph, {}, sequence_document(seq)
 
 
 def transfer_sources(sources, transfer: bool, off: str = "add --transfer") -> list[str]:

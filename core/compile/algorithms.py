@@ -55,6 +55,7 @@ winograd_convolution = convolutions("winograd", "3x3 stride-1 convolutions", _wi
 
 
 AUTO = "auto"  # not an algorithm of its own: the fastest of the others
+SEQUENCE = "sequence"
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class Algorithm:
     #: run the operator (the graph's own node names, so the message points at the user's nodes)
     check: Callable[[OperatorGraph, Mapping[str, int]], object] = any_operator
     tiles: bool = False  # takes the request's (T_O, T_I) tile sizes
+    #: runs the schedule of the transformation sequence the operator came from, so it needs one
+    needs_sequence: bool = False
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -104,6 +107,13 @@ ALGORITHMS: dict[str, Algorithm] = {
             "Winograd F(4x4,3x3) (F(2x2,3x3) on small outputs), tuned with MetaSchedule (3x3 stride-1 convolutions)",
             check=winograd_convolution,
         ),
+        Algorithm(
+            SEQUENCE,
+            "core.compile.kernels.sequence:SequenceKernel",
+            "the schedule of the transformation sequence the operator came from (NAS-PTE), "
+            "MetaSchedule on its loop nest when tuned (operators found by sequence search or read from a sequence)",
+            needs_sequence=True,
+        ),
     )
 }
 
@@ -115,19 +125,32 @@ def algorithm(name: str) -> Algorithm:
     return ALGORITHMS[name]
 
 
-def algorithms_for(graph: OperatorGraph, bindings: Mapping[str, int]) -> tuple[list[str], list[str]]:
+def algorithms_for(
+    graph: OperatorGraph, bindings: Mapping[str, int], sequence: bool = False
+) -> tuple[list[str], list[str]]:
     """(the algorithms that can run the operator, why each of the others cannot); AUTO, which
-    chooses among them, is not one of them."""
+    chooses among them, is not one of them, nor is an algorithm needing the operator's
+    transformation sequence unless `sequence` says it comes with one."""
     runs, refused = [], []
     for a in ALGORITHMS.values():
         if a.kernel is None:
             continue
+        if a.needs_sequence and not sequence:
+            continue  # not a limit of this operator: it came without a sequence
         try:
             a.check(graph, bindings)
             runs.append(a.name)
         except CompileError as e:
             refused.append(str(e))
     return runs, refused
+
+
+def no_sequence(name: str) -> str:
+    """Why an algorithm that needs a sequence cannot run an operator measured without one."""
+    return (
+        f"algorithm {name!r} runs the schedule of the transformation sequence an operator came from: "
+        "this one comes without a sequence (measure a sequence file, or a result found by sequence search)"
+    )
 
 
 def auto_summary(details: dict) -> str:

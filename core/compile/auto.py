@@ -29,7 +29,7 @@ def measure_fastest(
 ) -> Measurement:
     """Each algorithm measured as `settings` asks (an algorithm that fails to build, check or
     tune is noted and left out); the fastest measurement, with the comparison in its details."""
-    names, refused = algorithms_for(workload.graph, workload.bindings)
+    names, refused = algorithms_for(workload.graph, workload.bindings, settings.sequence is not None)
     measured: dict[str, Measurement] = {}
     failed: dict[str, str] = {}
     for i, name in enumerate(names):

@@ -63,6 +63,7 @@ def measure_job(payload: dict, ctx) -> Measurement:
         min_repeat_ms=p.min_repeat_ms,
         algorithm=p.algorithm,
         tiles=p.tiles,
+        sequence=p.sequence,
     )
     check_cancelled = _canceller(ctx, f"measuring {graph.name or 'the operator'}")
     with place_for(device, core_count()) as place:

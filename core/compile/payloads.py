@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..jobs.contract import Payload
+from .algorithms import algorithm, no_sequence
 from .errors import CompileError
 
 COST_MODELS = ("xgb", "random")
@@ -51,10 +52,13 @@ class MeasurePayload(_Timed):
     cost_model: str = "xgb"
     algorithm: str = "default"
     tiles: tuple[int, int] | None = None  # [T_O, T_I], gspc only
+    sequence: dict | None = None  # the transformation sequence the operator came from (its schedule an algorithm)
 
     def __post_init__(self):
         super().__post_init__()
         _whole("tune_trials", self.tune_trials, 0)
+        if algorithm(self.algorithm).needs_sequence and self.sequence is None:
+            raise CompileError(no_sequence(self.algorithm))
         if self.cost_model not in COST_MODELS:
             raise CompileError(f"cost_model must be one of {', '.join(COST_MODELS)}, got {self.cost_model!r}")
         if self.tiles is not None and min(self.tiles) < 1:

@@ -26,7 +26,7 @@ def variant_payloads(payload: MeasurePayload, graph: OperatorGraph) -> tuple[lis
     operator, read already), sizes and device: every algorithm that can run it
     (core.compile.algorithms), untuned and (with tune_trials > 0) tuned. -> (payloads, why
     the others were left out, or "")."""
-    runs, refused = algorithms_for(graph, {**graph.bindings, **payload.bindings})
+    runs, refused = algorithms_for(graph, {**graph.bindings, **payload.bindings}, payload.sequence is not None)
     return [
         replace(
             payload,
@@ -85,7 +85,13 @@ class MeasureRequest:
         if self.transfer:
             sources = tuple(self.sources) or None
             return [TransferPayload(**where, sources=sources, top_k=self.top_k)], ""
-        payload = MeasurePayload(**where, tune_trials=self.trials, cost_model=self.cost_model, algorithm=self.algorithm)
+        payload = MeasurePayload(
+            **where,
+            tune_trials=self.trials,
+            cost_model=self.cost_model,
+            algorithm=self.algorithm,
+            sequence=subject.sequence,
+        )
         if not self.variants:
             return [payload], ""
         variants, skipped = variant_payloads(payload, subject.graph)

@@ -1,12 +1,13 @@
-"""How one operator is measured: its batch, the algorithm and its tile sizes, the tuning
-budget and where tuning records go, and how long timings run. Imports no TVM."""
+"""How one operator is measured: its batch, the algorithm and its tile sizes (or the sequence
+whose schedule it runs), the tuning budget and where tuning records go, and how long timings
+run. Imports no TVM."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from .algorithms import ALGORITHMS, algorithm
+from .algorithms import ALGORITHMS, algorithm, no_sequence
 from .errors import CompileError
 
 
@@ -21,8 +22,11 @@ class Settings:
     seed: int = 0
     algorithm: str = "default"  # a name of core.compile.algorithms
     tiles: tuple[int, int] | None = None  # (T_O, T_I) of a tiled algorithm; None: its defaults or its tuning's choice
+    sequence: dict | None = None  # the transformation sequence the operator came from, if known
 
     def __post_init__(self):
+        if algorithm(self.algorithm).needs_sequence and self.sequence is None:
+            raise CompileError(no_sequence(self.algorithm))
         if not algorithm(self.algorithm).tiles and self.tiles is not None:
             tiled = " or ".join(repr(a.name) for a in ALGORITHMS.values() if a.tiles)
             raise CompileError(f"tile sizes (T_O, T_I) apply to algorithm {tiled} only, not {self.algorithm!r}")

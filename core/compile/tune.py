@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tvm
+from tvm import s_tir
 from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
@@ -95,6 +96,7 @@ def tune(
                 num_trials_per_iter=min(32, remaining),
                 cost_model=_cost_model(cost_model),
                 strategy=_search(remaining),
+                space=design_space(mod, target),
                 seed=seed,
                 measure_callbacks=callbacks,
                 builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
@@ -146,7 +148,7 @@ def tune_kernels(
         ms.TuneContext(
             mod,
             target=target,
-            space_generator="post-order-apply",
+            space_generator=design_space(mod, target),
             task_name=name,
             search_strategy=_search(per_kernel),
             rand_state=state,
@@ -174,6 +176,31 @@ def tune_kernels(
     except RuntimeError as e:
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
     return remaining
+
+
+def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> ms.space_generator.SpaceGenerator:
+    """MetaSchedule's design space for the target, or, where TVM 0.27 cannot build it for this
+    kernel, the same space without multi-level tiling's write reuse. That reuse computes a tiled
+    block's consumer at the block's tiles without checking that no other block feeds the
+    consumer, and fails the whole tuning ("reverse-compute-at: all the producer(s) ... under the
+    target loop") on a concatenation of two computed parts, as operators with a concat and
+    sequences split into parts have. The default is tried first (its space is built once more
+    when tuning starts: milliseconds)."""
+    space = ms.TuneContext(mod, target=target, space_generator="post-order-apply", task_name="main").space_generator
+    try:
+        space.generate_design_space(mod)
+        return space
+    except s_tir.ScheduleError:
+        pass
+    rules = [
+        ms.schedule_rule.MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64)  # TVM's DefaultLLVM, no reuse
+        if type(rule) is ms.schedule_rule.MultiLevelTiling
+        else rule
+        for rule in space.sch_rules
+    ]
+    return ms.space_generator.PostOrderApply(
+        sch_rules=rules, postprocs=list(space.postprocs), mutator_probs=dict(space.mutator_probs)
+    )
 
 
 def recorded_trials(work_dir: Path, *mods: tvm.IRModule) -> list[float | None]:

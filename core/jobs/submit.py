@@ -32,6 +32,7 @@ class Subject:
     origin: str = "hand-made"
     bindings: dict[str, int] | None = None  # its own bindings, used when the request has none
     input_key: str | None = None  # set for the operator open in an editor (or a file)
+    sequence: dict | None = None  # the transformation sequence it came from, if known (its schedule can be timed)
     parsed: OperatorGraph | None = field(default=None, compare=False, repr=False)  # the document's graph, if read
 
     @cached_property
@@ -41,7 +42,7 @@ class Subject:
 
     def save(self, store: Store) -> tuple[int, str | None]:
         """(its operator id in the store, saved if new; the input version its jobs carry)."""
-        operator_id = store.add_operator(self.graph, self.name, self.origin)
+        operator_id = store.add_operator(self.graph, self.name, self.origin, self.sequence)
         return operator_id, content_hash(self.graph) if self.input_key else None
 
 
@@ -58,7 +59,13 @@ def result_subjects(store: Store, rows, each_size: bool = True) -> list[Subject]
             operator = store.operator(row["operator_id"])
             document = operator["document"] if each_size else {**operator["document"], "bindings": bindings}
             name = operator["name"] or f"operator {row['operator_id']}"
-            subjects[key] = Subject(document, name, operator["origin"] or "hand-made", bindings if each_size else None)
+            subjects[key] = Subject(
+                document,
+                name,
+                operator["origin"] or "hand-made",
+                bindings if each_size else None,
+                sequence=store.operator_sequence(row["operator_id"]),
+            )
     return list(subjects.values())
 
 
