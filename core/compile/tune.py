@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tvm
-from tvm import s_tir
 from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
@@ -102,7 +101,7 @@ def tune(
                 builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
                 runner=progress.runner(runner or local_runner()),
             )
-        except RuntimeError as e:
+        except (RuntimeError, ValueError) as e:  # TVM's errors; ValueError: a failed check
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
                 raise progress.stopped from None
             raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
@@ -173,7 +172,7 @@ def tune_kernels(
             builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
             runner=progress.runner(local_runner()),
         )
-    except RuntimeError as e:
+    except (RuntimeError, ValueError) as e:  # TVM's errors; ValueError: a failed check
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
     return remaining
 
@@ -181,16 +180,18 @@ def tune_kernels(
 def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> ms.space_generator.SpaceGenerator:
     """MetaSchedule's design space for the target, or, where TVM 0.27 cannot build it for this
     kernel, the same space without multi-level tiling's write reuse. That reuse computes a tiled
-    block's consumer at the block's tiles without checking that no other block feeds the
-    consumer, and fails the whole tuning ("reverse-compute-at: all the producer(s) ... under the
-    target loop") on a concatenation of two computed parts, as operators with a concat and
-    sequences split into parts have. The default is tried first (its space is built once more
-    when tuning starts: milliseconds)."""
+    block's consumer at the block's tiles (reverse_compute_at) without checking that it can,
+    and fails the whole tuning when it cannot: on a concatenation of two computed parts ("all
+    the producer(s) ... under the target loop": operators with a concat, sequences split into
+    parts) and on a consumer reading its producer at a shifted index ("TensorRegion pattern
+    match failed: v_i3 - 31": a roll's wrapped read), which also failed a network's tuning
+    after most of its budget was spent. The default is tried first (its space is built once
+    more when tuning starts: milliseconds)."""
     space = ms.TuneContext(mod, target=target, space_generator="post-order-apply", task_name="main").space_generator
     try:
         space.generate_design_space(mod)
         return space
-    except s_tir.ScheduleError:
+    except (RuntimeError, ValueError):  # TVM's ScheduleError, or a failed check in the primitive
         pass
     rules = [
         ms.schedule_rule.MultiLevelTiling(structure="SSRSRS", max_innermost_factor=64)  # TVM's DefaultLLVM, no reuse
