@@ -5,11 +5,12 @@ Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noi
 20 random candidates (the random strategy on conv2d, in every convolution they fit), all on
 the default proxy task (digits, ResNet-18 width 16 at 16 px, 5 epochs). The task ranks
 operators only if the candidates' spread is clearly larger than the baseline's noise.
-Figure 2 (screening): candidates per minute through the Fisher Potential screen (one
-process, the data, minibatch and original's scores computed once; each candidate's operator
-layers built into a network that shares the original's other layers, one forward and
-backward pass). Published: NAS-PTE screens 1000 in
-under 5 minutes (200/min); the issue's goal is 1000 in under a minute.
+Figure 2 (screening): candidates per minute through the Fisher Potential screen (the data,
+minibatch and original's scores computed once per process; each candidate's operator layers
+built into a network that shares the original's other layers, one forward and backward
+pass), in one process of --threads threads, or with --screen-workers N in N processes of one
+thread each sharing the candidates, as the loop's local workers run the screen. Published:
+NAS-PTE screens 1000 in under 5 minutes (200/min); the issue's goal is 1000 in under a minute.
 Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers, then
 from its store: the baseline's accuracy and tuned latency, candidates per stage, the best
 candidate within 1 point of the baseline's accuracy and its tuned end-to-end speedup, and
@@ -17,13 +18,14 @@ which known designs (by structure, see `design`) were among the survivors. Publi
 Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
 
     python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
-        [--skip spread,screening,loop] [--store PATH]
+        [--threads 2] [--screen-workers 1] [--skip spread,screening,loop] [--store PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import multiprocessing
 import statistics
 import tempfile
 import time
@@ -108,13 +110,22 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
     print(f"  {close} of {len(found)} within 2 std of the original's mean {mean:.3f}")
 
 
-def screening(settings: EvalSettings, count: int) -> None:
+def screen_share(settings: EvalSettings, count: int, workers: int, index: int, threads: int, barrier=None) -> tuple:
+    """Candidates index, index + workers, ... of the first `count` of the stream through one
+    screen: (verdict counts, each candidate's seconds, seconds for them all, set-up seconds).
+    The stream is drawn and the screen set up before the clock starts (and, in a worker, before
+    `barrier`, so that every worker's clock starts together)."""
+    torch.set_num_threads(threads)
     start = time.perf_counter()
     screen = FisherScreen(settings)
     setup = time.perf_counter() - start
+    graphs = list(itertools.islice(random_operators(seed=1), count))[index::workers]
+    if barrier is not None:
+        barrier.wait()
     verdicts = {"passed": 0, "rejected": 0, "no score": 0, "fits no layer": 0}
     times = []
-    for graph in itertools.islice(random_operators(seed=1), count):
+    start = time.perf_counter()
+    for graph in graphs:
         t = time.perf_counter()
         try:
             net, report = screen.candidate(graph, shared=True)
@@ -124,11 +135,39 @@ def screening(settings: EvalSettings, count: int) -> None:
         except FisherError:
             verdicts["no score"] += 1
         times.append(time.perf_counter() - t)
-    total = sum(times)
+    return verdicts, times, time.perf_counter() - start, setup
+
+
+def _screen_worker(settings: EvalSettings, count: int, workers: int, index: int, barrier, results) -> None:
+    results.put(screen_share(settings, count, workers, index, 1, barrier))
+
+
+def screening(settings: EvalSettings, count: int, workers: int) -> None:
+    """One process with torch's threads as set (workers 1), or `workers` processes of one
+    thread each sharing the candidates, as the discovery loop's local workers screen them."""
+    if workers == 1:
+        shares = [screen_share(settings, count, 1, 0, torch.get_num_threads())]
+        how = f"1 process, {torch.get_num_threads()} thread(s)"
+    else:
+        context = multiprocessing.get_context("spawn")
+        barrier, results = context.Barrier(workers), context.Queue()
+        processes = [
+            context.Process(target=_screen_worker, args=(settings, count, workers, i, barrier, results))
+            for i in range(workers)
+        ]
+        for process in processes:
+            process.start()
+        shares = [results.get() for _ in processes]
+        for process in processes:
+            process.join()
+        how = f"{workers} worker processes of 1 thread each, sharing the candidates"
+    verdicts = {v: sum(share[0][v] for share in shares) for v in shares[0][0]}
+    times = [t for share in shares for t in share[1]]
+    total = max(share[2] for share in shares)  # the last worker to finish
     per_minute = count / total * 60
     print(
         f"Fisher screening, {settings.spec.label} at {settings.resolution}px, minibatch {settings.fisher_batch}, "
-        f"{torch.get_num_threads()} thread(s), set-up {setup:.1f} s once:"
+        f"{how}, set-up {max(share[3] for share in shares):.1f} s once:"
     )
     print(
         f"  {count} random candidates in {total:.1f} s: {per_minute:.0f} per minute "
@@ -209,6 +248,12 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=20, help="random candidates trained for the spread")
     parser.add_argument("--screen", type=int, default=300, help="candidates through the Fisher screen")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--screen-workers",
+        type=int,
+        default=1,
+        help="screen in this many processes of 1 thread each (the loop's local workers) instead of one of --threads",
+    )
     parser.add_argument("--skip", default="", help="comma-separated: spread, screening, loop")
     parser.add_argument("--store", type=Path, default=None, help="the loop's store (default a new temporary file)")
     args = parser.parse_args()
@@ -216,7 +261,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     settings = EvalSettings()
     if "screening" not in skip:
-        screening(settings, args.screen)
+        screening(settings, args.screen, args.screen_workers)
     if "spread" not in skip:
         spread(settings, args.candidates)
     if "loop" not in skip:
