@@ -181,11 +181,15 @@ def screening(settings: EvalSettings, count: int, workers: int) -> None:
     print("  " + ", ".join(f"{n} {v}" for v, n in verdicts.items()))
 
 
+#: primitives that never mix neighbouring pixels: an operator made only of them is a 1x1 layer
+POINTWISE = {"share", "reduce", "fc", "elementwise", "broadcast"}
+
+
 def design(graph: OperatorGraph) -> str:
     """Which known design an operator resembles, by its primitives (a heuristic for the report):
     a product of a weighted function of the input with its unfolded window (involution-like),
     a per-channel fc and a plain one (depthwise-separable), other groups (grouped), pooling
-    over space (spatial bottleneck)."""
+    over space (spatial bottleneck), nothing that looks past one pixel (pointwise)."""
     prims = {n: graph.prim(n) for n in graph.primitive_nodes()}
 
     def weighted(nodes: set[str]) -> bool:
@@ -205,6 +209,8 @@ def design(graph: OperatorGraph) -> str:
         return "grouped"
     if any(p.op == "fold" for p in prims.values()):
         return "spatial bottleneck"
+    if {p.op for p in prims.values()} <= POINTWISE:
+        return "pointwise (1x1)"
     return "other"
 
 
