@@ -203,8 +203,8 @@ class Algebra:
                 names.setdefault(name, f"r{len(names)}")
         unused = tuple(sorted(repr(r[2]) for r in state.reduced if r[1] not in names))
         coords = tuple(rename(e, names) for e in state.coords)
-        weights = tuple(sorted(tuple(sorted((rename(e, names) for e in w), key=repr)) for w in state.weights))
-        return (coords, tuple(map(repr, weights)), unused)
+        weights = sorted(repr(tuple(sorted((rename(e, names) for e in w), key=repr))) for w in state.weights)
+        return (coords, tuple(weights), unused)
 
 
 def rename(e: Expr, names: Mapping[str, str]) -> Expr:

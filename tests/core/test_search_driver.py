@@ -59,6 +59,14 @@ def test_sequence_search_keeps_each_candidates_sequence_with_it(tmp_path):
             assert content_hash(again) == store.operator(operator_id)["hash"]
 
 
+def test_mcts_runs_the_windows_default_search_of_300_operators(tmp_path):
+    """The Search panel's defaults on conv2d: two of MCTS's states once had weights whose
+    canonical keys could be ordered only by comparing symbolic sizes, and the job failed
+    (TypeError) before storing its candidates."""
+    summary = run_search({"template": CONV, "strategy": "mcts", "samples": 300}, str(tmp_path / "r.db"))
+    assert summary.found == 300
+
+
 def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):
     db = tmp_path / "r.db"
     calls = iter(range(100))
