@@ -19,6 +19,8 @@ from core.jobs.queue import DONE, JobQueue
 from core.jobs.registry import handlers
 from core.jobs.supervisor import Supervisor
 from core.store import Store
+from core.train.payloads import FisherPayload
+from core.train.settings import EvalSettings
 from tests.support import ROOT
 
 JOBS = 50
@@ -37,7 +39,7 @@ def submit(path: Path) -> list[int]:
             ids.append(
                 queue.submit(
                     "fisher",
-                    {"operator": doc, **TINY, "seed": i // len(docs)},
+                    FisherPayload(doc, EvalSettings(**TINY, seed=i // len(docs))).to_dict(),
                     operator_id=store.add_operator(doc, name),
                 )
             )
