@@ -84,6 +84,8 @@ def reductions(
             operands[node] = view(prim, in_type, x, out)
             continue
         last = chains[node][-1] if chains.get(node) else node
+        if last not in shapes:  # the chain runs into an error: nothing after it is built or costed
+            continue
         operands[last] = Operand.of((BATCH, *shapes[last]))
         d = prim.axis(in_type) + 1 if isinstance(prim, (prims.Fold, prims.Softmax)) else 0
         if isinstance(prim, (prims.Share, prims.Reduce)):

@@ -4,11 +4,13 @@ kernel does; among the ways to stage a reduction the cheapest is chosen."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.analysis.summary import summarize
 from core.codegen.to_tvm import lower
-from core.ir.serialize import load_operator
+from core.ir.serialize import graph_from_document, load_operator
 from core.search.base import Budget, Limits
 from core.search.canvas import CanvasSampler
 from core.search.mcts import SynoMCTS
@@ -55,3 +57,14 @@ def test_an_operator_the_unstaged_count_put_over_budget_is_accepted():
     flops, params = limits.measure(graph)
     assert limits.max_flops is not None and unstaged > limits.max_flops
     assert limits.within(flops, params) and flops * 10 < limits.max_flops
+
+
+def test_a_reduce_chain_that_runs_into_an_error_is_reported_not_raised():
+    """Found by fuzzing: a chain whose last reduce has no shape made the stage planner raise
+    KeyError instead of the summary naming the node."""
+    document = json.loads((EXAMPLES / "conv2d.json").read_text())
+    next(n for n in document["nodes"] if n["id"] == "sum_kw")["params"]["dim"] = 9
+    graph = graph_from_document(document)
+    summary = summarize(graph, graph.bindings)
+    assert not summary.ok and "sum_kw" in str(summary.shapes.errors)
+    assert summary.numeric_cost is not None and summary.numeric_cost["nodes"]["share"]["macs"] > 0
