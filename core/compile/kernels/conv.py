@@ -25,7 +25,7 @@ from ..place import Place
 from ..settings import Settings
 from ..workload import Workload
 from .metaschedule import tuned_with_metaschedule
-from .protocol import Progress, Tuned, Variant
+from .protocol import Progress, Tuned, Variant, host_arguments
 
 
 class ConvKernel(ABC):
@@ -78,12 +78,8 @@ class ConvKernel(ABC):
         return tirx.if_then_else(within, x[n, c, row - top, col - left], tirx.const(0.0, "float32"))
 
     def _variant(self, module: tvm.IRModule, source: str) -> Variant:
-        w, conv, dev = self.workload, self.conv, tvm.cpu()
+        w, conv = self.workload, self.conv
         weight = self.weight(conv.torch_weight(w.weight(conv.weight))).astype(np.float32)
-        args = [
-            tvm.runtime.tensor(w.x.numpy(), dev),
-            tvm.runtime.tensor(np.ascontiguousarray(weight), dev),
-            tvm.runtime.empty((w.batch, *conv.output_shape), "float32", dev),
-        ]
+        args = host_arguments(w, [weight], (w.batch, *conv.output_shape))
         details = {"convolution": conv.spec.describe(), **self.details()}
         return Variant(module, args, self.settings.algorithm, source, self.layout, details)

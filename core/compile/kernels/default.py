@@ -12,7 +12,7 @@ from ..place import Place
 from ..settings import Settings
 from ..workload import Workload
 from .metaschedule import tuned_with_metaschedule
-from .protocol import Progress, Tuned, Variant
+from .protocol import Progress, Tuned, Variant, host_arguments
 
 
 class DefaultKernel:
@@ -28,12 +28,8 @@ class DefaultKernel:
 
     def arguments(self) -> list:
         """The input, the torch module's weights (in the PrimFunc's argument order), an output buffer."""
-        w, dev = self.workload, tvm.cpu()
-        return [
-            tvm.runtime.tensor(w.x.numpy(), dev),
-            *(tvm.runtime.tensor(w.weight(weight.name), dev) for weight in w.lowered.weights),
-            tvm.runtime.empty(w.lowered.output_shape, "float32", dev),
-        ]
+        w = self.workload
+        return host_arguments(w, [w.weight(weight.name) for weight in w.lowered.weights], w.lowered.output_shape)
 
     def _variant(self, module: tvm.IRModule, source: str) -> Variant:
         return Variant(module, self.arguments(), self.settings.algorithm, source)

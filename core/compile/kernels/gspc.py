@@ -38,7 +38,7 @@ from ..settings import Settings
 from ..timing import time_kernel
 from ..tune import Tuning
 from ..workload import Workload
-from .protocol import Progress, Tuned, Variant
+from .protocol import Progress, Tuned, Variant, host_arguments
 
 GRID_FILE = "gspc_grid.json"
 POINT = {"number": 1, "repeat": 5, "min_repeat_ms": 30}  # a grid point: the fastest of five repeats
@@ -92,12 +92,9 @@ class GspcKernel:
     def _variant(self, tiles: Tiles, source: str) -> Variant:
         """The kernel with these tiles, fed the input, the torch module's weight packed for
         them ahead of time, and an output buffer."""
-        w, dev = self.workload, tvm.cpu()
-        args = [
-            tvm.runtime.tensor(w.x.numpy(), dev),
-            tvm.runtime.tensor(pack_weights(self.conv, w.weight(self.conv.weight), tiles), dev),
-            tvm.runtime.empty((w.batch, *self.conv.output_shape), "float32", dev),
-        ]
+        w = self.workload
+        packed = pack_weights(self.conv, w.weight(self.conv.weight), tiles)
+        args = host_arguments(w, [packed], (w.batch, *self.conv.output_shape))
         details = {
             "convolution": self.conv.spec.describe(),
             "tiles": {"T_O": tiles.t_o, "T_I": tiles.t_i, "columns": tiles.w},

@@ -21,10 +21,11 @@ core.compile.algorithms.ALGORITHMS naming it."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 import tvm
 
 from ..algorithms import algorithm
@@ -63,6 +64,17 @@ class Kernel(Protocol):
     def untuned(self) -> Variant: ...
 
     def tune(self, progress: Progress, check_cancelled: Callable[[], None]) -> Tuned: ...
+
+
+def host_arguments(workload: Workload, weights: Sequence[np.ndarray], output_shape: Sequence[int]) -> list:
+    """A kernel's arguments as host tensors: the workload's input, `weights` in the layout and
+    order the kernel takes them, and an output buffer of `output_shape`."""
+    dev = tvm.cpu()
+    return [
+        tvm.runtime.tensor(workload.x.numpy(), dev),
+        *(tvm.runtime.tensor(np.ascontiguousarray(a), dev) for a in weights),
+        tvm.runtime.empty(tuple(output_shape), "float32", dev),
+    ]
 
 
 def make_kernel(workload: Workload, place: Place, settings: Settings) -> Kernel:

@@ -22,7 +22,7 @@ from ..place import Place
 from ..settings import Settings
 from ..workload import Workload
 from .metaschedule import tuned_with_metaschedule
-from .protocol import Progress, Tuned, Variant
+from .protocol import Progress, Tuned, Variant, host_arguments
 
 
 class SequenceKernel:
@@ -63,7 +63,7 @@ class SequenceKernel:
         """The nest's arguments: the workload's input, each part's weight from the torch module's
         weight of that part (the same numbers, in the nest's [co, ci, kh, kw] shape), an output
         buffer; a CompileError when the nest and the operator disagree (not this sequence's operator)."""
-        w, dev = self.workload, tvm.cpu()
+        w = self.workload
         shapes = [tuple(int(s) for s in a.shape) for a in args]
         weights = [w.weight(weight.name) for weight in w.lowered.weights]
         mismatch = (
@@ -77,8 +77,4 @@ class SequenceKernel:
                 f"{shapes[1:-1]}, the operator {list(w.x.shape)} -> {list(w.lowered.output_shape)} with "
                 f"{[list(a.shape) for a in weights]}: it is not the operator this sequence makes"
             )
-        return [
-            tvm.runtime.tensor(w.x.numpy(), dev),
-            *(tvm.runtime.tensor(a.reshape(s), dev) for a, s in zip(weights, shapes[1:-1])),
-            tvm.runtime.empty(shapes[-1], "float32", dev),
-        ]
+        return host_arguments(w, [a.reshape(s) for a, s in zip(weights, shapes[1:-1])], shapes[-1])
