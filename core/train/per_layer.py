@@ -67,15 +67,17 @@ def assign_per_layer(candidates: Sequence[OperatorGraph], screen: FisherScreen, 
             for notes in left_out.values():
                 notes.append(f"{graph.name}: {e}")
             continue
+        flops: dict[ConvShape, int] = {}
         for outcome in report.layers:
             if outcome.name not in verdicts:
                 continue
             if not outcome.replaced:
                 left_out[outcome.name].append(f"{graph.name}: {outcome.detail}")
                 continue
-            flops = layer_flops(graph, outcome.shape)
+            if outcome.shape not in flops:  # layers of one shape cost the same: sized once
+                flops[outcome.shape] = layer_flops(graph, outcome.shape)
             verdicts[outcome.name].append(
-                LayerVerdict(graph.name, layers[outcome.name], screen.original[outcome.name], flops)
+                LayerVerdict(graph.name, layers[outcome.name], screen.original[outcome.name], flops[outcome.shape])
             )
     chosen, reasons = {}, {}
     for layer, found in verdicts.items():
