@@ -27,8 +27,7 @@ from .protocol import Progress, Tuned, Variant, host_arguments
 
 class SequenceKernel:
     def __init__(self, workload: Workload, place: Place, settings: Settings):
-        if settings.sequence is None:  # Settings refuses this already; kept for the type checker
-            raise CompileError("algorithm 'sequence' needs the operator's transformation sequence")
+        assert settings.sequence is not None  # Settings refuses the algorithm without one
         self.workload, self.place, self.settings = workload, place, settings
         seq = sequence_from_document(settings.sequence, "the operator's sequence")
         sizes = {k: v for k, v in workload.bindings.items() if k in BASES[seq.nest].variables}
