@@ -161,11 +161,12 @@ def conv_sites(plan: Plan) -> dict[str, ConvMatch]:
     (the views may feed other steps too), and with the strides after it that only it feeds."""
     producer = {[s.node, *s.absorbed][-1]: s for s in plan.steps}
     name = plan.graph.name or "operator"
-    sites = {}
+    sites: dict[str, ConvMatch] = {}
     for step in plan.steps:
         if not isinstance(step.prim, (FullyConnected, Share)):
             continue
-        views, after = _views_before(plan, step, producer), _strides_after(plan, step, producer)
+        taken = {node for site in sites.values() for node in site.nodes}  # a stride after an earlier one
+        views, after = _views_before(plan, step, producer, taken), _strides_after(plan, step, producer)
         for start in range(len(views) + 1):
             chain = [*views[start:], step, *after]
             try:
@@ -179,11 +180,11 @@ def conv_sites(plan: Plan) -> dict[str, ConvMatch]:
 _VIEWS = (Unfold, Stride, Group, Split, Merge)
 
 
-def _views_before(plan: Plan, step: Step, producer: dict[str, Step]) -> list[Step]:
-    """The views the contraction reads through, earliest first."""
+def _views_before(plan: Plan, step: Step, producer: dict[str, Step], taken: set[str]) -> list[Step]:
+    """The views the contraction reads through, earliest first, up to one `taken` by an earlier convolution."""
     graph, views = plan.graph, []
     node = graph.inputs_of(step.node)[0]
-    while node in producer and isinstance(producer[node].prim, _VIEWS):
+    while node in producer and isinstance(producer[node].prim, _VIEWS) and producer[node].node not in taken:
         views.insert(0, producer[node])
         node = graph.inputs_of(node)[0]
     return views

@@ -105,6 +105,25 @@ CONVS = {
         ),
         ["conv 4->6, 3x5"],
     ),
+    # the stride after the first fc is that conv's; the second reads the strided value
+    "depthwise, a stride after it, then pointwise": (
+        _conv(
+            [
+                *_unfolds(),
+                ("dw", "fc", {"out": "C_in", "groups": "C_in"}, ["uw"]),
+                ("stw", "stride", {"dim": -1, "S": "s"}, ["dw"]),
+                ("pw", "fc", {"out": "C_out", "groups": "1"}, ["stw"]),
+            ],
+            out=("C_out", "H", "W/s"),
+            C_in=5,
+            C_out=6,
+            H=5,
+            W=8,
+            K=3,
+            s=2,
+        ),
+        ["conv 5->5, 3x3", "conv 5->6, 1x1"],
+    ),
     "pointwise fc": (
         _conv([("fc", "fc", {"out": "C_out", "groups": "1"}, ["input"])], C_in=7, C_out=3, H=5, W=3),
         ["conv 7->3, 1x1"],
