@@ -2,27 +2,17 @@
 core.codegen.gspc_schedule, fed its weights packed ahead of time, labelled with its layout
 and tile sizes, and tuned over its tile grid.
 
-Tuning is an explicit grid over the kernel's tile sizes (T_O, T_I and the register block
-of output columns), each point built with the hand-written schedule and timed, not
-MetaSchedule: T_O and T_I set the shapes of the packed buffers, which MetaSchedule cannot
-change (it reschedules loops over fixed buffers), and the grid is small (tens of points,
-under a second to build each), so measuring them beats searching with a cost model.
-`tune_trials` caps the points measured, nearest the defaults first (so the untuned tiles are
-among them and need no timing of their own); measured points are kept beside the
-MetaSchedule database (gspc_grid.json) and count towards later budgets, as MetaSchedule's
-trials do. A point is timed like a MetaSchedule trial, in a session of its own on an RPC
-device."""
+Tuning times an explicit grid (kernels.grid) over the kernel's tile sizes (T_O, T_I and the
+register block of output columns), each point built with the hand-written schedule, not
+MetaSchedule: T_O and T_I set the shapes of the packed buffers. `tune_trials` caps the points
+measured, nearest the defaults first; the records are gspc_grid.json."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
-import tvm
 
-from ...atomic import write_text_atomically
 from ...codegen.gspc_schedule import (
     Tiles,
     candidate_tiles,
@@ -32,16 +22,15 @@ from ...codegen.gspc_schedule import (
     simd_lanes,
 )
 from ..algorithms import gspc_convolution
-from ..errors import CompileError, TuningError
+from ..errors import CompileError
 from ..place import Place
 from ..settings import Settings
-from ..timing import time_kernel
 from ..tune import Tuning
 from ..workload import Workload
+from .grid import time_module, tune_grid
 from .protocol import Progress, Tuned, Variant, host_arguments
 
 GRID_FILE = "gspc_grid.json"
-POINT = {"number": 1, "repeat": 5, "min_repeat_ms": 30}  # a grid point: the fastest of five repeats
 
 
 class GspcKernel:
@@ -66,28 +55,11 @@ class GspcKernel:
         """Time up to `tune_trials` grid points (earlier ones in the records count), keep the fastest."""
         work_dir = self.settings.tuning_folder()
         grid = candidate_tiles(self.conv, self.lanes, self.fixed)[: self.settings.tune_trials]
-        path = work_dir / GRID_FILE
-        records = _read(path)
-        new = 0
-        for i, tiles in enumerate(grid):
-            check_cancelled()
-            if _key(tiles) not in records:
-                records[_key(tiles)] = self._time(tiles)
-                new += 1
-                write_text_atomically(path, json.dumps(records, indent=1))
-            ms = records[_key(tiles)]
-            progress(
-                0.05 + 0.75 * (i + 1) / len(grid),
-                f"GSPC tile grid: {i + 1} of {len(grid)} "
-                f"(T_O={tiles.t_o}, T_I={tiles.t_i}, {tiles.w} columns): "
-                + (f"{ms:.3g} ms" if ms is not None else "failed"),
-            )
-        timed = [(ms, t) for t in grid if (ms := records[_key(t)]) is not None]
-        if not timed:
-            raise TuningError(f"no GSPC tile configuration built and ran (records in {path})")
-        self.tiles = min(timed, key=lambda pair: pair[0])[1]
+        self.tiles, trials, new = tune_grid(
+            "GSPC", grid, _key, self._time, work_dir / GRID_FILE, progress, check_cancelled
+        )
         best = self._variant(self.tiles, "tuned")
-        return Tuned(Tuning(work_dir, best.module, [(i, records[_key(t)]) for i, t in enumerate(grid)], new), (best,))
+        return Tuned(Tuning(work_dir, best.module, trials, new), (best,))
 
     def _variant(self, tiles: Tiles, source: str) -> Variant:
         """The kernel with these tiles, fed the input, the torch module's weight packed for
@@ -105,35 +77,14 @@ class GspcKernel:
 
     def _time(self, tiles: Tiles) -> float | None:
         """ms of one run on random data, None if it does not build."""
-        try:
-            executable = tvm.compile(gspc_module(self.conv, self.workload.batch, tiles), target=self.place.target)
-        except (RuntimeError, ValueError):
-            return None
         rng = np.random.default_rng(0)
         batch = self.workload.batch
         x, w = (
             rng.standard_normal(s, dtype=np.float32) for s in [(batch, *self.conv.input_shape), self.conv.weight_shape]
         )
-        args = [
-            tvm.runtime.tensor(x),
-            tvm.runtime.tensor(pack_weights(self.conv, w, tiles)),
-            tvm.runtime.empty((batch, *self.conv.output_shape), "float32"),
-        ]
-        with self.place.trial(executable, args) as kernel:
-            return min(time_kernel(kernel.module, kernel.device, kernel.args, **POINT).runs_ms)
+        module = gspc_module(self.conv, batch, tiles)
+        return time_module(module, self.place, [x, pack_weights(self.conv, w, tiles)], (batch, *self.conv.output_shape))
 
 
 def _key(tiles: Tiles) -> str:
     return f"T_O={tiles.t_o},T_I={tiles.t_i},columns={tiles.w}"
-
-
-def _read(path: Path) -> dict[str, float | None]:
-    if not path.exists():
-        return {}
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(records, dict) or not all(v is None or isinstance(v, (int, float)) for v in records.values()):
-            raise ValueError("not an object of latencies")
-    except ValueError as e:
-        raise TuningError(f"GSPC tuning records {path} are damaged ({e}); delete the file to tune again") from None
-    return records
