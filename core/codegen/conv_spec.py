@@ -2,7 +2,8 @@
 
 One description (ConvSpec: channels, kernel, stride, padding, groups, dilation) and one
 matcher serve every place where Tessera meets a convolution: running a whole operator
-with a convolution algorithm such as GSPC (match_conv), generating torch's own
+with a convolution algorithm such as GSPC (match_conv) or as a depthwise then a pointwise
+convolution (match_separable: two such chains, one after the other), generating torch's own
 nn.functional.conv2d for the parts of an operator that are convolutions (conv_sites,
 used by core.codegen.torch_layers), and naming a backbone layer's kernel (ConvSpec.describe).
 Importing this module imports neither torch nor TVM.
@@ -16,7 +17,8 @@ with reduces over the same axes (standard conv) -- and strides on spatial axes a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from math import prod
 
@@ -135,24 +137,72 @@ def match_conv(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) 
     """Read the whole operator as one 2-D convolution at these sizes, or NotAConvolution naming why not."""
     plan = make_plan(graph, bindings)
     name = graph.name or "operator"
+    linked = _linked(plan, name)
+    first = next(linked)
+    chain = _Chain(plan, name, first)
+    for step in itertools.chain([first], linked):
+        chain.add(step)
+    conv = chain.match()
+    if conv.group_axes:
+        raise _fail(name, f"its output {list(conv.output_shape)} keeps group axes after the output channels")
+    return conv
+
+
+@dataclass(frozen=True)
+class SeparableMatch:
+    """An operator read as a depthwise convolution (one window per channel) followed by a
+    pointwise one (1x1, stride 1, one group), as MobileNet's blocks are."""
+
+    depthwise: ConvMatch
+    pointwise: ConvMatch
+
+
+SEPARABLE = "a depthwise convolution followed by a pointwise one"
+
+
+def match_separable(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -> SeparableMatch:
+    """Read the whole operator as a depthwise then a pointwise convolution at these sizes
+    (the steps up to the first contraction and the strides right after it are the depthwise
+    one, the rest the pointwise one), or NotAConvolution naming why not."""
+    plan = make_plan(graph, bindings)
+    name = graph.name or "operator"
+    steps = list(_linked(plan, name, SEPARABLE))
+    contractions = [i for i, step in enumerate(steps) if isinstance(step.prim, (FullyConnected, Share))]
+    if len(contractions) != 2:
+        raise _fail(name, f"it has {len(contractions)} fc or share contractions, not two", SEPARABLE)
+    cut = contractions[0] + 1
+    while isinstance(steps[cut].prim, Stride):
+        cut += 1
+    depthwise = _Chain(plan, name, steps[0], SEPARABLE).match(steps[:cut])
+    pointwise = _Chain(plan, name, steps[cut], SEPARABLE).match(steps[cut:])
+    d, p = depthwise.spec, pointwise.spec
+    first, second = (label(graph, conv.nodes[-1]) for conv in (depthwise, pointwise))
+    if depthwise.group_axes or not d.groups == d.in_channels == d.out_channels:
+        raise _fail(name, f"{first} is a {d.describe()}, not depthwise (one window per channel)", SEPARABLE)
+    if pointwise.group_axes or p.kernel != (1, 1) or p.stride != (1, 1) or p.groups != 1:
+        raise _fail(name, f"{second} is a {p.describe()}, not pointwise (1x1, stride 1, groups 1)", SEPARABLE)
+    return SeparableMatch(depthwise, pointwise)
+
+
+def _linked(plan: Plan, name: str, what: str = "a 2-D convolution") -> Iterator[Step]:
+    """The plan's steps, each once it is known to read just the step before it (the first:
+    the input, which is [C, H, W] with two spatial axes), else NotAConvolution naming it."""
+    graph = plan.graph
     if len(plan.input_shape) != 3 or graph.spatial != 2:
-        raise _fail(name, f"its input {graph.input_type()} is not [C, H, W] with two spatial axes")
+        raise _fail(name, f"its input {graph.input_type()} is not [C, H, W] with two spatial axes", what)
     if not plan.steps:
-        raise _fail(name, "it has no fc or share contracting the channels")
-    chain, previous = _Chain(plan, name, plan.steps[0]), INPUT
+        raise _fail(name, "it has no fc or share contracting the channels", what)
+    previous = INPUT
     for step in plan.steps:
         if list(graph.inputs_of(step.node)) != [previous]:
             raise _fail(
                 name,
                 f"{label(graph, step.node)} does not read just the step before it; a convolution is one "
                 "chain from the input to the output",
+                what,
             )
-        chain.add(step)
+        yield step
         previous = [step.node, *step.absorbed][-1]
-    conv = chain.match()
-    if conv.group_axes:
-        raise _fail(name, f"its output {list(conv.output_shape)} keeps group axes after the output channels")
-    return conv
 
 
 def conv_sites(plan: Plan) -> dict[str, ConvMatch]:
@@ -205,16 +255,16 @@ def _strides_after(plan: Plan, step: Step, producer: dict[str, Step]) -> list[St
         node = stride.node
 
 
-def _fail(name: str, reason: str) -> NotAConvolution:
-    return NotAConvolution(f"{name} is not a 2-D convolution: {reason}")
+def _fail(name: str, reason: str, what: str = "a 2-D convolution") -> NotAConvolution:
+    return NotAConvolution(f"{name} is not {what}: {reason}")
 
 
 class _Chain:
     """Reads a chain of steps (views, one contraction, strides) as one convolution; steps
     are added one by one from the first, so the first that does not fit is the one named."""
 
-    def __init__(self, plan: Plan, name: str, first: Step):
-        self.plan, self.graph, self.name = plan, plan.graph, name
+    def __init__(self, plan: Plan, name: str, first: Step, what: str = "a 2-D convolution"):
+        self.plan, self.graph, self.name, self.what = plan, plan.graph, name, what
         self.kernel, self.stride = [1, 1], [1, 1]
         self.unfolded: list[int] = []  # spatial axes (0: H, 1: W) in the order they were unfolded
         self.contraction: Step | None = None
@@ -227,7 +277,7 @@ class _Chain:
         self.sources = len(source.channel_dims)  # the leading channel axes that hold the source's channels
 
     def fail(self, reason: str) -> NotAConvolution:
-        return _fail(self.name, reason)
+        return _fail(self.name, reason, self.what)
 
     def add(self, step: Step) -> None:
         self._step(step, label(self.graph, step.node))

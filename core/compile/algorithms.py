@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..analysis.shapes import label
-from ..codegen.conv_spec import ConvMatch, ConvSpec, NotAConvolution, match_conv
+from ..codegen.conv_spec import ConvMatch, ConvSpec, NotAConvolution, SeparableMatch, match_conv, match_separable
 from ..ir.graph import OperatorGraph
 from .errors import CompileError
 
@@ -48,6 +48,15 @@ def _winograd_refuses(spec: ConvSpec) -> str:
     if spec.kernel != (3, 3) or spec.stride != (1, 1):
         return "Winograd's F(m x m, 3x3) transforms need a 3x3 window at stride 1"
     return ""
+
+
+def separable_convolution(graph: OperatorGraph, bindings: Mapping[str, int]) -> SeparableMatch:
+    """The operator read as a depthwise then a pointwise convolution, or a CompileError naming
+    the node that makes it something else."""
+    try:
+        return match_separable(graph, bindings)
+    except NotAConvolution as e:
+        raise CompileError(f"algorithm 'separable' runs depthwise-separable convolutions only: {e}") from None
 
 
 gspc_convolution = convolutions("gspc", "grouped convolutions")
@@ -106,6 +115,13 @@ ALGORITHMS: dict[str, Algorithm] = {
             "core.compile.kernels.winograd:WinogradKernel",
             "Winograd F(4x4,3x3) (F(2x2,3x3) on small outputs), tuned with MetaSchedule (3x3 stride-1 convolutions)",
             check=winograd_convolution,
+        ),
+        Algorithm(
+            "separable",
+            "core.compile.kernels.separable:SeparableKernel",
+            "depthwise then pointwise convolution fused: each row's depthwise output computed just before "
+            "the pointwise GEMM reads it, tuned over a tile grid (depthwise-separable convolutions)",
+            check=separable_convolution,
         ),
         Algorithm(
             SEQUENCE,

@@ -27,7 +27,10 @@ def test_auto_keeps_the_fastest_algorithm_and_names_it():
     ctx = Ctx()
     result = measure_job(_payload("grouped_conv", bindings=SMALL), ctx)
     auto = result.algorithm_details["auto"]
-    assert set(auto["latency_ms"]) == EVERY and auto["failed"] == {} and auto["refused"] == []
+    assert set(auto["latency_ms"]) == EVERY and auto["failed"] == {}
+    assert [why.split(":")[0] for why in auto["refused"]] == [
+        "algorithm 'separable' runs depthwise-separable convolutions only"
+    ]
     assert result.algorithm == auto["kept"] == min(auto["latency_ms"], key=auto["latency_ms"].get)
     assert result.latency_ms == auto["latency_ms"][result.algorithm] and result.max_abs_error < 1e-4
     assert any(message.startswith("winograd (5 of 5)") for _, message in ctx.seen)
@@ -38,7 +41,15 @@ def test_auto_measures_only_what_runs_the_operator_and_says_why():
     result = measure_job(_payload("involution", bindings={"C": 8, "H": 6, "W": 6}), Ctx())
     auto = result.algorithm_details["auto"]
     assert result.algorithm == "default" and list(auto["latency_ms"]) == ["default"]
-    assert len(auto["refused"]) == 4 and "'winograd' runs 3x3 stride-1 convolutions only" in auto["refused"][3]
+    assert len(auto["refused"]) == 5 and "'winograd' runs 3x3 stride-1 convolutions only" in auto["refused"][3]
+
+
+def test_auto_measures_the_fused_kernel_of_a_depthwise_separable_operator():
+    sizes = {"C_in": 6, "C_out": 10, "H": 7, "W": 9, "K": 3}
+    result = measure_job(_payload("depthwise_separable", bindings=sizes), Ctx())
+    auto = result.algorithm_details["auto"]
+    assert set(auto["latency_ms"]) == {"default", "separable"} and auto["failed"] == {}
+    assert result.algorithm == auto["kept"] and result.max_abs_error < 1e-4
 
 
 TUNED = {"C_in": 4, "C_out": 4, "H": 6, "W": 6, "K": 3, "G": 1}

@@ -122,7 +122,8 @@ class MeasureDialog(RequestDialog):
         self.variants = QCheckBox("Compare variants: each algorithm" + (", untuned and tuned" if tune else ""))
         self.variants.setToolTip(
             "Queue one job per algorithm that can run the operator: TVM's default lowering and, "
-            "for convolutions, the grouped spatial pack, blocked NCHWc, im2col + GEMM and Winograd"
+            "for convolutions, the grouped spatial pack, blocked NCHWc, im2col + GEMM and Winograd, "
+            "and for a depthwise then a pointwise convolution, the two fused"
             + (", each untuned and tuned" if tune else "")
             + ". Compare them in the results table (Algorithm, Tuned, Schedule columns)."
         )
