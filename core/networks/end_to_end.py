@@ -116,7 +116,9 @@ def tuned_end_to_end(
         torch_speedup=base.torch_ms / ours.torch_ms,
         max_abs_error=ours.max_abs_error,
         timing_note=timing_note(base.doubt, ours.doubt),
-        untuned_kernels=tuple(sorted({k.kernel for k in [*ours.kernels, *base.kernels] if k.source == "untuned"})),
+        untuned_kernels=tuple(
+            sorted({k.kernel for k in [*ours.kernels, *base.kernels] if k.source.startswith("untuned")})
+        ),
         kernels=tuple(ours.kernels),
         baseline_kernels=tuple(base.kernels),
         operator_kernels=tuple(
@@ -133,7 +135,7 @@ def _run(
     progress(0.0, "importing into TVM")
     mod = to_relax(model, example, what)
     kernels = network_kernels(fused(mod), target)
-    schedules = schedule_kernels(
+    scheduled = schedule_kernels(
         kernels,
         target,
         folder,
@@ -146,10 +148,10 @@ def _run(
     )
     check_cancelled()
     progress(0.9, "building and timing")
-    vm = vm_of(compile_scheduled(mod, target, folder))
+    vm = vm_of(compile_scheduled(mod, target, scheduled.database))
     error = check_network(vm, model, example, what)
     load = os.getloadavg()[0]
     timing = vm_timing(vm, example, deploy.repeat, deploy.min_repeat_ms)
     inside = kernel_times(vm, example, operator_kernels) if operator_kernels else {}
     doubt = timing.doubt(f"TVM's {what}") or busy_machine(max(load, os.getloadavg()[0]))
-    return NetworkRun(timing.median_ms, timing.std_ms, torch_ms, error, schedules, inside, doubt)
+    return NetworkRun(timing.median_ms, timing.std_ms, torch_ms, error, scheduled.kernels, inside, doubt)

@@ -15,7 +15,8 @@ and TVM's default schedule where none of these gave one (such a kernel is "untun
 network then has no basis for a speedup). Where transfer or tuning ran, TVM's default is timed
 too and recorded beside them (a record of no schedule steps), so the fastest of all is what
 the network runs: a few trials that found nothing better cost no speed. Compiling the network then applies
-the database's records (MetaSchedule's relax integration). One process tunes a database at
+the database's records (MetaSchedule's relax integration), each kernel's fastest record that
+computes what TVM's default does (core.networks.checked). One process tunes a database at
 a time (a file lock), so concurrent evaluations share their work instead of racing."""
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ..compile.transfer import Bench, transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, schedules_of
 from ..compile.transfer_sources import Source
 from ..compile.tune import recorded_trials_by_kernel, tune_kernels
+from .checked import Checked, checked_records, database_of
 from .results import KernelSchedule
 
 Progress = Callable[[float, str], None]
@@ -81,6 +83,15 @@ def locked(folder: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+@dataclass(frozen=True)
+class Scheduled:
+    """A network's kernels with where each schedule came from, and the database of the checked
+    records to compile it with."""
+
+    kernels: list[KernelSchedule]
+    database: ms.database.Database
+
+
 def schedule_kernels(
     kernels: Sequence[NetworkKernel],
     target: tvm.target.Target,
@@ -91,9 +102,10 @@ def schedule_kernels(
     cost_model: str = "xgb",
     progress: Progress = lambda fraction, message: None,
     check_cancelled: Callable[[], None] = lambda: None,
-) -> list[KernelSchedule]:
+) -> Scheduled:
     """Give every kernel a schedule in the database at `folder` (the steps of this module's doc;
-    `sources` empty: no transfer); hold the folder's lock while doing so."""
+    `sources` empty: no transfer) and check the records the network would run; hold the folder's
+    lock while doing so."""
     with locked(folder):
         recorded = _recorded(folder, kernels)
         missing = [k for k in kernels if k.name not in recorded]
@@ -118,13 +130,28 @@ def schedule_kernels(
             for k, best in ((k, _recorded(folder, [k]).get(k.name)) for k in rest)
             if best is not None
         }
+        chosen = checked_records(kernels, target, folder)
     found = {**{name: ("database", ms_) for name, ms_ in recorded.items()}, **transferred, **tuned}
-    return [KernelSchedule(k.name, k.weight, k.kclass.key, *found.get(k.name, ("untuned", None))) for k in kernels]
+    return Scheduled(
+        [KernelSchedule(k.name, k.weight, k.kclass.key, *_told(found.get(k.name), chosen[k.name])) for k in kernels],
+        database_of(kernels, chosen),
+    )
 
 
-def compile_scheduled(mod: tvm.IRModule, target: tvm.target.Target, folder: Path):
-    """The network built with the database's schedules (TVM's default for kernels it lacks)."""
-    database = ms.database.JSONDatabase(work_dir=str(folder))
+def _told(found: tuple[str, float] | None, checked: Checked) -> tuple[str, float | None]:
+    """Where the schedule the network runs came from, and its latency, saying so when faster
+    records were skipped for computing wrong numbers (core.networks.checked)."""
+    source, latency = found or ("untuned", None)
+    if checked.wrong:
+        skipped = f"{checked.wrong} faster record(s) computed wrong numbers and were skipped"
+        source, latency = (
+            (f"{source}; {skipped}", checked.latency_ms) if checked.record else (f"untuned; {skipped}", None)
+        )
+    return source, latency
+
+
+def compile_scheduled(mod: tvm.IRModule, target: tvm.target.Target, database: ms.database.Database):
+    """The network built with the checked schedules (TVM's default for kernels without one)."""
     try:
         return ms.relax_integration.compile_relax(database, mod, target, params=None)
     except Exception as e:  # TVM raises many types; the message says what failed
