@@ -28,6 +28,20 @@ VERDICTS = "checked.json"  # in the database folder: record key -> "" (right) or
 TRIES = 4  # records tried per kernel, fastest first, before falling back to TVM's default
 
 
+class Benches:
+    """Each kernel's Bench (random inputs, the default schedule's output), built once per
+    network and shared by transfer, the default's timing and the checks here."""
+
+    def __init__(self, target: tvm.target.Target):
+        self.target = target
+        self._made: dict[str, Bench] = {}
+
+    def of(self, kernel) -> Bench:
+        if kernel.name not in self._made:
+            self._made[kernel.name] = Bench.of_kernel(kernel.mod, self.target, kernel.name)
+        return self._made[kernel.name]
+
+
 @dataclass(frozen=True)
 class Checked:
     """A kernel's fastest record that computes the right numbers (None: TVM's default), and how
@@ -38,14 +52,14 @@ class Checked:
     wrong: int
 
 
-def checked_records(kernels: Sequence, target: tvm.target.Target, folder: Path) -> dict[str, Checked]:
+def checked_records(kernels: Sequence, benches: Benches, folder: Path) -> dict[str, Checked]:
     """Kernel name -> its Checked record in the database at `folder`; the caller holds the
     folder's lock (core.networks.schedules.locked), since verdicts are written there."""
     database = ms.database.JSONDatabase(work_dir=str(folder))
     path = folder / VERDICTS
     verdicts = _read(path)
     known = len(verdicts)
-    chosen = {k.name: _first_right(k, target, database, verdicts) for k in kernels}
+    chosen = {k.name: _first_right(k, benches, database, verdicts) for k in kernels}
     if len(verdicts) != known:
         write_text_atomically(path, json.dumps(verdicts, indent=0, sort_keys=True))
     return chosen
@@ -69,14 +83,12 @@ def database_of(kernels: Sequence, chosen: dict[str, Checked]) -> ms.database.Da
     return memory
 
 
-def _first_right(kernel, target: tvm.target.Target, database, verdicts: dict[str, str]) -> Checked:
-    bench: Bench | None = None  # built when a record is first checked: it runs the default once
+def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -> Checked:
     wrong = 0
     for record in database.get_top_k(database.commit_workload(kernel.mod), TRIES):
         key = _key(kernel.mod, record.trace)
         if key not in verdicts:
-            bench = bench or Bench.of_kernel(kernel.mod, target, kernel.name)
-            verdicts[key] = _verdict(kernel.mod, record.trace, bench)
+            verdicts[key] = _verdict(kernel.mod, record.trace, benches.of(kernel))
         if verdicts[key]:
             wrong += 1
             continue

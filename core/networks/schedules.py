@@ -34,11 +34,11 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..compile.errors import CompileError
 from ..compile.kernel_class import KernelClass, kernel_class
-from ..compile.transfer import Bench, transfer_kernel, untuned_latency
+from ..compile.transfer import transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, schedules_of
 from ..compile.transfer_sources import Source
 from ..compile.tune import recorded_trials_by_kernel, tune_kernels
-from .checked import Checked, checked_records, database_of
+from .checked import Benches, Checked, checked_records, database_of
 from .results import KernelSchedule
 
 Progress = Callable[[float, str], None]
@@ -106,10 +106,11 @@ def schedule_kernels(
     """Give every kernel a schedule in the database at `folder` (the steps of this module's doc;
     `sources` empty: no transfer) and check the records the network would run; hold the folder's
     lock while doing so."""
+    benches = Benches(target)
     with locked(folder):
         recorded = _recorded(folder, kernels)
         missing = [k for k in kernels if k.name not in recorded]
-        transferred = _transfer(missing, target, folder, sources, top_k, progress, check_cancelled) if sources else {}
+        transferred = _transfer(missing, benches, folder, sources, top_k, progress, check_cancelled) if sources else {}
         rest = [k for k in missing if k.name not in transferred]
         check_cancelled()
         if rest and trials_per_kernel > 0:
@@ -126,11 +127,11 @@ def schedule_kernels(
                 ),
             )
         tuned = {
-            k.name: _keep_default(k, target, folder, ("tuned", best))
+            k.name: _keep_default(k, benches, folder, ("tuned", best))
             for k, best in ((k, _recorded(folder, [k]).get(k.name)) for k in rest)
             if best is not None
         }
-        chosen = checked_records(kernels, target, folder)
+        chosen = checked_records(kernels, benches, folder)
     found = {**{name: ("database", ms_) for name, ms_ in recorded.items()}, **transferred, **tuned}
     return Scheduled(
         [KernelSchedule(k.name, k.weight, k.kclass.key, *_told(found.get(k.name), chosen[k.name])) for k in kernels],
@@ -166,7 +167,7 @@ def _recorded(folder: Path, kernels: Sequence[NetworkKernel]) -> dict[str, float
 
 def _transfer(
     kernels: Sequence[NetworkKernel],
-    target: tvm.target.Target,
+    benches: Benches,
     folder: Path,
     sources: Sequence[Source],
     top_k: int,
@@ -189,27 +190,24 @@ def _transfer(
         progress(0.05 + 0.3 * i / len(kernels), f"reusing schedules on {k.name} ({len(candidates)} found)")
         if not candidates:
             continue
-        result = transfer_kernel(k.mod, k.kclass, Bench.of_kernel(k.mod, target, k.name), candidates, check_cancelled)
+        result = transfer_kernel(k.mod, k.kclass, benches.of(k), candidates, check_cancelled)
         if not result.applied:
             continue  # none of them fits this kernel: tuning may still give it one
         if result.best is not None and result.best_schedule is not None:
-            _commit(database, k.mod, result.best_schedule.trace, result.latency_ms, target)
+            _commit(database, k.mod, result.best_schedule.trace, result.latency_ms, benches.target)
             done[k.name] = (f"transfer:{result.best.schedule.name}", result.latency_ms)
         else:
-            _commit(database, k.mod, s_tir.Schedule(k.mod).trace, result.untuned_ms, target)
+            _commit(database, k.mod, s_tir.Schedule(k.mod).trace, result.untuned_ms, benches.target)
             done[k.name] = ("default kept", result.untuned_ms)
     return done
 
 
-def _keep_default(
-    k: NetworkKernel, target: tvm.target.Target, folder: Path, found: tuple[str, float]
-) -> tuple[str, float]:
+def _keep_default(k: NetworkKernel, benches: Benches, folder: Path, found: tuple[str, float]) -> tuple[str, float]:
     """Time TVM's default schedule of a kernel that was searched and record it beside what was
     found, so the faster of the two is what the network runs: (where it came from, latency)."""
-    bench = Bench.of_kernel(k.mod, target, k.name)
-    default_ms = untuned_latency(k.mod, bench)
+    default_ms = untuned_latency(k.mod, benches.of(k))
     database = ms.database.JSONDatabase(work_dir=str(folder))
-    _commit(database, k.mod, s_tir.Schedule(k.mod).trace, default_ms, target)
+    _commit(database, k.mod, s_tir.Schedule(k.mod).trace, default_ms, benches.target)
     return ("default kept", default_ms) if default_ms < found[1] else found
 
 
