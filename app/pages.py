@@ -20,8 +20,9 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
 
-#: a page's build: its widget (None: cannot now), or a generator yielding between pieces and returning it
-Build = Callable[[], "QWidget | Generator[None, None, QWidget | None] | None"]
+#: a page's build: its widget (None: cannot now), or a generator yielding between pieces
+#: (the name of the piece just built) and returning it
+Build = Callable[[], "QWidget | Generator[str, None, QWidget | None] | None"]
 
 
 @dataclass
@@ -47,8 +48,11 @@ class Pages(QObject):
         self._group = QActionGroup(self)
         #: the page being built: the page, its build, the note shown meanwhile, the page the user came from
         self._building: tuple[Page, Generator, QWidget, str] | None = None
+        #: one piece per shot, armed again after it: everything else that fell due meanwhile
+        #: (timers, paints) runs first, where a repeating timer could run two pieces back to back
         self._step = QTimer(self)
-        self._step.setInterval(1)
+        self._step.setSingleShot(True)
+        self._step.setInterval(0)
         self._step.timeout.connect(self._build_step)
 
     def add(
@@ -140,6 +144,7 @@ class Pages(QObject):
         try:
             next(build)
             over = False
+            self._step.start()
         except StopIteration as done:
             page.widget = done.value
         finally:

@@ -4,12 +4,14 @@ bindings, the palette and the code panel, on real widgets offscreen."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
+import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPoint
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtCore import QMimeData, QPoint, QTimer
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
 from core.ir.bindings import parse_bindings
 from core.ir.serialize import load_operator, to_document
@@ -224,3 +226,32 @@ def test_an_invalid_operator_is_marked_where_it_breaks(window):
         ("warning", "stray_softmax"),
     ]
     assert window.bindings_bar.totals.text().startswith("1 error")
+
+
+def test_a_page_built_in_pieces_lets_the_window_run_between_them(qtbot, window):
+    """Each piece of a page's build is its own turn of the event loop: a timer that fell due
+    during a piece runs before the next piece (two pieces back to back would stall the window
+    for both)."""
+    events: list[str] = []
+
+    def build():
+        for name in ("first", "second", "third", "fourth"):
+            time.sleep(0.03)  # longer than the heartbeat's interval: it falls due meanwhile
+            events.append(name)
+            yield name
+        return QLabel("built")
+
+    window.pages.add("probe", "&Probe", "Ctrl+9", "a page built in pieces", build=build)
+    heartbeat = QTimer()
+    heartbeat.setInterval(5)
+    heartbeat.timeout.connect(lambda: events.append("tick"))
+    heartbeat.start()
+    try:
+        window.show_page("probe")
+        qtbot.waitUntil(lambda: not window.pages.building)
+    finally:
+        heartbeat.stop()
+    pieces = [i for i, e in enumerate(events) if e != "tick"]
+    assert len(pieces) == 4
+    assert all(b - a > 1 for a, b in itertools.pairwise(pieces)), events  # a tick between every two pieces
+    assert window.pages.current == "probe" and window.pages.widget("probe").text() == "built"
