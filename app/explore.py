@@ -154,10 +154,11 @@ class Explore(QObject):
         if self.view is None:
             if self.ensure_session() is None:
                 return None
-            yield
+            yield "store session"
             from views.explorer.explorer_view import ExplorerView
 
-            self.view = yield from ExplorerView.build(self.session)
+            # made where the page will show (app.pages puts it there): moving it in later restyles it all
+            self.view = yield from ExplorerView.build(self.session, self.window.pages.stack)
             self.view.openRequested.connect(self.open_result)
             self.view.sequenceRequested.connect(self.open_sequence)
             self.view.measureRequested.connect(self.measure_results)

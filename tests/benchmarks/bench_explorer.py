@@ -34,7 +34,7 @@ from tests.support import ROOT
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer
 
 from core.ir.serialize import read_document
 from core.store import Store
@@ -135,6 +135,7 @@ class Heartbeat:
     def __init__(self):
         self.gaps: list[float] = []
         self.cpu: list[float] = []  # of each gap, the GUI thread's CPU time
+        self.ticks: list[float] = []  # when each gap ended (perf_counter)
         self._last = time.perf_counter()
         self._last_cpu = time.thread_time()
         self._timer = QTimer()
@@ -145,7 +146,13 @@ class Heartbeat:
         now, cpu = time.perf_counter(), time.thread_time()
         self.gaps.append((now - self._last) * 1e3)
         self.cpu.append((cpu - self._last_cpu) * 1e3)
+        self.ticks.append(now)
         self._last, self._last_cpu = now, cpu
+
+    def longest(self) -> tuple[float, float]:
+        """(start, end) of the longest gap, in perf_counter seconds."""
+        i = int(np.argmax(self.gaps))
+        return self.ticks[i] - self.gaps[i] / 1e3, self.ticks[i]
 
     def __enter__(self) -> Heartbeat:
         self._last, self._last_cpu = time.perf_counter(), time.thread_time()
@@ -216,10 +223,86 @@ def feed(path: Path) -> None:
         add_batch(path, rng)
 
 
+class Timeline(QObject):
+    """What the GUI thread did, in order, to name what a stall was made of: an application-
+    wide event filter notes when each event's delivery starts (the next note ends it, so a
+    widget's paint is the time until the next widget's paint event), and each piece of the
+    page's build notes its start and end. Each note: (wall, thread CPU, what follows)."""
+
+    def __init__(self, app):
+        super().__init__()
+        self.app = app
+        self.notes: list[tuple[float, float, object, object]] = []
+        self.pieces: list[tuple[str, float, float]] = []  # name, wall ms, CPU ms
+
+    def __enter__(self) -> Timeline:
+        self.app.installEventFilter(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.app.removeEventFilter(self)
+        self.note("(the end)")
+
+    def eventFilter(self, watched, event) -> bool:
+        self.notes.append((time.perf_counter(), time.thread_time(), event.type(), type(watched)))
+        return False
+
+    def note(self, what: str) -> None:
+        self.notes.append((time.perf_counter(), time.thread_time(), what, None))
+
+    def timed(self, build):
+        """The page's build generator, each piece timed (wall and CPU) under its name."""
+        while True:
+            self.note("(a build piece)")
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                name = next(build)
+            except StopIteration as done:
+                self.note("(the build's end: the page shown)")
+                return done.value
+            self.pieces.append((name, (time.perf_counter() - wall) * 1e3, (time.thread_time() - cpu) * 1e3))
+            self.note(f"(after building {name})")
+            yield name
+
+    def spans(self, start: float, end: float) -> dict[str, list[float]]:
+        """What ran between `start` and `end` (perf_counter s): label -> [wall ms, CPU ms, count]."""
+        found: dict[str, list[float]] = {}
+        for (t0, c0, what, to), (t1, c1, _, _) in zip(self.notes, self.notes[1:]):
+            if t1 <= start or t0 >= end:
+                continue
+            label = what if isinstance(what, str) else f"{getattr(what, 'name', what)} to {to.__name__}"
+            span = found.setdefault(label, [0.0, 0.0, 0])
+            share = (min(t1, end) - max(t0, start)) / (t1 - t0) if t1 > t0 else 1.0
+            span[0] += (min(t1, end) - max(t0, start)) * 1e3
+            span[1] += (c1 - c0) * 1e3 * share
+            span[2] += 1
+        return found
+
+    def report(self, what: str, start: float, end: float, top: int = 6) -> None:
+        spans = sorted(self.spans(start, end).items(), key=lambda kv: -kv[1][0])[:top]
+        print(f"  {what} ({(end - start) * 1e3:.0f} ms), longest parts:")
+        for label, (wall, cpu, count) in spans:
+            print(f"    {wall:6.1f} ms ({cpu:5.1f} ms CPU) {label}{f' x{count}' if count > 1 else ''}")
+
+
+def settle(window) -> None:
+    """Run the window's event loop, as app.exec() runs it (no pauses of the benchmark's own in
+    the GUI thread, which a heartbeat would count as stalls), until it has no work left."""
+    loop = QEventLoop()
+    check = QTimer()
+    check.setInterval(20)
+    check.timeout.connect(lambda: window.is_idle() and loop.quit())
+    check.start()
+    QTimer.singleShot(120_000, loop.quit)
+    loop.exec()
+    check.stop()
+
+
 def open_explorer(app, path: Path, in_pieces: bool):
     """A new window over the store, the start page shown, then the Explorer page opened under
     the heartbeat; -> the window. Without `in_pieces`, the page's pieces are built in one turn
-    of the event loop (the reference: how the page was built before)."""
+    of the event loop (the reference: how the page was built before). Prints each piece's
+    time, what the longest stall was made of, and the longest parts of the first show."""
     from app.gui import wait_until_idle
     from app.window import MainWindow
 
@@ -227,18 +310,26 @@ def open_explorer(app, path: Path, in_pieces: bool):
     window.resize(1600, 1000)
     window.show()
     wait_until_idle(app, window)  # the start page first, as a user sees it
-    if not in_pieces:
-        window.pages.pages["explorer"].build = lambda: _at_once(window.explore.build_view())
+    timeline = Timeline(app)
+    build = window.pages.pages["explorer"].build
+    if in_pieces:
+        window.pages.pages["explorer"].build = lambda: timeline.timed(build())
+    else:
+        window.pages.pages["explorer"].build = lambda: _at_once(timeline.timed(build()))
     start = time.perf_counter()
-    with Heartbeat() as beat:
+    with Heartbeat() as beat, timeline:
         window.show_page("explorer")
-        wait_until_idle(app, window)
+        settle(window)
     how = "a piece per turn" if in_pieces else "in one turn (reference)"
     print(
         f"explorer shown over {RESULTS:,} results, built {how}, in {time.perf_counter() - start:.2f} s "
         f"({window.explore.view.plot.summary.text()})"
     )
     beat.report(f"while the explorer opened the {RESULTS:,}-result store, built {how}")
+    print("  pieces: " + ", ".join(f"{name} {wall:.0f} ms ({cpu:.0f} CPU)" for name, wall, cpu in timeline.pieces))
+    timeline.report("the longest stall", *beat.longest())
+    built = next(t for t, _, what, _ in timeline.notes if what == "(the build's end: the page shown)")
+    timeline.report("from the build's end until idle", built, time.perf_counter())
     return window
 
 

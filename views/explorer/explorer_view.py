@@ -28,37 +28,20 @@ class ExplorerView(QWidget):
     measureRequested = Signal(object, bool)  # result ids, tune?
     accuracyRequested = Signal(object)  # result ids whose operators to evaluate for accuracy
 
-    def __init__(
-        self,
-        session: ExplorerSession,
-        selection: ResultSelection,
-        plot: ParetoPlot,
-        panel: ResultPanel,
-        browser: ResultsBrowser,
-        parent=None,
-    ):
-        """From its parts (see build)."""
+    def __init__(self, session: ExplorerSession, parent=None):
+        """The page's frame, empty: build() puts the parts in it (`parent`: where it will show)."""
         super().__init__(parent)
         self.session = session
-        self.selection = selection
-        selection.setParent(self)
-        self.panel, self.plot, self.browser = panel, plot, browser
-        self.plot.frontChanged.connect(self.panel.show_front)
-        self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
+        self.selection = ResultSelection(self)
+        self.plot: ParetoPlot
+        self.panel: ResultPanel
+        self.browser: ResultsBrowser
         self.compare_dialog: CompareDialog | None = None
         self.variants_dialog: VariantsDialog | None = None
-
+        self.export_dialog: ExportDialog | None = None
         self.top = QSplitter(Qt.Orientation.Horizontal)
-        self.top.addWidget(self.plot)
-        self.top.addWidget(self.panel)
-        self.top.setStretchFactor(0, 1)
-        self.top.setSizes([1120, 380])
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.top)
-        self.splitter.addWidget(self.browser)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([560, 340])
         self.notice = QLabel()  # why the store cannot be written, when it cannot
         self.notice.setObjectName("storeNotice")
         self.notice.setWordWrap(True)
@@ -67,8 +50,18 @@ class ExplorerView(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.notice)
         layout.addWidget(self.splitter, 1)
-        session.refused.connect(self._show_notice)
-        session.resultsReset.connect(self._show_notice)
+
+    def _connect(self) -> None:
+        """Once every part is in: sizes, and the parts wired to each other and to the session."""
+        self.top.setStretchFactor(0, 1)
+        self.top.setSizes([1120, 380])
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([560, 340])
+        self.plot.frontChanged.connect(self.panel.show_front)
+        self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
+        self.session.refused.connect(self._show_notice)
+        self.session.resultsReset.connect(self._show_notice)
         self._show_notice()
 
         self.plot.pointActivated.connect(self.openRequested)
@@ -82,7 +75,6 @@ class ExplorerView(QWidget):
         self.browser.exportRequested.connect(self.export_result)
         self.browser.exportResultsRequested.connect(self.export_results)
         self.browser.filteredChanged.connect(self.plot.show_filtered)
-        self.export_dialog: ExportDialog | None = None
 
     def _show_notice(self) -> None:
         """Say above everything why the store is only read, and what there is to do."""
@@ -101,20 +93,40 @@ class ExplorerView(QWidget):
         self.panel.accuracy_button.setEnabled(refusal is None)
 
     @classmethod
-    def build(cls, session: ExplorerSession) -> Generator[None, None, ExplorerView]:
-        """The view, a part at a time: it yields between parts (each some tens of ms over
-        10^5 results) so that the window goes on drawing (app.pages)."""
-        selection = ResultSelection()
-        plot = ParetoPlot(session, selection)
-        yield
-        plot.rebuild()  # every result already read
-        yield
-        panel = ResultPanel(session, selection)
-        yield
-        browser = ResultsBrowser(session, selection)
-        yield
-        view = cls(session, selection, plot, panel, browser)
-        yield  # shown (laid out and painted) on the next turn
+    def build(cls, session: ExplorerSession, parent=None) -> Generator[str, None, ExplorerView]:
+        """The view, a part at a time: it yields the name of each part once built (each
+        some tens of ms over 10^5 results) so that the window goes on drawing between
+        them (app.pages) and a benchmark can time them.
+
+        Each part is made inside the frame, and the frame inside `parent` (where the page
+        will show), and styled there at once: moving a finished tree of widgets under a new
+        parent restyles all of it (the application has a style sheet), which took a single
+        turn of over 100 ms when the parts were put together at the end."""
+        view = cls(session, parent)
+        try:
+            view.ensurePolished()
+            yield "frame"
+            view.plot = ParetoPlot(session, view.selection, view.top)
+            view.top.addWidget(view.plot)
+            view.plot.ensurePolished()
+            yield "plot widgets"
+            view.plot.rebuild()  # every result already read
+            yield "plot points"
+            view.panel = ResultPanel(session, view.selection, view.top)
+            view.top.addWidget(view.panel)
+            view.panel.ensurePolished()
+            yield "result panel"
+            view.panel.add_convergence()
+            yield "convergence plot"
+            view.browser = ResultsBrowser(session, view.selection, view.splitter)
+            view.splitter.addWidget(view.browser)
+            view.browser.ensurePolished()
+            yield "results browser"
+            view._connect()
+            yield "connections"  # shown (laid out and painted) on the next turn
+        except BaseException:  # a part failed, or the build was abandoned (the window closing)
+            view.deleteLater()
+            raise
         return view
 
     def compare(self, first: int, second: int) -> None:

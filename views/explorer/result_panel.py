@@ -125,8 +125,9 @@ class ResultPanel(QWidget):
         buttons.addStretch(1)
         convergence_title = QLabel("Tuning convergence")
         convergence_title.setObjectName("barLabel")
-        self.convergence = ConvergencePlot()
-        layout = QVBoxLayout(page)
+        #: the result's tuning trials, made by add_convergence (a plot: tens of ms to make)
+        self.convergence: ConvergencePlot | None = None
+        self._result_layout = layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.subtitle)
         layout.addLayout(form)
@@ -134,8 +135,17 @@ class ResultPanel(QWidget):
         layout.addLayout(buttons)
         layout.addSpacing(6)
         layout.addWidget(convergence_title)
-        layout.addWidget(self.convergence, 1)
         return page
+
+    def add_convergence(self) -> ConvergencePlot:
+        """The convergence plot, made now if it was not yet: the Explorer's build makes it
+        a piece of its own, so that making the panel does not hold the window up as long."""
+        if self.convergence is None:
+            page = self._result_layout.parentWidget()
+            self.convergence = ConvergencePlot(page)
+            self._result_layout.addWidget(self.convergence, 1)
+            self.convergence.ensurePolished()
+        return self.convergence
 
     # -- content -------------------------------------------------------------------------------
     def show_front(self, ids: np.ndarray, x_key: str, y_key: str) -> None:
@@ -197,7 +207,7 @@ class ResultPanel(QWidget):
         note = row["timing_note"] or ""
         self.doubt.setText(f"{DOUBT.strip()} Timings marked {DOUBT.strip()}: {note}" if note else "")
         self.doubt.setVisible(bool(note))
-        self.convergence.set_trials(
+        self.add_convergence().set_trials(
             self.session.trials(result_id),
             row["latency_ms"],
             "Not tuned: measured with TVM's default schedule, so there are no trials."
