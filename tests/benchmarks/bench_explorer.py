@@ -15,7 +15,9 @@ Figures:
      as the reference, the same pieces built in one turn, in a window of their own), while
      the tuning job runs and while a search job (MCTS, 300 candidates) fills the store, with
      other workers' batches arriving every 2 s. Each stall also says how much of it the GUI
-     thread spent on the CPU: on a loaded machine the rest is waiting for a core.
+     thread spent on the CPU: on a loaded machine the rest is waiting for a core. For the
+     opening, each piece of the build is timed (wall and CPU) by name, and the longest stall
+     and the first show are broken down by what the GUI thread was doing (Timeline).
 Targets: 1 and 2 under 100 ms, 3 under 100 ms. `--quick` leaves out the two jobs."""
 
 from __future__ import annotations
