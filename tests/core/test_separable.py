@@ -80,32 +80,39 @@ def test_the_kernel_matches_torch_depthwise_then_pointwise(case):
     np.testing.assert_allclose(workload.reference, expected, rtol=1e-4, atol=1e-4)  # the reference is torch's
     assert variant.algorithm == "separable" and variant.details["blocks"] == {
         "channels": kernel.blocks.channels,
-        "columns": kernel.blocks.columns,
+        "vectors": kernel.blocks.vectors,
+        "lanes": kernel.lanes,
     }
 
 
 def test_every_point_of_the_grid_computes_the_same():
-    workload = Workload.prepare(*CASES["stride 2, 3x5"], 1, 0)
+    workload = Workload.prepare(*CASES["19->34 7x37, 5x5"], 1, 0)  # rows of 37: 2 or 3 vectors, the last partial
     kernel, _ = run(workload)
     grid = kernel.grid()
-    assert grid[0] == kernel.blocks and len(set(grid)) == len(grid)
-    assert {b.channels for b in grid} == {1, 2, 4, 5, 10} and {b.columns for b in grid} == {1, 3, 9}
-    for blocks in grid[1:6]:
+    assert grid[0] == kernel.blocks == Blocks(2, 1) and len(set(grid)) == len(grid)
+    most = -(-37 // kernel.lanes)
+    assert {(b.channels, b.vectors) for b in grid} == {(c, v) for c in (1, 2) for v in range(1, most + 1)}
+    for blocks in grid[1:]:
         _, variant = run(workload, blocks)
         np.testing.assert_allclose(variant.arguments[-1].numpy(), reference(workload), rtol=1e-4, atol=1e-4)
 
 
-def test_the_default_block_fills_the_registers_with_the_widest_rows():
+def test_the_default_block_is_four_channels_by_one_vector():
     workload = Workload.prepare(SEPARABLE, {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}, 1, 0)
     kernel = make_kernel(workload, ThisMachine(local_target(1)), Settings(algorithm="separable"))
-    lanes = kernel.lanes
-    columns = max(d for d in range(1, 4 * lanes + 1) if 56 % d == 0)
-    assert kernel.blocks.columns == columns
-    assert kernel.blocks.channels * -(-columns // lanes) <= 16
+    assert kernel.blocks == Blocks(4, 1)
+    assert all(b.channels * b.vectors <= 24 and 64 % b.channels == 0 for b in kernel.grid())
+
+
+def test_a_one_by_one_depthwise_window_and_one_column_are_kept_as_loops():
+    """Extent-1 loops (a 1x1 window, a single output column) would otherwise vanish from the schedule's loop nest."""
+    workload = Workload.prepare(SEPARABLE, {"C_in": 3, "C_out": 4, "H": 5, "W": 1, "K": 1}, 1, 0)
+    _, variant = run(workload)
+    np.testing.assert_allclose(variant.arguments[-1].numpy(), reference(workload), rtol=1e-4, atol=1e-4)
 
 
 def test_tuning_times_the_grid_and_a_second_run_reuses_it(tmp_path):
-    workload = Workload.prepare(*CASES["5->7 9x11"], 1, 0)
+    workload = Workload.prepare(*CASES["19->34 7x37, 5x5"], 1, 0)
     settings = Settings(algorithm="separable", tune_trials=3, work_dir=tmp_path)
     kernel = make_kernel(workload, ThisMachine(local_target(1)), settings)
     seen = []
