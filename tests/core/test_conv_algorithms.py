@@ -71,7 +71,9 @@ def test_the_blocks_and_tiles_are_said_in_the_result():
     nchwc = make_kernel(odd, place, Settings(algorithm="nchwc")).untuned()
     assert nchwc.details["blocks"] == {"input": lanes, "output": lanes}  # 19 and 34 padded to whole blocks
     assert nchwc.layout == f"NCHW{lanes}c (weights OIHW{lanes}i{lanes}o)"
-    assert make_kernel(odd, place, Settings(algorithm="winograd")).untuned().details["tile"] == "F(2x2,3x3)"
+    winograd = make_kernel(odd, place, Settings(algorithm="winograd")).untuned()
+    assert winograd.details["tile"] == "F(2x2,3x3)"
+    assert "T.parallel" in winograd.module.script() and "T.vectorized" in winograd.module.script()  # its own schedule
     large = Workload.prepare(*CASES["G=2 6->10 9x13"], 1, 0)
     assert make_kernel(large, place, Settings(algorithm="winograd")).untuned().details["tile"] == "F(4x4,3x3)"
 

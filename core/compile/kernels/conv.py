@@ -5,7 +5,8 @@ the torch module's weight once, ahead of time, into the layout its kernel reads 
 and writes a TE compute main(x [N, C, H, W], transformed weight, y [N, K, Ho, Wo]) (`compute`)
 that MetaSchedule schedules as it does TVM's default lowering: MetaSchedule changes loops,
 not buffer layouts, so the layout is the algorithm's choice and the loops are the search's.
-The untuned kernel is that compute unscheduled. Imports TVM: worker processes only."""
+The untuned kernel is that compute unscheduled, or scheduled by hand where the algorithm has
+a schedule of its own (`scheduled`). Imports TVM: worker processes only."""
 
 from __future__ import annotations
 
@@ -62,12 +63,22 @@ class ConvKernel(ABC):
         weight, y = self.compute(x)
         return tvm.IRModule({"main": te.create_prim_func([x, weight, y]).with_attr("global_symbol", "main")})
 
+    def scheduled(self, module: tvm.IRModule) -> tvm.IRModule:
+        """The untuned kernel: the compute unscheduled, unless the algorithm has a schedule of its own."""
+        return module
+
     def untuned(self) -> Variant:
-        return self._variant(self.module(), "untuned")
+        return self._variant(self.scheduled(self.module()), "untuned")
 
     def tune(self, progress: Progress, check_cancelled: Callable[[], None]) -> Tuned:
+        """MetaSchedule on the unscheduled compute; the untuned kernel is offered beside what it finds."""
         return tuned_with_metaschedule(
-            self.module(), self.place, self.settings, progress, check_cancelled, self._variant
+            self.module(),
+            self.place,
+            self.settings,
+            progress,
+            check_cancelled,
+            lambda module, source: self._variant(self.scheduled(module) if source == "untuned" else module, source),
         )
 
     def padded(self, x: te.Tensor, n, c, row, col, *inside) -> tirx.PrimExpr:
