@@ -151,10 +151,9 @@ class Heartbeat:
         self.ticks.append(now)
         self._last, self._last_cpu = now, cpu
 
-    def longest(self) -> tuple[float, float]:
-        """(start, end) of the longest gap, in perf_counter seconds."""
-        i = int(np.argmax(self.gaps))
-        return self.ticks[i] - self.gaps[i] / 1e3, self.ticks[i]
+    def busiest(self, count: int) -> list[tuple[float, float]]:
+        """(start, end) of the `count` gaps with the most CPU time, in perf_counter seconds."""
+        return [(self.ticks[i] - self.gaps[i] / 1e3, self.ticks[i]) for i in np.argsort(self.cpu)[::-1][:count]]
 
     def __enter__(self) -> Heartbeat:
         self._last, self._last_cpu = time.perf_counter(), time.thread_time()
@@ -280,11 +279,14 @@ class Timeline(QObject):
             span[2] += 1
         return found
 
-    def report(self, what: str, start: float, end: float, top: int = 6) -> None:
-        spans = sorted(self.spans(start, end).items(), key=lambda kv: -kv[1][0])[:top]
-        print(f"  {what} ({(end - start) * 1e3:.0f} ms), longest parts:")
-        for label, (wall, cpu, count) in spans:
-            print(f"    {wall:6.1f} ms ({cpu:5.1f} ms CPU) {label}{f' x{count}' if count > 1 else ''}")
+    def report(self, start: float, end: float, top: int = 4) -> None:
+        spans = self.spans(start, end)
+        cpu = sum(span[1] for span in spans.values())
+        parts = sorted(spans.items(), key=lambda kv: -kv[1][1])[:top]
+        print(
+            f"    {(end - start) * 1e3:.0f} ms ({cpu:.0f} ms CPU): "
+            + "; ".join(f"{label}{f' x{n}' if n > 1 else ''} {c:.1f} CPU" for label, (_, c, n) in parts)
+        )
 
 
 def settle(window) -> None:
@@ -304,7 +306,7 @@ def open_explorer(app, path: Path, in_pieces: bool):
     """A new window over the store, the start page shown, then the Explorer page opened under
     the heartbeat; -> the window. Without `in_pieces`, the page's pieces are built in one turn
     of the event loop (the reference: how the page was built before). Prints each piece's
-    time, what the longest stall was made of, and the longest parts of the first show."""
+    time and what the GUI thread did in the three stalls with the most CPU time."""
     from app.gui import wait_until_idle
     from app.window import MainWindow
 
@@ -329,9 +331,9 @@ def open_explorer(app, path: Path, in_pieces: bool):
     )
     beat.report(f"while the explorer opened the {RESULTS:,}-result store, built {how}")
     print("  pieces: " + ", ".join(f"{name} {wall:.0f} ms ({cpu:.0f} CPU)" for name, wall, cpu in timeline.pieces))
-    timeline.report("the longest stall", *beat.longest())
-    built = next(t for t, _, what, _ in timeline.notes if what == "(the build's end: the page shown)")
-    timeline.report("from the build's end until idle", built, time.perf_counter())
+    print("  the three stalls with the most CPU time, and what the GUI thread did in each:")
+    for start, end in beat.busiest(3):
+        timeline.report(start, end)
     return window
 
 

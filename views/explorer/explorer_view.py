@@ -99,28 +99,23 @@ class ExplorerView(QWidget):
         them (app.pages) and a benchmark can time them.
 
         Each part is made inside the frame, and the frame inside `parent` (where the page
-        will show), and styled there at once: moving a finished tree of widgets under a new
-        parent restyles all of it (the application has a style sheet), which took a single
-        turn of over 100 ms when the parts were put together at the end."""
+        will show): moving a finished tree of widgets under a new parent restyles all of it
+        (the application has a style sheet), which took a single turn of over 100 ms when
+        the parts were put together at the end."""
         view = cls(session, parent)
         try:
-            view.ensurePolished()
-            yield "frame"
             view.plot = ParetoPlot(session, view.selection, view.top)
             view.top.addWidget(view.plot)
-            view.plot.ensurePolished()
             yield "plot widgets"
             view.plot.rebuild()  # every result already read
             yield "plot points"
             view.panel = ResultPanel(session, view.selection, view.top)
             view.top.addWidget(view.panel)
-            view.panel.ensurePolished()
             yield "result panel"
             view.panel.add_convergence()
             yield "convergence plot"
             view.browser = ResultsBrowser(session, view.selection, view.splitter)
             view.splitter.addWidget(view.browser)
-            view.browser.ensurePolished()
             yield "results browser"
             view._connect()
             yield "connections"  # shown (laid out and painted) on the next turn

@@ -144,7 +144,6 @@ class ResultPanel(QWidget):
             page = self._result_layout.parentWidget()
             self.convergence = ConvergencePlot(page)
             self._result_layout.addWidget(self.convergence, 1)
-            self.convergence.ensurePolished()
         return self.convergence
 
     # -- content -------------------------------------------------------------------------------
