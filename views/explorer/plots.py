@@ -38,10 +38,9 @@ class ColumnAxis(pg.AxisItem):
 
 def plot_widget(**options) -> pg.PlotWidget:
     """A PlotWidget (options as for pg.PlotWidget: viewBox, axisItems, ...) styled alike."""
-    widget = pg.PlotWidget(background=theme.CARD_BG, **options)
+    widget = pg.PlotWidget(background=theme.CARD_BG, enableMenu=False, **options)  # no view box menu made
     item = widget.getPlotItem()
     item.ctrlMenu.setParent(widget, item.ctrlMenu.windowFlags())
-    item.setMenuEnabled(False)
     item.hideButtons()
     item.showGrid(x=True, y=True, alpha=0.12)
     for side in ("left", "bottom"):
