@@ -5,6 +5,8 @@ near-misses by name."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -123,6 +125,17 @@ def test_tuning_times_the_grid_and_a_second_run_reuses_it(tmp_path):
     assert best.source == "tuned" and best.details["blocks"]["channels"] == kernel.blocks.channels
     again = make_kernel(workload, ThisMachine(local_target(1)), settings).tune(lambda *_: None, lambda: None)
     assert again.tuning.new_trials == 0
+
+
+def test_a_point_timed_with_an_older_schedule_is_timed_again(tmp_path):
+    workload = Workload.prepare(*CASES["5->7 9x11"], 1, 0)
+    settings = Settings(algorithm="separable", tune_trials=1, work_dir=tmp_path)
+    kernel = make_kernel(workload, ThisMachine(local_target(1)), settings)
+    stale = f"{kernel.blocks.key()} 000000000000"  # the same blocks, another kernel
+    (tmp_path / GRID_FILE).write_text(json.dumps({stale: 1e-6}))
+    tuned = kernel.tune(lambda *_: None, lambda: None)
+    assert tuned.tuning.new_trials == 1 and tuned.tuning.trials[0][1] != 1e-6
+    assert stale in json.loads((tmp_path / GRID_FILE).read_text())  # kept, but no longer read
 
 
 def test_a_depthwise_separable_operator_is_offered_the_fused_kernel():

@@ -5,11 +5,13 @@ second to build each), so timing every point beats searching with a cost model.
 
 The points are timed in the order given (nearest the defaults first, so a small budget still
 covers the untuned tiles), each like a MetaSchedule trial (in a session of its own on an RPC
-device). Timed points are kept in a JSON file beside the MetaSchedule database and count
-towards later budgets, as MetaSchedule's trials do."""
+device). Timed points are kept in a JSON file beside the MetaSchedule database, keyed by their
+tiles and the `fingerprint` of their kernel, and count towards later budgets, as MetaSchedule's
+trials do."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -43,24 +45,31 @@ def tune_grid(
     trials (index in the grid, ms) and how many were timed now. `what` names the kernel in
     progress messages and errors (e.g. 'GSPC')."""
     records = _read(path, what)
+    keys = [key(point) for point in grid]
     new = 0
-    for i, point in enumerate(grid):
+    for i, (point, name) in enumerate(zip(grid, keys)):
         check_cancelled()
-        if key(point) not in records:
-            records[key(point)] = time_point(point)
+        if name not in records:
+            records[name] = time_point(point)
             new += 1
             write_text_atomically(path, json.dumps(records, indent=1))
-        ms = records[key(point)]
+        ms = records[name]
         progress(
             0.05 + 0.75 * (i + 1) / len(grid),
-            f"{what} tile grid: {i + 1} of {len(grid)} ({key(point)}): "
-            + (f"{ms:.3g} ms" if ms is not None else "failed"),
+            f"{what} tile grid: {i + 1} of {len(grid)} ({name}): " + (f"{ms:.3g} ms" if ms is not None else "failed"),
         )
-    timed = [(ms, point) for point in grid if (ms := records[key(point)]) is not None]
+    timings = [records[name] for name in keys]
+    timed = [(ms, point) for point, ms in zip(grid, timings) if ms is not None]
     if not timed:
         raise TuningError(f"no {what} tile configuration built and ran (records in {path})")
     best = min(timed, key=lambda pair: pair[0])[1]
-    return best, [(i, records[key(p)]) for i, p in enumerate(grid)], new
+    return best, list(enumerate(timings)), new
+
+
+def fingerprint(module: tvm.IRModule) -> str:
+    """A short hash of a point's scheduled kernel, for its records key: a point timed with an
+    older schedule (the kernel's code changed since) is then timed again, not trusted."""
+    return hashlib.sha256(module.script().encode()).hexdigest()[:12]
 
 
 def time_module(module: tvm.IRModule, place: Place, inputs: Sequence[np.ndarray], output_shape) -> float | None:

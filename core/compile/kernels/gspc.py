@@ -27,7 +27,7 @@ from ..place import Place
 from ..settings import Settings
 from ..tune import Tuning
 from ..workload import Workload
-from .grid import time_module, tune_grid
+from .grid import fingerprint, time_module, tune_grid
 from .protocol import Progress, Tuned, Variant, host_arguments
 
 GRID_FILE = "gspc_grid.json"
@@ -56,7 +56,7 @@ class GspcKernel:
         work_dir = self.settings.tuning_folder()
         grid = candidate_tiles(self.conv, self.lanes, self.fixed)[: self.settings.tune_trials]
         self.tiles, trials, new = tune_grid(
-            "GSPC", grid, _key, self._time, work_dir / GRID_FILE, progress, check_cancelled
+            "GSPC", grid, self._key, self._time, work_dir / GRID_FILE, progress, check_cancelled
         )
         best = self._variant(self.tiles, "tuned")
         return Tuned(Tuning(work_dir, best.module, trials, new), (best,))
@@ -75,6 +75,10 @@ class GspcKernel:
             gspc_module(self.conv, w.batch, tiles), args, self.settings.algorithm, source, tiles.layout(), details
         )
 
+    def _key(self, tiles: Tiles) -> str:
+        module = gspc_module(self.conv, self.workload.batch, tiles)
+        return f"T_O={tiles.t_o},T_I={tiles.t_i},columns={tiles.w} {fingerprint(module)}"
+
     def _time(self, tiles: Tiles) -> float | None:
         """ms of one run on random data, None if it does not build."""
         rng = np.random.default_rng(0)
@@ -84,7 +88,3 @@ class GspcKernel:
         )
         module = gspc_module(self.conv, batch, tiles)
         return time_module(module, self.place, [x, pack_weights(self.conv, w, tiles)], (batch, *self.conv.output_shape))
-
-
-def _key(tiles: Tiles) -> str:
-    return f"T_O={tiles.t_o},T_I={tiles.t_i},columns={tiles.w}"

@@ -32,7 +32,7 @@ from ..place import Place
 from ..settings import Settings
 from ..tune import Tuning
 from ..workload import Workload
-from .grid import time_module, tune_grid
+from .grid import fingerprint, time_module, tune_grid
 from .protocol import Progress, Tuned, Variant, host_arguments
 
 GRID_FILE = "separable_grid.json"
@@ -89,7 +89,7 @@ class SeparableKernel:
         work_dir = self.settings.tuning_folder()
         grid = self.grid()[: self.settings.tune_trials]
         self.blocks, trials, new = tune_grid(
-            "separable", grid, Blocks.key, self._time, work_dir / GRID_FILE, progress, check_cancelled
+            "separable", grid, self._key, self._time, work_dir / GRID_FILE, progress, check_cancelled
         )
         best = self._variant(self.blocks, "tuned")
         return Tuned(Tuning(work_dir, best.module, trials, new), (best,))
@@ -182,6 +182,9 @@ class SeparableKernel:
         }
         layout = f"NCHW (pointwise weights [K/{blocks.channels}, C, {blocks.channels}])"
         return Variant(self.module(blocks), args, self.settings.algorithm, source, layout, details)
+
+    def _key(self, blocks: Blocks) -> str:
+        return f"{blocks.key()} {fingerprint(self.module(blocks))}"
 
     def _time(self, blocks: Blocks) -> float | None:
         """ms of one run on random data, None if it does not build."""
