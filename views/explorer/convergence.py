@@ -18,7 +18,7 @@ from .plots import ColumnAxis, plot_widget
 class ConvergencePlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.plot = plot_widget(axisItems={"left": ColumnAxis("left")})
+        self.plot = plot_widget(axisItems={"left": ColumnAxis("left")}, parent=self)
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "Trial")
         item.setLabel("left", "Latency (ms)")

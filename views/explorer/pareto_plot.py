@@ -153,7 +153,7 @@ class ParetoPlot(QWidget):
     # -- widgets ------------------------------------------------------------------------
     def _build_toolbar(self) -> None:
         """Two rows: the axes and the view tools; the origins (as toggles) and the counts."""
-        self.toolbar = QWidget()
+        self.toolbar = QWidget(self)  # made in place: moving a made tree of widgets restyles all of it
         self.toolbar.setObjectName("explorerBar")
         self.toolbar.setStyleSheet(theme.style_sheet(style.BAR))
         rows = QVBoxLayout(self.toolbar)
@@ -209,7 +209,7 @@ class ParetoPlot(QWidget):
     def _build_plot(self) -> None:
         self.viewbox = _ViewBox()
         self.axes = {side: ColumnAxis(side) for side in ("left", "bottom")}
-        self.plot = plot_widget(viewBox=self.viewbox, axisItems=self.axes)
+        self.plot = plot_widget(viewBox=self.viewbox, axisItems=self.axes, parent=self)
         item = self.plot.getPlotItem()
         self.front_line = pg.PlotCurveItem(pen=pg.mkPen(theme.TEXT, width=1.6), antialias=True)
         self.markers = _Markers(size=MARKER_SIZE, pen=pg.mkPen(255, 255, 255, 200, width=0.8), pxMode=True)
@@ -255,7 +255,7 @@ class ParetoPlot(QWidget):
         item.addItem(self.hover_label, ignoreBounds=True)
         item.addItem(self.reference_label, ignoreBounds=True)
         item.addItem(self.parity_line, ignoreBounds=True)
-        self.empty_label = QLabel()
+        self.empty_label = QLabel(self)
         self.empty_label.setObjectName("hint")
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
