@@ -2,9 +2,12 @@
 the Fisher Potential screen run, and what does a timed run of the whole loop find.
 
 Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noise) against
-20 random candidates (the random strategy on conv2d, in every convolution they fit), all on
-the default proxy task (digits, ResNet-18 width 16 at 16 px, 5 epochs). The task ranks
-operators only if the candidates' spread is clearly larger than the baseline's noise.
+known designs (a 1x1 convolution, which sees no neighbouring pixel, depthwise-separable and
+grouped) and 20 random candidates (the random strategy on conv2d), each in every convolution
+it fits, all on the default proxy task (digits-shifted, ResNet-18 width 16 at 16 px, 5 epochs)
+or the one --dataset, --resolution and --limit name. The task ranks operators only if the
+candidates' spread is clearly larger than the baseline's noise, and tells a convolution from
+the 1x1 network only if that falls clearly outside a 1-point margin.
 Figure 2 (screening): candidates per minute through the Fisher Potential screen (the data,
 minibatch and original's scores computed once per process; each candidate's operator layers
 built into a network that shares the original's other layers, one forward and backward
@@ -19,6 +22,7 @@ Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
 
     python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
         [--threads 2] [--screen-workers 1] [--skip spread,screening,loop] [--store PATH]
+        [--dataset NAME|PATH] [--resolution PX] [--limit N]
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from core.train.errors import EvaluationError
 from core.train.proxy import TrainConfig, train_proxy
 from core.train.screening import FisherScreen
 from core.train.settings import EvalSettings
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, chain
 
 PAPER_PER_MINUTE = 1000 / 5  # NAS-PTE
 GOAL_PER_MINUTE = 1000
@@ -62,6 +66,21 @@ def random_operators(seed: int = 0):
         if not batch:
             return
         yield from (c.graph for c in batch)
+
+
+def known_designs() -> dict[str, OperatorGraph]:
+    """A 1x1 convolution as MCTS writes it (share, reduce: no spatial window) and two bundled
+    designs known to keep a convolution's accuracy."""
+    pointwise = chain(
+        ["C_in", "H", "W"],
+        ["C_out", "H", "W"],
+        [("share", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("sum", "reduce", {"dim": 1}, ["share"])],
+    )
+    return {
+        "1x1 (share, reduce)": pointwise,
+        "depthwise_separable": load_operator(EXAMPLES / "depthwise_separable.json"),
+        "grouped_conv": load_operator(EXAMPLES / "grouped_conv.json"),
+    }
 
 
 def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
@@ -82,7 +101,19 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
 
     base = [trained(None, seed)[0] for seed in range(seeds)]
     noise = statistics.stdev(base)
-    print(f"  original, {seeds} seeds: {', '.join(f'{a:.3f}' for a in base)} (std {noise:.4f})")
+    mean = statistics.mean(base)
+    print(f"  original, {seeds} seeds: {', '.join(f'{a:.3f}' for a in base)} (mean {mean:.3f}, std {noise:.4f})")
+    for name, graph in known_designs().items():
+        acc, outcome = trained(graph, 0)
+        if acc is None:
+            print(f"  {name}: {outcome}")
+            continue
+        print(
+            f"  {name}: {acc:.3f}, {100 * (acc - mean):+.1f} points ({(acc - mean) / max(noise, 1e-9):+.1f} std of "
+            f"the original's noise){'' if outcome == 'trained' else ', ' + outcome}"
+        )
+    if count < 2:
+        return
     found: list[float] = []
     learned: list[float] = []
     outcomes: dict[str, int] = {}
@@ -94,7 +125,6 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
         if acc is not None:
             found.append(acc)
             learned += [acc] if outcome == "trained" else []
-    mean = statistics.mean(base)
     spread_std = statistics.stdev(found)
     close = sum(abs(a - mean) <= 2 * noise for a in found)
     print(
@@ -262,10 +292,14 @@ def main() -> None:
     )
     parser.add_argument("--skip", default="", help="comma-separated: spread, screening, loop")
     parser.add_argument("--store", type=Path, default=None, help="the loop's store (default a new temporary file)")
+    task = EvalSettings()
+    parser.add_argument("--dataset", default=task.dataset, help="spread and screening: the proxy task's dataset")
+    parser.add_argument("--resolution", type=int, default=task.resolution, help="spread and screening: its pixels")
+    parser.add_argument("--limit", type=int, default=None, help="spread and screening: keep N examples (default all)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     torch.set_num_threads(args.threads)
-    settings = EvalSettings()
+    settings = EvalSettings(dataset=args.dataset, resolution=args.resolution, limit=args.limit)
     if "screening" not in skip:
         screening(settings, args.screen, args.screen_workers)
     if "spread" not in skip:
