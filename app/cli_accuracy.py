@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from core.data.assignment import Assignment, read_stand_in, save_assignment
-from core.data.datasets import DEFAULT_DATASET
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.data.specs import BACKBONE_NAMES
 from core.ir.errors import FormatError
 from core.ir.serialize import read_operator
@@ -117,10 +117,12 @@ def _proxy_arguments(p, backbone_default: str) -> None:
     p.add_argument(
         "--dataset",
         default=DEFAULT_DATASET,
-        help="'digits' (bundled) or a path: CIFAR binary folder or file, .npz, image folder",
+        help=f"{SOURCES} (default %(default)s)",
     )
     p.add_argument("--width", type=int, default=16, help="channels of the first stage (default 16)")
-    p.add_argument("--resolution", type=int, default=16, help="input side in pixels (default 16)")
+    p.add_argument(
+        "--resolution", type=int, default=DEFAULT_RESOLUTION, help="input side in pixels (default %(default)s)"
+    )
     p.add_argument(
         "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
     )

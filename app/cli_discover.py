@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from core.data.datasets import DEFAULT_DATASET
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.data.specs import BACKBONE_NAMES
 from core.networks.settings import DEPLOY_RESOLUTION
 
@@ -31,9 +31,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--in-flight", type=int, default=None, metavar="N", help="candidates between stages at once")
     proxy = p.add_argument_group("the proxy task (accuracy)")
     proxy.add_argument("--backbone", default="resnet18", choices=BACKBONE_NAMES)
-    proxy.add_argument("--dataset", default=DEFAULT_DATASET, help="'digits' (bundled) or a path")
+    proxy.add_argument("--dataset", default=DEFAULT_DATASET, help=f"{SOURCES} (default %(default)s)")
     proxy.add_argument("--width", type=int, default=16)
-    proxy.add_argument("--resolution", type=int, default=16)
+    proxy.add_argument("--resolution", type=int, default=DEFAULT_RESOLUTION)
     proxy.add_argument("--epochs", type=int, default=5)
     proxy.add_argument("--theta", type=float, default=0.5, help="Canvas's early-stop theta")
     proxy.add_argument("--limit", type=int, default=None, metavar="N", help="a stratified sample of N examples")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
 
 
@@ -45,9 +47,11 @@ def add_parsers(sub) -> None:
     )
     p.add_argument("--bind", default="", help="sizes for the measurement jobs, e.g. C_in=32,H=28")
     p.add_argument("--backbone", default="resnet18", help="backbone for --evaluate (default resnet18)")
-    p.add_argument("--dataset", default="digits", help="dataset for --evaluate (default: bundled digits)")
+    p.add_argument(
+        "--dataset", default=DEFAULT_DATASET, help=f"dataset for --evaluate: {SOURCES} (default %(default)s)"
+    )
     p.add_argument("--width", type=int, default=16)
-    p.add_argument("--resolution", type=int, default=16)
+    p.add_argument("--resolution", type=int, default=DEFAULT_RESOLUTION)
     p.add_argument("--epochs", type=int, default=2, help="proxy-training epochs for --evaluate train")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(

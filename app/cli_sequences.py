@@ -11,6 +11,7 @@ import sys
 from core.analysis.legality import LEGAL, SequenceReport
 from core.codegen.loopnest_ir import checked_sequence, result_operator
 from core.codegen.loopnest_text import nest_lines, program_text
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.ir.bindings import check_names, parse_bindings
 from core.ir.loopnest import LoopNestError
 from core.ir.sequence import load_sequence, sequence_document
@@ -41,9 +42,11 @@ def add_parsers(sub) -> None:
         "--fisher", action="store_true", help="judge bottleneck/group steps by Fisher Potential on a backbone"
     )
     check.add_argument("--backbone", default="resnet18", help="backbone for --fisher (default resnet18)")
-    check.add_argument("--dataset", default="digits", help="dataset for --fisher (default: bundled digits)")
+    check.add_argument(
+        "--dataset", default=DEFAULT_DATASET, help=f"dataset for --fisher: {SOURCES} (default %(default)s)"
+    )
     check.add_argument("--width", type=int, default=16, help="backbone width for --fisher")
-    check.add_argument("--resolution", type=int, default=16, help="image size for --fisher")
+    check.add_argument("--resolution", type=int, default=DEFAULT_RESOLUTION, help="image size for --fisher")
     check.add_argument(
         "--verify", action="store_true", help="compile the TVM schedule and compare it with the untransformed nest"
     )

@@ -19,7 +19,8 @@ from PySide6.QtWidgets import (
     QToolButton,
 )
 
-from core.data.datasets import DEFAULT_DATASET, check_source
+from core.data.bundled import BUNDLED
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES, check_source
 from core.data.specs import BACKBONE_NAMES
 from core.networks.settings import DEPLOY_RESOLUTION, STANDARD_WIDTH, DeploySettings
 from core.train.settings import EvalSettings
@@ -36,10 +37,8 @@ class ProxyTaskForm(QGroupBox):
         self.backbone.setToolTip("The network the operator is trained in (its convolutions replaced)")
         self.dataset = QComboBox()
         self.dataset.setEditable(True)
-        self.dataset.addItem(DEFAULT_DATASET)
-        self.dataset.setToolTip(
-            "'digits' (bundled) or a path: a CIFAR binary folder, an .npz archive or an image folder"
-        )
+        self.dataset.addItems([DEFAULT_DATASET, *(name for name in BUNDLED if name != DEFAULT_DATASET)])
+        self.dataset.setToolTip(SOURCES[0].upper() + SOURCES[1:])
         browse = QToolButton()
         browse.setText("…")
         browse.setToolTip("Choose a dataset folder (CIFAR binary files or one folder per class)")
@@ -48,7 +47,7 @@ class ProxyTaskForm(QGroupBox):
         dataset.addWidget(self.dataset, 1)
         dataset.addWidget(browse)
         self.width = whole(16, 1, 1024, "Channels of the backbone's first stage while training")
-        self.resolution = whole(16, 8, 512, "Image size while training (pixels)", " px")
+        self.resolution = whole(DEFAULT_RESOLUTION, 8, 512, "Image size while training (pixels)", " px")
         self.epochs = whole(5, 1, 1000, "Training epochs (early-stopped against the best stored curve)")
         self.limit = whole(0, 0, 10_000_000, "Train on a stratified sample of this many examples", special="all")
         self.batches = whole(0, 0, 1_000_000, "Batches per epoch at most", special="all")
@@ -67,7 +66,7 @@ class ProxyTaskForm(QGroupBox):
             self.dataset.setEditText(path)
 
     def source(self) -> str:
-        """The dataset as typed, checked ('digits' or an existing path; DatasetError)."""
+        """The dataset as typed, checked (a bundled name or an existing path; DatasetError)."""
         return check_source(self.dataset.currentText().strip())
 
     def training(self) -> dict:

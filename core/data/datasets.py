@@ -1,8 +1,9 @@
 """Image classification datasets: the bundled handwritten digits, or the user's own files.
 
-Nothing is downloaded and nothing is unpickled. The default, "digits", is
-scikit-learn's bundled 8x8 handwritten digits (1797 real scans, 10 classes),
-upscaled and replicated to 3 channels. A path may name:
+Nothing is downloaded and nothing is unpickled. A name in core.data.bundled.BUNDLED
+picks a dataset made from scikit-learn's bundled 8x8 handwritten digits (1797 real
+scans, 10 classes), upscaled and replicated to 3 channels; the default, "digits-shifted",
+puts each scan at a seeded random place on a larger canvas. A path may name:
 
 - CIFAR-10/100 in the official *binary* format: a folder with `data_batch_*.bin`
   (CIFAR-10) or `train.bin` (CIFAR-100), the folder above it, or one such file;
@@ -24,9 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
+from .bundled import BUNDLED
 from .errors import DatasetError
 
-DEFAULT_DATASET = "digits"
+DEFAULT_DATASET = "digits-shifted"
+DEFAULT_RESOLUTION = 24  # the proxy task's input side: digits-shifted's 16 px canvas, each scan 12 px
+#: what a dataset argument may be, for help texts, tooltips and errors
+SOURCES = (
+    f"{' or '.join(map(repr, BUNDLED))} (bundled) or a path: a CIFAR binary folder or file, "
+    "an .npz archive or an image folder"
+)
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".ppm", ".pgm", ".tif", ".tiff", ".webp"}
 
 
@@ -63,12 +71,13 @@ class Split:
 
 
 # -- entry points --------------------------------------------------------------------
-def load_dataset(source: str = DEFAULT_DATASET, resolution: int = 16) -> ImageDataset:
-    """'digits' or a path (CIFAR binary folder/file, .npz, image folder) -> an ImageDataset."""
+def load_dataset(source: str = DEFAULT_DATASET, resolution: int = DEFAULT_RESOLUTION) -> ImageDataset:
+    """A bundled dataset's name or a path (CIFAR binary folder/file, .npz, image folder) -> an ImageDataset."""
     if not isinstance(resolution, int) or isinstance(resolution, bool) or not 4 <= resolution <= 512:
         raise DatasetError(f"resolution must be an integer between 4 and 512 pixels, got {resolution!r}")
-    if source == DEFAULT_DATASET:
-        return _digits(resolution)
+    if source in BUNDLED:
+        images, labels, classes = BUNDLED[source]()
+        return _finish(source, f"the bundled {source}", images, labels, classes, resolution)
     path = Path(check_source(source))
     if path.is_file():
         if path.suffix == ".npz":
@@ -82,16 +91,13 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = 16) -> ImageDa
 
 
 def check_source(source: str) -> str:
-    """'digits', or the path of an existing file or folder (resolved); DatasetError otherwise,
-    so a request can be refused before any job is queued."""
-    if source == DEFAULT_DATASET:
+    """A bundled dataset's name, or the path of an existing file or folder (resolved);
+    DatasetError otherwise, so a request can be refused before any job is queued."""
+    if source in BUNDLED:
         return source
     path = Path(source).expanduser()
     if not path.exists():
-        raise DatasetError(
-            f"{path}: no such file or folder (datasets are '{DEFAULT_DATASET}' or a path to "
-            "CIFAR binary files, an .npz archive or an image folder)"
-        )
+        raise DatasetError(f"{path}: no such file or folder; a dataset is {SOURCES}")
     return str(path.resolve())
 
 
@@ -122,17 +128,6 @@ def split_dataset(dataset: ImageDataset, val_fraction: float = 0.2, seed: int = 
 
     return Split(
         standardise(train_set), standardise(val_set), tuple(mean.ravel().tolist()), tuple(std.ravel().tolist())
-    )
-
-
-# -- the bundled default -------------------------------------------------------------
-def _digits(resolution: int) -> ImageDataset:
-    from sklearn.datasets import load_digits
-
-    bunch = load_digits()
-    images = (bunch.images / 16.0).astype(np.float32)[:, None]  # [N, 1, 8, 8], 0..16 -> 0..1
-    return _finish(
-        "digits", "scikit-learn's digits", images, bunch.target, tuple(map(str, bunch.target_names)), resolution
     )
 
 

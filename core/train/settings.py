@@ -9,7 +9,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from core.data.datasets import DEFAULT_DATASET
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.data.specs import BackboneSpec
 
 from .early_stop import check_theta
@@ -21,7 +21,7 @@ class EvalSettings:
     dataset: str = DEFAULT_DATASET
     backbone: str = "resnet18"
     width: int = 16
-    resolution: int = 16
+    resolution: int = DEFAULT_RESOLUTION
     seed: int = 0
     val_fraction: float = 0.2
     limit: int | None = None  # keep this many examples (stratified) before splitting
@@ -43,7 +43,7 @@ class EvalSettings:
         ):
             raise EvaluationError(f"evaluation setting val_fraction must be between 0 and 1, got {self.val_fraction!r}")
         if not isinstance(self.dataset, str) or not self.dataset:
-            raise EvaluationError(f"evaluation setting dataset must be 'digits' or a path, got {self.dataset!r}")
+            raise EvaluationError(f"evaluation setting dataset must be {SOURCES}, got {self.dataset!r}")
         _ = self.spec  # checks backbone, width and resolution (BackboneError)
 
     @classmethod

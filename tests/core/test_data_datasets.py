@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from core.data.bundled import CANVAS, SCAN
 from core.data.datasets import load_dataset, split_dataset
 from core.data.errors import DatasetError
 from core.ir.errors import TesseraError
@@ -25,6 +26,43 @@ def test_digits_default_is_real_upscaled_and_three_channel():
     assert data.images.min() >= 0.0 and data.images.max() <= 1.0
     assert np.array_equal(data.images[:, 0], data.images[:, 2])
     assert load_dataset("digits", 32).images.shape[-2:] == (32, 32)
+
+
+def test_shifted_digits_are_the_real_scans_at_seeded_places_and_need_no_network(monkeypatch):
+    """Every image is its scan, untouched, somewhere on the black canvas; the places cover the
+    canvas, and the same on every call (a fixed dataset, not augmentation). Nothing is fetched."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a bundled dataset opened a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    scans = load_dataset("digits", 8)
+    data = load_dataset("digits-shifted", CANVAS)
+    assert data.images.shape == (1797, 3, CANVAS, CANVAS) and data.images.dtype == np.float32
+    assert np.array_equal(data.labels, scans.labels) and data.classes == scans.classes
+    places = set()
+    for image, scan in zip(data.images[:, 0], scans.images[:, 0]):
+        r, c = _place(image, scan)
+        placed = np.zeros_like(image)
+        placed[r : r + SCAN, c : c + SCAN] = scan
+        assert np.array_equal(image, placed)
+        places.add((r, c))
+    assert {(0, 0), (CANVAS - SCAN, CANVAS - SCAN)} <= places and len(places) > 60
+    assert np.array_equal(load_dataset("digits-shifted", CANVAS).images, data.images)
+    assert load_dataset("digits-shifted", 32).images.shape == (1797, 3, 32, 32)
+
+
+def _place(image: np.ndarray, scan: np.ndarray) -> tuple[int, int]:
+    """Where on the canvas `scan` sits: the one offset at which it matches."""
+    found = [
+        (r, c)
+        for r in range(image.shape[0] - SCAN + 1)
+        for c in range(image.shape[1] - SCAN + 1)
+        if np.array_equal(image[r : r + SCAN, c : c + SCAN], scan)
+    ]
+    assert found, "the scan is not on the canvas"
+    return found[0]
 
 
 def test_split_is_seeded_stratified_and_standardised():

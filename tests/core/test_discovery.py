@@ -77,7 +77,7 @@ def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_acc
         store.add_score(
             best,
             {
-                "dataset": "digits@8px",
+                "dataset": "digits-shifted@8px",
                 "backbone": "vgg/w4",
                 "epochs": 2,
                 "accuracy": 1.0,

@@ -244,7 +244,7 @@ def test_a_scored_only_candidate_shares_the_original_and_scores_as_a_built_one(n
     from core.train.screening import screen_for
     from core.train.settings import EvalSettings
 
-    screen = screen_for(EvalSettings(width=8, resolution=8, limit=200, fisher_batch=16))
+    screen = screen_for(EvalSettings(dataset="digits", width=8, resolution=8, limit=200, fisher_batch=16))
     graph = load_operator(EXAMPLES / f"{name}.json")
     weights = {k: v.clone() for k, v in screen._network.named_parameters()}
     layers = {n: type(m) for n, m in screen._network.named_modules()}

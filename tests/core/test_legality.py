@@ -115,7 +115,7 @@ def test_fisher_potential_accepts_and_rejects_on_a_constructed_case():
     from core.train.capacity import CapacityJudge
     from core.train.settings import EvalSettings
 
-    judge = CapacityJudge(EvalSettings(width=8, resolution=16, limit=200, fisher_batch=32))
+    judge = CapacityJudge(EvalSettings(dataset="digits", width=8, resolution=16, limit=200, fisher_batch=32))
     sizes = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}
     verdict = {}
     for g in (2, 8):

@@ -57,7 +57,7 @@ def test_fisher_potential_filters_the_candidates(conv2d):
     from core.train.capacity import CapacityJudge
     from core.train.settings import EvalSettings
 
-    judge = CapacityJudge(EvalSettings(width=8, resolution=16, limit=200, fisher_batch=32))
+    judge = CapacityJudge(EvalSettings(dataset="digits", width=8, resolution=16, limit=200, fisher_batch=32))
     search = SequenceSearch(conv2d, seed=5, screen=judge)
     survivors = search.ask(8)  # with this seed the 8th distinct operator (two group steps) is rejected
     assert survivors and all(c.info["fisher"]["passes"] for c in survivors)

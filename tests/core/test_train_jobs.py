@@ -50,7 +50,7 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
     assert (row["operator_id"], row["job_id"], row["dataset"], row["backbone"], row["epochs"]) == (
         op,
         train,
-        "digits@8px",
+        "digits-shifted@8px",
         "resnet18/w4",
         1,
     )
@@ -91,7 +91,7 @@ def test_evaluate_fisher_only_now(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "queued job 1 (fisher shift_conv) on vgg/w4 at digits@8px" in out
+    assert "queued job 1 (fisher shift_conv) on vgg/w4 at digits-shifted@8px" in out
     assert "Fisher Potential" in out and "vs original" in out and "replaced 8 of 8 convolutions" in out
     with Store(path) as store:
         (row,) = scores(store)

@@ -32,7 +32,7 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
         store.add_score(
             earlier,
             {
-                "dataset": "digits@8px",
+                "dataset": "digits-shifted@8px",
                 "backbone": "vgg/w4",
                 "epochs": 2,
                 "accuracy": 0.8,
@@ -54,7 +54,7 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
     assert {j.input_version for j in jobs} == {content_hash(doc)}
     assert (
         request.describe()
-        == "proxy training (2 epochs) and tuned end-to-end latency at vgg/w8@16px in vgg/w4 on digits@8px"
+        == "proxy training (2 epochs) and tuned end-to-end latency at vgg/w8@16px in vgg/w4 on digits-shifted@8px"
     )
     fisher = AccuracyRequest(SETTINGS, fisher_only=True, deploy=deploy)
     assert [p.kind for p in fisher.payloads(doc, None)] == ["fisher"]  # no training, so nothing to time

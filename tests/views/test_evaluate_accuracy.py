@@ -79,7 +79,8 @@ def test_bad_settings_stay_in_the_dialog(qtbot, window, tmp_path, dialogs):
     assert dialog.isVisible() and dialog.error.isVisible()
     assert (
         dialog.error.text()
-        == f"{tmp_path / 'nowhere'}: no such file or folder (datasets are 'digits' or a path to CIFAR binary files, an .npz archive or an image folder)"
+        == f"{tmp_path / 'nowhere'}: no such file or folder; a dataset is 'digits' or 'digits-shifted' (bundled) "
+        "or a path: a CIFAR binary folder or file, an .npz archive or an image folder"
     )
     assert window.explore.session.queue.jobs() == [] and dialogs.calls == []
     dialog.reject()
