@@ -197,7 +197,8 @@ def stall_during_jobs(app, window, path: Path) -> None:
     doc = read_document(EXAMPLES / "conv2d.json")
     bindings = {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
     try:
-        with Heartbeat() as beat:
+        timeline = Timeline(app)
+        with Heartbeat() as beat, timeline:
             job, seconds = run_job(
                 app, session, MeasureRequest((Subject(doc, "conv2d"),), "local", (bindings,), trials=16)
             )
@@ -206,11 +207,14 @@ def stall_during_jobs(app, window, path: Path) -> None:
             f"with {session.supervisor.count} worker(s)"
         )
         beat.report("while it ran", skip=5)  # the first ticks include submitting and spawning the worker
+        _busiest(beat, timeline)
         search = SearchRequest({"template": doc, "strategy": "mcts", "samples": 300})
-        with Heartbeat() as beat:
+        timeline = Timeline(app)
+        with Heartbeat() as beat, timeline:
             job, seconds = run_job(app, session, search)
         print(f"search job {job.id} ({job.state}): {(job.result or {}).get('found', 0)} candidates in {seconds:.0f} s")
         beat.report("while it ran (its candidates arriving in the store)", skip=5)
+        _busiest(beat, timeline)
     finally:
         feeder.terminate()
         feeder.wait()
@@ -331,10 +335,14 @@ def open_explorer(app, path: Path, in_pieces: bool):
     )
     beat.report(f"while the explorer opened the {RESULTS:,}-result store, built {how}")
     print("  pieces: " + ", ".join(f"{name} {wall:.0f} ms ({cpu:.0f} CPU)" for name, wall, cpu in timeline.pieces))
+    _busiest(beat, timeline)
+    return window
+
+
+def _busiest(beat: Heartbeat, timeline: Timeline) -> None:
     print("  the three stalls with the most CPU time, and what the GUI thread did in each:")
     for start, end in beat.busiest(3):
         timeline.report(start, end)
-    return window
 
 
 def _at_once(build):
