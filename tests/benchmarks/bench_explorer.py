@@ -249,7 +249,8 @@ class Timeline(QObject):
         self.note("(the end)")
 
     def eventFilter(self, watched, event) -> bool:
-        self.notes.append((time.perf_counter(), time.thread_time(), event.type(), type(watched)))
+        owner = watched.parent() if isinstance(watched, QTimer) and watched.parent() is not None else watched
+        self.notes.append((time.perf_counter(), time.thread_time(), event.type(), type(owner)))
         return False
 
     def note(self, what: str) -> None:
