@@ -23,6 +23,7 @@ Targets: 1 and 2 under 100 ms, 3 under 100 ms. `--quick` leaves out the two jobs
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import subprocess
@@ -157,13 +158,27 @@ class Heartbeat:
 
     def __enter__(self) -> Heartbeat:
         self._last, self._last_cpu = time.perf_counter(), time.thread_time()
+        self.collections: list[tuple[float, int]] = []  # (ms, generation) of each garbage collection
+        gc.callbacks.append(self._collected)
         self._timer.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self._timer.stop()
+        gc.callbacks.remove(self._collected)
+
+    def _collected(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.collections.append(((time.perf_counter() - self._gc_started) * 1e3, info["generation"]))
 
     def report(self, what: str, skip: int = 0) -> None:
+        if self.collections:
+            slowest = max(self.collections)
+            print(
+                f"  garbage collections: {len(self.collections)}, slowest {slowest[0]:.1f} ms (generation {slowest[1]})"
+            )
         steady = self.gaps[skip:]
         longest = skip + int(np.argmax(steady))
         print(

@@ -3,6 +3,7 @@ bindings, the palette and the code panel, on real widgets offscreen."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import itertools
 import json
@@ -231,7 +232,7 @@ def test_an_invalid_operator_is_marked_where_it_breaks(window):
 def test_a_page_built_in_pieces_lets_the_window_run_between_them(qtbot, window):
     """Each piece of a page's build is its own turn of the event loop: a timer that fell due
     during a piece runs before the next piece (two pieces back to back would stall the window
-    for both)."""
+    for both); the built page is frozen out of the garbage collector's full walks."""
     events: list[str] = []
 
     def build():
@@ -242,6 +243,8 @@ def test_a_page_built_in_pieces_lets_the_window_run_between_them(qtbot, window):
         return QLabel("built")
 
     window.pages.add("probe", "&Probe", "Ctrl+9", "a page built in pieces", build=build)
+    gc.unfreeze()
+    frozen = gc.get_freeze_count()
     heartbeat = QTimer()
     heartbeat.setInterval(5)
     heartbeat.timeout.connect(lambda: events.append("tick"))
@@ -255,3 +258,4 @@ def test_a_page_built_in_pieces_lets_the_window_run_between_them(qtbot, window):
     assert len(pieces) == 4
     assert all(b - a > 1 for a, b in itertools.pairwise(pieces)), events  # a tick between every two pieces
     assert window.pages.current == "probe" and window.pages.widget("probe").text() == "built"
+    assert gc.get_freeze_count() > frozen  # the built page's objects are out of the collector's walks
