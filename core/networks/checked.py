@@ -85,6 +85,8 @@ def database_of(kernels: Sequence, chosen: dict[str, Checked]) -> ms.database.Da
 
 def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -> Checked:
     wrong = 0
+    if not database.has_workload(kernel.mod):
+        return Checked(None, None, 0)  # never scheduled: nothing to check (and nothing written to the database)
     for record in database.get_top_k(database.commit_workload(kernel.mod), TRIES):
         key = _key(kernel.mod, record.trace)
         if key not in verdicts:
