@@ -20,6 +20,7 @@ import tvm
 from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
+from .build_pool import pooled_builder
 from .errors import TuningError
 from .timing import TRIAL
 from .warm import warm_tensor_intrin
@@ -87,20 +88,21 @@ def tune(
         progress = _Progress(spent, trials, on_progress, check_cancelled)
         callbacks = [*ms.measure_callback.MeasureCallback.create("default"), progress]
         try:
-            ms.tune_tir(
-                mod,
-                target,
-                str(work_dir),
-                max_trials_global=remaining,
-                num_trials_per_iter=min(32, remaining),
-                cost_model=_cost_model(cost_model),
-                strategy=_search(remaining),
-                space=design_space(mod, target),
-                seed=seed,
-                measure_callbacks=callbacks,
-                builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
-                runner=progress.runner(runner or local_runner()),
-            )
+            with pooled_builder() as builder:
+                ms.tune_tir(
+                    mod,
+                    target,
+                    str(work_dir),
+                    max_trials_global=remaining,
+                    num_trials_per_iter=min(32, remaining),
+                    cost_model=_cost_model(cost_model),
+                    strategy=_search(remaining),
+                    space=design_space(mod, target),
+                    seed=seed,
+                    measure_callbacks=callbacks,
+                    builder=progress.builder(builder),
+                    runner=progress.runner(runner or local_runner()),
+                )
         except (RuntimeError, ValueError) as e:  # TVM's errors; ValueError: a failed check
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
                 raise progress.stopped from None
@@ -161,20 +163,21 @@ def tune_kernels(
     ]
     progress = _Progress(trials - remaining, trials, on_progress, None)
     try:
-        ms.tune.tune_tasks(
-            tasks=contexts,
-            task_weights=[float(weight) for *_, weight in kernels],
-            work_dir=str(work_dir),
-            max_trials_global=remaining,
-            num_trials_per_iter=min(32, per_kernel),
-            cost_model=_cost_model(cost_model),
-            measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
-            builder=progress.builder(ms.builder.LocalBuilder(timeout_sec=120, initializer=warm_tensor_intrin)),
-            runner=progress.runner(local_runner()),
-        )
+        with pooled_builder() as builder:
+            ms.tune.tune_tasks(
+                tasks=contexts,
+                task_weights=[float(weight) for *_, weight in kernels],
+                work_dir=str(work_dir),
+                max_trials_global=remaining,
+                num_trials_per_iter=min(32, per_kernel),
+                cost_model=_cost_model(cost_model),
+                measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
+                builder=progress.builder(builder),
+                runner=progress.runner(local_runner()),
+            )
     except (RuntimeError, ValueError) as e:  # TVM's errors; ValueError: a failed check
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
-    return remaining
+    return progress.done - (trials - remaining)  # fewer than asked when a space ran out of schedules
 
 
 def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> ms.space_generator.SpaceGenerator:
@@ -286,19 +289,22 @@ def _search(trials: int) -> ms.search_strategy.EvolutionarySearch:
 class _Progress(ms.measure_callback.PyMeasureCallback):
     """Reports every phase of each batch of trials (searching, building, measuring, measured)
     and lets the caller stop tuning between batches. A batch's search and build can take most
-    of a small budget's time, so progress moves within a batch too: `done` counts the trials
-    measured plus the share of the current batch a phase stands for. What is shown never
-    moves back (a batch's candidates can be fewer than were built)."""
+    of a small budget's time, so progress moves within a batch too: it counts the candidates
+    sent to be measured before this batch plus the share of the batch a phase stands for. A
+    network's kernels each send a batch before any is counted as measured, so counting only
+    measured trials would hold still for a whole round. What is shown never moves back (a
+    batch's candidates can be fewer than were built)."""
 
     def __init__(self, done: int, total: int, on_progress: OnProgress | None, check_cancelled):
         self.done, self.total = done, total
+        self.sent = done  # candidates sent to the runner, measured or not yet counted
         self.shown = float(done)
         self.on_progress, self.check_cancelled = on_progress, check_cancelled
         self.stopped: BaseException | None = None
-        self.report(0, "searching the schedule space")
+        self.report(done, "searching the schedule space")
 
-    def report(self, share: float, what: str) -> None:
-        self.shown = max(self.shown, min(self.done + share, self.total))
+    def report(self, at: float, what: str) -> None:
+        self.shown = max(self.shown, min(at, self.total))
         if self.on_progress is not None:
             self.on_progress(self.shown, self.total, what)
 
@@ -310,11 +316,12 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
 
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
         self.done += len(measure_candidates)
+        self.sent = max(self.sent, self.done)
         try:
             if self.done <= self.total:
-                self.report(0, f"{self.done} of {self.total} trials measured")
+                self.report(self.done, f"{self.done} of {self.total} trials measured")
             else:  # MetaSchedule measures its last batch whole
-                self.report(0, f"{self.done} trials measured (budget {self.total}; the last batch ran over)")
+                self.report(self.done, f"{self.done} trials measured (budget {self.total}; the last batch ran over)")
             if self.check_cancelled is not None:
                 self.check_cancelled()
         except BaseException as e:
@@ -330,7 +337,9 @@ class _PhaseBuilder(ms.builder.PyBuilder):
         self.inner, self.progress = inner, progress
 
     def build(self, build_inputs):
-        self.progress.report(0.3 * len(build_inputs), f"building {len(build_inputs)} candidate schedules")
+        self.progress.report(
+            self.progress.sent + 0.3 * len(build_inputs), f"building {len(build_inputs)} candidate schedules"
+        )
         return self.inner.build(build_inputs)
 
 
@@ -342,5 +351,8 @@ class _PhaseRunner(ms.runner.PyRunner):
         self.inner, self.progress = inner, progress
 
     def run(self, runner_inputs):
-        self.progress.report(0.6 * len(runner_inputs), f"measuring {len(runner_inputs)} candidate schedules")
+        self.progress.report(
+            self.progress.sent + 0.6 * len(runner_inputs), f"measuring {len(runner_inputs)} candidate schedules"
+        )
+        self.progress.sent += len(runner_inputs)
         return self.inner.run(runner_inputs)
