@@ -4,9 +4,9 @@ Network A (the VGG-style backbone at width 8) has its convolution kernels tuned 
 scratch with a small budget; their schedules are then transferred to network B (the same
 layout at width 12: the same kernel class at other sizes), whose kernels are also tuned
 from scratch with a larger budget. (ResNet-18/34 work too, with three kernel classes,
-but with 11 kernels each they take several times longer: MetaSchedule's LocalBuilder
-starts a fresh process pool, importing TVM, for every batch of every kernel, 20-30 s on
-this machine, and that is part of its search time.) Printed: transfer-tuning's
+but with 11 kernels each they take several times longer.) From-scratch search time counts
+building candidates in processes started once per run (core.compile.build_pool; TVM's own
+builder started them for every batch, about 7 s each). Printed: transfer-tuning's
 speedup over untuned on B and its search time, from-scratch tuning's speedup and
 search time on B, and how long from-scratch tuning took to match transfer-tuning's
 speedup (published, Gibson 2023 against Ansor: 6.5x longer on a server CPU, 10.8x on
