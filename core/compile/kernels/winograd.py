@@ -48,6 +48,22 @@ def _nonzero(matrix: np.ndarray, i, j) -> tirx.PrimExpr:
     return tirx.any(*(tirx.all(i == int(r), j == int(c)) for r, c in zip(*np.nonzero(matrix))))
 
 
+def _two_sided(name: str, shape, values: np.ndarray, matrix_name: str, axes, read, pick) -> te.Tensor:
+    """M^T X M for every tile X (M: `values`, a constant tensor named `matrix_name`), summing
+    over M's nonzero entries only: `read(r1, r2, *index)` is X's element (r1, r2) for the output
+    element at `index`, and `pick(*index)` the output's row and column of M^T X M."""
+    matrix = const_matrix(values.astype(np.float32), matrix_name)
+    r1, r2 = (te.reduce_axis((0, values.shape[0]), axis) for axis in axes)
+
+    def element(*index):
+        i, j = pick(*index)
+        term = read(r1, r2, *index) * matrix[r1, i] * matrix[r2, j]
+        kept = tirx.all(_nonzero(values, r1, i), _nonzero(values, r2, j))
+        return te.sum(tirx.if_then_else(kept, term, tirx.const(0.0, "float32")), axis=[r1, r2])
+
+    return te.compute(shape, element, name=name)
+
+
 class WinogradKernel(ConvKernel):
     def __init__(self, *args):
         super().__init__(*args)
@@ -72,8 +88,6 @@ class WinogradKernel(ConvKernel):
         conv, m, alpha = self.conv, self.m, self.alpha
         batch, (k, ho, wo), c = self.workload.batch, conv.output_shape, conv.input_shape[0]
         tiles_w, per_image = self.tiles_w, self.per_image
-        a = const_matrix(self.a.astype(np.float32), "A")
-        b = const_matrix(self.b.astype(np.float32), "B")
         tiles = te.compute(
             (c, alpha, alpha, self.p),
             lambda ci, i, j, p: self.padded(
@@ -81,18 +95,14 @@ class WinogradKernel(ConvKernel):
             ),
             name="input_tiles",
         )
-        ri, rj = te.reduce_axis((0, alpha), "ri"), te.reduce_axis((0, alpha), "rj")
-        v = te.compute(
+        v = _two_sided(
+            "input_transform",
             (alpha, alpha, c, self.p),
-            lambda e, u, ci, p: te.sum(
-                tirx.if_then_else(
-                    tirx.all(_nonzero(self.b, ri, e), _nonzero(self.b, rj, u)),
-                    tiles[ci, ri, rj, p] * b[ri, e] * b[rj, u],
-                    tirx.const(0.0, "float32"),
-                ),
-                axis=[ri, rj],
-            ),
-            name="input_transform",
+            self.b,
+            "B",
+            ("ri", "rj"),
+            lambda ri, rj, e, u, ci, p: tiles[ci, ri, rj, p],
+            lambda e, u, ci, p: (e, u),
         )
         weight = te.placeholder((alpha, alpha, k, self.c_pg), "float32", name="w_winograd")
         rc = te.reduce_axis((0, self.c_pg), "rc")
@@ -101,18 +111,14 @@ class WinogradKernel(ConvKernel):
             lambda e, u, o, p: te.sum(weight[e, u, o, rc] * v[e, u, o // self.k_pg * self.c_pg + rc, p], axis=rc),
             name="batched_gemm",
         )
-        re, ru = te.reduce_axis((0, alpha), "re"), te.reduce_axis((0, alpha), "ru")
-        out_tiles = te.compute(
+        out_tiles = _two_sided(
+            "output_transform",
             (k, m, m, self.p),
-            lambda o, i, j, p: te.sum(
-                tirx.if_then_else(
-                    tirx.all(_nonzero(self.a, re, i), _nonzero(self.a, ru, j)),
-                    product[re, ru, o, p] * a[re, i] * a[ru, j],
-                    tirx.const(0.0, "float32"),
-                ),
-                axis=[re, ru],
-            ),
-            name="output_transform",
+            self.a,
+            "A",
+            ("re", "ru"),
+            lambda re, ru, o, i, j, p: product[re, ru, o, p],
+            lambda o, i, j, p: (i, j),
         )
         y = te.compute(
             (batch, k, ho, wo),
