@@ -249,15 +249,19 @@ def loop(minutes: float, store_path: Path) -> None:
     start = time.perf_counter()
     code = tessera(["discover", "--minutes", str(minutes), "--store", str(store_path), "--name", "bench_discovery"])
     print(f"  ran {time.perf_counter() - start:.0f} s, exit code {code}")
+    report(store_path)
+
+
+def report(store_path: Path) -> None:
+    """The loop's figures, from its store."""
     with Store(store_path) as store:
         run = next(r for r in runs(store) if r.name == "bench_discovery")
         rows = candidates(store, run)
         counts = stage_counts(store, run)
-        baseline = list(store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1"))
-        print(
-            f"  original: accuracy {run.baseline_accuracy}, tuned latency "
-            f"{baseline[0]['ms'] if baseline and baseline[0]['ms'] else 'not measured'} ms"
-        )
+        [baseline] = store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1")
+        latency = f"{baseline['ms']:.2f} ms" if baseline["ms"] else "not measured (no candidate reached tuning)"
+        accuracy = "not measured" if run.baseline_accuracy is None else f"{run.baseline_accuracy:.3f}"
+        print(f"  original: accuracy {accuracy}, tuned latency {latency}")
         print("  stages: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
         base = run.baseline_accuracy or 0.0
         within = [r for r in rows if r["accuracy"] is not None and r["accuracy"] >= base - 0.01]
