@@ -263,15 +263,15 @@ def report(store_path: Path) -> None:
         accuracy = "not measured" if run.baseline_accuracy is None else f"{run.baseline_accuracy:.3f}"
         print(f"  original: accuracy {accuracy}, tuned latency {latency}")
         print("  stages: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-        base = run.baseline_accuracy or 0.0
-        within = [r for r in rows if r["accuracy"] is not None and r["accuracy"] >= base - 0.01]
+        base, margin = run.baseline_accuracy or 0.0, run.config["margin"]  # the margin the loop ran with
+        within = [r for r in rows if r["accuracy"] is not None and r["accuracy"] >= base - margin]
         tuned = [r for r in within if r["e2e_speedup"]]
         best = max(tuned, key=lambda r: r["e2e_speedup"], default=None)
         if best is None:
-            print(f"  {len(within)} within 1 point of the original; none with a tuned end-to-end speedup yet")
+            print(f"  {len(within)} within {margin:g} of the original; none with a tuned end-to-end speedup yet")
         else:
             print(
-                f"  best within 1 point: {best['operator_name']} accuracy {best['accuracy']:.3f} "
+                f"  best within {margin:g}: {best['operator_name']} accuracy {best['accuracy']:.3f} "
                 f"(original {base:.3f}), tuned end-to-end speedup {best['e2e_speedup']:.2f}x "
                 f"(published: Canvas 1.5x, Syno 2.06x)"
             )
