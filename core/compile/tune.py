@@ -316,7 +316,7 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
 
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
         self.done += len(measure_candidates)
-        self.sent = max(self.sent, self.done)
+        self.sent = max(self.sent, self.done)  # a candidate whose build failed never reached the runner
         try:
             if self.done <= self.total:
                 self.report(self.done, f"{self.done} of {self.total} trials measured")
