@@ -89,6 +89,13 @@ CASES = [
     ),
     ("share, weight kw c kh", share_permuted, {"C_in": 4, "C_out": 8, "H": 6, "W": 6, "K": 3}, None),
     ("1x3, G=2", one_by_k, {"C_in": 4, "C_out": 6, "H": 5, "W": 6, "K": 3, "G": 2}, Tiles(3, 2, 6)),
+    ("one column per block", lambda: GROUPED, {"C_in": 8, "C_out": 8, "H": 4, "W": 3, "K": 3, "G": 2}, Tiles(4, 2, 1)),
+    (
+        "one channel, one column",
+        lambda: GROUPED,
+        {"C_in": 4, "C_out": 4, "H": 3, "W": 1, "K": 3, "G": 4},
+        Tiles(1, 1, 1),
+    ),
 ]
 
 
