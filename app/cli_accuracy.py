@@ -127,6 +127,17 @@ def _proxy_arguments(p, backbone_default: str) -> None:
         "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
     )
     p.add_argument("--seed", type=int, default=0)
+    add_fisher_batch(p)
+
+
+def add_fisher_batch(p) -> None:
+    p.add_argument(
+        "--fisher-batch",
+        type=int,
+        default=EvalSettings.fisher_batch,
+        metavar="N",
+        help="examples in the Fisher Potential minibatch (default %(default)s)",
+    )
 
 
 def _settings(args, backbone: str) -> EvalSettings:
@@ -137,6 +148,7 @@ def _settings(args, backbone: str) -> EvalSettings:
         resolution=args.resolution,
         seed=args.seed,
         limit=args.limit,
+        fisher_batch=args.fisher_batch,
     )
 
 

@@ -11,6 +11,7 @@ from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.data.specs import BACKBONE_NAMES
 from core.networks.settings import DEPLOY_RESOLUTION
 
+from .cli_accuracy import add_fisher_batch
 from .cli_inputs import transfer_sources
 from .cli_search import template_path
 
@@ -47,6 +48,7 @@ def add_parsers(sub) -> None:
         metavar="R",
         help="screen out below R x the original's Fisher Potential (default 1)",
     )
+    add_fisher_batch(judge)
     judge.add_argument("--margin", type=float, default=0.01, help="accuracy below the original's allowed (0.01)")
     judge.add_argument("--no-tune", action="store_true", help="stop at the margin; no end-to-end tuning")
     deploy = p.add_argument_group("the deployment size (latency)")
@@ -79,6 +81,7 @@ def config_of(args) -> dict:
             "theta": args.theta,
             "limit": args.limit,
             "max_batches": args.max_batches,
+            "fisher_batch": args.fisher_batch,
         },
         deploy={
             "width": args.deploy_width,

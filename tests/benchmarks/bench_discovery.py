@@ -14,6 +14,8 @@ built into a network that shares the original's other layers, one forward and ba
 pass), in one process of --threads threads, or with --screen-workers N in N processes of one
 thread each sharing the candidates, as the loop's local workers run the screen. Published:
 NAS-PTE screens 1000 in under 5 minutes (200/min); the issue's goal is 1000 in under a minute.
+Figure 2b (minibatch): how often the verdict changes with the minibatch's size (16 to 256
+examples) against how often it changes with the seed, on the first --screen candidates.
 Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers, then
 from its store: the baseline's accuracy and tuned latency, candidates per stage, the best
 candidate within 1 point of the baseline's accuracy and its tuned end-to-end speedup, and
@@ -21,13 +23,14 @@ which known designs (by structure, see `design`) were among the survivors. Publi
 Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
 
     python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
-        [--threads 2] [--screen-workers 1] [--skip spread,screening,loop] [--store PATH]
-        [--dataset NAME|PATH] [--resolution PX] [--limit N]
+        [--threads 2] [--screen-workers 1] [--skip spread,screening,minibatch,loop] [--store PATH]
+        [--dataset NAME|PATH] [--resolution PX] [--limit N] [--fisher-batch N]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import multiprocessing
 import statistics
@@ -152,20 +155,55 @@ def screen_share(settings: EvalSettings, count: int, workers: int, index: int, t
     graphs = list(itertools.islice(random_operators(seed=1), count))[index::workers]
     if barrier is not None:
         barrier.wait()
-    verdicts = {"passed": 0, "rejected": 0, "no score": 0, "fits no layer": 0}
+    verdicts = dict.fromkeys(VERDICTS, 0)
     times = []
     start = time.perf_counter()
     for graph in graphs:
         t = time.perf_counter()
-        try:
-            net, report = screen.candidate(graph, shared=True)
-            verdicts["passed" if screen.score(net, report)["fisher_passes"] else "rejected"] += 1
-        except EvaluationError:
-            verdicts["fits no layer"] += 1
-        except FisherError:
-            verdicts["no score"] += 1
+        verdicts[verdict(screen, graph)] += 1
         times.append(time.perf_counter() - t)
     return verdicts, times, time.perf_counter() - start, setup
+
+
+VERDICTS = ("passed", "rejected", "no score", "fits no layer")
+
+
+def verdict(screen: FisherScreen, graph: OperatorGraph) -> str:
+    """What the screen says of the operator in every convolution it fits: one of VERDICTS."""
+    try:
+        net, report = screen.candidate(graph, shared=True)
+        return "passed" if screen.score(net, report)["fisher_passes"] else "rejected"
+    except EvaluationError:
+        return "fits no layer"
+    except FisherError:
+        return "no score"
+
+
+def minibatch(settings: EvalSettings, count: int, sizes=(16, 32, 64, 128, 256)) -> None:
+    """How much the verdicts depend on the minibatch's size, against how much they depend on the
+    seed (the original's and the operator's initial weights, and which examples are drawn): each
+    size's verdicts on the first `count` random candidates with seeds 0 and 1, compared with the
+    largest minibatch's at seed 0, and seed 0's with seed 1's."""
+    graphs = list(itertools.islice(random_operators(seed=1), count))
+    found = {}
+    for size in sizes:
+        for seed in (0, 1):
+            screen = FisherScreen(dataclasses.replace(settings, fisher_batch=size, seed=seed))
+            start = time.perf_counter()
+            found[size, seed] = [verdict(screen, g) for g in graphs]
+            found[size, seed, "s"] = time.perf_counter() - start
+    reference = found[sizes[-1], 0]
+
+    def agree(a: list[str], b: list[str]) -> int:
+        return sum(x == y for x, y in zip(a, b))
+
+    print(f"Fisher verdicts by minibatch size, {count} random candidates, {torch.get_num_threads()} thread(s):")
+    for size in sizes:
+        print(
+            f"  minibatch {size:>3}: {count / found[size, 0, 's'] * 60:.0f}/min; same verdict as minibatch "
+            f"{sizes[-1]} (seed 0) for {agree(found[size, 0], reference)} of {count}; seed 0 and seed 1 agree "
+            f"on {agree(found[size, 0], found[size, 1])}"
+        )
 
 
 def _screen_worker(settings: EvalSettings, count: int, workers: int, index: int, barrier, results) -> None:
@@ -294,18 +332,25 @@ def main() -> None:
         default=1,
         help="screen in this many processes of 1 thread each (the loop's local workers) instead of one of --threads",
     )
-    parser.add_argument("--skip", default="", help="comma-separated: spread, screening, loop")
+    parser.add_argument("--skip", default="", help="comma-separated: spread, screening, minibatch, loop")
     parser.add_argument("--store", type=Path, default=None, help="the loop's store (default a new temporary file)")
     task = EvalSettings()
     parser.add_argument("--dataset", default=task.dataset, help="spread and screening: the proxy task's dataset")
     parser.add_argument("--resolution", type=int, default=task.resolution, help="spread and screening: its pixels")
     parser.add_argument("--limit", type=int, default=None, help="spread and screening: keep N examples (default all)")
+    parser.add_argument(
+        "--fisher-batch", type=int, default=task.fisher_batch, help="screening: examples in the Fisher minibatch"
+    )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     torch.set_num_threads(args.threads)
-    settings = EvalSettings(dataset=args.dataset, resolution=args.resolution, limit=args.limit)
+    settings = EvalSettings(
+        dataset=args.dataset, resolution=args.resolution, limit=args.limit, fisher_batch=args.fisher_batch
+    )
     if "screening" not in skip:
         screening(settings, args.screen, args.screen_workers)
+    if "minibatch" not in skip:
+        minibatch(settings, args.screen)
     if "spread" not in skip:
         spread(settings, args.candidates)
     if "loop" not in skip:

@@ -132,6 +132,8 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
             "--no-tune",
             "--fisher-threshold",
             "0",
+            "--fisher-batch",
+            "8",
             "--store",
             str(path),
         ]
@@ -141,4 +143,6 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
     assert "2 proposed" in out and "the original network's proxy accuracy" in out
     with Store(path) as store:
         (search,) = store.db["searches"].rows
-        assert json.loads(search["config"])["strategy"] == "random"
+        config = json.loads(search["config"])
+        assert config["strategy"] == "random"
+        assert config["evaluation"]["fisher_batch"] == 8
