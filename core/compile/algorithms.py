@@ -170,13 +170,16 @@ def no_sequence(name: str) -> str:
 
 
 def auto_summary(details: dict) -> str:
-    """One line for a result kept by auto, e.g. 'auto kept nchwc, the fastest of nchwc 2.1 ms,
+    """One line for a result kept by auto, e.g. 'auto kept nchwc, the fastest in alternating rounds of nchwc 2.1 ms,
     default 3.3 ms; refused: ...'; "" for any other result."""
     auto = details.get("auto")
     if not auto:
         return ""
     timed = sorted(auto["latency_ms"].items(), key=lambda pair: pair[1])
-    parts = [f"auto kept {auto['kept']}, the fastest of " + ", ".join(f"{n} {ms:.4g} ms" for n, ms in timed)]
+    parts = [
+        f"auto kept {auto['kept']}, the fastest in alternating rounds of "
+        + ", ".join(f"{n} {ms:.4g} ms" for n, ms in timed)
+    ]
     parts += [f"{name} failed: {why}" for name, why in auto["failed"].items()]
     parts += [f"refused: {why}" for why in auto["refused"]]
     return "; ".join(parts)

@@ -10,7 +10,8 @@ thread count. The result is one Measurement (core.store.measurement), as for tra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,12 +38,43 @@ def measure_operator(
     """The algorithm's kernel, checked and timed beside PyTorch; with settings.tune_trials > 0
     tuned first (its earlier trials count), a tuned schedule kept only when it times faster
     than the untuned kernel."""
+    return measure_kernel(workload, kernel, place, settings, progress, check_cancelled)[0]
+
+
+def measure_kernel(
+    workload: Workload,
+    kernel: Kernel,
+    place: Place,
+    settings: Settings,
+    progress: Progress,
+    check_cancelled: Callable[[], None],
+) -> tuple[Measurement, Variant]:
+    """measure_operator's measurement and the variant it kept."""
     check_cancelled()
     if not settings.tune_trials:
-        return measure_variants(workload, place, settings, [kernel.untuned()], progress, check_cancelled)
+        return _measure(workload, place, settings, [kernel.untuned()], progress, check_cancelled)
     tuned = kernel.tune(progress, check_cancelled)
     check_cancelled()
-    return measure_variants(workload, place, settings, tuned.variants, progress, check_cancelled, tuned.tuning)
+    return _measure(workload, place, settings, tuned.variants, progress, check_cancelled, tuned.tuning)
+
+
+def alternating_medians(
+    workload: Workload, place: Place, settings: Settings, variants: Mapping[str, Variant]
+) -> dict[str, float]:
+    """Median ms of each variant timed in settings.repeat alternating rounds (every variant
+    once per round, in turn: as many runs as one measurement), so that the machine's load
+    changing while one of them is timed does not decide between them."""
+    loaded = {
+        name: place.load(_build(v.module, place.target, workload.name), v.arguments) for name, v in variants.items()
+    }
+    runs: dict[str, list[float]] = {name: [] for name in loaded}
+    for kernel in loaded.values():
+        kernel.run()  # warm-up
+    for _ in range(settings.repeat):
+        for name, kernel in loaded.items():
+            timing = time_kernel(kernel.module, kernel.device, kernel.args, 1, 1, settings.min_repeat_ms)
+            runs[name].append(timing.median_ms)
+    return {name: statistics.median(r) for name, r in runs.items()}
 
 
 @dataclass(frozen=True)
@@ -64,6 +96,19 @@ def measure_variants(
 ) -> Measurement:
     """Build, check and time each variant where it runs and keep the fastest; time PyTorch
     where it runs here. `tuning` and `transfer` say how the variants were found."""
+    return _measure(workload, place, settings, variants, progress, check_cancelled, tuning, transfer)[0]
+
+
+def _measure(
+    workload: Workload,
+    place: Place,
+    settings: Settings,
+    variants: Sequence[Variant],
+    progress: Progress,
+    check_cancelled: Callable[[], None],
+    tuning: Tuning | None = None,
+    transfer: dict | None = None,
+) -> tuple[Measurement, Variant]:
     timed = []
     for step, variant in enumerate(variants):
         label = "tuned" if variant.tuned else "untuned"
@@ -80,7 +125,7 @@ def measure_variants(
         time_torch(workload.module, workload.x, settings.repeat, settings.min_repeat_ms) if place.times_torch else None
     )
     progress(1.0, "done")
-    return _measurement(workload, place, kept, timed, torch_time, tuning, transfer)
+    return _measurement(workload, place, kept, timed, torch_time, tuning, transfer), kept.variant
 
 
 def _build(mod: tvm.IRModule, target: tvm.target.Target, name: str):

@@ -308,6 +308,10 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
         if self.on_progress is not None:
             self.on_progress(self.shown, self.total, what)
 
+    def phase(self, share: float, count: int, what: str) -> None:
+        """A batch of `count` candidates reached a phase standing for `share` of the batch."""
+        self.report(self.sent + share * count, f"{what} {count} candidate schedules")
+
     def builder(self, inner: ms.builder.Builder) -> ms.builder.Builder:
         return _PhaseBuilder(inner, self)
 
@@ -337,9 +341,7 @@ class _PhaseBuilder(ms.builder.PyBuilder):
         self.inner, self.progress = inner, progress
 
     def build(self, build_inputs):
-        self.progress.report(
-            self.progress.sent + 0.3 * len(build_inputs), f"building {len(build_inputs)} candidate schedules"
-        )
+        self.progress.phase(0.3, len(build_inputs), "building")
         return self.inner.build(build_inputs)
 
 
@@ -351,8 +353,6 @@ class _PhaseRunner(ms.runner.PyRunner):
         self.inner, self.progress = inner, progress
 
     def run(self, runner_inputs):
-        self.progress.report(
-            self.progress.sent + 0.6 * len(runner_inputs), f"measuring {len(runner_inputs)} candidate schedules"
-        )
+        self.progress.phase(0.6, len(runner_inputs), "measuring")
         self.progress.sent += len(runner_inputs)
         return self.inner.run(runner_inputs)

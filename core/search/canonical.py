@@ -43,11 +43,22 @@ def shift_twice(upper: Step, lower: Step) -> str | None:
     return None
 
 
+#: views, and the axes of their output they touch, counted from their `dim`
+VIEW_AXES = {"shift": (0,), "stride": (0,), "merge": (0,), "split": (0, 1), "expand": (0,)}
+
+
 def view_above_reduce(upper: Step, lower: Step) -> str | None:
-    """1-to-1 views are pushed below contractions: a roll of a spatial axis commutes
-    with summing a channel axis, so the canonical chain sums first."""
-    if upper.op == "shift" and lower.op == "reduce" and upper.get("dim") != lower.get("dim"):
-        return "shift commutes with the reduce below it; canonical order reduces first"
+    """Views are pushed below contractions: a view commutes with summing an axis it does not
+    touch, so the canonical chain sums first. Syno's rule is for 1-to-1 views (a roll, a
+    reshape); summing first before a 1-to-many view (expand; unfold in `unfold_reductions`)
+    also sums fewer elements, where the other order makes the copies and then sums them
+    (in training, a tensor as many times larger as the copies)."""
+    if (
+        upper.op in VIEW_AXES
+        and lower.op == "reduce"
+        and lower.get("dim") - upper.get("dim") not in VIEW_AXES[upper.op]
+    ):
+        return f"{upper.op} commutes with the reduce below it; canonical order reduces first"
     return None
 
 
@@ -58,22 +69,29 @@ def reduce_order(upper: Step, lower: Step) -> str | None:
     return None
 
 
-def unfold_reduced_spatially(steps_top_down: list[Step], spatial: list[bool]) -> str | None:
-    """An UNFOLD output is reduced at most once: summing the spatial axis of windows
-    just re-sums the input. Axes move along the chain, so they are tracked by identity
-    from the input's axes (`spatial` flags)."""
+def unfold_reductions(steps_top_down: list[Step], spatial: list[bool]) -> str | None:
+    """An UNFOLD output is reduced at most once: summing the spatial axis of windows just
+    re-sums the input. And a reduce right below an unfold sums its window axis or goes
+    first (view_above_reduce for the unfold: the windows of a sum are the sum of the
+    windows, zero padding included). Axes move along the chain, so they are tracked by
+    identity from the input's axes (`spatial` flags)."""
     axes = [(f"in{i}", sp) for i, sp in enumerate(spatial)]
     unfolded: set[str] = set()
+    window = None  # the window axis of the unfold just above, if the step above is one
     for k, s in enumerate(steps_top_down):
         op = s.op
         d = s.get("dim") if op not in ("share",) else None
         if op == "unfold":
             unfolded.add(axes[d][0])
             first = next((i for i, (_, sp) in enumerate(axes) if sp), len(axes))
-            axes.insert(first, (f"window{k}", False))
-        elif op == "reduce":
+            window = f"window{k}"
+            axes.insert(first, (window, False))
+            continue
+        if op == "reduce":
             if axes[d][0] in unfolded:
                 return "the spatial axis of an unfold is reduced"
+            if window is not None and axes[d][0] != window:
+                return "unfold commutes with the reduce below it; canonical order reduces first"
             del axes[d]
         elif op == "share" and s.get("out") not in (None, ""):
             axes.insert(0, (f"weight{k}", False))
@@ -85,6 +103,7 @@ def unfold_reduced_spatially(steps_top_down: list[Step], spatial: list[bool]) ->
                 axes[d : d + 2] = [(f"merge{k}", sp or axes[d + 1][1])]
             else:
                 axes.insert(d, (f"new{k}", False))
+        window = None
     return None
 
 
@@ -115,5 +134,5 @@ def chain_violation(steps_top_down: list[Step], spatial: list[bool]) -> str | No
         reason = violation(upper, lower)
         if reason:
             return reason
-    reason = unfold_reduced_spatially(steps_top_down, spatial)
-    return f"unfold_reduced_spatially: {reason}" if reason else None
+    reason = unfold_reductions(steps_top_down, spatial)
+    return f"unfold_reductions: {reason}" if reason else None

@@ -29,6 +29,17 @@ PAIRS = [
         [S("shift", dim=2, amount=1), S("reduce", dim=0)],
         [S("reduce", dim=0), S("shift", dim=1, amount=1)],
     ),
+    (
+        canonical.view_above_reduce,
+        [S("split", dim=1, B="K"), S("reduce", dim=0)],
+        [S("reduce", dim=0), S("split", dim=0, B="K")],
+    ),
+    (canonical.view_above_reduce, [S("merge", dim=1), S("reduce", dim=0)], [S("reduce", dim=0), S("merge", dim=0)]),
+    (
+        canonical.view_above_reduce,
+        [S("expand", dim=0, size="K"), S("reduce", dim=1)],
+        [S("reduce", dim=0), S("expand", dim=0, size="K")],
+    ),
     (canonical.reduce_order, [S("reduce", dim=2), S("reduce", dim=1)], [S("reduce", dim=1), S("reduce", dim=1)]),
 ]
 
@@ -67,6 +78,30 @@ def _run(steps_top_down, in_shape, out_shape, x):
             ["C", "K", "K", "H", "W"],
             ["C", "H", "W"],
         ),
+        (
+            [S("split", dim=1, B="K"), S("reduce", dim=0)],
+            [S("reduce", dim=0), S("split", dim=0, B="K")],
+            ["K", "C", "H", "W"],
+            ["C/K", "K", "H", "W"],
+        ),
+        (
+            [S("merge", dim=1), S("reduce", dim=0)],
+            [S("reduce", dim=0), S("merge", dim=0)],
+            ["C", "K", "K", "H", "W"],
+            ["K*K", "H", "W"],
+        ),
+        (
+            [S("expand", dim=0, size="K"), S("reduce", dim=1)],
+            [S("reduce", dim=0), S("expand", dim=0, size="K")],
+            ["C", "H", "W"],
+            ["K", "H", "W"],
+        ),
+        (
+            [S("unfold", dim=1, K="K"), S("reduce", dim=0)],
+            [S("reduce", dim=0), S("unfold", dim=0, K="K")],
+            ["C", "H", "W"],
+            ["K", "H", "W"],
+        ),
     ],
 )
 def test_redundant_pairs_compute_the_same_as_their_twin(pair, twin, in_shape, out_shape):
@@ -77,13 +112,16 @@ def test_redundant_pairs_compute_the_same_as_their_twin(pair, twin, in_shape, ou
     assert torch.allclose(a, b, atol=1e-6)
 
 
-def test_unfold_reduced_spatially_is_caught_over_the_chain():
+def test_unfold_reductions_are_caught_over_the_chain():
     chw = [False, True, True]
     chain = [S("unfold", dim=1, K="K"), S("reduce", dim=2)]  # [C, K, H, W]: sums H
-    assert canonical.chain_violation(chain, chw).startswith("unfold_reduced_spatially")
+    assert "spatial axis of an unfold is reduced" in canonical.chain_violation(chain, chw)
     assert canonical.chain_violation([S("unfold", dim=1, K="K"), S("reduce", dim=1)], chw) is None  # sums K
-    moved = [S("unfold", dim=2, K="K"), S("reduce", dim=0), S("reduce", dim=2)]  # W moved to index 2
-    assert canonical.chain_violation(moved, chw).startswith("unfold_reduced_spatially")
+    moved = [S("unfold", dim=2, K="K"), S("reduce", dim=1), S("reduce", dim=2)]  # sums K, then W (now index 2)
+    assert "spatial axis of an unfold is reduced" in canonical.chain_violation(moved, chw)
+    channel = [S("unfold", dim=1, K="K"), S("reduce", dim=0)]  # sums C below the unfold: C first
+    assert "canonical order reduces first" in canonical.chain_violation(channel, chw)
+    assert canonical.chain_violation([S("reduce", dim=0), S("unfold", dim=0, K="K")], chw) is None
 
 
 @pytest.mark.parametrize(
