@@ -52,10 +52,10 @@ def measure_kernel(
     """measure_operator's measurement and the variant it kept."""
     check_cancelled()
     if not settings.tune_trials:
-        return _measure(workload, place, settings, [kernel.untuned()], progress, check_cancelled)
+        return measure_variants(workload, place, settings, [kernel.untuned()], progress, check_cancelled)
     tuned = kernel.tune(progress, check_cancelled)
     check_cancelled()
-    return _measure(workload, place, settings, tuned.variants, progress, check_cancelled, tuned.tuning)
+    return measure_variants(workload, place, settings, tuned.variants, progress, check_cancelled, tuned.tuning)
 
 
 def alternating_medians(
@@ -93,22 +93,10 @@ def measure_variants(
     check_cancelled: Callable[[], None],
     tuning: Tuning | None = None,
     transfer: dict | None = None,
-) -> Measurement:
-    """Build, check and time each variant where it runs and keep the fastest; time PyTorch
-    where it runs here. `tuning` and `transfer` say how the variants were found."""
-    return _measure(workload, place, settings, variants, progress, check_cancelled, tuning, transfer)[0]
-
-
-def _measure(
-    workload: Workload,
-    place: Place,
-    settings: Settings,
-    variants: Sequence[Variant],
-    progress: Progress,
-    check_cancelled: Callable[[], None],
-    tuning: Tuning | None = None,
-    transfer: dict | None = None,
 ) -> tuple[Measurement, Variant]:
+    """Build, check and time each variant where it runs and keep the fastest; time PyTorch
+    where it runs here. `tuning` and `transfer` say how the variants were found. The
+    measurement, and the variant kept."""
     timed = []
     for step, variant in enumerate(variants):
         label = "tuned" if variant.tuned else "untuned"

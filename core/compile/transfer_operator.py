@@ -60,4 +60,4 @@ def transfer_operator(
     if transfer.best is not None and transfer.best_mod is not None:
         kept = replace(untuned, module=transfer.best_mod, source=f"transfer:{transfer.best.schedule.name}")
     summary = {**transfer.summary(), "search_s": scan_s + transfer.search_s, "sources_ranked": ranking}
-    return measure_variants(workload, place, settings, [kept], progress, check_cancelled, transfer=summary)
+    return measure_variants(workload, place, settings, [kept], progress, check_cancelled, transfer=summary)[0]
