@@ -19,7 +19,8 @@ examples) against how often it changes with the seed, on the first --screen cand
 Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers, then
 from its store: the baseline's accuracy and tuned latency, candidates per stage, the best
 candidate within 1 point of the baseline's accuracy and its tuned end-to-end speedup, and
-which known designs (by structure, see `design`) were among the survivors. Published:
+which known designs (by structure, see `design`) were among the survivors, and whether the
+trained candidates' accuracy rises from the first third of the run to the last. Published:
 Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
 
     python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
@@ -301,6 +302,13 @@ def report(store_path: Path) -> None:
         accuracy = "not measured" if run.baseline_accuracy is None else f"{run.baseline_accuracy:.3f}"
         print(f"  original: accuracy {accuracy}, tuned latency {latency}")
         print("  stages: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        trained = [r["accuracy"] for r in rows if r["accuracy"] is not None]  # in proposal order
+        thirds = [trained[i * len(trained) // 3 : (i + 1) * len(trained) // 3] for i in range(3)]
+        if all(thirds):
+            print(
+                "  does the search learn? proxy accuracy of the trained candidates by thirds of the run: "
+                + "; ".join(f"median {statistics.median(t):.3f}, best {max(t):.3f}" for t in thirds)
+            )
         base, margin = run.baseline_accuracy or 0.0, run.config["margin"]  # the margin the loop ran with
         within = [r for r in rows if r["accuracy"] is not None and r["accuracy"] >= base - margin]
         tuned = [r for r in within if r["e2e_speedup"]]
