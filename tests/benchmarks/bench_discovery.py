@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import multiprocessing
 import statistics
@@ -144,26 +145,34 @@ def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
     print(f"  {close} of {len(found)} within 2 std of the original's mean {mean:.3f}")
 
 
-def screen_share(settings: EvalSettings, count: int, workers: int, index: int, threads: int, barrier=None) -> tuple:
-    """Candidates index, index + workers, ... of the first `count` of the stream through one
-    screen: (verdict counts, each candidate's seconds, seconds for them all, set-up seconds).
-    The stream is drawn and the screen set up before the clock starts (and, in a worker, before
-    `barrier`, so that every worker's clock starts together)."""
+def screen_share(settings: EvalSettings, count: int, threads: int, barrier=None, taken=None) -> tuple:
+    """The first `count` candidates of the stream through one screen, or, with `taken` (a counter
+    shared by the workers), those this worker takes next one at a time, as the loop's workers
+    take jobs from the queue: (verdict counts, each candidate's seconds, seconds for them all,
+    set-up seconds). The stream is drawn and the screen set up before the clock starts (and, in
+    a worker, before `barrier`, so that every worker's clock starts together)."""
     torch.set_num_threads(threads)
     start = time.perf_counter()
     screen = FisherScreen(settings)
     setup = time.perf_counter() - start
-    graphs = list(itertools.islice(random_operators(seed=1), count))[index::workers]
+    graphs = list(itertools.islice(random_operators(seed=1), count))
     if barrier is not None:
         barrier.wait()
     verdicts = dict.fromkeys(VERDICTS, 0)
     times = []
     start = time.perf_counter()
-    for graph in graphs:
+    next_index = itertools.count().__next__ if taken is None else functools.partial(_take, taken)
+    while (i := next_index()) < count:
         t = time.perf_counter()
-        verdicts[verdict(screen, graph)] += 1
+        verdicts[verdict(screen, graphs[i])] += 1
         times.append(time.perf_counter() - t)
     return verdicts, times, time.perf_counter() - start, setup
+
+
+def _take(taken) -> int:
+    with taken.get_lock():
+        taken.value += 1
+        return taken.value - 1
 
 
 VERDICTS = ("passed", "rejected", "no score", "fits no layer")
@@ -207,29 +216,29 @@ def minibatch(settings: EvalSettings, count: int, sizes=(16, 32, 64, 128, 256)) 
         )
 
 
-def _screen_worker(settings: EvalSettings, count: int, workers: int, index: int, barrier, results) -> None:
-    results.put(screen_share(settings, count, workers, index, 1, barrier))
+def _screen_worker(settings: EvalSettings, count: int, barrier, taken, results) -> None:
+    results.put(screen_share(settings, count, 1, barrier, taken))
 
 
 def screening(settings: EvalSettings, count: int, workers: int) -> None:
     """One process with torch's threads as set (workers 1), or `workers` processes of one
     thread each sharing the candidates, as the discovery loop's local workers screen them."""
     if workers == 1:
-        shares = [screen_share(settings, count, 1, 0, torch.get_num_threads())]
+        shares = [screen_share(settings, count, torch.get_num_threads())]
         how = f"1 process, {torch.get_num_threads()} thread(s)"
     else:
         context = multiprocessing.get_context("spawn")
-        barrier, results = context.Barrier(workers), context.Queue()
+        barrier, taken, results = context.Barrier(workers), context.Value("i", 0), context.Queue()
         processes = [
-            context.Process(target=_screen_worker, args=(settings, count, workers, i, barrier, results))
-            for i in range(workers)
+            context.Process(target=_screen_worker, args=(settings, count, barrier, taken, results))
+            for _ in range(workers)
         ]
         for process in processes:
             process.start()
         shares = [results.get() for _ in processes]
         for process in processes:
             process.join()
-        how = f"{workers} worker processes of 1 thread each, sharing the candidates"
+        how = f"{workers} worker processes of 1 thread each, each taking the next candidate"
     verdicts = {v: sum(share[0][v] for share in shares) for v in shares[0][0]}
     times = [t for share in shares for t in share[1]]
     total = max(share[2] for share in shares)  # the last worker to finish
