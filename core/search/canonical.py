@@ -77,20 +77,17 @@ def unfold_reductions(steps_top_down: list[Step], spatial: list[bool]) -> str | 
     identity from the input's axes (`spatial` flags)."""
     axes = [(f"in{i}", sp) for i, sp in enumerate(spatial)]
     unfolded: set[str] = set()
-    window = None  # the window axis of the unfold just above, if the step above is one
     for k, s in enumerate(steps_top_down):
         op = s.op
         d = s.get("dim") if op not in ("share",) else None
         if op == "unfold":
             unfolded.add(axes[d][0])
             first = next((i for i, (_, sp) in enumerate(axes) if sp), len(axes))
-            window = f"window{k}"
-            axes.insert(first, (window, False))
-            continue
-        if op == "reduce":
+            axes.insert(first, (f"window{k}", False))
+        elif op == "reduce":
             if axes[d][0] in unfolded:
                 return "the spatial axis of an unfold is reduced"
-            if window is not None and axes[d][0] != window:
+            if k and steps_top_down[k - 1].op == "unfold" and axes[d][0] != f"window{k - 1}":
                 return "unfold commutes with the reduce below it; canonical order reduces first"
             del axes[d]
         elif op == "share" and s.get("out") not in (None, ""):
@@ -103,7 +100,6 @@ def unfold_reductions(steps_top_down: list[Step], spatial: list[bool]) -> str | 
                 axes[d : d + 2] = [(f"merge{k}", sp or axes[d + 1][1])]
             else:
                 axes.insert(d, (f"new{k}", False))
-        window = None
     return None
 
 

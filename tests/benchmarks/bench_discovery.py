@@ -195,13 +195,14 @@ def minibatch(settings: EvalSettings, count: int, sizes=(16, 32, 64, 128, 256)) 
     size's verdicts on the first `count` random candidates with seeds 0 and 1, compared with the
     largest minibatch's at seed 0, and seed 0's with seed 1's."""
     graphs = list(itertools.islice(random_operators(seed=1), count))
-    found = {}
+    found: dict[tuple[int, int], list[str]] = {}
+    seconds: dict[tuple[int, int], float] = {}
     for size in sizes:
         for seed in (0, 1):
             screen = FisherScreen(dataclasses.replace(settings, fisher_batch=size, seed=seed))
             start = time.perf_counter()
             found[size, seed] = [verdict(screen, g) for g in graphs]
-            found[size, seed, "s"] = time.perf_counter() - start
+            seconds[size, seed] = time.perf_counter() - start
     reference = found[sizes[-1], 0]
 
     def agree(a: list[str], b: list[str]) -> int:
@@ -210,7 +211,7 @@ def minibatch(settings: EvalSettings, count: int, sizes=(16, 32, 64, 128, 256)) 
     print(f"Fisher verdicts by minibatch size, {count} random candidates, {torch.get_num_threads()} thread(s):")
     for size in sizes:
         print(
-            f"  minibatch {size:>3}: {count / found[size, 0, 's'] * 60:.0f}/min; same verdict as minibatch "
+            f"  minibatch {size:>3}: {count / seconds[size, 0] * 60:.0f}/min; same verdict as minibatch "
             f"{sizes[-1]} (seed 0) for {agree(found[size, 0], reference)} of {count}; seed 0 and seed 1 agree "
             f"on {agree(found[size, 0], found[size, 1])}"
         )
