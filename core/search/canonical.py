@@ -62,6 +62,27 @@ def view_above_reduce(upper: Step, lower: Step) -> str | None:
     return None
 
 
+def _reads_axis(step: Step, axis: int) -> bool:
+    """Whether a step's result depends on how its input varies along `axis`."""
+    if step.op == "share":
+        return axis in step.get("dims")
+    if step.op == "merge":
+        return step.get("dim") in (axis - 1, axis)
+    return step.get("dim") == axis
+
+
+def expand_last(upper: Step, lower: Step) -> str | None:
+    """Copies are made as late as possible: a step that does not read the axis an EXPAND
+    adds (a view of another axis, a share whose weight does not span it) commutes with the
+    expand, so the canonical chain runs it first, on a tensor as many times smaller as the
+    copies. Otherwise training materialises the product of the copies with the weight
+    (e.g. [N, C_out, C_in, H, W] for an expand of C_out above a share of C_in).
+    Reduces below an expand: view_above_reduce and expand_then_reduce."""
+    if upper.op == "expand" and lower.op not in ("reduce", "expand") and not _reads_axis(lower, upper.get("dim")):
+        return f"{lower.op} does not read the expanded axis; canonical order expands after it"
+    return None
+
+
 def reduce_order(upper: Step, lower: Step) -> str | None:
     """Reduces commute: reduce(a) then reduce(b) with a > b equals reduce(b) then reduce(a-1)."""
     if upper.op == "reduce" and lower.op == "reduce" and upper.get("dim") > lower.get("dim"):
@@ -109,6 +130,7 @@ PAIR_RULES: list[Rule] = [
     split_then_merge,
     shift_twice,
     view_above_reduce,
+    expand_last,
     reduce_order,
 ]
 

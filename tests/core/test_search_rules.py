@@ -53,6 +53,34 @@ VIEW_PAIRS = [
     ),
 ]
 PAIRS += [(canonical.view_above_reduce, pair, twin) for pair, twin, _, _ in VIEW_PAIRS]
+# an expand above a step that does not read the copies' axis, the twin expanding after it, and the shapes
+EXPAND_PAIRS = [
+    (
+        [S("expand", dim=0, size="K"), S("shift", dim=2, amount=1)],
+        [S("shift", dim=1, amount=1), S("expand", dim=0, size="K")],
+        ["C", "H", "W"],
+        ["K", "C", "H", "W"],
+    ),
+    (
+        [S("expand", dim=1, size="K"), S("share", dims=[0], out="C")],
+        [S("share", dims=[0], out="C"), S("expand", dim=2, size="K")],
+        ["C", "H", "W"],
+        ["C", "C", "K", "H", "W"],
+    ),
+    (
+        [S("expand", dim=0, size="K"), S("split", dim=1, B="K")],
+        [S("split", dim=0, B="K"), S("expand", dim=0, size="K")],
+        ["C", "H", "W"],
+        ["K", "C/K", "K", "H", "W"],
+    ),
+    (
+        [S("expand", dim=2, size="K"), S("merge", dim=0)],
+        [S("merge", dim=0), S("expand", dim=1, size="K")],
+        ["C", "K", "H", "W"],
+        ["C*K", "K", "H", "W"],
+    ),
+]
+PAIRS += [(canonical.expand_last, pair, twin) for pair, twin, _, _ in EXPAND_PAIRS]
 
 
 @pytest.mark.parametrize("rule,pair,twin", PAIRS, ids=[p[0].__name__ for p in PAIRS])
@@ -96,6 +124,7 @@ def _run(steps_top_down, in_shape, out_shape, x):
             ["K", "H", "W"],
         ),
         *VIEW_PAIRS,
+        *EXPAND_PAIRS,
     ],
 )
 def test_redundant_pairs_compute_the_same_as_their_twin(pair, twin, in_shape, out_shape):
@@ -104,6 +133,12 @@ def test_redundant_pairs_compute_the_same_as_their_twin(pair, twin, in_shape, ou
     a = _run(pair, in_shape, out_shape, x)
     b = _run(twin, in_shape, out_shape, x) if twin else x
     assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_expand_stays_above_a_step_reading_its_axis():
+    assert canonical.expand_last(S("expand", dim=1, size="K"), S("share", dims=[0, 1], out="C")) is None
+    assert canonical.expand_last(S("expand", dim=1, size="K"), S("merge", dim=0)) is None  # merges the copies in
+    assert canonical.expand_last(S("expand", dim=0, size="K"), S("split", dim=0, B="K")) is None
 
 
 def test_unfold_reductions_are_caught_over_the_chain():
