@@ -32,7 +32,7 @@ from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
 from core.store import Store
 from core.train.requests import AccuracyRequest
 from core.train.results import E2EResult, FisherResult, TrainResult
-from core.train.settings import EvalSettings
+from core.train.settings import EvalSettings, TrainConfig
 
 from .cli_inputs import transfer_sources
 
@@ -48,7 +48,7 @@ def add_parsers(sub) -> None:
         "file", metavar="FILE", help="an operator, or an assignment of operators to layers (`tessera assign`)"
     )
     _proxy_arguments(p, "default resnet18, or the assignment's")
-    p.add_argument("--epochs", type=int, default=5, help="proxy-training epochs (default 5)")
+    p.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="proxy-training epochs (default %(default)s)")
     p.add_argument("--theta", type=float, default=0.5, help="early-stop theta in [0, 1] (default 0.5)")
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")

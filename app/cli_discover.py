@@ -10,6 +10,7 @@ import sys
 from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.data.specs import BACKBONE_NAMES
 from core.networks.settings import DEPLOY_RESOLUTION
+from core.train.settings import TrainConfig
 
 from .cli_accuracy import add_fisher_batch
 from .cli_inputs import transfer_sources
@@ -35,7 +36,7 @@ def add_parsers(sub) -> None:
     proxy.add_argument("--dataset", default=DEFAULT_DATASET, help=f"{SOURCES} (default %(default)s)")
     proxy.add_argument("--width", type=int, default=16)
     proxy.add_argument("--resolution", type=int, default=DEFAULT_RESOLUTION)
-    proxy.add_argument("--epochs", type=int, default=5)
+    proxy.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="(default %(default)s)")
     proxy.add_argument("--theta", type=float, default=0.5, help="Canvas's early-stop theta")
     proxy.add_argument("--limit", type=int, default=None, metavar="N", help="a stratified sample of N examples")
     proxy.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")

@@ -23,7 +23,7 @@ from core.data.bundled import BUNDLED
 from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES, check_source
 from core.data.specs import BACKBONE_NAMES
 from core.networks.settings import DEPLOY_RESOLUTION, STANDARD_WIDTH, DeploySettings
-from core.train.settings import EvalSettings
+from core.train.settings import EvalSettings, TrainConfig
 
 
 class ProxyTaskForm(QGroupBox):
@@ -48,7 +48,9 @@ class ProxyTaskForm(QGroupBox):
         dataset.addWidget(browse)
         self.width = whole(16, 1, 1024, "Channels of the backbone's first stage while training")
         self.resolution = whole(DEFAULT_RESOLUTION, 8, 512, "Image size while training (pixels)", " px")
-        self.epochs = whole(5, 1, 1000, "Training epochs (early-stopped against the best stored curve)")
+        self.epochs = whole(
+            TrainConfig.epochs, 1, 1000, "Training epochs (early-stopped against the best stored curve)"
+        )
         self.limit = whole(0, 0, 10_000_000, "Train on a stratified sample of this many examples", special="all")
         self.batches = whole(0, 0, 1_000_000, "Batches per epoch at most", special="all")
         form = form_of(self)

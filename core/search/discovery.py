@@ -111,7 +111,7 @@ class DiscoveryConfig:
 
     @property
     def epochs(self) -> int:
-        return int(self.evaluation.get("epochs", 5))
+        return int(self.evaluation.get("epochs", TrainConfig.epochs))
 
 
 def discovery_config(template: dict, backbone: str, seed: int, proxy: dict, deploy: dict, **run) -> dict:

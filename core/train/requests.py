@@ -26,7 +26,7 @@ from .settings import EvalSettings, TrainConfig
 @dataclass(frozen=True)
 class AccuracyRequest:
     settings: EvalSettings
-    epochs: int = 5
+    epochs: int = TrainConfig.epochs
     theta: float = 0.5
     max_batches: int | None = None  # per epoch, for quick runs
     fisher_only: bool = False  # no training: Fisher Potential at initialisation only
@@ -44,7 +44,7 @@ class AccuracyRequest:
         check_theta(self.theta)
 
     def describe(self) -> str:
-        """'Fisher Potential', 'proxy training (5 epochs)', '... and tuned end-to-end latency'."""
+        """'Fisher Potential', 'proxy training (10 epochs)', '... and tuned end-to-end latency'."""
         what = "Fisher Potential" if self.fisher_only else f"proxy training ({self.epochs} epochs)"
         if self.deploy is not None and not self.fisher_only:
             what += f" and tuned end-to-end latency at {self.deploy.label}"

@@ -4,7 +4,7 @@ the Fisher Potential screen run, and what does a timed run of the whole loop fin
 Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noise) against
 known designs (a 1x1 convolution, which sees no neighbouring pixel, depthwise-separable and
 grouped) and 20 random candidates (the random strategy on conv2d), each in every convolution
-it fits, all on the default proxy task (digits-shifted, ResNet-18 width 16 at 16 px, 5 epochs)
+it fits, all on the default proxy task (digits-shifted, ResNet-18 width 16 at 24 px, 10 epochs)
 or the one --dataset, --resolution and --limit name. The task ranks operators only if the
 candidates' spread is clearly larger than the baseline's noise, and tells a convolution from
 the 1x1 network only if that falls clearly outside a 1-point margin.
