@@ -21,7 +21,7 @@ TILES = (
     ("tuned", "tuned"),
 )
 #: counts that are rare or transient: one line under the tiles
-OTHERS = ("in flight", "did not learn", "diverged", "failed")
+OTHERS = ("in flight", "did not learn", "diverged", "too slow", "failed")
 
 
 class StageCounts(QWidget):

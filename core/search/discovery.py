@@ -5,14 +5,15 @@ candidates at once) and every outcome kept in the store.
   1. Fisher Potential at initialisation against the original network's (NAS-PTE: a candidate
      below `fisher_threshold` x the original's is screened out), for every strategy.
   2. Proxy training, early-stopped by Canvas's rule against the best accuracy curve stored so
-     far for this dataset, backbone and epoch budget (so it carries across candidates and runs).
+     far for this dataset, backbone and epoch budget (so it carries across candidates and runs),
+     and stopped as "too slow" when an epoch would take SLOW times the original network's.
   3. Syno's margin: only a candidate within `margin` of the original network's accuracy (trained
      once per run, the template standing in for every convolution) goes on.
   4. Tuned end-to-end latency of the network with the candidate against the tuned original
      (core.networks.end_to_end).
 The strategy is told each candidate's proxy accuracy as soon as it is known (Syno's reward,
 the FLOPs cap being the strategy's own hard limit), the accuracy at the stop for one stopped
-early, and 0 for one screened out or failed, so MCTS learns from every stage.
+early, and 0 for one screened out, too slow or failed, so MCTS learns from every stage.
 
 Asking and telling are asynchronous: up to `in_flight` candidates are between stages at any
 time, and results arrive in any order. A run is kept in the store under the key of its
@@ -23,9 +24,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ..ir.serialize import graph_from_document
 from ..jobs.contract import Payload
@@ -41,6 +43,10 @@ from ..train.settings import EvalSettings, TrainConfig, proxy_task
 from .base import SearchError
 from .driver import STRATEGIES, SearchConfig, make_strategy
 
+#: a candidate whose epoch would take this many times the original network's is stopped as
+#: "too slow" (its module materialises a product the original never makes): on the default
+#: task the original's epoch is about 4 s, and the slowest candidates' took minutes
+SLOW = 10
 _STAGE_AGAIN = {"fisher": "screening", "train": "training", "e2e": "tuning"}  # where a stopped job's candidate resumes
 
 
@@ -281,8 +287,8 @@ class _Loop:
         self._train(operator_id, key, self.store.operator(operator_id)["document"])
 
     def _trained(self, operator_id: int, key: str, r: TrainResult) -> None:
-        if r.outcome == "diverged":  # no accuracy to speak of: rewarded like a screened-out one
-            self._final(operator_id, key, "diverged", 0.0, detail=r.reason)
+        if r.outcome in ("diverged", "too slow"):  # no accuracy to speak of: rewarded like a screened-out one
+            self._final(operator_id, key, r.outcome, 0.0, detail=r.reason)
             return
         accuracy = r.accuracy_per_epoch[-1]
         self.strategy.tell(key, accuracy)  # Syno's reward: the proxy accuracy, also at an early stop
@@ -336,10 +342,22 @@ class _Loop:
         self._submit(operator_id, key, "training", self._training(document, best))
 
     def _training(self, document: dict, best: list[float] | None) -> TrainPayload:
-        return TrainPayload(document, self.settings, self.cfg.training, tuple(best) if best else None)
+        training = replace(self.cfg.training, max_epoch_seconds=self._epoch_limit())
+        return TrainPayload(document, self.settings, training, tuple(best) if best else None)
+
+    def _epoch_limit(self) -> float | None:
+        """SLOW x the original network's median epoch in this run (None until it has trained,
+        or when the run's settings set a limit of their own)."""
+        if self.cfg.training.max_epoch_seconds is not None or self.run.baseline_job_id is None:
+            return self.cfg.training.max_epoch_seconds
+        job = self.queue.get(self.run.baseline_job_id)
+        if job.state != DONE:
+            return None
+        seconds = job_result(job).seconds_per_epoch
+        return SLOW * statistics.median(seconds) if seconds else None
 
     def _final(self, operator_id: int, key: str, stage: str, reward: float, **fields) -> None:
-        if stage in ("screened out", "diverged", "failed"):
+        if stage in ("screened out", "diverged", "too slow", "failed"):
             self.strategy.tell(key, reward)
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
 

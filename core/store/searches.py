@@ -1,7 +1,7 @@
 """Discovery runs in the store: a run is found again by the key of its settings (so running
 the same search again resumes it), and every candidate's stage is kept as it moves on
-(proposed, screening, screened out, training, stopped early, did not learn, diverged, outside margin,
-tuning, tuned, failed), with the reward the strategy was told, for resuming and counting."""
+(proposed, screening, screened out, training, stopped early, did not learn, diverged, too slow,
+outside margin, tuning, tuned, failed), with the reward the strategy was told, for resuming and counting."""
 
 from __future__ import annotations
 
@@ -20,12 +20,13 @@ STAGES = (
     "stopped early",
     "did not learn",
     "diverged",
+    "too slow",
     "outside margin",
     "tuning",
     "tuned",
     "failed",
 )
-FINAL = ("screened out", "stopped early", "did not learn", "diverged", "outside margin", "tuned", "failed")
+FINAL = ("screened out", "stopped early", "did not learn", "diverged", "too slow", "outside margin", "tuned", "failed")
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,9 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
     done), trained (training done), stopped early, within margin, tuned, and what failed."""
     now = Counter(row["stage"] for row in candidates(store, run))
     past_screening = sum(n for stage, n in now.items() if stage not in ("screening",))
-    trained = sum(now[s] for s in ("stopped early", "did not learn", "diverged", "outside margin", "tuning", "tuned"))
+    trained = sum(
+        now[s] for s in ("stopped early", "did not learn", "diverged", "too slow", "outside margin", "tuning", "tuned")
+    )
     return {
         "proposed": sum(now.values()),
         "screened": past_screening - now["failed"],
@@ -114,6 +117,7 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
         "stopped early": now["stopped early"],
         "did not learn": now["did not learn"],
         "diverged": now["diverged"],
+        "too slow": now["too slow"],
         "within margin": now["tuning"] + now["tuned"],
         "tuned": now["tuned"],
         "failed": now["failed"],

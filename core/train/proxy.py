@@ -63,7 +63,9 @@ def train_proxy(
     (a job's ctx.progress, which raises to stop a cancelled job), `epoch_done(accuracies so
     far)` after every epoch (e.g. to show the accuracy curve while it grows). A loss that is no longer
     finite or logits that explode end training as "diverged"; a final accuracy near chance is
-    "did not learn" (TrainingRun.outcome), so neither reads as an ordinary low accuracy."""
+    "did not learn" (TrainingRun.outcome), so neither reads as an ordinary low accuracy. From the
+    second step on, an epoch projected to take longer than config.max_epoch_seconds ends it as
+    "too slow"."""
     train = split.train
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     if config.max_batches is not None:
@@ -100,6 +102,15 @@ def train_proxy(
             loss.backward()
             optimizer.step()
             scheduler.step()
+            if step and config.max_epoch_seconds is not None:
+                projected = (time.perf_counter() - start) / (step + 1) * steps_per_epoch
+                if projected > config.max_epoch_seconds:
+                    result.outcome = "too slow"
+                    result.reason = (
+                        f"too slow to train: epoch {epoch} would take about {projected:.0f} s (after {step + 1} "
+                        f"of {steps_per_epoch} steps), over the limit of {config.max_epoch_seconds:.0f} s"
+                    )
+                    return result
             if progress is not None:
                 done = (epoch - 1 + (step + 1) / steps_per_epoch) / config.epochs
                 progress(done, f"epoch {epoch}/{config.epochs}, loss {loss.item():.3f}")

@@ -15,8 +15,9 @@ from ..store.score import Score
 from ..typed_json import refuse
 
 #: how a training run ended (core.train.proxy): in full, stopped by the early-stop rule, loss or
-#: activations no longer finite, or a final accuracy near chance
-OUTCOMES = ("trained", "stopped early", "diverged", "did not learn")
+#: activations no longer finite, a final accuracy near chance, or an epoch projected to take
+#: longer than the run's limit (TrainConfig.max_epoch_seconds)
+OUTCOMES = ("trained", "stopped early", "diverged", "did not learn", "too slow")
 
 
 @dataclass(frozen=True)

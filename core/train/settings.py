@@ -82,12 +82,21 @@ class TrainConfig:
     theta: float = 0.5
     seed: int = 0
     max_batches: int | None = None  # per epoch, for quick runs and tests
+    # an epoch projected to take longer ends the run as "too slow" (the discovery loop sets it
+    # from the original network's epoch time; a module that materialises a large product
+    # would otherwise hold a worker for many minutes)
+    max_epoch_seconds: float | None = None
 
     def __post_init__(self):
         for name, low in (("epochs", 1), ("batch_size", 1)):
             _whole(name, getattr(self, name), low)
         if self.max_batches is not None:
             _whole("max_batches", self.max_batches, 1)
+        limit = self.max_epoch_seconds
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < math.inf
+        ):
+            raise EvaluationError(f"training setting max_epoch_seconds must be a number > 0, got {limit!r}")
         for name in ("lr", "momentum", "weight_decay"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:

@@ -36,8 +36,8 @@ def config(**changes) -> dict:
     }
 
 
-def run(path, cfg: dict) -> dict:
-    supervisor = Supervisor(path, workers=2)
+def run(path, cfg: dict, workers: int = 2) -> dict:
+    supervisor = Supervisor(path, workers=workers)
     supervisor.start()
     try:
         return run_discovery(cfg, str(path), tick=supervisor.poll, poll_s=0.2)
@@ -104,6 +104,26 @@ def test_the_margin_and_the_screen_decide_who_goes_on(tmp_path):
     screened = run(tmp_path / "s.db", config(samples=2, fisher_threshold=1e9))  # nothing passes
     assert screened["counts"]["screened out"] + screened["counts"]["failed"] == 2
     assert screened["counts"]["trained"] == 0
+
+
+def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_zero(tmp_path, monkeypatch):
+    """The loop's limit is SLOW x the original's epoch; here SLOW is so small that every
+    candidate's first epoch is projected over it. One worker takes the jobs in order, so the
+    original (queued first) has trained before any candidate's training is queued."""
+    from core.search import discovery
+    from core.search.canvas import CanvasSampler
+
+    monkeypatch.setattr(discovery, "SLOW", 1e-9)
+    told: list[float] = []
+    monkeypatch.setattr(CanvasSampler, "tell", lambda self, key, score: told.append(score))
+    path = tmp_path / "d.db"
+    summary = run(path, config(samples=2), workers=1)
+    rows = candidates_of(path, config())
+    assert summary["baseline_accuracy"] is not None  # the original itself trains without a limit
+    slow = [r for r in rows if r["stage"] == "too slow"]
+    assert len(slow) == 2 and summary["counts"]["too slow"] == 2
+    assert all(r["reward"] == 0.0 and r["detail"].startswith("too slow to train: epoch 1") for r in slow)
+    assert told == [0.0, 0.0]
 
 
 def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):

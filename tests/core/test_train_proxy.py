@@ -107,6 +107,8 @@ def test_early_stop_against_a_better_curve(tiny_split):
         ({"schedule": "linear"}, "'cosine' or 'step'"),
         ({"theta": -0.1}, "theta"),
         ({"max_batches": 0}, "max_batches"),
+        ({"max_epoch_seconds": 0}, "max_epoch_seconds must be a number > 0"),
+        ({"max_epoch_seconds": float("inf")}, "max_epoch_seconds"),
     ],
 )
 def test_bad_training_settings(change, message):
@@ -128,6 +130,21 @@ def test_divergence_and_failing_to_learn_are_outcomes_not_low_accuracies(tiny_sp
     loud = nn.Sequential(build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0), Scale(1e8))
     result = train_proxy(loud, tiny_split, still)
     assert result.outcome == "diverged" and "the activations exploded" in result.reason
+
+
+def test_an_epoch_projected_over_the_limit_ends_the_run_as_too_slow(tiny_split):
+    net = build_backbone(BackboneSpec("vgg", 4, 8), 10, seed=0)
+    seen = []
+    config = TrainConfig(epochs=2, batch_size=16, max_epoch_seconds=1e-6)
+    result = train_proxy(net, tiny_split, config, progress=lambda fraction, message: seen.append(fraction))
+    assert result.outcome == "too slow" and result.accuracy is None and not result.accuracy_per_epoch
+    assert len(seen) == 1  # judged from the second step: the first may pay for warming up
+    assert (
+        result.reason.startswith("too slow to train: epoch 1 would take about")
+        and "after 2 of 15 steps" in result.reason
+    )
+    roomy = train_proxy(net, tiny_split, TrainConfig(epochs=1, batch_size=16, max_batches=3, max_epoch_seconds=600))
+    assert roomy.outcome != "too slow" and len(roomy.accuracy_per_epoch) == 1
 
 
 class Scale(nn.Module):
