@@ -146,5 +146,6 @@ def cmd_discover(args) -> int:
         print(
             f"  best: {best['name']} (operator {best['operator_id']}): accuracy {best['accuracy']:.3f}, "
             f"{best['e2e_speedup']:.2f}x faster end to end than the tuned original"
+            + (f" ({best['note']}; time it again on a quiet machine)" if best["note"] else "")
         )
     return 0

@@ -76,9 +76,10 @@ def baseline_text(summary: dict) -> str:
 def best_text(summary: dict, tune: bool) -> str:
     best = summary.get("best")
     if best is not None:
+        doubt = f" Timing in doubt ({best['note']}): time it again on a quiet machine." if best.get("note") else ""
         return (
             f"Best so far: {best['name']}, {best['e2e_speedup']:.2f}x faster end to end than the tuned "
-            f"original at {best['accuracy']:.1%} accuracy."
+            f"original at {best['accuracy']:.1%} accuracy.{doubt}"
         )
     within = summary.get("counts", {}).get("within margin", 0)
     if not tune:

@@ -6,9 +6,11 @@ standard width at 32 px), from the same seed. PyTorch times both first (eager, a
 reference); then each is imported into relax (the operator's layers as its own kernel,
 core.networks.kernel_layers), its kernels are given schedules (core.networks.schedules: the
 original network's are tuned once per device and reused by every candidate; the operator's
-are transferred from its own tuning or tuned within the budget), it is built, checked against
-torch and timed. The operator's kernels are also timed inside the network, to compare with
-their time alone (the tuning record's), which says whether the network runs them as tuned."""
+are transferred from its own tuning or tuned within the budget), it is built and checked
+against torch. Then both builds are timed in alternating rounds (core.networks.timing), so a
+load change while they run does not decide the speedup. The operator's kernels are also timed
+inside the network, to compare with their time alone (the tuning record's), which says whether
+the network runs them as tuned."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from tvm import relax
 
 from ..compile.target import core_count, local_target, use_threads
 from ..compile.timing import timing_note
@@ -32,22 +35,19 @@ from .relax_import import to_relax
 from .results import EndToEnd, KernelSchedule, OperatorKernel
 from .schedules import DATABASE, compile_scheduled, fused, network_kernels, schedule_kernels
 from .settings import DeployError, DeploySettings
-from .timing import busy_machine, check_network, kernel_times, torch_timing, vm_of, vm_timing
+from .timing import alternating_timings, busy_machine, check_network, kernel_times, torch_timing, vm_of
 
 Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
-class NetworkRun:
-    """One network at deployment size: TVM's latency with its schedules, torch's, the check."""
+class BuiltNetwork:
+    """One network at deployment size, built by TVM with its schedules and checked against torch."""
 
-    latency_ms: float
-    latency_std_ms: float
-    torch_ms: float
-    max_abs_error: float
+    what: str  # its name in messages
+    vm: relax.VirtualMachine
     kernels: list[KernelSchedule]
-    kernel_ms: dict[str, float]  # the operator's kernels inside the network (empty for the original)
-    doubt: str  # why its timing cannot be trusted ("" when it can)
+    max_abs_error: float
 
 
 def tuned_end_to_end(
@@ -78,7 +78,7 @@ def tuned_end_to_end(
         for name, model in (("original", original), ("candidate", candidate))
     }
     kernels = use_kernels(candidate, stand_in, report)
-    runs = {}
+    built = {}
     for i, (name, model) in enumerate((("original", original), ("candidate", candidate))):
         check_cancelled()
         what = f"{deploy.label}" if name == "original" else f"{deploy.label} with {report.operator}"
@@ -86,36 +86,29 @@ def tuned_end_to_end(
         def step(fraction: float, message: str, i=i) -> None:
             progress(0.05 + 0.45 * (i + fraction), f"{'original' if i == 0 else 'candidate'}: {message}")
 
-        operator_kernels = [k.name for k in kernels] if name == "candidate" else []
-        runs[name] = _run(
-            model,
-            example,
-            what,
-            target,
-            folder,
-            deploy,
-            sources,
-            step,
-            check_cancelled,
-            operator_kernels,
-            eager[name].median_ms,
-        )
+        built[name] = _build(model, example, what, target, folder, deploy, sources, step, check_cancelled)
+    check_cancelled()
+    progress(0.95, "timing both networks in alternating rounds")
+    load = os.getloadavg()[0]
+    timed = alternating_timings({n: b.vm for n, b in built.items()}, example, deploy.repeat, deploy.min_repeat_ms)
+    busy = busy_machine(max(load, os.getloadavg()[0]))
+    ours, base = built["candidate"], built["original"]
+    inside = kernel_times(ours.vm, example, [k.name for k in kernels]) if kernels else {}
     progress(1.0, "done")
-    ours, base = runs["candidate"], runs["original"]
     alone = {k.kernel: k.latency_ms for k in ours.kernels}
     return EndToEnd(
         deploy=deploy.label,
         threads=threads,
         load=os.getloadavg()[0],
-        latency_ms=ours.latency_ms,
-        latency_std_ms=ours.latency_std_ms,
-        baseline_latency_ms=base.latency_ms,
-        baseline_std_ms=base.latency_std_ms,
-        torch_latency_ms=ours.torch_ms,
-        torch_baseline_ms=base.torch_ms,
-        torch_speedup=base.torch_ms / ours.torch_ms,
+        latency_ms=timed["candidate"].median_ms,
+        latency_std_ms=timed["candidate"].std_ms,
+        baseline_latency_ms=timed["original"].median_ms,
+        baseline_std_ms=timed["original"].std_ms,
+        torch_latency_ms=eager["candidate"].median_ms,
+        torch_baseline_ms=eager["original"].median_ms,
+        torch_speedup=eager["original"].median_ms / eager["candidate"].median_ms,
         max_abs_error=ours.max_abs_error,
-        timing_note=timing_note(base.doubt, ours.doubt),
+        timing_note=timing_note(*(timed[n].doubt(f"TVM's {b.what}") for n, b in built.items()), busy),
         untuned_kernels=tuple(
             sorted({k.kernel for k in [*ours.kernels, *base.kernels] if k.source.startswith("untuned")})
         ),
@@ -123,15 +116,13 @@ def tuned_end_to_end(
         baseline_kernels=tuple(base.kernels),
         operator_kernels=tuple(
             OperatorKernel(name, ms_, alone.get(name), ms_ / alone_ms if (alone_ms := alone.get(name)) else None)
-            for name, ms_ in ours.kernel_ms.items()
+            for name, ms_ in inside.items()
         ),
         replacement=report.record(),
     )
 
 
-def _run(
-    model, example, what, target, folder, deploy, sources, progress, check_cancelled, operator_kernels, torch_ms
-) -> NetworkRun:
+def _build(model, example, what, target, folder, deploy, sources, progress, check_cancelled) -> BuiltNetwork:
     progress(0.0, "importing into TVM")
     mod = to_relax(model, example, what)
     kernels = network_kernels(fused(mod), target)
@@ -147,11 +138,6 @@ def _run(
         check_cancelled,
     )
     check_cancelled()
-    progress(0.9, "building and timing")
+    progress(0.9, "building and checking against torch")
     vm = vm_of(compile_scheduled(mod, target, scheduled.database))
-    error = check_network(vm, model, example, what)
-    load = os.getloadavg()[0]
-    timing = vm_timing(vm, example, deploy.repeat, deploy.min_repeat_ms)
-    inside = kernel_times(vm, example, operator_kernels) if operator_kernels else {}
-    doubt = timing.doubt(f"TVM's {what}") or busy_machine(max(load, os.getloadavg()[0]))
-    return NetworkRun(timing.median_ms, timing.std_ms, torch_ms, error, scheduled.kernels, inside, doubt)
+    return BuiltNetwork(what, vm, scheduled.kernels, check_network(vm, model, example, what))

@@ -1,7 +1,7 @@
-"""Timing whole networks: TVM's build of a relax module (checked against torch first) and
-torch's eager module, the same way as single kernels (core.compile.timing: warm-up, then
-`repeat` repeats of at least `min_repeat_ms`, median and spread), and how long each of
-the operator's kernels takes inside the network.
+"""Timing whole networks: TVM's builds of relax modules (checked against torch first), in
+alternating rounds of at least `min_repeat_ms` each, and torch's eager module the way single
+kernels are timed (core.compile.timing: warm-up, then `repeat` repeats, median and spread),
+and how long each of the operator's kernels takes inside the network.
 
 Torch is timed before TVM runs anything: TVM's worker threads keep spinning for a while
 after each run and would take the cores torch's own threads need."""
@@ -12,7 +12,7 @@ import os
 import statistics
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import torch
 import tvm
@@ -46,9 +46,23 @@ def check_network(vm: relax.VirtualMachine, model: nn.Module, example: torch.Ten
     return check_close(vm["main"](tvm.runtime.tensor(example.numpy())).numpy(), reference, what)
 
 
-def vm_timing(vm: relax.VirtualMachine, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:
-    timer = vm.time_evaluator("main", tvm.cpu(), number=1, repeat=repeat, min_repeat_ms=int(min_repeat_ms))
-    return Timing.of(timer(tvm.runtime.tensor(example.numpy())).results)
+def alternating_timings(
+    vms: Mapping[str, relax.VirtualMachine], example: torch.Tensor, repeat: int, min_repeat_ms: float
+) -> dict[str, Timing]:
+    """Each network timed in `repeat` rounds, every network once per round (for at least
+    min_repeat_ms) and the order reversed every other round: load that comes and goes while
+    they are timed (the discovery loop's other worker training) falls on both alike, so
+    their ratio compares like with like even when the absolute times are in doubt."""
+    x = tvm.runtime.tensor(example.numpy())
+    timers = {
+        name: vm.time_evaluator("main", tvm.cpu(), number=1, repeat=1, min_repeat_ms=int(min_repeat_ms))
+        for name, vm in vms.items()
+    }
+    runs: dict[str, list[float]] = {name: [] for name in timers}
+    for round_ in range(repeat):
+        for name in list(timers)[:: 1 if round_ % 2 == 0 else -1]:
+            runs[name] += timers[name](x).results
+    return {name: Timing.of(r) for name, r in runs.items()}
 
 
 def kernel_times(vm: relax.VirtualMachine, example: torch.Tensor, names: Iterable[str], runs: int = 20) -> dict:

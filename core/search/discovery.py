@@ -265,8 +265,9 @@ class _Loop:
             else:
                 score = result.score
                 speedup = score.e2e_speedup if score.e2e_tuned else None
-                note = "" if speedup is not None else "not every kernel got a schedule: no speedup"
-                set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=note)
+                notes = (result.timing_note, None if speedup is not None else "not every kernel got a schedule")
+                detail = "; ".join(n for n in notes if n)
+                set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=detail)
         for row in candidates(self.store, self.run):  # trained before the baseline was known
             if row["stage"] == "training" and row["detail"] == "waiting for the baseline":
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
@@ -346,8 +347,8 @@ class _Loop:
         return TrainPayload(document, self.settings, training, tuple(best) if best else None)
 
     def _epoch_limit(self) -> float | None:
-        """SLOW x the original network's median epoch in this run (None until it has trained,
-        or when the run's settings set a limit of their own)."""
+        """The run's own limit when its settings set one, else SLOW x the original network's
+        median epoch in this run (None until the original has trained)."""
         if self.cfg.training.max_epoch_seconds is not None or self.run.baseline_job_id is None:
             return self.cfg.training.max_epoch_seconds
         job = self.queue.get(self.run.baseline_job_id)
@@ -410,6 +411,7 @@ class _Loop:
                 "name": best["operator_name"],
                 "accuracy": best["accuracy"],
                 "e2e_speedup": best["e2e_speedup"],
+                "note": best["detail"] or "",  # the timing's doubt, if any
             },
             "seconds": round(seconds, 1),
             "stats": self.strategy.stats,

@@ -126,6 +126,26 @@ def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_z
     assert told == [0.0, 0.0]
 
 
+def test_a_candidate_within_the_margin_is_timed_end_to_end_and_its_doubts_kept(tmp_path):
+    """Tuning at a tiny deployment size with no trials (reuse only, from an empty folder): the
+    candidate is timed against the original, and what makes the figure doubtful (kernels left
+    untuned, calls too short to time) is kept on its row for the window and the report."""
+    deploy = {"backbone": "vgg", "width": 4, "resolution": 8, "trials": 0, "repeat": 2, "min_repeat_ms": 1.0}
+    learns = {
+        **PROXY,
+        "dataset": "digits",
+        "epochs": 4,
+        "batch_size": 16,
+        "max_batches": None,
+        "limit": 300,
+    }  # some learn here
+    cfg = config(samples=3, margin=1.0, tune=True, evaluation=learns, deploy=deploy, tuning_root=str(tmp_path / "t"))
+    summary = run(tmp_path / "d.db", cfg)
+    tuned = [r for r in candidates_of(tmp_path / "d.db", cfg) if r["stage"] == "tuned"]
+    assert tuned and summary["counts"]["tuned"] == len(tuned)  # those that learned: the margin lets all on
+    assert all(r["e2e_speedup"] is None and "not every kernel got a schedule" in r["detail"] for r in tuned)
+
+
 def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
     path = tmp_path / "cli.db"
     code = main(
