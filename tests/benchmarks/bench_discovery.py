@@ -270,7 +270,8 @@ def design(graph: OperatorGraph) -> str:
     a product of a weighted function of the input with its unfolded window (involution-like),
     a per-channel fc and a plain one (depthwise-separable), other groups (grouped), pooling
     over space (spatial bottleneck), nothing that looks past one pixel (pointwise), pixels
-    moved by rolls and otherwise pointwise (Wu et al.'s shift, the bundled shift_conv)."""
+    moved by rolls and otherwise pointwise (Wu et al.'s shift, the bundled shift_conv), a
+    window on one axis only (Kx1 / 1xK, as in asymmetric factorisations)."""
     prims = {n: graph.prim(n) for n in graph.primitive_nodes()}
 
     def weighted(nodes: set[str]) -> bool:
@@ -295,6 +296,9 @@ def design(graph: OperatorGraph) -> str:
         return "pointwise (1x1)"
     if ops <= POINTWISE | {"shift"}:
         return "shift + pointwise (ShiftNet-like)"
+    if ops <= POINTWISE | {"shift", "unfold"} and "unfold" in ops:
+        windows = sum(p.op == "unfold" for p in prims.values())
+        return "window on one axis (Kx1-like)" if windows == 1 else "convolution-like"
     return "other"
 
 
