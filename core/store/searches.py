@@ -106,9 +106,8 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
     done), trained (training done), stopped early, within margin, tuned, and what failed."""
     now = Counter(row["stage"] for row in candidates(store, run))
     past_screening = sum(n for stage, n in now.items() if stage not in ("screening",))
-    trained = sum(
-        now[s] for s in ("stopped early", "did not learn", "diverged", "too slow", "outside margin", "tuning", "tuned")
-    )
+    after_training = STAGES[STAGES.index("training") + 1 :]  # in the loop's order; failed is no training
+    trained = sum(now[s] for s in after_training if s != "failed")
     return {
         "proposed": sum(now.values()),
         "screened": past_screening - now["failed"],

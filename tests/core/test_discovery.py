@@ -131,14 +131,8 @@ def test_a_candidate_within_the_margin_is_timed_end_to_end_and_its_doubts_kept(t
     candidate is timed against the original, and what makes the figure doubtful (kernels left
     untuned, calls too short to time) is kept on its row for the window and the report."""
     deploy = {"backbone": "vgg", "width": 4, "resolution": 8, "trials": 0, "repeat": 2, "min_repeat_ms": 1.0}
-    learns = {
-        **PROXY,
-        "dataset": "digits",
-        "epochs": 4,
-        "batch_size": 16,
-        "max_batches": None,
-        "limit": 300,
-    }  # some learn here
+    # plain digits, 4 epochs of batches of 16: some candidates learn here
+    learns = {**PROXY, "dataset": "digits", "epochs": 4, "batch_size": 16, "max_batches": None, "limit": 300}
     cfg = config(samples=3, margin=1.0, tune=True, evaluation=learns, deploy=deploy, tuning_root=str(tmp_path / "t"))
     summary = run(tmp_path / "d.db", cfg)
     tuned = [r for r in candidates_of(tmp_path / "d.db", cfg) if r["stage"] == "tuned"]
