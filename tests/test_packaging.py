@@ -139,8 +139,8 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
     assert Path(script) == PACKAGING / "launcher.py" and Path(script).is_file()
     hidden = set(analysis.kwargs["hiddenimports"])
     assert {
-        "app.cli_export",
-        "app.code_worker",
+        "views.export_files",
+        "views.editor.code_worker",
         "core.compile.handlers",
         "core.export.tvm_export",
         "views.pictures",

@@ -31,7 +31,7 @@ from .payloads import SearchPayload
 from .results import SearchResult, tally
 
 STRATEGIES = {
-    "random": "core.search.canvas:CanvasSampler",
+    "canvas": "core.search.canvas_sampler:CanvasSampler",
     "mcts": "core.search.mcts:SynoMCTS",
     "sequences": "core.search.sequences:SequenceSearch",
 }
@@ -45,7 +45,7 @@ SCORE_OF = {"fisher": "fisher_potential", "train": "accuracy"}
 @dataclass
 class SearchConfig:
     template: dict
-    strategy: str = "random"
+    strategy: str = "canvas"
     budget_flops: float | None = 1.0
     budget_params: float | None = None
     max_primitives: int = 8

@@ -11,7 +11,7 @@ import pytest
 from core.compile.errors import CompileError
 from core.compile.payloads import MeasurePayload, TransferPayload
 from core.compile.requests import MeasureRequest
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.serialize import read_document
 from core.jobs.entry_points import resolve
 from core.jobs.errors import PayloadError

@@ -7,7 +7,7 @@ from core.analysis.shapes import infer_shapes
 from core.codegen.to_torch import build_module
 from core.ir.serialize import load_operator
 from core.search.base import Budget, Deduplicator, Limits, SearchError
-from core.search.canvas import CanvasSampler
+from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
 from tests.support import EXAMPLES
 
