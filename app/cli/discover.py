@@ -19,8 +19,7 @@ def add_parsers(sub) -> None:
         "discover",
         help="find operators faster than the template at equal accuracy: screen, train, tune, in a time budget",
     )
-    p.add_argument("--strategy", choices=("canvas", "mcts", "sequences"), default="mcts")
-    options.search_space(p)
+    options.search_space(p, "mcts")
     p.add_argument("--minutes", type=float, default=60.0, metavar="M", help="time budget (default 60)")
     p.add_argument("--samples", type=int, default=None, metavar="N", help="stop after N candidates")
     p.add_argument("--workers", type=int, default=2, help="worker processes running the stages (default 2)")

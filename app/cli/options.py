@@ -5,6 +5,8 @@ own help where the option means something narrower there."""
 
 from __future__ import annotations
 
+from core.search.strategies import STRATEGIES
+
 STORE_HELP = "results store file (default: $TESSERA_STORE or ~/.local/share/tessera/results.db)"
 BIND_HELP = "values such as C_in=64,H=56 (default: the file's own)"
 FROM_HELP = "a tuning folder or results store to take schedules from (repeatable; default: the tuning folder)"
@@ -100,8 +102,15 @@ def fisher_batch(p) -> None:
     )
 
 
-def search_space(p) -> None:
-    """The operator a search replaces and the limits on what it proposes (`search`, `discover`)."""
+def search_space(p, strategy: str) -> None:
+    """The strategy (core.search.strategies, `strategy` the default), the operator a search
+    replaces and the limits on what it proposes (`search`, `discover`)."""
+    p.add_argument(
+        "--strategy",
+        choices=tuple(STRATEGIES),
+        default=strategy,
+        help="; ".join(f"{e.key}: {e.label}" for e in STRATEGIES.values()) + " (default %(default)s)",
+    )
     p.add_argument(
         "--template",
         default="conv2d",

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import sys
 
+from core.search.strategies import EVALUATIONS
+
 from . import options
 from .inputs import template_path
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("search", help="propose operators (Canvas sampler, MCTS, transformation sequences)")
-    p.add_argument("--strategy", choices=("canvas", "mcts", "sequences"), default="canvas")
-    options.search_space(p)
+    options.search_space(p, "canvas")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--samples", type=int, metavar="N", help="stop after N candidates (default 20)")
     limit.add_argument("--minutes", type=float, metavar="M", help="stop after M minutes")
     p.add_argument(
         "--evaluate",
-        choices=("none", "fisher", "train"),
+        choices=tuple(EVALUATIONS),
         default="none",
-        help="score each candidate: nothing, Fisher Potential, or proxy training",
+        help="score each candidate: " + "; ".join(f"{k}: {label}" for k, label in EVALUATIONS.items()),
     )
     options.tune_trials(p, "queue a measurement job per candidate with N tuning trials (0: untuned)", default=None)
     options.bind(p, "sizes for the measurement jobs, e.g. C_in=32,H=28")

@@ -11,6 +11,7 @@ import pytest
 
 import app.cli
 from app.cli import COMMANDS, build_parser, main
+from core.search.strategies import STRATEGIES
 from tests.support import ROOT
 
 #: modules of app/cli that are no command: what the commands share
@@ -33,6 +34,16 @@ def test_every_command_parses_without_importing_qt():
     probe = "import sys, app.cli; app.cli.build_parser(); print(sorted(m for m in ('PySide6', 'pyqtgraph') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
+
+
+def test_search_and_discover_offer_the_strategy_table(capsys):
+    for command in ("search", "discover"):
+        parser = build_parser(command)
+        for key in STRATEGIES:
+            assert parser.parse_args([command, "--strategy", key]).strategy == key
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "--strategy", "genetic"])
+        assert f"choose from {', '.join(map(repr, STRATEGIES))}" in capsys.readouterr().err
 
 
 def test_full_parser_lists_every_command():

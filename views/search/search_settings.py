@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 
 from core.ir.serialize import read_document
 from core.search.discovery import discovery_config
-from core.search.driver import EVALUATIONS, STRATEGIES, SearchConfig
+from core.search.driver import SearchConfig
+from core.search.strategies import EVALUATIONS, STRATEGIES
 from resources import EXAMPLES
 
 from ..evaluation_forms import DeploymentForm, ProxyTaskForm, form_of, number, whole
@@ -35,12 +36,6 @@ MODE_LABELS = {
     DISCOVER: "Discover: screen, train and time candidates (the loop)",
     PROPOSE: "Propose only: candidates into the store",
 }
-STRATEGY_LABELS = {
-    "canvas": "Canvas sampler (random micro-DAGs with solvers)",
-    "mcts": "MCTS with canonicalization (Syno)",
-    "sequences": "Transformation sequences (NAS-PTE)",
-}
-EVALUATION_LABELS = {"none": "FLOPs and parameters only", "fisher": "Fisher Potential", "train": "Proxy training"}
 
 
 class SearchSettings(QWidget):
@@ -58,8 +53,8 @@ class SearchSettings(QWidget):
 
         # what to search ------------------------------------------------------------------------
         self.strategy = QComboBox()
-        for key in STRATEGIES:
-            self.strategy.addItem(STRATEGY_LABELS[key], key)
+        for entry in STRATEGIES.values():
+            self.strategy.addItem(entry.label, entry.key)
         self.strategy.setCurrentIndex(self.strategy.findData("mcts"))
         self.template = QComboBox()
         for path in sorted(EXAMPLES.glob("*.json")):
@@ -117,8 +112,8 @@ class SearchSettings(QWidget):
         # propose only ----------------------------------------------------------------------------
         self.samples = whole(50, 1, 100_000, "How many candidates to propose")
         self.evaluate = QComboBox()
-        for key in EVALUATIONS:
-            self.evaluate.addItem(EVALUATION_LABELS[key], key)
+        for key, label in EVALUATIONS.items():
+            self.evaluate.addItem(label, key)
         self.measure = QCheckBox("measure every candidate with TVM (untuned)")
         self.propose_box, propose = _group("Propose")
         propose.addRow("Candidates", self.samples)
