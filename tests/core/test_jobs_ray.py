@@ -179,7 +179,7 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
     out = capsys.readouterr().out
     assert (
         f"runners: the Ray cluster at {ray_address} for fisher, train; "
-        "1 local worker process for measure, transfer, e2e, search"
+        "1 local worker process for e2e, measure, search, transfer"  # the kinds in name order
     ) in out
     assert re.search(rf"Ray runner \d+ is on the Ray cluster at {ray_address} \(2 CPUs\) for fisher, train", out)
 
