@@ -194,7 +194,7 @@ def command_problems(page: Path) -> Iterator[str]:
             if "=" not in word and word not in targets:
                 yield f"{snippet.where()}: {snippet.text}: the Makefile has no target {word}"
     # benchmarks as `python -m tests.benchmarks.bench_x ...`, or `bench_x ...` in benchmarks.md's tables
-    for snippet in [*commands(page, "python"), *spans(page)]:
+    for snippet in [*commands(page, "python"), *(s for s in spans(page) if not s.text.startswith("python"))]:
         if match := re.match(r"(?:python -m tests\.benchmarks\.)?(bench_\w+)(?: (.*))?$", snippet.text):
             for problem in benchmark_problems(match.group(1), (match.group(2) or "").split(), snippet.text):
                 yield f"{snippet.where()}: {problem}"
