@@ -26,8 +26,8 @@ from core.store import RESULT_OBJECTIVES, Store
 from . import theme
 from .editor.canvas import OperatorScene
 from .editor.document import OperatorDocument
-from .explorer.columns import BY_KEY, origin_color
-from .explorer.front import staircase
+from .pareto_front import staircase
+from .result_columns import BY_KEY, origin_color
 
 MARGIN = 24.0
 MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
