@@ -1,5 +1,5 @@
 """Starting the window (on views.theme's application), and the screenshot mode that
-`tessera gui --screenshot` uses for tests, README pictures and reviewers."""
+`tessera gui --screenshot` uses for tests, the docs' pictures and reviewers."""
 
 from __future__ import annotations
 
