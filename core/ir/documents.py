@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import FormatError
+from .errors import FormatError, shown
 from .sequence import FORMAT as SEQUENCE
 from .serialize import FORMAT as OPERATOR
 from .serialize import load_json
@@ -25,5 +25,5 @@ def document_kind(path: str | Path) -> str:
     doc = load_json(text, str(path))
     tag = doc.get("format") if isinstance(doc, dict) else None
     if not isinstance(tag, str) or tag not in KINDS:  # any JSON value may stand there
-        raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {tag!r:.80}")
+        raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {shown(tag)}")
     return KINDS[tag]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ParamError
+from ..errors import ParamError, shown
 from .arithmetic import UNARY_OPS, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
 from .base import Param, Primitive
 from .blending import BINARY_OPS, Broadcast, Concat
@@ -34,7 +34,7 @@ def make(op: str, params: dict | None = None) -> Primitive:
     try:
         cls = REGISTRY[op]
     except KeyError:
-        raise ParamError(f"unknown primitive {op!r} (known: {', '.join(sorted(REGISTRY))})") from None
+        raise ParamError(f"unknown primitive {shown(op)} (known: {', '.join(sorted(REGISTRY))})") from None
     return cls(params)
 
 
