@@ -22,7 +22,7 @@ from core.jobs.processes import pid_alive
 from core.jobs.queue import DONE, QUEUED, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreDamaged, StoreError, StoreReadOnly
-from tests.store_damage import ROWS, build_store, damage_page
+from tests.store_damage import ROWS, build_store, damage_page, damage_table
 
 from .job_kinds import TEST_HANDLERS
 
@@ -198,3 +198,38 @@ def test_a_lock_held_past_the_patience_is_a_clear_error(tmp_path):
             store.add_device("board")
     finally:
         holder.close()
+
+
+def test_a_table_lost_to_damage_leaves_the_others_readable(tmp_path, examples_dir, capsys):
+    """The operators table's first page damaged: every measurement is still read (its operator's
+    columns empty), by `results`, `--json` and the CSV export, each saying what was lost."""
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    damage_table(path, "operators")
+    lost = "lost: operators (every row: its first page is damaged)"
+
+    code, out, err = tessera(capsys, "results", "--store", str(path), "--json")
+    assert code == 0 and lost in err
+    rows = json.loads(out)
+    assert sorted(r["measurement_id"] for r in rows) == list(range(1, ROWS + 1))
+    assert {r["operator_name"] for r in rows} == {None}
+
+    code, out, err = tessera(capsys, "results", "--store", str(path))
+    assert code == 0 and lost in err and len(out.splitlines()) == ROWS + 1
+
+    csv_file = tmp_path / "saved.csv"
+    code, out, err = tessera(capsys, "export", "--format", "csv", "--store", str(path), "--out", str(csv_file))
+    assert code == 0 and lost in err
+    assert len(csv_file.read_text().splitlines()) == ROWS + 1
+
+    with Store(path) as store:
+        assert len(store.pareto(["latency_ms", "flops"])) >= 1
+
+
+def test_what_a_damaged_page_took_is_said_by_ids(damaged_store):
+    with Store(damaged_store) as store:
+        lost = store.salvaged().lost
+        read = {r["measurement_id"] for r in store.results()}
+    assert list(lost) == ["measurements"]
+    first, last = (int(i) for i in lost["measurements"].removeprefix("ids ").split("-"))
+    assert read == set(range(1, ROWS + 1)) - set(range(first, last + 1))
