@@ -15,6 +15,13 @@ import psutil
 PR_SET_PDEATHSIG = 1  # prctl option: the signal this process gets when its parent dies
 #: exit code of a runner that stopped because the store must not be written (damaged, read-only)
 STORE_REFUSED = 4
+#: exit code of a runner that stopped because the disk holding the store is full
+STORE_FULL = 5
+_CODES = {
+    0: "exited without an answer",
+    STORE_REFUSED: "stopped: the results store cannot be written",
+    STORE_FULL: "stopped: the disk holding the results store is full",
+}
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -27,9 +34,7 @@ def describe_exit(exitcode: int | None) -> str:
         except ValueError:
             name = f"signal {-exitcode}"
         return f"was killed by signal {name}"
-    if exitcode == 0:
-        return "exited without an answer"
-    return f"exited with code {exitcode}"
+    return _CODES.get(exitcode, f"exited with code {exitcode}")
 
 
 def enter_own_group() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shutil
 import sqlite3
 import time
 import urllib.parse
@@ -25,12 +26,14 @@ from pathlib import Path
 
 import sqlite_utils
 
-from .errors import StoreError, damaged, read_only
+from .errors import StoreError, damaged, disk_full, read_only
 
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _READ_ONLY = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM}
+#: free bytes below which a disk that fails to read or write a store is taken for full (SQLite
+#: then says "disk I/O error": it cannot size its -shm file, or a temporary file)
+NEARLY_FULL = 1 << 20
 _UNUSABLE = {
-    sqlite3.SQLITE_FULL: "the disk is full: free some space",
     sqlite3.SQLITE_IOERR: "the disk failed to read or write it: check the disk",
     sqlite3.SQLITE_CANTOPEN: "SQLite cannot open it or its -wal/-shm files: check the folder",
     sqlite3.SQLITE_NOLFS: "the file system cannot hold a file this large",
@@ -96,6 +99,8 @@ class StoreConnection(sqlite3.Connection):
             return damaged(self.path, str(exc))
         if code in _READ_ONLY:
             return read_only(self.path, self.refusal or str(exc))
+        if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and nearly_full(self.path)):
+            return disk_full(self.path, str(exc))
         if code in _UNUSABLE:
             return StoreError(f"cannot use the results store {self.path} ({exc}): {_UNUSABLE[code]}")
         return None
@@ -114,6 +119,8 @@ def open_database(path: Path, busy_timeout: float) -> sqlite_utils.Database:
         else:
             raise StoreError(f"cannot create the results store {path}: {refusal}; choose another --store")
     except (OSError, sqlite3.Error) as exc:
+        if nearly_full(path):
+            raise disk_full(path, str(exc)) from None
         raise StoreError(f"cannot open the results store {path}: {exc}") from None
     conn.path, conn.refusal = path, refusal
     try:
@@ -139,6 +146,15 @@ def why_read_only(path: Path) -> str | None:
     if folder is not None and not _may_write(folder):
         return "its folder is read-only, so SQLite cannot create the -wal and -shm files beside it"
     return None
+
+
+def nearly_full(path: Path) -> bool:
+    """Whether the disk the store at `path` is on (or would be) has less than NEARLY_FULL free."""
+    folder = next((p for p in path.parents if p.exists()), None)
+    try:
+        return folder is not None and shutil.disk_usage(folder).free < NEARLY_FULL
+    except OSError:
+        return False
 
 
 def _may_write(path: Path) -> bool:

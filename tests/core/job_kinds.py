@@ -6,6 +6,7 @@ as they import the real handlers (core.compile.handlers:measure_job).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import subprocess
@@ -31,6 +32,7 @@ TEST_HANDLERS = {
     "measure": f"{HERE}:matmul_measure_job",
     "fisher": f"{HERE}:score_job",
     "spawn": f"{HERE}:child_process_job",
+    "fill": f"{HERE}:fill_disk_job",
 }
 
 
@@ -107,6 +109,15 @@ def child_process_job(payload: dict, ctx) -> dict:
     ctx.partial({"child": child.pid})
     child.wait()
     return {}
+
+
+def fill_disk_job(payload: dict, ctx) -> dict:
+    """Fill the disk with the file payload["filler"] (4 KiB at a time, until no more fits), then
+    return a result of payload["size"] characters, larger than any space SQLite kept."""
+    with open(payload["filler"], "wb", buffering=0) as f, contextlib.suppress(OSError):
+        while True:
+            f.write(b"\0" * 4096)
+    return {"padding": "x" * payload["size"]}
 
 
 def score_job(payload: dict, ctx) -> FisherResult:

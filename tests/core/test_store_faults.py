@@ -139,16 +139,29 @@ def test_a_read_only_file_is_read_and_never_written(tmp_path, examples_dir, caps
 def cli_in_read_only_folder(folder: Path, *argv: str) -> subprocess.CompletedProcess:
     """`tessera ARGV` in a process that cannot write to `folder`: by its permissions, or as
     root (whom permissions do not stop) on a read-only bind mount in a mount namespace of
-    its own. Skips if root may not mount."""
+    its own."""
     command = [sys.executable, "-m", "app.cli", *argv]
-    if os.geteuid() == 0:
-        if shutil.which("unshare") is None:
-            pytest.skip("running as root, whom folder permissions do not stop, without unshare to mount it read-only")
-        mount = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" || exit 99; exec "$@"'
-        command = ["unshare", "-m", "sh", "-c", mount, str(folder), *command]
-    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    if os.geteuid() != 0:
+        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    return with_mount('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"', folder, command)
+
+
+def with_mount(mount: str, folder: Path, command: list[str]) -> subprocess.CompletedProcess:
+    """`command` in a mount namespace of its own (a user namespace too unless root), after the
+    shell command `mount` ($0 is `folder`). Skips where this process may not mount."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare to mount a file system in a namespace of its own")
+    user = [] if os.geteuid() == 0 else ["-r"]
+    script = f'{mount} || exit 99; exec "$@"'
+    run = subprocess.run(
+        ["unshare", "-m", *user, "sh", "-c", script, str(folder), *command],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if run.returncode == 99:
-        pytest.skip(f"running as root, whom folder permissions do not stop, without the right to mount: {run.stderr}")
+        pytest.skip(f"no right to mount a file system in a namespace of its own: {run.stderr}")
     return run
 
 
@@ -233,3 +246,24 @@ def test_what_a_damaged_page_took_is_said_by_ids(damaged_store):
     assert list(lost) == ["measurements"]
     first, last = (int(i) for i in lost["measurements"].removeprefix("ids ").split("-"))
     assert read == set(range(1, ROWS + 1)) - set(range(first, last + 1))
+
+
+def test_a_full_disk_keeps_a_finished_job_result_until_space_is_freed(tmp_path):
+    """A worker whose result write meets a full disk (a small tmpfs, filled by the job) says
+    so, keeps the result and its attempt, and writes it once space is freed; a reader of the
+    store on a full disk is told the disk is full, not "disk I/O error"."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    run = with_mount(
+        'mount -t tmpfs -o size=8m tmpfs "$0"', folder, [sys.executable, "-m", "tests.core.full_disk", str(folder)]
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["while full"] == {"state": "running", "worker alive": True}
+    assert f"the disk holding the results store {folder / 'results.db'} is full" in run.stderr
+    assert "the outcome of job 1 (fill) waits to be written" in run.stderr
+    assert seen["after"] == {"attempts": 1, "result": 600_000}
+    assert seen["results exit"] == 1
+    assert seen["results said"].startswith(
+        f"tessera results: the disk holding the results store {folder / 'results.db'} is full"
+    )
