@@ -109,6 +109,11 @@ class StoreConnection(sqlite3.Connection):
 def open_database(path: Path, busy_timeout: float) -> sqlite_utils.Database:
     """A connection in WAL mode with a busy timeout (seconds) and foreign keys on; read-only
     (conn.refusal says why) when the file or its folder may not be written."""
+    if _empty_file(path):
+        raise StoreError(
+            f"the results store {path} is an empty file (0 bytes), not a store: a copy that failed? "
+            "Delete it to start a new store there, or choose another --store"
+        )
     refusal = why_read_only(path)
     try:
         if refusal is None:
@@ -136,6 +141,18 @@ def open_database(path: Path, busy_timeout: float) -> sqlite_utils.Database:
         # not a database at all, or its first page is damaged: nothing to export from it
         raise StoreError(f"cannot open the results store {path}: {conn.damage or exc}") from None
     return db
+
+
+def _empty_file(path: Path, wait: float = 1.0) -> bool:
+    """Whether `path` is a file of 0 bytes that stays so for `wait` s: SQLite would take it for a
+    new store, where it is more likely one truncated, or a copy that failed. (A store another
+    process is creating this instant is 0 bytes only until it writes its first page.)"""
+    deadline = time.monotonic() + wait
+    while path.is_file() and path.stat().st_size == 0:
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def why_read_only(path: Path) -> str | None:

@@ -267,3 +267,13 @@ def test_a_full_disk_keeps_a_finished_job_result_until_space_is_freed(tmp_path):
     assert seen["results said"].startswith(
         f"tessera results: the disk holding the results store {folder / 'results.db'} is full"
     )
+
+
+def test_an_empty_file_is_refused_as_a_store(tmp_path, examples_dir, capsys):
+    """SQLite would take 0 bytes for a new store; it is more likely one truncated: said, and left as it is."""
+    path = tmp_path / "results.db"
+    path.touch()
+    for argv in (["submit", str(examples_dir / "conv2d.json")], ["worker"]):
+        code, _, err = tessera(capsys, *argv, "--store", str(path))
+        assert code == 1 and err.startswith(f"tessera {argv[0]}: the results store {path} is an empty file (0 bytes)")
+    assert path.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["results.db"]
