@@ -70,11 +70,13 @@ class StoreCursor(sqlite3.Cursor):
 class StoreConnection(sqlite3.Connection):
     """A connection to the store at `path`. `refusal` says why it must not be written (a
     read-only file or folder), `damage` what SQLite found damaged in it; either keeps
-    Store.write from starting a transaction."""
+    Store.write from starting a transaction. `stale` says why what it reads may miss the
+    latest changes (a -wal file it cannot read)."""
 
     path: Path
     refusal: str | None = None
     damage: str | None = None
+    stale: str | None = None
 
     def cursor(self, factory=None):
         return super().cursor(factory or StoreCursor)
@@ -182,7 +184,8 @@ def _may_write(path: Path) -> bool:
 
 def _connect_read_only(path: Path, busy_timeout: float) -> StoreConnection:
     """mode=ro reads a WAL store whose -shm file exists or can be made; where neither (a
-    read-only folder), immutable=1 reads the file as it is."""
+    read-only folder), immutable=1 reads the file as it is, without its -wal file: the
+    connection then says so (`stale`) if there is one."""
     uri = "file:" + urllib.parse.quote(str(path.resolve()))
     try:
         conn = sqlite3.connect(uri + "?mode=ro", timeout=busy_timeout, uri=True, factory=StoreConnection)
@@ -191,7 +194,15 @@ def _connect_read_only(path: Path, busy_timeout: float) -> StoreConnection:
     except sqlite3.OperationalError as exc:
         if (exc.sqlite_errorcode & 0xFF) != sqlite3.SQLITE_CANTOPEN:
             raise
-    return sqlite3.connect(uri + "?immutable=1", timeout=busy_timeout, uri=True, factory=StoreConnection)
+    conn = sqlite3.connect(uri + "?immutable=1", timeout=busy_timeout, uri=True, factory=StoreConnection)
+    wal = path.with_name(path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        conn.stale = (
+            f"its -wal file ({wal.stat().st_size:,} bytes) may hold changes not yet in the main file, which SQLite "
+            "cannot read without a -shm file, and none can be made in this read-only folder; to read them all, "
+            "copy the store with its -wal file to a writable folder"
+        )
+    return conn
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:

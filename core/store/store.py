@@ -104,7 +104,10 @@ class Store:
             raise read_only(self.path, self.read_only)
 
     def salvage_note(self) -> str | None:
-        """For readers of a damaged store: what they see is what could still be read, and what was lost."""
+        """For readers of a damaged store: what they see is what could still be read, and what
+        was lost; of a store read without its -wal file: what they see may be out of date."""
+        if self._connection.stale and not self.damage:
+            return f"the results store {self.path} may not show its latest changes: {self._connection.stale}"
         if not self.damage:
             return None
         return (

@@ -277,3 +277,28 @@ def test_an_empty_file_is_refused_as_a_store(tmp_path, examples_dir, capsys):
         code, _, err = tessera(capsys, *argv, "--store", str(path))
         assert code == 1 and err.startswith(f"tessera {argv[0]}: the results store {path} is an empty file (0 bytes)")
     assert path.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["results.db"]
+
+
+def test_a_store_read_without_its_wal_file_says_it_may_be_out_of_date(tmp_path, examples_dir):
+    """A copy of a store in use (its -wal file holding the last 50 measurements, no -shm file) in a
+    read-only folder: SQLite can read only the main file there, and `results` says so."""
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    with Store(path) as store:
+        with store.write():
+            for i in range(50):
+                store.add_measurement(1, None, {"latency_ms": 1.0 + i})
+        for name in ("results.db", "results.db-wal"):
+            shutil.copy(tmp_path / name, folder / name)
+    read_only(folder)
+    try:
+        run = cli_in_read_only_folder(folder, "results", "--store", str(folder / "results.db"), "--json")
+        assert run.returncode == 0, run.stderr
+        assert len(json.loads(run.stdout)) == ROWS  # the main file's
+        assert run.stderr.startswith(
+            f"warning: the results store {folder / 'results.db'} may not show its latest changes: its -wal file"
+        )
+    finally:
+        folder.chmod(0o755)
