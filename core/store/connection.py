@@ -21,13 +21,15 @@ import shutil
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import sqlite_utils
 
 from .errors import StoreError, damaged, disk_full, read_only
 
+T = TypeVar("T")
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _READ_ONLY = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM}
 #: free bytes below which a disk that fails to read or write a store is taken for full (SQLite
@@ -108,9 +110,10 @@ class StoreConnection(sqlite3.Connection):
         return None
 
 
-def open_database(path: Path, busy_timeout: float) -> sqlite_utils.Database:
+def open_database(path: Path, busy_timeout: float, patience: float) -> sqlite_utils.Database:
     """A connection in WAL mode with a busy timeout (seconds) and foreign keys on; read-only
-    (conn.refusal says why) when the file or its folder may not be written."""
+    (conn.refusal says why) when the file or its folder may not be written. Another program
+    holding the file locked (in SQLite's exclusive locking mode) is waited for up to `patience` s."""
     if _empty_file(path):
         raise StoreError(
             f"the results store {path} is an empty file (0 bytes), not a store: a copy that failed? "
@@ -130,12 +133,9 @@ def open_database(path: Path, busy_timeout: float) -> sqlite_utils.Database:
             raise disk_full(path, str(exc)) from None
         raise StoreError(f"cannot open the results store {path}: {exc}") from None
     conn.path, conn.refusal = path, refusal
+    db = sqlite_utils.Database(conn, execute_plugins=False)
     try:
-        db = sqlite_utils.Database(conn, execute_plugins=False)
-        db.execute("PRAGMA foreign_keys = ON")
-        db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode: safe against crashes, not against power loss
-        if refusal is None and db.journal_mode != "wal":
-            db.enable_wal()
+        patiently(lambda: _set_up(db, refusal is None), path, patience)
     except (StoreError, sqlite3.DatabaseError) as exc:
         conn.close()
         if isinstance(exc, StoreError) and not conn.damage:
@@ -165,6 +165,13 @@ def why_read_only(path: Path) -> str | None:
     if folder is not None and not _may_write(folder):
         return "its folder is read-only, so SQLite cannot create the -wal and -shm files beside it"
     return None
+
+
+def _set_up(db: sqlite_utils.Database, writable: bool) -> None:
+    db.execute("PRAGMA foreign_keys = ON")
+    db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode: safe against crashes, not against power loss
+    if writable and db.journal_mode != "wal":
+        db.enable_wal()
 
 
 def nearly_full(path: Path) -> bool:
@@ -210,6 +217,25 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def patiently(attempt: Callable[[], T], path: Path, patience: float) -> T:
+    """attempt(), tried again while another process holds the store locked past SQLite's busy
+    timeout, for up to `patience` s; then a StoreError saying so."""
+    deadline = time.monotonic() + patience
+    pause = 0.01
+    while True:
+        try:
+            return attempt()
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"the results store {path} stayed locked by another process for {patience:g} s: {exc}"
+                ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+
+
 @contextlib.contextmanager
 def write_transaction(db: sqlite_utils.Database, path: Path, patience: float) -> Iterator[None]:
     """One BEGIN IMMEDIATE ... COMMIT (rolled back on error). Inside an open one, joins it."""
@@ -217,21 +243,10 @@ def write_transaction(db: sqlite_utils.Database, path: Path, patience: float) ->
     if conn.in_transaction:
         yield
         return
-    deadline = time.monotonic() + patience
-    pause = 0.01
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            break
-        except sqlite3.OperationalError as exc:
-            if not _locked(exc):
-                raise StoreError(f"cannot write to the results store {path}: {exc}") from None
-            if time.monotonic() > deadline:
-                raise StoreError(
-                    f"the results store {path} stayed locked by another process for {patience:g} s: {exc}"
-                ) from None
-            time.sleep(pause)
-            pause = min(pause * 2, 0.5)
+    try:
+        patiently(lambda: conn.execute("BEGIN IMMEDIATE"), path, patience)
+    except sqlite3.OperationalError as exc:
+        raise StoreError(f"cannot write to the results store {path}: {exc}") from None
     try:
         yield
     except BaseException:

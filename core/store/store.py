@@ -68,7 +68,7 @@ class Store:
         self.path = Path(path).expanduser() if path else default_store_path()
         self.patience = patience
         self._salvage: Salvage | None = None
-        self.db: sqlite_utils.Database = open_database(self.path, busy_timeout)
+        self.db: sqlite_utils.Database = open_database(self.path, busy_timeout, patience)
         try:
             if check:
                 self.check()

@@ -302,3 +302,19 @@ def test_a_store_read_without_its_wal_file_says_it_may_be_out_of_date(tmp_path, 
         )
     finally:
         folder.chmod(0o755)
+
+
+def test_another_programs_exclusive_lock_is_waited_for_on_opening(tmp_path):
+    """A program holding the file in SQLite's exclusive locking mode blocks even reading it:
+    opening waits past SQLite's busy timeout (here 50 ms) for the store's patience too."""
+    path = tmp_path / "results.db"
+    Store(path).close()
+    holder = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("COMMIT")  # the lock stays held until the connection closes
+    threading.Timer(0.6, holder.close).start()
+    started = time.monotonic()
+    with Store(path, busy_timeout=0.05, patience=10) as store:
+        assert time.monotonic() - started >= 0.5
+        store.add_device("board")
