@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -109,6 +110,16 @@ def child_process_job(payload: dict, ctx) -> dict:
     ctx.partial({"child": child.pid})
     child.wait()
     return {}
+
+
+def stuck_in_c(pids: str) -> None:
+    """Start a child, write both pids to the file `pids`, then wait in C code that never runs
+    Python's signal handlers (as LLVM building a large kernel does): SIGTERM blocked here."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    with open(pids, "w") as f:
+        f.write(f"{os.getpid()} {child.pid}")
+    time.sleep(600)
 
 
 def fill_disk_job(payload: dict, ctx) -> dict:

@@ -1,11 +1,16 @@
 """core.jobs.isolate.call_in_subprocess: one function, one spawned process, JSON in and out."""
 
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from core.jobs.errors import WorkerCrashed, WorkerError
 from core.jobs.isolate import call_in_subprocess
+from core.jobs.processes import pid_alive
 
 K = "tests.core.job_kinds"
 
@@ -67,3 +72,23 @@ def test_no_process_is_left_behind():
         call_in_subprocess(f"{K}:sleep_forever", {}, timeout=0.3)
     after = {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
     assert after <= before
+
+
+def test_a_child_in_c_code_ends_with_its_killed_caller(tmp_path):
+    """`timeout` SIGTERMs a command (`tessera export --format library`) whose child is building
+    in C code that runs no Python signal handler: the child and what it started end at once."""
+    pids = tmp_path / "pids"
+    call = f"call_in_subprocess('{K}:stuck_in_c', {{'pids': {str(pids)!r}}})"
+    script = f"from core.jobs.isolate import call_in_subprocess; {call}"
+    caller = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2])
+    deadline = time.monotonic() + 30
+    while not pids.exists() or len(pids.read_text().split()) < 2:
+        assert time.monotonic() < deadline and caller.poll() is None
+        time.sleep(0.05)
+    caller.terminate()
+    caller.wait(10)
+    started = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 2
+    while any(pid_alive(p) for p in started):
+        assert time.monotonic() < deadline, "the child outlived its caller"
+        time.sleep(0.05)
