@@ -47,17 +47,18 @@ def enter_own_group() -> None:
     creator = multiprocessing.parent_process()  # known even if it died before this line
     parent = os.getppid() if creator is None else creator.pid
     os.setpgid(0, 0)
-    signal.signal(signal.SIGTERM, _end_group)
+    signal.signal(signal.SIGTERM, end_group)
     threading.Thread(target=_watch_parent, args=(parent,), name="parent watch", daemon=True).start()
 
 
 def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_WATCH)
-    _end_group()
+    end_group()
 
 
-def _end_group(*_) -> None:
+def end_group(*_) -> None:
+    """End this process with its whole group (it leads one: enter_own_group), at once."""
     os.killpg(0, signal.SIGKILL)
 
 

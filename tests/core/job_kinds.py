@@ -112,14 +112,26 @@ def child_process_job(payload: dict, ctx) -> dict:
     return {}
 
 
-def stuck_in_c(pids: str) -> None:
+def stuck_in_c(pids: str, progress) -> None:
     """Start a child, write both pids to the file `pids`, then wait in C code that never runs
     Python's signal handlers (as LLVM building a large kernel does): SIGTERM blocked here."""
+    progress(0.0, "building")
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     with open(pids, "w") as f:
         f.write(f"{os.getpid()} {child.pid}")
     time.sleep(600)
+
+
+def chatter(pids: str, progress) -> None:
+    """Say something every 10 ms for a minute, SIGTERM only noted (as a tracker or RPC server
+    serving until told to stop does); the own pid goes to the file `pids` first."""
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    with open(pids, "w") as f:
+        f.write(str(os.getpid()))
+    for _ in range(6000):
+        progress(0.0, "listening")
+        time.sleep(0.01)
 
 
 def fill_disk_job(payload: dict, ctx) -> dict:
