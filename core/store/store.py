@@ -8,6 +8,7 @@ written again, and its results are read around the damaged pages.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -154,6 +155,16 @@ class Store:
         StoreDamaged or StoreReadOnly at once if the store must not be written."""
         self.ensure_writable()
         return write_transaction(self.db, self.path, self.patience)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see one state of the file (one read transaction), whatever other
+        processes commit meanwhile."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.conn.commit()
 
     @property
     def schema_version(self) -> int:
