@@ -18,7 +18,7 @@ import typing
 from functools import cache
 from typing import Any, ClassVar, NoReturn, Self, TypeVar
 
-from core.ir.errors import shorten, shown
+from core.errors import shorten, shown
 
 T = TypeVar("T")
 

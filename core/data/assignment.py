@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.errors import shorten, shown
+
 from ..atomic import write_text_atomically
-from ..ir.errors import FormatError, shorten, shown
+from ..ir.errors import FormatError
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import check_header, graph_from_document, read_json, refuse_unknown_fields, to_document
 from .specs import BACKBONE_NAMES

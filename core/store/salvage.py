@@ -10,7 +10,7 @@ import dataclasses
 
 import sqlite_utils
 
-from core.ir.errors import shorten
+from core.errors import shorten
 
 from .errors import StoreDamaged
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import ParamError, shown
+from core.errors import shown
+
+from ..errors import ParamError
 from .arithmetic import UNARY_OPS, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
 from .base import Param, Primitive
 from .blending import BINARY_OPS, Broadcast, Concat

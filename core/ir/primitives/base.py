@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ..errors import ParamError, ShapeError, SizeError, shorten, shown
+from core.errors import shorten, shown
+
+from ..errors import ParamError, ShapeError, SizeError
 from ..symbolic import MAX_SIZE, Size, VarKind, parse_size
 from ..tensor import Dim, TensorType
 
