@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from core.export import ExportError, write_with
 from core.ir.graph import OperatorGraph
-from core.store import RESULT_OBJECTIVES, Store
+from core.store import RESULT_OBJECTIVES, Store, fronts
 
 from . import theme
 from .editor.canvas import OperatorScene
@@ -159,9 +159,7 @@ def _pareto_plot(store: Store, x_key: str, y_key: str) -> pg.PlotWidget:
     for key in (x_key, y_key):
         if key not in RESULT_OBJECTIVES:
             raise ExportError(f"unknown plot axis {key!r}; axes: {', '.join(RESULT_OBJECTIVES)}")
-    rows = store.db.execute(
-        f"SELECT origin, {x_key}, {y_key} FROM results WHERE {x_key} IS NOT NULL AND {y_key} IS NOT NULL"
-    ).fetchall()
+    rows = fronts.points(store, x_key, y_key)
     if not rows:
         raise ExportError(f"no result in {store.path} has both {x_key} and {y_key}; nothing to plot")
     front = store.pareto([x_key, y_key])

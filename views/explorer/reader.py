@@ -77,13 +77,9 @@ class StoreReader(QObject):
         self.polled.emit(snapshot)
 
     def _watch(self, reload: bool) -> Snapshot:
-        conn = self.store.db.conn
         try:
-            conn.execute("BEGIN")  # one consistent view of the file for the whole poll
-            try:
+            with self.store.snapshot():  # one consistent view of the file for the whole poll
                 return self._poll(reload)
-            finally:
-                conn.commit()
         except StoreDamaged:  # met by this poll: read around it from now on
             return self._salvage(True)
 
