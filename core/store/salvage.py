@@ -89,8 +89,3 @@ def _spans(ids: list[int]) -> str:
         else:
             spans.append([i, i])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
-def readable_copy(db: sqlite_utils.Database) -> sqlite_utils.Database:
-    """The readable rows of a damaged store in a database in memory (salvage)."""
-    return salvage(db).db

@@ -104,7 +104,7 @@ class Store:
         if self.read_only:
             raise read_only(self.path, self.read_only)
 
-    def salvage_note(self) -> str | None:
+    def reading_note(self) -> str | None:
         """For readers of a damaged store: what they see is what could still be read, and what
         was lost; of a store read without its -wal file: what they see may be out of date."""
         if self._connection.stale and not self.damage:

@@ -4,6 +4,7 @@ ending with the window."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -14,7 +15,7 @@ from core.jobs.queue import QUEUED, RUNNING, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreReadOnly
 from tests.core.job_kinds import TEST_HANDLERS
-from tests.store_damage import ROWS
+from tests.store_damage import ROWS, build_store, damage_table
 from tests.support import EXAMPLES
 from views.explorer.results_table import NAME, WRITES
 from views.explorer.session import ExplorerSession
@@ -71,7 +72,12 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
     notice = view.notice.text()  # said above the plot, not only in the status bar
     assert view.notice.isVisible()
     assert notice.startswith(f"The results store {damaged_store} is damaged (database disk image is malformed)")
-    assert f"shown are the {len(readable):,} results that could still be read, and nothing is written" in notice
+    with Store(damaged_store) as store:
+        lost = store.salvaged().note()
+    assert lost.startswith("lost: measurements (ids ")
+    assert (
+        f"shown are the {len(readable):,} results that could still be read ({lost}), and nothing is written" in notice
+    )
     assert "Export Results… (CSV)" in notice
     for key in WRITES:  # what would write is offered disabled, saying why
         assert not browser.buttons[key].isEnabled()
@@ -107,6 +113,20 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
     assert explorer.explore.dialog is None
     explorer.close()
     assert damaged_store.read_bytes() == before
+
+
+@pytest.fixture
+def operators_lost(store_path, examples_dir) -> Path:
+    """A store of ROWS measurements whose operators table's first page is damaged."""
+    build_store(store_path, examples_dir)
+    damage_table(store_path, "operators")
+    return store_path
+
+
+def test_the_explorer_shows_the_measurements_of_a_store_that_lost_its_operators(qtbot, operators_lost, explorer):
+    view = explorer.explore.view
+    qtbot.waitUntil(lambda: view.browser.model.rowCount() == ROWS and explorer.is_idle(), timeout=20_000)
+    assert "could still be read (lost: operators (every row: its first page is damaged))" in view.notice.text()
 
 
 def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
