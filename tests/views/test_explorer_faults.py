@@ -139,3 +139,36 @@ def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
     assert window.pages.building and window.explore.view is None
     window.close()  # nothing of it runs on after the session is shut (the leak check sees its timer)
     assert not window.pages.building
+
+
+def test_the_window_on_a_store_it_cannot_open_says_so_without_waiting(qtbot, tmp_path):
+    """The error shows in a box the window does not wait on, and in the status bar."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from app.gui.window import MainWindow
+
+    path = tmp_path / "results.db"
+    path.write_bytes(b"these are notes, not a database\n" * 100)
+    opening, looks = [True], []
+
+    def look():  # a dialog the window waits on is closed here, or the test would wait for ever
+        looks.append(opening[0])
+        if opening[0] and QApplication.activeModalWidget() is not None:
+            QApplication.activeModalWidget().close()
+
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(look)
+    timer.start(300)
+    window = MainWindow(settings=None, store=str(path))
+    opening[0] = False
+    try:
+        qtbot.waitUntil(lambda: bool(looks), timeout=5_000)
+        assert looks == [False], "the window waited on a dialog"
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+        assert [b.text() for b in boxes] == [f"cannot open the results store {path}: file is not a database"]
+        assert window.statusBar().currentMessage() == f"Cannot open the results store: {boxes[0].text()}"
+        boxes[0].close()
+    finally:
+        window.close()
