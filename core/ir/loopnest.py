@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import prod
 
-from core.errors import TesseraError
+from core.errors import TesseraError, shown
 
 from .symbolic import Size
 
@@ -253,7 +253,7 @@ class Nest:
         for i, l in enumerate(self.loops):
             if l.name == name:
                 return i
-        raise LoopNestError(f"{what}: no loop named {name!r} (loops: {', '.join(self.names)})")
+        raise LoopNestError(f"{what}: no loop named {shown(name)} (loops: {', '.join(self.names)})")
 
     def loop(self, name: str, what: str) -> Loop:
         return self.loops[self.position(name, what)]
@@ -467,7 +467,7 @@ def initial_nest(base: BaseNest, bindings: Mapping[str, int]) -> Nest:
     sizes = tuple((v, bindings[v]) for v in base.variables if v != "G")
     for name, value in sizes:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise LoopNestError(f"{base.name}: {name} must be a positive integer, got {value!r}")
+            raise LoopNestError(f"{base.name}: {name} must be a positive integer, got {shown(value)}")
     comp = Computation(base.kind, sizes, 0, bindings["C_out"])
     order = ("co", "ci", "oh", "ow", "kh", "kw") if base.kind == "conv2d" else ("co", "ci")
     extents = comp.extents()

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from core.errors import shorten, shown
+
 from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
@@ -123,11 +125,13 @@ def _step(doc: Any, where: str) -> Step:
         raise FormatError(f"{where}: expected an object")
     op = doc.get("op")
     if not isinstance(op, str) or op not in STEP_PARAMS:
-        raise FormatError(f"{where}: unknown op {op!r:.60} (known: {', '.join(STEP_PARAMS)})")
+        raise FormatError(f"{where}: unknown op {shown(op)} (known: {', '.join(STEP_PARAMS)})")
     spec = STEP_PARAMS[op]
     unknown = sorted(set(doc) - set(spec) - {"op", "part"})
     if unknown:
-        raise FormatError(f"{where} ({op}): unknown field(s) {', '.join(unknown)} (expected {', '.join(spec)})")
+        raise FormatError(
+            f"{where} ({op}): unknown field(s) {shorten(', '.join(unknown))} (expected {', '.join(spec)})"
+        )
     params: dict[str, Any] = {}
     for name, kind in spec.items():
         if name not in doc:
@@ -135,23 +139,23 @@ def _step(doc: Any, where: str) -> Step:
         params[name] = _param(doc[name], kind, f"{where} ({op}).{name}")
     part = doc.get("part")
     if part is not None and (not isinstance(part, int) or isinstance(part, bool) or part < 0):
-        raise FormatError(f"{where} ({op}).part: must be a part number 0, 1, ..., got {part!r}")
+        raise FormatError(f"{where} ({op}).part: must be a part number 0, 1, ..., got {shown(part)}")
     return Step(op, params, part)
 
 
 def _param(value: Any, kind: str, where: str):
     if kind == "loop":
         if not isinstance(value, str) or not _NAME.match(value):
-            raise FormatError(f"{where}: expected a loop name such as 'co', got {value!r}")
+            raise FormatError(f"{where}: expected a loop name such as 'co', got {shown(value)}")
         return value
     if kind in ("loops", "pair"):
         count = "two" if kind == "pair" else "two or more"
         if not isinstance(value, list) or len(value) < 2 or (kind == "pair" and len(value) != 2):
-            raise FormatError(f"{where}: expected a list of {count} loop names, got {value!r}")
+            raise FormatError(f"{where}: expected a list of {count} loop names, got {shown(value)}")
         return tuple(_param(v, "loop", f"{where}[{i}]") for i, v in enumerate(value))
     if kind == "sizes":
         if not isinstance(value, list) or len(value) != 2:
-            raise FormatError(f"{where}: expected a list of two factors, got {value!r}")
+            raise FormatError(f"{where}: expected a list of two factors, got {shown(value)}")
         return tuple(_param(v, "size", f"{where}[{i}]") for i, v in enumerate(value))
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIZE:
         return value
@@ -163,7 +167,7 @@ def _param(value: Any, kind: str, where: str):
         return value
     raise FormatError(
         f"{where}: expected a positive integer or a size expression such as 'G' (numbers up to 2^31 - 1), "
-        f"got {value!r:.60}"
+        f"got {shown(value)}"
     )
 
 
@@ -175,21 +179,21 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
     )
     nest = doc.get("nest", "conv2d")
     if not isinstance(nest, str) or nest not in BASES:
-        raise fail("nest", f"unknown nest {nest!r:.60} (known: {', '.join(BASES)})")
+        raise fail("nest", f"unknown nest {shown(nest)} (known: {', '.join(BASES)})")
     for key in ("name", "description"):
         if not isinstance(doc.get(key, ""), str):
             raise fail(key, "must be a string")
     reassociate = doc.get("reassociate", False)
     if not isinstance(reassociate, bool):
-        raise fail("reassociate", f"must be true or false, got {reassociate!r}")
+        raise fail("reassociate", f"must be true or false, got {shown(reassociate)}")
     bindings = doc.get("bindings", {})
     if not isinstance(bindings, dict):
         raise fail("bindings", "expected an object")
     for k, v in bindings.items():
         if not _NAME.match(str(k)):
-            raise fail(f"bindings.{k}", "not a variable name")
+            raise fail(f"bindings.{shorten(k)}", "not a variable name")
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
-            raise fail(f"bindings.{k}", f"must be a positive integer up to 2^31 - 1, got {v!r:.40}")
+            raise fail(f"bindings.{shorten(k)}", f"must be a positive integer up to 2^31 - 1, got {shown(v)}")
     steps = doc.get("steps")
     if not isinstance(steps, list):
         raise fail("steps", "missing, or not a list")
