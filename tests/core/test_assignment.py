@@ -32,10 +32,17 @@ from core.train.payloads import E2EPayload, TrainPayload
 from core.train.per_layer import assign_per_layer, layer_flops
 from core.train.screening import screen_for
 from tests.core.accuracy_settings import SHORT, TINY
-from tests.support import EXAMPLES, Ctx
+from tests.support import EXAMPLES, Ctx, chain
 
 torch.set_num_threads(1)
 DWS, GROUPED = load_operator(EXAMPLES / "depthwise_separable.json"), load_operator(EXAMPLES / "grouped_conv.json")
+CONV = load_operator(EXAMPLES / "conv2d.json")
+POINTWISE = chain(  # a 1x1 convolution: no window
+    ["C_in", "H", "W"],
+    ["C_out", "H", "W"],
+    [("share", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("sum", "reduce", {"dim": 1}, ["share"])],
+)
+POINTWISE.name = "pointwise"
 PLAN = {"layers.0.conv1": "depthwise_separable", "layers.1.conv2": "grouped_conv", "layers.3.conv1": "grouped_conv"}
 
 
@@ -183,3 +190,60 @@ def test_end_to_end_runs_each_layer_as_its_own_operator_kernel(tmp_path):
     assert result.max_abs_error < 1e-3 and result.latency_ms > 0 and not result.score.e2e_tuned
     with pytest.raises(FormatError, match="names layers of vgg, not of resnet18"):
         e2e_job(E2EPayload(mine.to_document(), replace(deploy, backbone="resnet18"), settings).to_dict(), Ctx())
+
+
+def test_per_layer_rule_by_latency_times_only_contested_layers_and_picks_the_fastest():
+    """Where two candidates pass, the one the timing says runs faster wins, whatever its FLOPs;
+    a layer one candidate passes is not timed; a candidate that could not be timed is left out."""
+    screen = screen_for(TINY)
+    by_flops = assign_per_layer([CONV, POINTWISE], screen)
+    shapes = {o.name: o.shape for o in screen.candidate(CONV, shared=True)[1].layers}
+    asked: list[tuple[str, str]] = []
+
+    def timing(wanted):  # the operator with more FLOPs runs faster here, and the first 1x1 kernel crashes
+        asked.extend((g.name, layer) for g, layer in wanted)
+        crashed = next(layer for g, layer in wanted if g is POINTWISE)
+        return {
+            (g.name, layer): "the kernel crashed"
+            if (g, layer) == (POINTWISE, crashed)
+            else 1.0 / layer_flops(g, shapes[layer])
+            for g, layer in wanted
+        }
+
+    by_latency = assign_per_layer([CONV, POINTWISE], screen, timing=timing)
+    contested = {layer for _, layer in asked}
+    assert len(contested) > 1 and {name for name, _ in asked} == {"conv2d", "pointwise"}
+    for layer in contested:
+        assert by_flops.layers[layer] == "pointwise" and by_flops.reasons[layer].startswith("cheapest passing: ")
+        assert by_latency.layers[layer] == "conv2d"  # the faster, with more FLOPs
+    crashed = asked[[name for name, _ in asked].index("pointwise")][1]
+    assert by_latency.reasons[crashed].startswith("the only one passing: conv2d")
+    assert "pointwise: not timed: the kernel crashed" in by_latency.reasons[crashed]
+    for layer in contested - {crashed}:
+        assert by_latency.reasons[layer].startswith("fastest passing: conv2d") and " ms" in by_latency.reasons[layer]
+    for layer in set(by_latency.layers) - contested:  # one candidate passes: nothing to time
+        assert by_latency.layers[layer] == by_flops.layers[layer]
+        assert by_latency.reasons[layer].startswith("the only one passing: ")
+
+
+@pytest.mark.slow
+@pytest.mark.tvm
+def test_per_layer_rule_picks_the_operator_tvm_runs_faster(tmp_path):
+    """Real measurements (TVM's default schedules, no tuning budget, in one worker process) at
+    a small deployment size: a 1x1 operator beats the 3x3 convolution wherever both pass."""
+    from core.train.layer_timing import LayerTiming
+
+    deploy = DeploySettings("resnet18", width=8, resolution=8, trials=0, repeat=2, min_repeat_ms=2)
+    times: dict = {}
+    timing = LayerTiming(deploy, str(tmp_path))
+
+    def measured(wanted):
+        times.update(timing(wanted))
+        return times
+
+    assignment = assign_per_layer([CONV, POINTWISE], screen_for(TINY), timing=measured)
+    contested = {layer for _, layer in times}
+    assert contested and all(isinstance(ms, float) and ms > 0 for ms in times.values()), times
+    for layer in contested:
+        assert times["pointwise", layer] < times["conv2d", layer]
+        assert assignment.layers[layer] == "pointwise" and "fastest passing" in assignment.reasons[layer]
