@@ -57,7 +57,7 @@ STEP_DOCS = {
     "unroll": "unroll a loop",
     "vectorize": "run the innermost loop as vector instructions",
     "parallel": "run a loop's iterations on several cores",
-    "prefetch": "at the start of each iteration, fetch into cache the input the next iteration reads",
+    "prefetch": "fetch into cache the input the next iteration reads",
     "peel": "split the output channels at `at` into two parts with nests of their own",
     "bottleneck": "visit one index in B of the loop's iterator (changes the architecture)",
     "group": "keep only the diagonal blocks of two loops tiled by G (changes the architecture)",

@@ -174,22 +174,30 @@ def test_cli_builds_an_assignment_and_evaluates_it(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.tvm
 def test_end_to_end_runs_each_layer_as_its_own_operator_kernel(tmp_path):
-    """Two operators in two layers of a small VGG, built and checked against torch with TVM's
-    default schedules (no tuning budget): each layer runs its own operator's kernel."""
+    """Two operators in three layers of a small ResNet-18, two of them strided (the 3x3 and the
+    1x1 shortcut opening its second stage), built and checked against torch with TVM's default
+    schedules (no tuning budget): each layer runs its own operator's kernel, a strided one at
+    the subsampled size."""
     from core.train.handlers import e2e_job
 
-    layers = {"features.4": "depthwise_separable", "features.11": "grouped_conv"}
-    mine = Assignment("vgg", {g.name: g for g in (DWS, GROUPED)}, layers)
-    deploy = DeploySettings("vgg", width=4, resolution=8, trials=0, transfer=False, repeat=3, min_repeat_ms=5)
-    settings = replace(TINY, backbone="vgg")
-    result = e2e_job(E2EPayload(mine.to_document(), deploy, settings, str(tmp_path)).to_dict(), Ctx())
-    assert sorted(o.name for o in result.replacement.layers if o.replaced) == sorted(layers)
+    layers = {
+        "layers.0.conv1": "grouped_conv",
+        "layers.2.conv1": "depthwise_separable",
+        "layers.2.shortcut.0": "grouped_conv",
+    }
+    mine = Assignment("resnet18", {g.name: g for g in (DWS, GROUPED)}, layers)
+    deploy = DeploySettings("resnet18", width=4, resolution=8, trials=0, transfer=False, repeat=3, min_repeat_ms=5)
+    result = e2e_job(E2EPayload(mine.to_document(), deploy, TINY, str(tmp_path)).to_dict(), Ctx())
+    replaced = {o.name: o.detail for o in result.replacement.layers if o.replaced}
+    assert sorted(replaced) == sorted(layers)
+    assert replaced["layers.2.shortcut.0"] == "grouped_conv: input subsampled by 2 (stride 2) to 4x4, K=1, direct"
     kernels = {k.kernel for k in result.operator_kernels}
-    for graph in (DWS, GROUPED):
-        assert [k for k in kernels if k.startswith(f"tessera_{content_hash(graph)[:8]}_")], (graph.name, kernels)
+    assert {k.split("_", 2)[1] for k in kernels} == {content_hash(g)[:8] for g in (DWS, GROUPED)}, kernels
+    assert {k for k in kernels if "_H4_" in k and "_W4" in k}  # the strided layers' kernels at 4x4
     assert result.max_abs_error < 1e-3 and result.latency_ms > 0 and not result.score.e2e_tuned
-    with pytest.raises(FormatError, match="names layers of vgg, not of resnet18"):
-        e2e_job(E2EPayload(mine.to_document(), replace(deploy, backbone="resnet18"), settings).to_dict(), Ctx())
+    vgg = replace(TINY, backbone="vgg")
+    with pytest.raises(FormatError, match="names layers of resnet18, not of vgg"):
+        e2e_job(E2EPayload(mine.to_document(), replace(deploy, backbone="vgg"), vgg).to_dict(), Ctx())
 
 
 def test_per_layer_rule_by_latency_times_only_contested_layers_and_picks_the_fastest():
