@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.errors import TesseraError
 from core.export import from_document
-from core.ir.errors import TesseraError
 from core.store import RESULT_OBJECTIVES, Store, pareto_front
 from core.store.searches import runs
 

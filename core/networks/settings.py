@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from core.errors import TesseraError
+
 from ..data.errors import BackboneError
 from ..data.specs import BACKBONE_NAMES, DEFAULT_REPLACE, BackboneSpec, replace_kinds
-from ..ir.errors import TesseraError
 
 #: the width each backbone is published at (its first stage's channels); deployment's default
 STANDARD_WIDTH = {"resnet18": 64, "resnet34": 64, "vgg": 64, "mobilenetv2": 32}

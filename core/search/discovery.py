@@ -41,7 +41,8 @@ from ..train.payloads import E2EPayload, FisherPayload, TrainPayload
 from ..train.results import FisherResult, TrainResult
 from ..train.settings import EvalSettings, TrainConfig, proxy_task
 from .base import SearchError
-from .driver import STRATEGIES, SearchConfig, make_strategy
+from .driver import SearchConfig, make_strategy
+from .strategies import STRATEGIES
 
 #: a candidate whose epoch would take this many times the original network's is stopped as
 #: "too slow" (its module materialises a product the original never makes): on the default

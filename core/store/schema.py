@@ -281,6 +281,25 @@ def _operator_sequences(db: sqlite_utils.Database) -> None:
     db["operators"].add_column("sequence_id", int, fk="sequences")
 
 
+def _canvas_sampler_key(db: sqlite_utils.Database) -> None:
+    """Version 11: the Canvas sampler's key is "canvas" (it was "random", a name kept for
+    uniform random sampling): its operators' origin and names, the discovery runs' settings
+    and queued search jobs are renamed, so rows written before read as the new key."""
+    db.execute(
+        "UPDATE operators SET name = 'canvas-' || substr(name, 8) "
+        "WHERE origin = 'search:random' AND name LIKE 'random-%'"
+    )
+    db.execute("UPDATE operators SET origin = 'search:canvas' WHERE origin = 'search:random'")
+    db.execute(
+        "UPDATE searches SET config = json_set(config, '$.strategy', 'canvas') "
+        "WHERE json_valid(config) AND json_extract(config, '$.strategy') = 'random'"
+    )
+    db.execute(
+        "UPDATE jobs SET payload = json_set(payload, '$.config.strategy', 'canvas') "
+        "WHERE kind = 'search' AND json_valid(payload) AND json_extract(payload, '$.config.strategy') = 'random'"
+    )
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -292,6 +311,7 @@ MIGRATIONS = [
     _discovery,
     _honest_timings,
     _operator_sequences,
+    _canvas_sampler_key,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

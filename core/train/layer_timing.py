@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from core.compile.payloads import MeasurePayload
 from core.data.replace import conv_shapes
 from core.data.replacement import ConvShape, layer_bindings
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, to_document
 from core.jobs.isolate import call_in_subprocess

@@ -10,7 +10,7 @@ import pytest
 from core.codegen import CodegenError, build_module
 from core.codegen.to_tvm import lower, tvmscript
 from core.codegen.tvm_views import VIEWS
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.serialize import load_operator
 from tests.core.tvm_checks import assert_same, blocks, kernel_flops, run_both
 from tests.support import EXAMPLES, chain, reduction_orders

@@ -5,11 +5,8 @@ proposes nor trains anything twice."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from app.cli import main
 from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor
@@ -26,7 +23,7 @@ PROXY = {"backbone": "vgg", "width": 4, "resolution": 8, "limit": 100, "epochs":
 def config(**changes) -> dict:
     return {
         "template": read_document(EXAMPLES / "conv2d.json"),
-        "strategy": "random",
+        "strategy": "canvas",
         "samples": 3,
         "minutes": 10.0,
         "fisher_threshold": 0.0,  # everything passes the screen unless a test says otherwise
@@ -67,7 +64,7 @@ def test_every_candidate_reaches_a_final_stage_and_a_resumed_run_goes_on(tmp_pat
 
 
 def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_accuracy(tmp_path, monkeypatch):
-    from core.search.canvas import CanvasSampler
+    from core.search.canvas_sampler import CanvasSampler
 
     told: list[tuple[str, float]] = []
     monkeypatch.setattr(CanvasSampler, "tell", lambda self, key, score: told.append((key, score)))
@@ -111,7 +108,7 @@ def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_z
     candidate's first epoch is projected over it. One worker takes the jobs in order, so the
     original (queued first) has trained before any candidate's training is queued."""
     from core.search import discovery
-    from core.search.canvas import CanvasSampler
+    from core.search.canvas_sampler import CanvasSampler
 
     monkeypatch.setattr(discovery, "SLOW", 1e-9)
     told: list[float] = []
@@ -138,45 +135,3 @@ def test_a_candidate_within_the_margin_is_timed_end_to_end_and_its_doubts_kept(t
     tuned = [r for r in candidates_of(tmp_path / "d.db", cfg) if r["stage"] == "tuned"]
     assert tuned and summary["counts"]["tuned"] == len(tuned)  # those that learned: the margin lets all on
     assert all(r["e2e_speedup"] is None and "not every kernel got a schedule" in r["detail"] for r in tuned)
-
-
-def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
-    path = tmp_path / "cli.db"
-    code = main(
-        [
-            "discover",
-            "--strategy",
-            "random",
-            "--samples",
-            "2",
-            "--minutes",
-            "5",
-            "--backbone",
-            "vgg",
-            "--width",
-            "4",
-            "--resolution",
-            "8",
-            "--epochs",
-            "1",
-            "--limit",
-            "100",
-            "--max-batches",
-            "2",
-            "--no-tune",
-            "--fisher-threshold",
-            "0",
-            "--fisher-batch",
-            "8",
-            "--store",
-            str(path),
-        ]
-    )
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "2 proposed" in out and "the original network's proxy accuracy" in out
-    with Store(path) as store:
-        (search,) = store.db["searches"].rows
-        config = json.loads(search["config"])
-        assert config["strategy"] == "random"
-        assert config["evaluation"]["fisher_batch"] == 8

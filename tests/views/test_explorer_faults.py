@@ -110,7 +110,7 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
 
 
 def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
-    from app.window import MainWindow
+    from app.gui.window import MainWindow
 
     window = MainWindow(settings=None, store=str(store_path))
     window.show()

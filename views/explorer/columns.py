@@ -108,9 +108,9 @@ FRAME_COLUMNS = tuple(c.key for c in AXES)
 ORIGIN_COLORS = {
     "hand-made": "#2563eb",
     "baseline": "#111827",
-    "search:random": "#d97706",
+    "search:canvas": "#d97706",
     "search:mcts": "#7c3aed",
-    "search:sequence": "#0d9488",
+    "search:sequences": "#0d9488",
 }
 EXTRA_COLORS = ("#db2777", "#16a34a", "#0891b2", "#b45309", "#4f46e5", "#be123c")
 

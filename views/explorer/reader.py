@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.jobs.queue import Job, JobQueue
 from core.jobs.watch import JobWatcher
 from core.store import Store, StoreDamaged

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.store.arrays import isin
 from core.store.query import OrderQuery, only_ids
 from core.store.result_filter import ResultFilter, parse_filter

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.jobs.executors import choose_executor
 from core.jobs.outcomes import take_back_orphans
