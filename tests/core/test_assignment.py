@@ -201,26 +201,3 @@ def test_per_layer_rule_by_latency_times_only_contested_layers_and_picks_the_fas
     for layer in set(by_latency.layers) - contested:  # one candidate passes: nothing to time
         assert by_latency.layers[layer] == by_flops.layers[layer]
         assert by_latency.reasons[layer].startswith("the only one passing: ")
-
-
-@pytest.mark.slow
-@pytest.mark.tvm
-def test_per_layer_rule_picks_the_operator_tvm_runs_faster(tmp_path):
-    """Real measurements (TVM's default schedules, no tuning budget, in one worker process) at
-    a small deployment size: a 1x1 operator beats the 3x3 convolution wherever both pass."""
-    from core.train.layer_timing import LayerTiming
-
-    deploy = DeploySettings("resnet18", width=8, resolution=8, trials=0, repeat=2, min_repeat_ms=2)
-    times: dict = {}
-    timing = LayerTiming(deploy, str(tmp_path))
-
-    def measured(wanted):
-        times.update(timing(wanted))
-        return times
-
-    assignment = assign_per_layer([CONV, POINTWISE], screen_for(TINY), timing=measured)
-    contested = {layer for _, layer in times}
-    assert contested and all(isinstance(ms, float) and ms > 0 for ms in times.values()), times
-    for layer in contested:
-        assert times["pointwise", layer] < times["conv2d", layer]
-        assert assignment.layers[layer] == "pointwise" and "fastest passing" in assignment.reasons[layer]
