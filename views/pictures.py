@@ -26,8 +26,8 @@ from core.store import RESULT_OBJECTIVES, Store
 from . import theme
 from .editor.canvas import OperatorScene
 from .editor.document import OperatorDocument
-from .explorer.columns import BY_KEY, origin_color
-from .explorer.front import staircase
+from .pareto_front import staircase
+from .result_columns import BY_KEY, origin_color
 
 MARGIN = 24.0
 MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
@@ -116,7 +116,7 @@ def _paint_scene(painter: QPainter, scene: OperatorScene, source: QRectF, target
 
 
 def _save_image(image: QImage, tmp: Path, path: Path) -> None:
-    if not image.save(str(tmp), "PNG"):
+    if not image.save(str(tmp), "PNG"):  # type: ignore[call-overload]  # the stub wants bytes; PySide6 takes str
         raise ExportError(f"cannot write the picture {path}")
 
 

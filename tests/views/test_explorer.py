@@ -17,8 +17,8 @@ from core.ir.bindings import parse_bindings
 from core.ir.serialize import content_hash, read_document, to_document
 from core.jobs.queue import CANCELLED, QUEUED, JobQueue
 from core.store import Store
-from views.explorer.columns import COLUMNS
 from views.explorer.job_monitor import HEADERS
+from views.result_columns import COLUMNS
 from views.theme import RESOURCES
 
 from .helpers import LEFT, NO_BUTTON, mouse, type_bindings
@@ -528,7 +528,7 @@ def test_screenshot_of_the_explorer(tmp_path):
 
     from PySide6.QtGui import QColor, QImage
 
-    from views.explorer.columns import ORIGIN_COLORS
+    from views.result_columns import ORIGIN_COLORS
 
     from .test_startup import ENV, ROOT
 

@@ -16,9 +16,9 @@ from core.store import Store, StoreReadOnly
 from tests.core.job_kinds import TEST_HANDLERS
 from tests.store_damage import ROWS
 from tests.support import EXAMPLES
-from views.explorer.columns import COLUMNS
 from views.explorer.results_table import NAME, WRITES
 from views.explorer.session import ExplorerSession
+from views.result_columns import COLUMNS
 
 
 def test_the_window_closing_ends_its_workers_and_their_jobs_are_queued_again(qtbot, store_path):

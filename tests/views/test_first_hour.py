@@ -232,7 +232,7 @@ def test_a_timing_in_doubt_is_marked_wherever_it_shows_with_the_correctness_chec
     qtbot, store_path, explorer, examples_dir
 ):
     from core.ir.serialize import read_document
-    from views.explorer.columns import COLUMNS
+    from views.result_columns import COLUMNS
 
     from .helpers import move
 

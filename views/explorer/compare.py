@@ -31,7 +31,7 @@ from core.store import MAXIMIZE
 from .. import theme
 from ..editor.canvas import OperatorScene, OperatorView
 from ..editor.document import OperatorDocument
-from .columns import BY_KEY
+from ..result_columns import BY_KEY
 from .session import ExplorerSession
 
 NUMBERS = (

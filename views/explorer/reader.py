@@ -27,7 +27,7 @@ from core.store.query import OrderQuery
 from core.store.salvage import readable_copy
 from core.store.table_order import TableOrder
 
-from .columns import FRAME_COLUMNS
+from ..result_columns import FRAME_COLUMNS
 
 
 @dataclass

@@ -34,7 +34,7 @@ from core.store.result_filter import ResultFilter, parse_filter
 from core.store.table_order import TableOrder
 
 from .. import theme
-from .columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
+from ..result_columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
 from .selection import ResultSelection
 from .session import ExplorerSession
 

@@ -24,7 +24,7 @@ from core.store.frame import ResultsFrame
 from core.store.query import OrderQuery, result_rows
 from core.store.searches import SearchRun, runs
 
-from .columns import FRAME_COLUMNS
+from ..result_columns import FRAME_COLUMNS
 from .reader import Snapshot, StoreReader
 from .reopen import result_graph
 

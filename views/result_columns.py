@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from core.store import RESULT_OBJECTIVES
 from core.store.result_fields import FIELDS
 
-from ..formatting import human
+from .formatting import human
 
 
 def _number(value: float) -> str:
