@@ -1,7 +1,9 @@
 """Transformation sequences: steps on a loop nest, their versioned JSON format, and applying them.
 
 A sequence names a starting nest (conv2d, grouped_conv2d, dense), default sizes
-and the steps. Files are `{"format": "tessera.sequence", "version": 1, ...}`,
+and the steps. Files are `{"format": "tessera.sequence", "version": 1, ...}`; version 2
+adds the `prefetch` step, and a sequence is written in the oldest version that holds its
+steps (so one without prefetch still opens in a Tessera that reads only version 1). Files are
 read like operator files: parsed, checked field by field, never executed; every
 error names the file and the step. Loop names must be identifiers and factors
 positive integers or size expressions ('2', 'G', 'C_out/2'), evaluated with the
@@ -26,7 +28,9 @@ from .serialize import check_header, load_json, read_json, refuse_unknown_fields
 from .symbolic import MAX_SIZE, Size, parse_size
 
 FORMAT = "tessera.sequence"
-VERSION = 1
+VERSION = 2  # the newest this Tessera writes
+#: the version of the format that introduced each step added after version 1
+STEP_VERSION = {"prefetch": 2}
 
 #: op -> its parameters, each "loop" (a loop name), "loops" (two or more), "pair" (exactly two),
 #: "size" (a factor) or "sizes" (two factors)
@@ -39,6 +43,7 @@ STEP_PARAMS: dict[str, dict[str, str]] = {
     "unroll": {"loop": "loop"},
     "vectorize": {"loop": "loop"},
     "parallel": {"loop": "loop"},
+    "prefetch": {"loop": "loop"},
     "peel": {"loop": "loop", "at": "size"},
     "bottleneck": {"loop": "loop", "B": "size"},
     "group": {"loops": "pair", "G": "size"},
@@ -54,6 +59,7 @@ STEP_DOCS = {
     "unroll": "unroll a loop",
     "vectorize": "run the innermost loop as vector instructions",
     "parallel": "run a loop's iterations on several cores",
+    "prefetch": "fetch into cache the input the next iteration reads",
     "peel": "split the output channels at `at` into two parts with nests of their own",
     "bottleneck": "visit one index in B of the loop's iterator (changes the architecture)",
     "group": "keep only the diagonal blocks of two loops tiled by G (changes the architecture)",
@@ -173,7 +179,7 @@ def _param(value: Any, kind: str, where: str):
 
 # -- the document ----------------------------------------------------------------------------
 def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
-    fail = check_header(doc, FORMAT, VERSION, source)
+    fail = check_header(doc, FORMAT, tuple(range(1, VERSION + 1)), source)
     refuse_unknown_fields(
         doc, {"format", "version", "name", "description", "nest", "bindings", "reassociate", "steps"}, fail
     )
@@ -203,6 +209,12 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
             parsed.append(_step(s, f"steps[{i}]"))
         except FormatError as e:
             raise FormatError(f"{source}: {e}") from None
+        if STEP_VERSION.get(parsed[-1].op, 1) > doc["version"]:
+            raise fail(
+                f"steps[{i}] ({parsed[-1].op})",
+                f"this step came with version {STEP_VERSION[parsed[-1].op]} of the format, the file says "
+                f"version {doc['version']}",
+            )
     return Sequence(nest, tuple(parsed), dict(bindings), doc.get("name", ""), doc.get("description", ""), reassociate)
 
 
@@ -215,7 +227,8 @@ def load_sequence(path: str | Path) -> Sequence:
 
 
 def sequence_document(seq: Sequence) -> dict:
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": seq.name}
+    version = max((STEP_VERSION.get(s.op, 1) for s in seq.steps), default=1)
+    doc: dict[str, Any] = {"format": FORMAT, "version": version, "name": seq.name}
     if seq.description:
         doc["description"] = seq.description
     doc["nest"] = seq.nest
@@ -287,6 +300,8 @@ def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tu
         result = nest.fuse(*p["loops"], what)
     elif op in ("unroll", "vectorize", "parallel"):
         result = nest.annotate(p["loop"], op, what)
+    elif op == "prefetch":
+        result = nest.prefetch(p["loop"], what)
     elif op == "bottleneck":
         result = nest.bottleneck(p["loop"], divisor(p["B"], bindings, what), what)
     else:  # group
@@ -359,7 +374,7 @@ def suggest_step(op: str, nest: Nest) -> Step:
         return make_step(op, {"loop": name, "factor": 2})
     if op in ("unroll", "vectorize"):
         return make_step(op, {"loop": loops[-1].name})
-    if op == "parallel":
+    if op in ("parallel", "prefetch"):
         return make_step(op, {"loop": loops[0].name})
     return make_step(op, {"loop": over("co", "ci", "oh", "ow"), "B": 2})  # bottleneck
 
@@ -439,6 +454,7 @@ __all__ = [
     "MEANING_PRESERVING_OPS",
     "STEP_DOCS",
     "STEP_PARAMS",
+    "STEP_VERSION",
     "VERSION",
     "Sequence",
     "SequenceHistory",

@@ -90,9 +90,10 @@ def load_operator(path: str | Path) -> OperatorGraph:
     return read_operator(path)[1]
 
 
-def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str, str], FormatError]:
+def check_header(doc: Any, fmt: str, version: int | tuple[int, ...], source: str) -> Callable[[str, str], FormatError]:
     """The checks every versioned Tessera document shares (an object, its format tag and
-    version); returns fail(where, what) building errors that name `source`."""
+    version, or one of the versions this Tessera reads); returns fail(where, what) building
+    errors that name `source`."""
 
     def fail(where: str, what: str) -> FormatError:
         return FormatError(f"{source}: {where}: {what}")
@@ -101,8 +102,10 @@ def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str
         raise fail("top level", "expected a JSON object")
     if doc.get("format") != fmt:
         raise fail("format", f"expected {fmt!r}, got {shown(doc.get('format'))}")
-    if type(doc.get("version")) is not int or doc["version"] != version:  # not true, not 1.0
-        raise fail("version", f"this Tessera reads version {version}, the file has {shown(doc.get('version'))}")
+    versions = (version,) if isinstance(version, int) else version
+    if type(doc.get("version")) is not int or doc["version"] not in versions:  # not true, not 1.0
+        known = " or ".join(map(str, versions))
+        raise fail("version", f"this Tessera reads version {known}, the file has {shown(doc.get('version'))}")
     return fail
 
 

@@ -71,7 +71,9 @@ class FisherScreen:
             torch.set_rng_state(self._draws)  # the operator's layers draw as after build_backbone
         else:
             net = build_backbone(self.settings.spec, self.num_classes, self.settings.seed)
-        report = replace_convs(net, stand_in, self.settings.resolution, sizes=self.sizes)
+        report = replace_convs(
+            net, stand_in, self.settings.resolution, sizes=self.sizes, kinds=self.settings.spec.replace
+        )
         if not report.replaced:
             reasons = sorted({o.detail for o in report.layers})
             raise EvaluationError(
