@@ -157,6 +157,7 @@ class OperatorGallery(QWidget):
         self.list.itemSelectionChanged.connect(self._selection_changed)
         self.status = QLabel()
         self.status.setObjectName("hint")
+        self.status.setWordWrap(True)  # a long note must wrap, not widen the window
         self.open_button = QPushButton("Open in editor")
         self.export_button = QPushButton("Export…")
         self.open_button.clicked.connect(lambda: self._emit_selected(self.openRequested))

@@ -17,12 +17,11 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSizePolicy,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app.gui.pages import Pages
+from app.gui.pages import Pages, PageStack
 from app.gui.panels import build_gallery, build_search, current_export, open_document
 from core.analysis.summary import Summary
 from core.errors import TesseraError
@@ -76,10 +75,10 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.bindings_bar)
         layout.addWidget(self.view, 1)
         self.start_page = StartPage(EXAMPLES)
-        self.editor_pages = QStackedWidget()  # the canvas, or the start page in its place
+        self.editor_pages = PageStack()  # the canvas, or the start page in its place
         self.editor_pages.addWidget(central)
         self.editor_pages.addWidget(self.start_page)
-        self.page_stack = QStackedWidget()  # one page at a time (app.gui.pages)
+        self.page_stack = PageStack()  # one page at a time (app.gui.pages)
         self.setCentralWidget(self.page_stack)
         self.pages = Pages(self, self.page_stack)
         self._docks_behind_start: list[str] = []  # editor docks hidden while the start page shows
@@ -276,6 +275,7 @@ class MainWindow(QMainWindow):
         )
         add("gallery", "&Gallery", "Ctrl+5", "The store's operators as pictures", build=self._build_gallery)
         self.pages_menu.addActions(list(self.pages.actions.values()))
+        self.pages.actions["editor"].triggered.connect(self._leave_start_page)  # Editor, chosen: the canvas
         self.pages.changed.connect(self._page_changed)
 
     def _build_search(self):
@@ -372,6 +372,7 @@ class MainWindow(QMainWindow):
             for key in self._docks_behind_start:
                 self.docks[key].hide()
             self.editor_pages.setCurrentWidget(self.start_page)
+        self.pages.actions["editor"].setChecked(False)  # the start page is no page of its own: none is lit
 
     def on_start_page(self) -> bool:
         return self.editor_pages.currentWidget() is self.start_page

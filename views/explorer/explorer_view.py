@@ -58,6 +58,7 @@ class ExplorerView(QWidget):
         self.top.setSizes([1120, 380])
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)  # neither the plot nor the results vanish
         self.splitter.setSizes([560, 340])
         self.plot.frontChanged.connect(self.panel.show_front)
         self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)

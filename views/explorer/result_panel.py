@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QTreeWidget,
     QTreeWidgetItem,
@@ -62,7 +63,7 @@ class ResultPanel(QWidget):
         self.title.setWordWrap(True)
         self.pages = QStackedWidget()
         self.pages.addWidget(self._front_page())
-        self.pages.addWidget(self._result_page())
+        self.pages.addWidget(_scrolling(self._result_page()))  # tall: it scrolls on a small screen
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 8)
         layout.setSpacing(6)
@@ -217,3 +218,12 @@ class ResultPanel(QWidget):
     def _accuracy_requested(self) -> None:
         ids = self.selection.ids if len(self.selection) else [self.result_id]
         self.accuracyRequested.emit([int(i) for i in ids])
+
+
+def _scrolling(page: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setWidget(page)
+    return area

@@ -20,6 +20,7 @@ TILES = (
     ("within margin", "within margin"),
     ("tuned", "tuned"),
 )
+TILES_PER_ROW = 4  # two rows: the page fits a 1280x720 screen beside the settings
 #: counts that are rare or transient: one line under the tiles
 OTHERS = ("in flight", "did not learn", "diverged", "too slow", "failed")
 
@@ -32,7 +33,7 @@ class StageCounts(QWidget):
         grid = QGridLayout()
         grid.setSpacing(8)
         self.numbers: dict[str, QLabel] = {}
-        for column, (key, caption) in enumerate(TILES):
+        for column, (key, caption) in enumerate(TILES):  # in rows of TILES_PER_ROW, in the loop's order
             tile = QFrame()
             tile.setObjectName("stageTile")
             inner = QVBoxLayout(tile)
@@ -46,10 +47,11 @@ class StageCounts(QWidget):
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
             inner.addWidget(number)
             inner.addWidget(label)
-            grid.addWidget(tile, 0, column)
+            grid.addWidget(tile, *divmod(column, TILES_PER_ROW))
             self.numbers[key] = number
         self.others = QLabel()
         self.others.setObjectName("hint")
+        self.others.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(grid)
