@@ -6,7 +6,8 @@ The front is computed among the results of the chosen origin (core.store.pareto_
 so "search:mcts" shows the best that search found. Until the user picks one, the front is the
 first of FRONTS the results support: accuracy against tuned end-to-end speedup once the
 discovery loop has timed survivors, and otherwise the best there is, saying what is missing. Thumbnails are drawn offscreen by
-the editor's own canvas (views.pictures) and cached per operator and sizes."""
+views.pictures in brief (a named box per node: the editor's cards would be too small to
+read) and cached per operator and sizes."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from core.store.searches import runs
 
 from . import theme
 from .explorer.columns import BY_KEY
-from .pictures import graph_image
+from .pictures import graph_brief
 
 #: the fronts on offer, the most telling first (the default is the first the results support)
 FRONTS = (
@@ -50,7 +51,7 @@ FRONTS = (
     ("latency_ms", "params"),
     ("flops", "params"),
 )
-THUMBNAIL = QSize(260, 110)
+THUMBNAIL = QSize(300, 160)
 MAX_CARDS = 48
 ALL_ORIGINS = "All origins"
 
@@ -286,7 +287,7 @@ class OperatorGallery(QWidget):
                 try:
                     sizes = json.loads(card.bindings) if card.bindings else {}
                     item = from_document(row["document"], card.origin, sizes, name=card.name)
-                    pixmap = QPixmap.fromImage(graph_image(item.graph, THUMBNAIL))
+                    pixmap = QPixmap.fromImage(graph_brief(item.graph, THUMBNAIL))
                 except TesseraError as e:
                     self.status.setText(f"Cannot draw {card.name}: {e}")
             self._thumbnails[key] = pixmap

@@ -323,8 +323,14 @@ class SequenceEditor(QWidget):
         else:  # the nest after the selected step; with none selected, after the whole sequence
             reached = [s for s in self.report.steps[: row + 1 if has else None] if s.after is not None]
             program = reached[-1].after if reached else self.report.start
-            title = f"Loop nest after step {reached[-1].index + 1}" if reached else "Loop nest before any step"
-            self.nest_title.setText(title if has or not reached else f"{title}, the last (select a step to go back)")
+            last = reached[-1].index + 1 if reached else 0
+            if has or not reached:
+                title = f"Loop nest after step {last}" if reached else "Loop nest before any step"
+            elif last == len(self.sequence.steps):
+                title = f"Loop nest after all {last} step{'s' * (last != 1)} (select one to see the nest there)"
+            else:
+                title = f"Loop nest after step {last}, the last that applies"
+            self.nest_title.setText(title)
             self.nest_view.setPlainText(program_text(program))
         if has:
             status, message = self.verdict(row)

@@ -93,8 +93,10 @@ class SearchPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(self.settings)
-        scroll.setMinimumWidth(440)
-        scroll.setMaximumWidth(560)
+        # as wide as the settings need (they scroll down, never sideways), and not much wider
+        width = self.settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4
+        scroll.setMinimumWidth(width)
+        scroll.setMaximumWidth(max(width, 560))
         layout = QHBoxLayout(self)
         layout.addWidget(scroll, 2)
         layout.addWidget(card, 3)
