@@ -22,7 +22,7 @@ TILES = (
 )
 TILES_PER_ROW = 4  # two rows: the page fits a 1280x720 screen beside the settings
 #: counts that are rare or transient: one line under the tiles
-OTHERS = ("in flight", "did not learn", "diverged", "too slow", "failed")
+OTHERS = ("in flight", "waiting", "did not learn", "diverged", "too slow", "failed")
 
 
 class StageCounts(QWidget):
@@ -58,6 +58,10 @@ class StageCounts(QWidget):
         layout.addWidget(self.others)
         self.show_counts({})
 
+    def show_tuned(self, timed: bool) -> None:
+        """The "tuned" tile only for a run that times survivors end to end (none are tuned otherwise)."""
+        self.numbers["tuned"].parentWidget().setVisible(timed)
+
     def show_counts(self, counts: dict[str, int]) -> None:
         for key, label in self.numbers.items():
             label.setText(f"{counts.get(key, 0):,}")
@@ -65,7 +69,9 @@ class StageCounts(QWidget):
 
     def text(self) -> str:
         """'3 proposed, 2 screened, ...': what the tiles say, in words."""
-        return ", ".join(f"{self.numbers[key].text()} {caption}" for key, caption in TILES)
+        return ", ".join(
+            f"{self.numbers[key].text()} {caption}" for key, caption in TILES if self.numbers[key].isVisibleTo(self)
+        )
 
 
 def baseline_text(summary: dict) -> str:
@@ -90,7 +96,7 @@ def best_text(summary: dict, tune: bool) -> str:
 
 
 def time_text(elapsed: float, fraction: float, minutes: float | None, in_flight: int) -> str:
-    """'Elapsed 1:05 · about 58:55 left', or what the run still waits for."""
+    """'Elapsed 1:05 · about 58:55 left', or what the run still waits for (while it runs)."""
     text = f"Elapsed {duration_text(elapsed)}"
     if minutes is not None and elapsed >= minutes * 60:
         return f"{text} · time is up: finishing {in_flight} candidate(s) in flight"
