@@ -331,8 +331,22 @@ class Explore(QObject):
         )
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.submitted.connect(on_submit)
+        self.dialog.unreachable.connect(self._device_unreachable)
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
         self.dialog.open()
+
+    def _device_unreachable(self, name: str, check: dict) -> None:
+        """A device's tracker did not answer when jobs were about to be queued: the device list
+        says so (Run > Devices…, the next Evaluate or Tune)."""
+        from core.devices import record_check
+
+        try:
+            record_check(self.session.store, name, check)
+        except TesseraError as e:
+            self.window.statusBar().showMessage(f"Cannot record {name}'s check: {e}", 8000)
+            return
+        if self.devices_dialog is not None:
+            self.devices_dialog.refresh()
 
     def _submit(self, subjects, request, subject: str) -> list[int]:
         try:
