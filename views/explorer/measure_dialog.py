@@ -9,11 +9,10 @@ that does not answer is refused at once, with the reason, and the dialog stays o
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
