@@ -67,6 +67,12 @@ def _terms(text: str) -> list[str]:
     return terms
 
 
+def filter_term(name: str, value: str) -> str:
+    """The filter text that keeps the results whose column `name` is exactly `value` (quoted,
+    so that a value with spaces, such as the bindings' JSON, stays one term)."""
+    return shlex.quote(f"{name}={value}")
+
+
 def parse_filter(text: str) -> ResultFilter:
     """The filter typed by a user; FilterError naming the term that is wrong."""
     clauses: list[str] = []

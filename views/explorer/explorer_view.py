@@ -61,6 +61,7 @@ class ExplorerView(QWidget):
         self.splitter.setChildrenCollapsible(False)  # neither the plot nor the results vanish
         self.splitter.setSizes([560, 340])
         self.plot.frontChanged.connect(self.panel.show_front)
+        self.panel.filterRequested.connect(self.browser.filter_edit.setText)
         self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
         self.session.refused.connect(self._show_notice)
         self.session.resultsReset.connect(self._show_notice)

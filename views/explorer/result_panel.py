@@ -10,6 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from core.store.result_filter import filter_term
 
 from .. import theme
 from .columns import BY_KEY, DOUBT, cell_text, origin_color
@@ -52,6 +55,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 class ResultPanel(QWidget):
     openRequested = Signal(int)
     accuracyRequested = Signal(object)  # result ids: the selection, or the result shown
+    filterRequested = Signal(str)  # a filter for the results browser (the front's results at one size)
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
         super().__init__(parent)
@@ -88,9 +92,16 @@ class ResultPanel(QWidget):
         self.front_list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.front_list.itemClicked.connect(lambda item: self.selection.set([item.data(0, ID_ROLE)]))
         self.front_list.itemDoubleClicked.connect(lambda item: self.openRequested.emit(item.data(0, ID_ROLE)))
+        self.sizes_note = QLabel()  # a front of results measured at different sizes says so
+        self.sizes_note.setObjectName("warningText")
+        self.sizes_note.setWordWrap(True)
+        self.sizes_box = QComboBox()  # ... and offers to keep one size
+        self.sizes_box.activated.connect(self._size_chosen)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.front_note)
+        layout.addWidget(self.sizes_note)
+        layout.addWidget(self.sizes_box)
         layout.addWidget(self.front_list, 1)
         return page
 
@@ -175,6 +186,7 @@ class ResultPanel(QWidget):
             self.front_list.addTopLevelItem(item)
         for column in (1, 2):
             self.front_list.resizeColumnToContents(column)
+        self._show_sizes(sorted({row["bindings"] or "" for row in rows.values()}))
         self.front_note.setText(
             f"{len(ids)} result(s) on the Pareto front of {x.axis} ({'lower' if x.direction != 'max' else 'higher'}"
             f" is better) and {y.axis} ({'lower' if y.direction != 'max' else 'higher'} is better). "
@@ -182,6 +194,27 @@ class ResultPanel(QWidget):
             if len(ids)
             else "No results to compare yet."
         )
+
+    def _show_sizes(self, sizes: list[str]) -> None:
+        """Results measured at different sizes do not compare (a 56x56 convolution is slower
+        than a 16x16 one): a front that mixes them says so and offers each size as a filter."""
+        mixed = len(sizes) > 1
+        self.sizes_note.setVisible(mixed)
+        self.sizes_box.setVisible(mixed)
+        if not mixed:
+            return
+        self.sizes_note.setText(
+            f"{DOUBT.strip()} This front mixes results measured at {len(sizes)} different sizes: "
+            "their latencies and costs compare only at equal sizes."
+        )
+        self.sizes_box.clear()
+        self.sizes_box.addItem("Show the results of one size…", "")
+        for bindings in sizes:
+            self.sizes_box.addItem(BY_KEY["bindings"].text(bindings) or "no sizes", bindings)
+
+    def _size_chosen(self, index: int) -> None:
+        if index > 0:
+            self.filterRequested.emit(filter_term("bindings", self.sizes_box.itemData(index)))
 
     def show_result(self, result_id: int | None) -> None:
         self.result_id = result_id
