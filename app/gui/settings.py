@@ -1,5 +1,5 @@
 """Where the window keeps its state between runs (dock layout, geometry, recent files, the
-folder last saved to).
+folder last saved to, the colour theme).
 
 INI files via QSettings: in the user's config folder by default, or at an
 explicit path (tests use a temporary file, so they never touch the user's)."""
@@ -13,6 +13,8 @@ from PySide6.QtCore import QSettings, QStandardPaths
 ORGANIZATION = APPLICATION = "Tessera"
 RECENT_KEY = "recentFiles"
 RECENT_LIMIT = 8
+THEME_KEY = "view/theme"  # 'system' (the desktop's scheme), 'light' or 'dark'
+THEMES = ("system", "light", "dark")
 FOLDER_KEY = "lastFolder"  # where the user last saved or exported: Save As and Export start there
 
 
@@ -55,3 +57,9 @@ def documents_folder() -> Path:
     """The user's documents folder (their home if the desktop names none)."""
     location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
     return Path(location) if location and Path(location).is_dir() else Path.home()
+
+
+def theme_choice(settings: QSettings | None) -> str:
+    """The theme the user chose: 'system', 'light' or 'dark'."""
+    value = str(settings.value(THEME_KEY, "system")) if settings is not None else "system"
+    return value if value in THEMES else "system"

@@ -10,11 +10,12 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSizePolicy,
     QVBoxLayout,
@@ -41,7 +42,16 @@ from views.explorer.style import CHECKABLE_BUTTONS
 from views.start_page import StartPage
 
 from .explore import STATUS_TIPS, Explore
-from .settings import documents_folder, forget_recent_files, last_folder, recent_files, remember_file, remember_folder
+from .settings import (
+    THEME_KEY,
+    documents_folder,
+    forget_recent_files,
+    last_folder,
+    recent_files,
+    remember_file,
+    remember_folder,
+    theme_choice,
+)
 
 STATE_VERSION = 1
 FILE_FILTER = "Tessera documents: operators and sequences (*.json);;All files (*)"
@@ -216,6 +226,8 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(a["layout"])
         view.addSeparator()
+        self._add_theme_menu(view)
+        view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
         run = self.run_menu = self.menuBar().addMenu("&Run")
@@ -225,6 +237,27 @@ class MainWindow(QMainWindow):
         run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"], e["devices"]])
         run.addSeparator()
         run.addAction(a["search"])
+
+    def _add_theme_menu(self, view: QMenu) -> None:
+        """View > Theme: the desktop's colour scheme, or light or dark whatever the desktop says;
+        kept in the settings, used from the next start (the views take their colours when made)."""
+        menu = view.addMenu("&Theme")
+        group = QActionGroup(self)
+        chosen = theme_choice(self.settings)
+        for key, text in (("system", "&System (follow the desktop)"), ("light", "&Light"), ("dark", "&Dark")):
+            action = menu.addAction(text, lambda k=key: self._choose_theme(k))
+            action.setCheckable(True)
+            action.setChecked(key == chosen)
+            action.setData(key)
+            group.addAction(action)
+        menu.setEnabled(self.settings is not None)
+        self.theme_actions = group
+
+    def _choose_theme(self, key: str) -> None:
+        self.settings.setValue(THEME_KEY, key)
+        scheme = theme.scheme_of_desktop(key if key != "system" else None)
+        now = "in use now" if scheme == theme.SCHEME else "used when Tessera starts next"
+        self.statusBar().showMessage(f"Theme: {key} ({scheme}), {now}", 8000)
 
     def _make_toolbar(self) -> None:
         bar = self.addToolBar("Main")
