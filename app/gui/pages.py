@@ -135,13 +135,17 @@ class Pages(QObject):
         return True
 
     def _arrive(self, page: Page, widget: QWidget) -> None:
-        if page.key != self.current:
+        # the page left takes its docks away before the page shown arrives, and the page shown
+        # is in place before its docks come back: a page beside the other's docks widens the window
+        arriving = page.key != self.current
+        if arriving:
             self._leave(self.pages[self.current])
+        self.stack.setCurrentWidget(widget)
+        if arriving:
             for dock in page.hidden_docks:
                 self.window.docks[dock].show()
             page.hidden_docks = []
             self.current = page.key
-        self.stack.setCurrentWidget(widget)
         page.action.setChecked(True)
         self.window.statusBar().showMessage(page.status)
         self.changed.emit(page.key)

@@ -242,6 +242,7 @@ class SequenceEditor(QWidget):
         column.addWidget(self.explanation)
 
         self.nest_title = QLabel()
+        self.nest_title.setWordWrap(True)
         self.nest_view = QPlainTextEdit()
         self.nest_view.setReadOnly(True)
         self.nest_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)

@@ -346,7 +346,10 @@ class ResultsBrowser(QWidget):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
         # a few rows stay in view when a dock (Jobs, Accuracy) takes the window's bottom: the plot gives way
-        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + MIN_ROWS * ROW_HEIGHT + 4)
+        chrome = (
+            self.table.horizontalHeader().sizeHint().height() + self.table.horizontalScrollBar().sizeHint().height()
+        )
+        self.table.setMinimumHeight(chrome + MIN_ROWS * ROW_HEIGHT + 2 * self.table.frameWidth())
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
