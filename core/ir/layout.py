@@ -50,8 +50,8 @@ def layered_layout(graph: OperatorGraph, aspect: float | None = CANVAS_ASPECT) -
     per_row = len(layers) if aspect is None else _layers_per_row(spans, aspect)
     rows = [spans[i : i + per_row] for i in range(0, len(layers), per_row)]
     tops = [0.0]  # the centre line of each row's topmost nodes
-    for row in rows[:-1]:
-        tops.append(tops[-1] + max(row) + ROW_GAP)
+    for heights in rows[:-1]:
+        tops.append(tops[-1] + max(heights) + ROW_GAP)
     positions = {}
     for n in g.nodes:
         row, column = divmod(layer[n], per_row)
