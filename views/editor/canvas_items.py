@@ -208,13 +208,14 @@ class NodeItem(QGraphicsItem):
         painter.setPen(QColor("#ffffff"))
         title_rect = QRectF(rect.left() + PADDING, rect.top(), rect.width() - 2 * PADDING, HEADER_HEIGHT)
         painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, self.info.title)
-        if self.info.title.lower() != self.node_id:
+        if self.info.title.lower() != self.node_id:  # the id in the room the title leaves (never over it)
+            room = text_width - QFontMetricsF(theme.ui_font(8.5, bold=True)).horizontalAdvance(self.info.title) - 8
             painter.setFont(theme.ui_font(7.5))
             painter.setPen(QColor(255, 255, 255, 200))
             painter.drawText(
                 title_rect,
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                _elide(self.node_id, theme.ui_font(7.5), 80),
+                _elide(self.node_id, theme.ui_font(7.5), min(80, max(room, 0))),
             )
         badge = {"error": "!", "pending": "?"}.get(self.info.state)
         if badge:

@@ -5,6 +5,7 @@ It follows the shared selection's current result and the plot's front."""
 from __future__ import annotations
 
 import html
+import json
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.store.result_filter import filter_term
+from core.store.result_filter import sizes_filter
 
 from .. import theme
 from .columns import BY_KEY, DOUBT, cell_text, origin_color
@@ -186,7 +187,7 @@ class ResultPanel(QWidget):
             self.front_list.addTopLevelItem(item)
         for column in (1, 2):
             self.front_list.resizeColumnToContents(column)
-        self._show_sizes(sorted({row["bindings"] or "" for row in rows.values()}))
+        self._show_sizes([json.loads(row["bindings"] or "{}") for row in rows.values()])
         self.front_note.setText(
             f"{len(ids)} result(s) on the Pareto front of {x.axis} ({'lower' if x.direction != 'max' else 'higher'}"
             f" is better) and {y.axis} ({'lower' if y.direction != 'max' else 'higher'} is better). "
@@ -195,26 +196,34 @@ class ResultPanel(QWidget):
             else "No results to compare yet."
         )
 
-    def _show_sizes(self, sizes: list[str]) -> None:
+    def _show_sizes(self, bindings: list[dict[str, int]]) -> None:
         """Results measured at different sizes do not compare (a 56x56 convolution is slower
-        than a 16x16 one): a front that mixes them says so and offers each size as a filter."""
-        mixed = len(sizes) > 1
+        than a 16x16 one): a front that mixes them says so and offers each size as a filter.
+        Sizes differ where a variable two results share has two values (one operator may not
+        use K at all)."""
+        values: dict[str, set[int]] = {}
+        for sizes in bindings:
+            for var, value in sizes.items():
+                values.setdefault(var, set()).add(value)
+        varying = sorted(var for var, seen in values.items() if len(seen) > 1)
+        classes = sorted({tuple((var, sizes[var]) for var in varying if var in sizes) for sizes in bindings} - {()})
+        mixed = len(classes) > 1
         self.sizes_note.setVisible(mixed)
         self.sizes_box.setVisible(mixed)
         if not mixed:
             return
         self.sizes_note.setText(
-            f"{DOUBT.strip()} This front mixes results measured at {len(sizes)} different sizes: "
+            f"{DOUBT.strip()} This front mixes results measured at different sizes ({', '.join(varying)}): "
             "their latencies and costs compare only at equal sizes."
         )
         self.sizes_box.clear()
-        self.sizes_box.addItem("Show the results of one size…", "")
-        for bindings in sizes:
-            self.sizes_box.addItem(BY_KEY["bindings"].text(bindings) or "no sizes", bindings)
+        self.sizes_box.addItem("Show the results of one size…", None)
+        for sizes in classes:
+            self.sizes_box.addItem(", ".join(f"{var}={value}" for var, value in sizes), dict(sizes))
 
     def _size_chosen(self, index: int) -> None:
         if index > 0:
-            self.filterRequested.emit(filter_term("bindings", self.sizes_box.itemData(index)))
+            self.filterRequested.emit(sizes_filter(self.sizes_box.itemData(index)))
 
     def show_result(self, result_id: int | None) -> None:
         self.result_id = result_id
