@@ -421,7 +421,8 @@ class Explore(QObject):
         self.window.show_page("sequences")
         row = self.session.row(result_id) or {}
         self.window.statusBar().showMessage(
-            f"Opened the sequence that found {row.get('operator_name') or 'the operator'} ({len(seq.steps)} steps)",
+            f"Opened the sequence that found {row.get('operator_name') or 'the operator'} "
+            f"({len(seq.steps)} step{'s' * (len(seq.steps) != 1)})",
             8000,
         )
 

@@ -328,7 +328,8 @@ class SequenceEditor(QWidget):
             if has or not reached:
                 title = f"Loop nest after step {last}" if reached else "Loop nest before any step"
             elif last == len(self.sequence.steps):
-                title = f"Loop nest after all {last} step{'s' * (last != 1)} (select one to see the nest there)"
+                steps = f"all {last} steps" if last > 1 else "its step"
+                title = f"Loop nest after {steps} (select one to see the nest there)"
             else:
                 title = f"Loop nest after step {last}, the last that applies"
             self.nest_title.setText(title)
