@@ -78,7 +78,7 @@ def graph_brief(graph: OperatorGraph, size: QSize) -> QImage:
             painter.setPen(QPen(theme.tint(_brief_color(graph, src), 0.25), 4.0))
             painter.drawPath(wire_path(QPointF(ax + w / 2, ay), QPointF(bx - w / 2, by)))
         font = theme.ui_font(bold=True)
-        font.setPixelSize(round(h * 0.42))
+        font.setPixelSize(round(h * 0.38))
         painter.setFont(font)
         metrics = QFontMetricsF(font)
         for node, (x, y) in positions.items():
