@@ -3,7 +3,8 @@ in a spawned worker process (views.export_files.export_call through core.jobs.is
 torch, TVM and picture drawing never run in the GUI process and the window never waits.
 
 Open it for a stored operator (`target="12"` plus `store`), an operator file, or the
-editor's current document (`document=`); `formats=RESULTS_FORMATS` exports the store."""
+editor's current document (`document=`); `formats=RESULTS_FORMATS` exports the store. The
+window gives it its folder (set_directory) and reports what `exported` wrote where."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.export import FORMATS, OPERATOR_FORMATS, ExportError, Format, file_stem, output_paths
+from core.export import FORMATS, OPERATOR_FORMATS, UNSEQUENCED_FORMATS, ExportError, Format, file_stem, output_paths
 
 from . import theme
 from .background import CallSignals, SubprocessCall
@@ -47,7 +48,7 @@ class ExportDialog(QDialog):
         name: str = "operator",
         store: str | Path | None = None,
         bindings: dict[str, int] | None = None,
-        formats: Sequence[Format] = OPERATOR_FORMATS,
+        formats: Sequence[Format] = UNSEQUENCED_FORMATS,
         columns: Sequence[str] = (),
         directory: str | Path | None = None,
         parent: QWidget | None = None,
@@ -108,13 +109,16 @@ class ExportDialog(QDialog):
         name: str | None,
         bindings: dict[str, int] | None = None,
         parent: QWidget | None = None,
+        sequence: bool = False,
     ) -> ExportDialog:
-        """For an operator of the results store, at `bindings` (default: its own)."""
+        """For an operator of the results store, at `bindings` (default: its own); `sequence`:
+        a transformation sequence made it, so it can be exported too."""
         return cls(
             target=str(operator_id),
             store=store,
             name=name or f"operator{operator_id}",
             bindings=bindings,
+            formats=OPERATOR_FORMATS if sequence else UNSEQUENCED_FORMATS,
             parent=parent,
         )
 
@@ -127,6 +131,11 @@ class ExportDialog(QDialog):
         if index < 0:
             raise ValueError(f"format {name!r} is not offered here")
         self.format_box.setCurrentIndex(index)
+
+    def set_directory(self, directory: str | Path) -> None:
+        """The folder the suggested file goes to (until the user types or picks a path)."""
+        self._directory = Path(directory)
+        self._suggest_path()
 
     def set_path(self, path: str | Path) -> None:
         self.path_edit.setText(str(path))

@@ -6,7 +6,8 @@ The front is computed among the results of the chosen origin (core.store.fronts)
 so "search:mcts" shows the best that search found. Until the user picks one, the front is the
 first of FRONTS the results support: accuracy against tuned end-to-end speedup once the
 discovery loop has timed survivors, and otherwise the best there is, saying what is missing. Thumbnails are drawn offscreen by
-the editor's own canvas (views.pictures) and cached per operator and sizes."""
+views.pictures in brief (a named box per node: the editor's cards would be too small to
+read) and cached per operator and sizes."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from core.store.fronts import both_counts, operator_front, origins
 from core.store.searches import runs
 
 from . import theme
-from .pictures import graph_image
+from .pictures import graph_brief
 from .result_columns import BY_KEY
 
 #: the fronts on offer, the most telling first (the default is the first the results support)
@@ -50,7 +51,7 @@ FRONTS = (
     ("latency_ms", "params"),
     ("flops", "params"),
 )
-THUMBNAIL = QSize(260, 110)
+THUMBNAIL = QSize(300, 160)
 MAX_CARDS = 48
 ALL_ORIGINS = "All origins"
 
@@ -143,6 +144,7 @@ class OperatorGallery(QWidget):
         self.list.itemSelectionChanged.connect(self._selection_changed)
         self.status = QLabel()
         self.status.setObjectName("hint")
+        self.status.setWordWrap(True)  # a long note must wrap, not widen the window
         self.open_button = QPushButton("Open in editor")
         self.export_button = QPushButton("Export…")
         self.open_button.clicked.connect(lambda: self._emit_selected(self.openRequested))
@@ -261,7 +263,7 @@ class OperatorGallery(QWidget):
                 try:
                     sizes = json.loads(card.bindings) if card.bindings else {}
                     item = from_document(row["document"], card.origin, sizes, name=card.name)
-                    pixmap = QPixmap.fromImage(graph_image(item.graph, THUMBNAIL))
+                    pixmap = QPixmap.fromImage(graph_brief(item.graph, THUMBNAIL))
                 except TesseraError as e:
                     self.status.setText(f"Cannot draw {card.name}: {e}")
             self._thumbnails[key] = pixmap

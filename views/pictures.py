@@ -1,5 +1,6 @@
 """Pictures drawn offscreen by Qt: an operator graph as the editor's canvas shows it
-(PNG, SVG, gallery thumbnails) and a Pareto plot of the results store (PNG, SVG).
+(PNG, SVG), the same graph in brief for gallery thumbnails, and a Pareto plot of the
+results store (PNG, SVG).
 
 The graph is drawn by the editor's own scene (views.editor.canvas), so a picture matches what
 the editor shows and needs no Graphviz. A QApplication must exist: drawing_application
@@ -15,17 +16,18 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtGui import QColor, QFontMetricsF, QImage, QPainter, QPen
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from core.export import ExportError, write_with
-from core.ir.graph import OperatorGraph
+from core.ir.graph import INPUT, OUTPUT, OperatorGraph
+from core.ir.layout import layered_layout
 from core.store import RESULT_OBJECTIVES, Store, fronts
 
 from . import theme
 from .editor.canvas import OperatorScene
-from .editor.canvas_items import NODE_WIDTH
+from .editor.canvas_items import NODE_WIDTH, RETURN_STEP, wire_path
 from .editor.document import OperatorDocument
 from .pareto_front import staircase
 from .result_columns import BY_KEY, origin_color
@@ -34,6 +36,7 @@ MARGIN = 24.0
 MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
 MIN_CARD = 24  # pixels: a card drawn narrower shows nothing one can make out
 PARETO_SIZE = (900, 600)
+BRIEF_BOX = (190.0, 64.0)  # a node's box in a brief picture, in layout units (core.ir.layout: 250 apart)
 
 
 def drawing_application() -> QApplication:
@@ -43,24 +46,68 @@ def drawing_application() -> QApplication:
     return theme.application()
 
 
-def graph_image(graph: OperatorGraph, size: QSize | None = None, scale: float = 1.5) -> QImage:
-    """The graph drawn on the canvas background: at `scale` pixels per scene unit, or fitted
-    (aspect kept, centred) into `size`. Sizes shown on the cards use the graph's bindings.
-    ExportError, without `size`, for a graph so large that MAX_SIDE pixels would shrink its
-    cards to specks (a chain of thousands of nodes)."""
+def graph_image(graph: OperatorGraph, scale: float = 1.5) -> QImage:
+    """The graph drawn on the canvas background at `scale` pixels per scene unit (at most
+    MAX_SIDE pixels a side). Sizes shown on the cards use the graph's bindings. ExportError for
+    a graph so large that MAX_SIDE pixels would shrink its cards to specks (a chain of
+    thousands of nodes)."""
     with _drawn(graph) as (scene, rect):
-        if size is None:
-            factor = min(scale, MAX_SIDE / max(rect.width(), rect.height()))
-            size = QSize(max(1, round(rect.width() * factor)), max(1, round(rect.height() * factor)))
-            if NODE_WIDTH * factor < MIN_CARD:
-                raise ExportError(
-                    f"{graph.name or 'the operator'} has {len(graph.g):,} nodes: a picture of at most "
-                    f"{MAX_SIDE} pixels a side ({size.width()}x{size.height()}) would draw each card "
-                    f"{NODE_WIDTH * factor:.1f} pixels wide; export it as svg, or as dot for Graphviz"
-                )
+        factor = min(scale, MAX_SIDE / max(rect.width(), rect.height()))
+        size = QSize(max(1, round(rect.width() * factor)), max(1, round(rect.height() * factor)))
+        if NODE_WIDTH * factor < MIN_CARD:
+            raise ExportError(
+                f"{graph.name or 'the operator'} has {len(graph.g):,} nodes: a picture of at most "
+                f"{MAX_SIDE} pixels a side ({size.width()}x{size.height()}) would draw each card "
+                f"{NODE_WIDTH * factor:.1f} pixels wide; export it as svg, or as dot for Graphviz"
+            )
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
         _paint(image, lambda painter: _paint_scene(painter, scene, rect, QRectF(image.rect())))
     return image
+
+
+def graph_brief(graph: OperatorGraph, size: QSize) -> QImage:
+    """The graph in brief, readable at a gallery thumbnail's size where the editor's cards are
+    not: a box per node in its category's colour, named by its primitive, wired as in the
+    editor and laid out (core.ir.layout) for the picture's shape."""
+    positions = layered_layout(graph, size.width() / size.height())
+    w, h = BRIEF_BOX
+    xs, ys = [x for x, _ in positions.values()], [y for _, y in positions.values()]
+    source = QRectF(min(xs) - w / 2, min(ys) - h / 2, max(xs) - min(xs) + w, max(ys) - min(ys) + h)
+    source.adjust(-MARGIN - RETURN_STEP, -MARGIN, MARGIN + RETURN_STEP, MARGIN)  # room for wires back to the left
+    image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+
+    def paint(painter: QPainter) -> None:
+        painter.fillRect(QRectF(image.rect()), QColor(theme.CANVAS_BG))
+        scale = min(size.width() / source.width(), size.height() / source.height())
+        painter.translate(size.width() / 2, size.height() / 2)
+        painter.scale(scale, scale)
+        painter.translate(-source.center())
+        for src, dst, _ in graph.edges():
+            (ax, ay), (bx, by) = positions[src], positions[dst]
+            painter.setPen(QPen(theme.tint(_brief_color(graph, src), 0.25), 4.0))
+            painter.drawPath(wire_path(QPointF(ax + w / 2, ay), QPointF(bx - w / 2, by)))
+        font = theme.ui_font(bold=True)
+        font.setPixelSize(round(h * 0.38))
+        painter.setFont(font)
+        metrics = QFontMetricsF(font)
+        for node, (x, y) in positions.items():
+            box = QRectF(x - w / 2, y - h / 2, w, h)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(_brief_color(graph, node))
+            painter.drawRoundedRect(box, 10, 10)
+            painter.setPen(QColor("#ffffff"))
+            names = [node.capitalize()] if node in (INPUT, OUTPUT) else [graph.prim(node).title, graph.prim(node).op]
+            name = next((n for n in names if metrics.horizontalAdvance(n) <= w - 12), names[-1])  # "fc" if need be
+            painter.drawText(
+                box, Qt.AlignmentFlag.AlignCenter, metrics.elidedText(name, Qt.TextElideMode.ElideRight, w - 12)
+            )
+
+    _paint(image, paint)
+    return image
+
+
+def _brief_color(graph: OperatorGraph, node: str) -> QColor:
+    return theme.category_color("tensor" if node in (INPUT, OUTPUT) else graph.prim(node).category)
 
 
 def save_graph_picture(graph: OperatorGraph, path: Path) -> Path:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from core.store import RESULT_OBJECTIVES
 from core.store.result_fields import FIELDS
 
+from . import theme
 from .formatting import human
 
 
@@ -107,7 +108,7 @@ FRAME_COLUMNS = tuple(c.key for c in AXES)
 
 ORIGIN_COLORS = {
     "hand-made": "#2563eb",
-    "baseline": "#111827",
+    "baseline": "strong",  # the scheme's strongest text colour: near-black on light, near-white on dark
     "search:canvas": "#d97706",
     "search:mcts": "#7c3aed",
     "search:sequences": "#0d9488",
@@ -119,7 +120,7 @@ def origin_color(origin: str, known: list[str]) -> str:
     """A stable colour per origin; origins without a fixed one take the next spare colour
     in order of appearance (`known` is the frame's list of origins)."""
     if origin in ORIGIN_COLORS:
-        return ORIGIN_COLORS[origin]
+        return theme.COLORS.get(ORIGIN_COLORS[origin], ORIGIN_COLORS[origin])
     spare = [o for o in known if o not in ORIGIN_COLORS]
     index = spare.index(origin) if origin in spare else len(spare)
     return EXTRA_COLORS[index % len(EXTRA_COLORS)]

@@ -144,11 +144,14 @@ SELECTION = COLORS["accent"]
 ACCEPT = COLORS["accept"]
 
 
-def scheme_of_desktop() -> str:
-    """'dark' or 'light': TESSERA_THEME if set, else the desktop's colour scheme (light if unknown)."""
+def scheme_of_desktop(preferred: str | None = None) -> str:
+    """'dark' or 'light': TESSERA_THEME if set, else `preferred` (the user's choice in the
+    window) if a scheme, else the desktop's colour scheme (light if unknown)."""
     chosen = os.environ.get("TESSERA_THEME", "").strip().lower()
     if chosen in SCHEMES:
         return chosen
+    if preferred in SCHEMES:
+        return preferred
     hints = QGuiApplication.styleHints()
     return "dark" if hints is not None and hints.colorScheme() == Qt.ColorScheme.Dark else "light"
 
@@ -291,13 +294,14 @@ def apply_theme(app: QApplication, scheme: str | None = None) -> None:
     app.setWindowIcon(icon("tessera"))
 
 
-def application() -> QApplication:
-    """The process's QApplication, created and themed on first use."""
+def application(preferred: str | None = None) -> QApplication:
+    """The process's QApplication, created and themed on first use (`preferred`: the scheme
+    the user chose, else the desktop's)."""
     app = QApplication.instance()
     if app is None:
         app = QApplication(sys.argv[:1])
         app.setApplicationName("Tessera")
         app.setOrganizationName("Tessera")
         app.setDesktopFileName("io.github.tessera.Tessera")
-        apply_theme(app)
+        apply_theme(app, scheme_of_desktop(preferred))
     return cast(QApplication, app)  # this program makes no other kind

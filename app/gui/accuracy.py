@@ -33,11 +33,16 @@ class AccuracyEvaluation(QObject):
         self.action.triggered.connect(self.evaluate_current)
 
     def evaluate_current(self) -> None:
-        """Ask how to evaluate the operator in the editor, then queue its jobs."""
+        """Ask how to evaluate the operator of the page shown (the editor's, or the sequence's
+        result), then queue its jobs."""
+        subject = self.explore.current_subject()
+        if subject is None:
+            why = self.window.sequences.why_no_result()
+            QMessageBox.warning(self.window, "The sequence has no result", f"Nothing to evaluate yet: {why}.")
+            return
         if self.explore.writable_session() is None:
             return
-        document, name, key = self.explore.editor_input()
-        self._ask(name, [Subject(document, name, input_key=key)])
+        self._ask(subject.name, [subject])
 
     def evaluate_results(self, result_ids) -> None:
         """Ask how to evaluate the operators of these results (each once), then queue their jobs."""
@@ -62,9 +67,9 @@ class AccuracyEvaluation(QObject):
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return
-        for subject in subjects:
-            if subject.input_key is not None:
-                self.explore.editor_jobs_queued(subject)
+        for queued in subjects:
+            if queued.input_key is not None:
+                self.explore.editor_jobs_queued(queued)
         self.show_monitor()
         self.monitor.track(ids)
         self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {request.describe()} for {subject}", 8000)

@@ -20,7 +20,7 @@ from core.analysis.summary import why_not_measurable
 from core.errors import TesseraError
 from core.ir.bindings import check_names
 from core.ir.errors import BindingError
-from core.ir.sequence import sequence_from_document
+from core.ir.sequence import sequence_document, sequence_from_document
 from core.ir.serialize import content_hash, to_document
 from core.jobs.submit import Subject, result_subjects
 from views.editor.document import OperatorDocument
@@ -170,6 +170,7 @@ class Explore(QObject):
             self.view.sequenceRequested.connect(self.open_sequence)
             self.view.measureRequested.connect(self.measure_results)
             self.view.accuracyRequested.connect(self.accuracy.evaluate_results)
+            self.view.exportOpened.connect(self.window.watch_export)
         return self.view
 
     def show_jobs(self) -> None:
@@ -236,41 +237,48 @@ class Explore(QObject):
 
     # -- Evaluate / Tune ------------------------------------------------------------------------
     def measure_current(self, tune: bool, transfer: bool = False) -> None:
-        """Ask how to measure the operator in the editor, then queue its jobs."""
-        document = self.window.document
-        if not document.summary.shapes.ok:
+        """Ask how to measure the operator of the page shown (app.gui.window: the editor's, or
+        the result of the sequence on the Sequences page), then queue its jobs."""
+        subject = self.current_subject()
+        if subject is None:
+            why = self.window.sequences.why_no_result()
+            QMessageBox.warning(self.window, "The sequence has no result", f"Nothing to measure yet: {why}.")
+            return
+        if subject.input_key is not None and not self.window.document.summary.shapes.ok:
             QMessageBox.warning(
                 self.window, "The operator has errors", "Fix the problems listed under Diagnostics before measuring it."
             )
             return
         if self.writable_session() is None:
             return
-        graph = document.graph
-        name = self.editor_input()[1]
+        graph = subject.graph
         self._open_dialog(
             tune,
-            name,
-            [document.bindings],
+            subject.name,
+            [dict(graph.bindings)],
             False,
             lambda b: why_not_measurable(graph, b),
-            lambda request: self._submit_current(request, name),
+            lambda request: self._submit_current(request, subject),
             transfer,
         )
 
-    def _submit_current(self, request, name: str) -> None:
-        graph = self.window.document.graph
-        document, _, key = self.editor_input()  # sets without some sizes take them from the operator's own bindings
-        request = replace(request, bindings_sets=tuple({**graph.bindings, **b} for b in request.bindings_sets))
-        subject = Subject(document, name, "hand-made", None, key)
-        self._submit([subject], request, name)
-        self.editor_jobs_queued(subject)
+    def _submit_current(self, request, subject: Subject) -> None:
+        # sets without some sizes take them from the operator's own bindings
+        sets = tuple({**subject.graph.bindings, **b} for b in request.bindings_sets)
+        if self._submit([subject], replace(request, bindings_sets=sets), subject.name) and subject.input_key:
+            self.editor_jobs_queued(subject)
 
-    def editor_input(self) -> tuple[dict, str, str]:
-        """The editor's operator as jobs take it: its document (with its bindings), its name,
-        and the input key its jobs carry (editing it later cancels them: the stale-job rule)."""
+    def current_subject(self) -> Subject | None:
+        """The operator Evaluate, Tune and Evaluate Accuracy take: on the Sequences page the
+        sequence's result (None while it has none), else the editor's operator, whose jobs
+        carry its input key (editing it later cancels them: the stale-job rule)."""
+        if self.window.pages.current == "sequences":
+            editor = self.window.sequences
+            document = editor.result_document()
+            sequence = sequence_document(editor.sequence)
+            return None if document is None else Subject(document, editor.result_name, sequence=sequence)
         document = self.window.document
-        name = document.graph.name or (document.path.stem if document.path else "untitled")
-        return to_document(document.graph), name, self._input_key()
+        return Subject(to_document(document.graph), document.operator_name, input_key=self._input_key())
 
     def editor_jobs_queued(self, subject: Subject) -> None:
         """Jobs of the editor's operator were queued from `subject`: an edit now makes them stale."""
@@ -329,8 +337,22 @@ class Explore(QObject):
         )
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.submitted.connect(on_submit)
+        self.dialog.unreachable.connect(self._device_unreachable)
         self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
         self.dialog.open()
+
+    def _device_unreachable(self, name: str, check: dict) -> None:
+        """A device's tracker did not answer when jobs were about to be queued: the device list
+        says so (Run > Devices…, the next Evaluate or Tune)."""
+        from core.devices import record_check
+
+        try:
+            record_check(self.session.store, name, check)
+        except TesseraError as e:
+            self.window.statusBar().showMessage(f"Cannot record {name}'s check: {e}", 8000)
+            return
+        if self.devices_dialog is not None:
+            self.devices_dialog.refresh()
 
     def _submit(self, subjects, request, subject: str) -> list[int]:
         try:
@@ -405,7 +427,8 @@ class Explore(QObject):
         self.window.show_page("sequences")
         row = self.session.row(result_id) or {}
         self.window.statusBar().showMessage(
-            f"Opened the sequence that found {row.get('operator_name') or 'the operator'} ({len(seq.steps)} steps)",
+            f"Opened the sequence that found {row.get('operator_name') or 'the operator'} "
+            f"({len(seq.steps)} step{'s' * (len(seq.steps) != 1)})",
             8000,
         )
 

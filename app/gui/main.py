@@ -24,11 +24,13 @@ def run(
     file: str | None = None, store: str | None = None, screenshot: str | None = None, view: str | None = None
 ) -> int:
     """`view`: the page to show (app.gui.pages), else the start page or the file's own editor."""
-    app = application()
-    from app.gui.settings import open_settings
+    from app.gui.settings import open_settings, theme_choice
+
+    settings = None if screenshot else open_settings()
+    app = application(theme_choice(settings))
     from app.gui.window import MainWindow
 
-    window = MainWindow(settings=None if screenshot else open_settings(), store=store)
+    window = MainWindow(settings=settings, store=store)
     try:
         if screenshot:
             if file:

@@ -17,13 +17,31 @@ import inspect
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
+from PySide6.QtWidgets import QLabel, QLayout, QStackedWidget, QWidget
 
 #: a page's build: its widget (None: cannot now), or a generator yielding between pieces
 #: (the name of the piece just built) and returning it
 Build = Callable[[], "QWidget | Generator[str, None, QWidget | None] | None"]
+
+
+class PageStack(QStackedWidget):
+    """The stack the pages take turns in, as large as the page shown: a QStackedWidget asks for
+    room enough for its largest page, so showing the Gallery once widened the window for good."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        self.currentChanged.connect(lambda _: self.updateGeometry())
+
+    def sizeHint(self) -> QSize:
+        page = self.currentWidget()
+        return page.sizeHint() if page is not None else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        page = self.currentWidget()
+        return page.minimumSizeHint() if page is not None else super().minimumSizeHint()
 
 
 @dataclass
@@ -47,6 +65,7 @@ class Pages(QObject):
         self.pages: dict[str, Page] = {}
         self.current = ""
         self._group = QActionGroup(self)
+        self._group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)  # none, on the start page
         #: the page being built: the page, its build, the note shown meanwhile, the page the user came from
         self._building: tuple[Page, Generator, QWidget, str] | None = None
         #: one piece per shot, armed again after it: everything else that fell due meanwhile
@@ -116,13 +135,17 @@ class Pages(QObject):
         return True
 
     def _arrive(self, page: Page, widget: QWidget) -> None:
-        if page.key != self.current:
+        # the page left takes its docks away before the page shown arrives, and the page shown
+        # is in place before its docks come back: a page beside the other's docks widens the window
+        arriving = page.key != self.current
+        if arriving:
             self._leave(self.pages[self.current])
+        self.stack.setCurrentWidget(widget)
+        if arriving:
             for dock in page.hidden_docks:
                 self.window.docks[dock].show()
             page.hidden_docks = []
             self.current = page.key
-        self.stack.setCurrentWidget(widget)
         page.action.setChecked(True)
         self.window.statusBar().showMessage(page.status)
         self.changed.emit(page.key)

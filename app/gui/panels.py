@@ -56,17 +56,32 @@ def open_operator(window, session, operator_id: int) -> None:
 
 
 def current_export(window):
-    """The export dialog for the operator in the editor."""
+    """The export dialog for the operator of the page shown: the editor's, or the result of the
+    sequence on the Sequences page (its sequence is saved with Save As)."""
     from views.export_dialog import ExportDialog
 
+    if window.sequences_shown():
+        editor = window.sequences
+        document = editor.result_document()
+        if document is None:
+            QMessageBox.warning(
+                window, "The sequence has no result", f"Nothing to export yet: {editor.why_no_result()}."
+            )
+            return None
+        return ExportDialog(document=document, name=editor.result_name, bindings=document["bindings"], parent=window)
     doc = window.document
-    return ExportDialog(
-        document=to_document(doc.graph), name=doc.graph.name or "operator", bindings=doc.bindings, parent=window
-    )
+    return ExportDialog(document=to_document(doc.graph), name=doc.operator_name, bindings=doc.bindings, parent=window)
 
 
 def stored_export(window, session, operator_id: int):
-    """The export dialog for an operator of the store."""
+    """The export dialog for an operator of the store ("sequence" offered if one made it)."""
     from views.export_dialog import ExportDialog
 
-    return ExportDialog.of_stored(session.path, operator_id, session.store.operator(operator_id)["name"], parent=window)
+    store = session.store
+    return ExportDialog.of_stored(
+        session.path,
+        operator_id,
+        store.operator(operator_id)["name"],
+        parent=window,
+        sequence=store.operator_sequence(operator_id) is not None,
+    )

@@ -10,19 +10,19 @@ import threading
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QSizePolicy,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from app.gui.pages import Pages
+from app.gui.pages import Pages, PageStack
 from app.gui.panels import build_gallery, build_search, current_export, open_document
 from core.analysis.summary import Summary
 from core.errors import TesseraError
@@ -42,7 +42,16 @@ from views.explorer.style import CHECKABLE_BUTTONS
 from views.start_page import StartPage
 
 from .explore import STATUS_TIPS, Explore
-from .settings import forget_recent_files, recent_files, remember_file
+from .settings import (
+    THEME_KEY,
+    documents_folder,
+    forget_recent_files,
+    last_folder,
+    recent_files,
+    remember_file,
+    remember_folder,
+    theme_choice,
+)
 
 STATE_VERSION = 1
 FILE_FILTER = "Tessera documents: operators and sequences (*.json);;All files (*)"
@@ -77,10 +86,10 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.bindings_bar)
         layout.addWidget(self.view, 1)
         self.start_page = StartPage(EXAMPLES)
-        self.editor_pages = QStackedWidget()  # the canvas, or the start page in its place
+        self.editor_pages = PageStack()  # the canvas, or the start page in its place
         self.editor_pages.addWidget(central)
         self.editor_pages.addWidget(self.start_page)
-        self.page_stack = QStackedWidget()  # one page at a time (app.gui.pages)
+        self.page_stack = PageStack()  # one page at a time (app.gui.pages)
         self.setCentralWidget(self.page_stack)
         self.pages = Pages(self, self.page_stack)
         self._docks_behind_start: list[str] = []  # editor docks hidden while the start page shows
@@ -104,6 +113,7 @@ class MainWindow(QMainWindow):
 
         self.sequences = SequenceEditor()
         self.sequences.openOperator.connect(lambda doc: open_document(self, doc))
+        self.sequences.changed.connect(self._sequence_changed)
         self.search_panel = None  # the Search page's panel, built on first show (app.gui.panels)
         self.gallery = None  # the Gallery page, built on first show (app.gui.panels)
         self.export_dialog = None  # the export dialog while it is open
@@ -171,9 +181,9 @@ class MainWindow(QMainWindow):
             "save": action("&Save", self.save, [K.Save], "save"),
             "save_as": action("Save &As…", self.save_as, [K.SaveAs]),
             "quit": action("&Quit", self.close, [K.Quit, "Ctrl+Q"]),
-            "undo": action("&Undo", lambda: self.document.editor.undo(), [K.Undo], "undo"),
+            "undo": action("&Undo", self.undo, [K.Undo], "undo"),
             # every platform's binding: Ctrl+Shift+Z (the standard on Linux and macOS) and Ctrl+Y (Windows)
-            "redo": action("&Redo", lambda: self.document.editor.redo(), [K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"], "redo"),
+            "redo": action("&Redo", self.redo, [K.Redo, "Ctrl+Shift+Z", "Ctrl+Y"], "redo"),
             "start": action("&Start Page", self.show_start_page),
             "export": action("&Export…", lambda: self.open_export(current_export(self)), ["Ctrl+E"]),
             "search": action("&Search…", lambda: self.show_page("search")),
@@ -217,6 +227,8 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(a["layout"])
         view.addSeparator()
+        self._add_theme_menu(view)
+        view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
         run = self.run_menu = self.menuBar().addMenu("&Run")
@@ -226,6 +238,27 @@ class MainWindow(QMainWindow):
         run.addActions([e["jobs"], e["workers"], e["autostart"], e["runner"], e["devices"]])
         run.addSeparator()
         run.addAction(a["search"])
+
+    def _add_theme_menu(self, view: QMenu) -> None:
+        """View > Theme: the desktop's colour scheme, or light or dark whatever the desktop says;
+        kept in the settings, used from the next start (the views take their colours when made)."""
+        menu = view.addMenu("&Theme")
+        group = QActionGroup(self)
+        chosen = theme_choice(self.settings)
+        for key, text in (("system", "&System (follow the desktop)"), ("light", "&Light"), ("dark", "&Dark")):
+            action = menu.addAction(text, lambda k=key: self._choose_theme(k))
+            action.setCheckable(True)
+            action.setChecked(key == chosen)
+            action.setData(key)
+            group.addAction(action)
+        menu.setEnabled(self.settings is not None)
+        self.theme_actions = group
+
+    def _choose_theme(self, key: str) -> None:
+        self.settings.setValue(THEME_KEY, key)
+        scheme = theme.scheme_of_desktop(key if key != "system" else None)
+        now = "in use now" if scheme == theme.SCHEME else "used when Tessera starts next"
+        self.statusBar().showMessage(f"Theme: {key} ({scheme}), {now}", 8000)
 
     def _make_toolbar(self) -> None:
         bar = self.addToolBar("Main")
@@ -276,6 +309,7 @@ class MainWindow(QMainWindow):
         )
         add("gallery", "&Gallery", "Ctrl+5", "The store's operators as pictures", build=self._build_gallery)
         self.pages_menu.addActions(list(self.pages.actions.values()))
+        self.pages.actions["editor"].triggered.connect(self._leave_start_page)  # Editor, chosen: the canvas
         self.pages.changed.connect(self._page_changed)
 
     def _build_search(self):
@@ -299,9 +333,23 @@ class MainWindow(QMainWindow):
         return dock
 
     def open_export(self, dialog) -> None:
-        """Show an export dialog (one at a time)."""
+        """Show an export dialog (one at a time; None: nothing to export, already said why)."""
+        if dialog is None:
+            return
         self.export_dialog = dialog
+        self.watch_export(dialog)
         dialog.open()
+
+    def watch_export(self, dialog) -> None:
+        """An export dialog starts in the folder of the page's document or the one last used,
+        and the status bar says what it wrote where."""
+        dialog.set_directory(self._save_dir())
+        dialog.exported.connect(lambda files: self._exported(dialog.format, files))
+
+    def _exported(self, fmt: str, files: list[str]) -> None:
+        if self.settings is not None and files:
+            remember_folder(self.settings, Path(files[0]).parent)
+        self.statusBar().showMessage(f"Exported {fmt}: wrote {', '.join(files)}", 20000)
 
     def show_page(self, key: str) -> bool:
         """'editor', 'sequences', 'search', 'explorer' or 'gallery'; False if it cannot show now."""
@@ -310,6 +358,13 @@ class MainWindow(QMainWindow):
     def _page_changed(self, key: str) -> None:
         for name in EDITOR_ACTIONS:
             self.commands[name].setEnabled(key == "editor")
+        self._show_history()
+        self._show_measurable()
+
+    def sequences_shown(self) -> bool:
+        """The Sequences page is shown: Save, Undo, Redo, Export, Evaluate and the title act on
+        its sequence, not on the operator hidden in the editor."""
+        return self.pages.current == "sequences"
 
     # the document ----------------------------------------------------------------
     def set_document(self, document: OperatorDocument) -> None:
@@ -351,6 +406,7 @@ class MainWindow(QMainWindow):
             for key in self._docks_behind_start:
                 self.docks[key].hide()
             self.editor_pages.setCurrentWidget(self.start_page)
+        self.pages.actions["editor"].setChecked(False)  # the start page is no page of its own: none is lit
 
     def on_start_page(self) -> bool:
         return self.editor_pages.currentWidget() is self.start_page
@@ -374,8 +430,14 @@ class MainWindow(QMainWindow):
             remember_file(self.settings, path)
 
     def open_file(self, path: str | Path) -> bool:
-        """Interactive open: asks about unsaved changes, reports a bad file in a dialog."""
-        if not self.maybe_save():
+        """Interactive open: asks about unsaved changes (of the sequence when `path` is a
+        sequence, else of the operator), reports a bad file in a dialog."""
+        try:
+            kind = document_kind(path)
+        except TesseraError as e:
+            QMessageBox.critical(self, "Cannot open the file", str(e))
+            return False
+        if not (self.maybe_save_sequence() if kind == "sequence" else self.maybe_save()):
             return False
         try:
             self.load(path)
@@ -391,15 +453,17 @@ class MainWindow(QMainWindow):
             self.open_file(path)
 
     def save(self) -> bool:
-        if self.document.path is None:
-            return self.save_as()
-        return self._write(self.document.path)
+        """Save the document of the page shown: the sequence on the Sequences page, else the operator."""
+        path = self.sequences.path if self.sequences_shown() else self.document.path
+        return self._write(path) if path is not None else self.save_as()
 
     def save_as(self) -> bool:
+        sequence = self.sequences_shown()
+        name = self.sequences.result_name if sequence else self.document.operator_name
         path, _ = QFileDialog.getSaveFileName(
             self,
-            "Save operator as",
-            str(Path(self._dialog_dir()) / f"{self.document.graph.name or 'operator'}.json"),
+            "Save sequence as" if sequence else "Save operator as",
+            str(Path(self._save_dir()) / f"{name}.json"),
             FILE_FILTER,
         )
         if not path:
@@ -409,36 +473,58 @@ class MainWindow(QMainWindow):
         return self._write(Path(path))
 
     def _write(self, path: Path) -> bool:
+        """Write the document of the page shown to `path`."""
+        sequence = self.sequences_shown()
         try:
-            self.document.save(path)
+            (self.sequences if sequence else self.document).save(path)
         except OSError as e:
-            QMessageBox.critical(self, "Cannot save operator", f"{path}: {e.strerror or e}")
+            QMessageBox.critical(
+                self, f"Cannot save the {'sequence' if sequence else 'operator'}", f"{path}: {e.strerror or e}"
+            )
             return False
         if self.settings is not None:
             remember_file(self.settings, path)
-        self._history_changed()
+            remember_folder(self.settings, path.parent)
+        self._show_history()
         self.statusBar().showMessage(f"Saved {path}", 5000)
         return True
 
     def maybe_save(self) -> bool:
-        """True when it is fine to drop the current document (saved, discarded or unmodified)."""
-        if not self.document.modified:
+        """True when it is fine to drop the operator (saved, discarded or unmodified)."""
+        return self._maybe_save(self.document, "editor")
+
+    def maybe_save_sequence(self) -> bool:
+        """True when it is fine to drop the sequence (saved, discarded or unmodified)."""
+        return self._maybe_save(self.sequences, "sequences")
+
+    def _maybe_save(self, document, page: str) -> bool:
+        if not document.modified:
             return True
         answer = QMessageBox.question(
             self,
             "Unsaved changes",
-            f"Save the changes to {self.document.display_name}?",
+            f"Save the changes to {document.display_name}?",
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save,
         )
         if answer == QMessageBox.StandardButton.Save:
+            self.show_page(page)  # Save acts on the page shown
             return self.save()
         return answer == QMessageBox.StandardButton.Discard
 
     def _dialog_dir(self) -> str:
+        """Where Open starts: the current file's folder, else the last folder used, else the examples."""
         if self.document is not None and self.document.path is not None:
             return str(self.document.path.parent)
-        return str(EXAMPLES)
+        return str(last_folder(self.settings) or EXAMPLES)
+
+    def _save_dir(self) -> str:
+        """Where Save As and Export start: the document's own folder unless it is a bundled example,
+        else the folder last used, else the user's documents folder (never the bundled examples)."""
+        path = self.sequences.path if self.sequences_shown() else self.document.path
+        if path is not None and not path.resolve().is_relative_to(EXAMPLES.resolve()):
+            return str(path.parent)
+        return str(last_folder(self.settings) or documents_folder())
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -458,7 +544,7 @@ class MainWindow(QMainWindow):
         summary = self.document.summary
         self.diagnostics.show_summary(summary)
         self.bindings_bar.show_summary(summary)
-        count = len(summary.shapes.errors) + bool(summary.binding_error)
+        count = summary.error_count
         self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
         if not summary.shapes.ok:
             self.code.request(None, {}, "The operator has errors; its code appears once it is valid.")
@@ -470,7 +556,12 @@ class MainWindow(QMainWindow):
             self.code.request(to_document(self.document.graph), summary.bindings)
         if self.inspector.node is None:
             self.inspector.refresh()
-        why = _not_measurable(summary)
+        self._show_measurable()
+
+    def _show_measurable(self) -> None:
+        """Evaluate, Tune and Evaluate Accuracy take the operator of the page shown (the
+        sequence's result on the Sequences page): enabled when it can be measured, else why not."""
+        why = self.sequences.why_no_result() if self.sequences_shown() else _not_measurable(self.document.summary)
         for key in MEASURE_ACTIONS:
             action = self.explore.actions[key]
             action.setEnabled(why is None)
@@ -478,14 +569,43 @@ class MainWindow(QMainWindow):
 
     def _history_changed(self) -> None:
         self.bindings_bar.set_bindings(self.document.bindings)  # undo and redo change them too
-        stack = self.document.editor.undo_stack
-        self.commands["undo"].setEnabled(stack.can_undo)
-        self.commands["redo"].setEnabled(stack.can_redo)
-        self.commands["undo"].setText(f"&Undo {stack.undo_text}".strip())
-        self.commands["redo"].setText(f"&Redo {stack.redo_text}".strip())
-        self.setWindowTitle(f"{self.document.display_name}[*] — Tessera")
-        self.setWindowModified(self.document.modified)
+        self._show_history()
         self.explore.operator_edited()
+
+    def _sequence_changed(self) -> None:
+        if self.sequences_shown():
+            self._show_history()
+            self._show_measurable()
+
+    def _show_history(self) -> None:
+        """Undo, Redo and the title follow the page shown: the sequence's on the Sequences page,
+        the operator's on the Editor (the title names it on the other pages, which have no undo)."""
+        if self.sequences_shown():
+            history = self.sequences.history
+            undo, redo = history.undo_text, history.redo_text
+            name, modified = self.sequences.display_name, self.sequences.modified
+        else:
+            stack = self.document.editor.undo_stack
+            undo, redo = (stack.undo_text, stack.redo_text) if self.pages.current == "editor" else ("", "")
+            name, modified = self.document.display_name, self.document.modified
+        self.commands["undo"].setEnabled(bool(undo))
+        self.commands["redo"].setEnabled(bool(redo))
+        self.commands["undo"].setText(f"&Undo {undo}".strip())
+        self.commands["redo"].setText(f"&Redo {redo}".strip())
+        self.setWindowTitle(f"{name}[*] — Tessera")
+        self.setWindowModified(modified)
+
+    def undo(self) -> None:
+        if self.sequences_shown():
+            self.sequences.undo()
+        elif self.pages.current == "editor":
+            self.document.editor.undo()
+
+    def redo(self) -> None:
+        if self.sequences_shown():
+            self.sequences.redo()
+        elif self.pages.current == "editor":
+            self.document.editor.redo()
 
     def _selection_changed(self) -> None:
         nodes = self.scene.selected_nodes()
@@ -536,7 +656,7 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self.maybe_save():
+        if not (self.maybe_save() and self.maybe_save_sequence()):
             event.ignore()
             return
         self.pages.stop_building()
@@ -589,6 +709,8 @@ def _not_measurable(summary: Summary) -> str | None:
     if summary.shapes.constraints:
         names = ", ".join(sorted({c.var for c in summary.shapes.constraints}))
         return f"choose a value for {names} in Diagnostics"
+    if summary.binding_error and not summary.unbound:  # every size has a value, and one of them does not fit
+        return f"{summary.binding_error}; change the sizes in the Bindings bar or the node's parameters"
     if summary.binding_error or summary.numeric_cost is None:
         missing = ", ".join(summary.unbound) or "the size variables"
         return f"give {missing} a value in the Bindings bar"

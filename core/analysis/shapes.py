@@ -183,7 +183,8 @@ def concrete_shapes(
         if math.prod(result[node]) > MAX_SIZE:
             raise BindingError(
                 f"{label(graph, node)}: its tensor {list(result[node])} has {math.prod(result[node]):,} elements, "
-                f"more than 2^31 - 1, the most TVM indexes (32-bit)"
+                f"more than 2^31 - 1, the most TVM indexes (32-bit)",
+                node,
             )
         for what, size in whole_sizes(graph, report, node)[len(t) :]:
             _whole(graph, node, what, size, bindings)
@@ -206,11 +207,12 @@ def _whole(graph: OperatorGraph, node: str, what: str, size, bindings: Mapping[s
     try:
         value = size.to_int(bindings)
     except BindingError as e:
-        raise BindingError(f"{label(graph, node)} {what}: {e}") from None
+        raise BindingError(f"{label(graph, node)} {what}: {e}", node) from None
     if value <= 0:
-        raise BindingError(f"{label(graph, node)} {what}: {size} = {value} is not positive")
+        raise BindingError(f"{label(graph, node)} {what}: {size} = {value} is not positive", node)
     if value > MAX_SIZE:
         raise BindingError(
-            f"{label(graph, node)} {what}: {size} = {value:,} exceeds 2^31 - 1, the largest size TVM indexes (32-bit)"
+            f"{label(graph, node)} {what}: {size} = {value:,} exceeds 2^31 - 1, the largest size TVM indexes (32-bit)",
+            node,
         )
     return value

@@ -23,6 +23,12 @@ class Summary:
     numeric_cost: dict | None
     binding_error: str | None
     unbound: tuple[str, ...] = ()  # variables with no value (dynamic ones still to choose excepted)
+    binding_node: str | None = None  # the node whose size the bindings make invalid (576/7), if one is
+
+    @property
+    def error_count(self) -> int:
+        """The errors the window counts: shape errors, and the bindings' error if any."""
+        return len(self.shapes.errors) + bool(self.binding_error)
 
     @property
     def ok(self) -> bool:
@@ -78,7 +84,7 @@ def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
     bindings = {**graph.bindings, **(bindings or {})}
     shapes = infer_shapes(graph)
     cost = operator_cost(graph, shapes)
-    numeric_shapes = numeric_cost = binding_error = None
+    numeric_shapes = numeric_cost = binding_error = binding_node = None
     pending = {c.var for c in shapes.constraints}  # a choice to make, reported as such, not a size to bind
     missing = sorted(graph.mentioned_variables() - set(bindings) - pending)
     if missing and bindings:
@@ -88,8 +94,10 @@ def summarize(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
             numeric_shapes = concrete_shapes(graph, shapes, bindings)
             numeric_cost = cost.numeric(bindings, numeric_shapes)
         except BindingError as e:
-            binding_error = str(e)
-    return Summary(graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error, tuple(missing))
+            binding_error, binding_node = str(e), e.node
+    return Summary(
+        graph, shapes, cost, bindings, numeric_shapes, numeric_cost, binding_error, tuple(missing), binding_node
+    )
 
 
 def why_not_measurable(graph: OperatorGraph, bindings: dict[str, int], names: bool = True) -> str | None:

@@ -10,6 +10,7 @@ thread count. The result is one Measurement (core.store.measurement), as for tra
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -105,7 +106,15 @@ def measure_variants(
         error = check_close(kernel.run(), workload.reference, workload.name)  # the run is also the warm-up
         check_cancelled()
         progress(0.85 + 0.06 * step, f"timing the {label} kernel")
-        timing = time_kernel(kernel.module, kernel.device, kernel.args, 1, settings.repeat, settings.min_repeat_ms)
+        timing = time_kernel(
+            kernel.module,
+            kernel.device,
+            kernel.args,
+            1,
+            settings.repeat,
+            settings.min_repeat_ms,
+            (place.threads or os.cpu_count() or 1) if place.times_torch else None,  # on this machine: watched
+        )
         timed.append(_Timed(variant, timing, error))
     kept = min(timed, key=lambda t: t.timing.median_ms)
     progress(0.95, "timing torch")

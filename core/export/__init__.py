@@ -6,7 +6,7 @@ Importing this package imports neither torch nor TVM."""
 
 from .errors import ExportError
 from .exportable import Exportable, from_document, from_file, from_store, resolve
-from .formats import FORMATS, OPERATOR, OPERATOR_FORMATS, RESULTS, RESULTS_FORMATS, Format
+from .formats import FORMATS, OPERATOR, OPERATOR_FORMATS, RESULTS, RESULTS_FORMATS, UNSEQUENCED_FORMATS, Format
 from .graph_pictures import graph_dot
 from .names import class_name, docstring_text, file_stem
 from .outputs import output_paths, refuse_overwrite, write_text, write_with
@@ -19,6 +19,7 @@ __all__ = [
     "OPERATOR_FORMATS",
     "RESULTS",
     "RESULTS_FORMATS",
+    "UNSEQUENCED_FORMATS",
     "ExportError",
     "Exportable",
     "Format",

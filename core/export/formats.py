@@ -38,4 +38,6 @@ FORMATS: dict[str, Format] = {
     )
 }
 OPERATOR_FORMATS = tuple(f for f in FORMATS.values() if f.subject == OPERATOR)
+#: for an operator no transformation sequence made (drawn, sampled): all but "sequence"
+UNSEQUENCED_FORMATS = tuple(f for f in OPERATOR_FORMATS if f.name != "sequence")
 RESULTS_FORMATS = tuple(f for f in FORMATS.values() if f.subject == RESULTS)

@@ -8,7 +8,12 @@ class SizeError(TesseraError):
 
 
 class BindingError(TesseraError):
-    """Concrete values for the variables are missing, malformed or give non-integers."""
+    """Concrete values for the variables are missing, malformed or give non-integers; `node`
+    is the node whose size is at fault, if one is."""
+
+    def __init__(self, message: str, node: str | None = None):
+        super().__init__(message)
+        self.node = node
 
 
 class ShapeError(TesseraError):

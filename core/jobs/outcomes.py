@@ -91,7 +91,8 @@ def take_back_orphans(queue: JobQueue, ours: Collection[int] = (), stale_after: 
             continue
         who = f"worker {job.worker_pid}" if here else f"worker {job.worker_host}:{job.worker_pid}"
         silent = time.time() - (job.heartbeat or 0.0)
-        if here and not pid_alive(job.worker_pid or 0, job.started):
+        # the runner existed before its last heartbeat: a process made after it reuses the pid
+        if here and not pid_alive(job.worker_pid or 0, job.heartbeat):
             events += requeue(queue, job, f"interrupted: {who} is gone while running {job.describe()}", False)
         elif silent > stale_after:
             events += requeue(queue, job, f"{who} sent no heartbeat for {silent:.0f} s while running {job.describe()}")

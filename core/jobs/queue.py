@@ -53,7 +53,7 @@ class Job:
     worker_pid: int | None
     heartbeat: float | None
     created: float | None
-    started: float | None
+    started: float | None  # when its first attempt started
     finished: float | None
     input_key: str | None
     input_version: str | None
@@ -73,8 +73,11 @@ class Job:
 
     def time_left(self, now: float) -> float | None:
         """Seconds left at the pace so far; None until the job has run a few seconds and done a
-        twentieth of its work (an earlier guess is noise), and once it is no longer running."""
+        twentieth of its work (an earlier guess is noise), once it is no longer running, and
+        on a second attempt (its progress starts again; `started` is the first attempt's)."""
         if self.state != RUNNING or self.started is None or not self.progress or self.progress < 0.05:
+            return None
+        if self.attempts > 1:
             return None
         elapsed = now - self.started
         return elapsed * (1 - self.progress) / self.progress if elapsed >= 3 else None
@@ -191,6 +194,7 @@ class JobQueue:
                     "attempts": 0,
                     "error": None,
                     "lease": None,
+                    "started": None,  # a fresh start: its time counts from the next claim
                     "finished": None,
                     "progress": 0.0,
                     "message": None,
@@ -202,7 +206,8 @@ class JobQueue:
     # -- the workers' side: claim, report, finish -----------------------------------
     def claim(self, kinds: Collection[str], runs_on: str | None = None) -> Job | None:
         """Take the oldest queued job of one of `kinds` for this process, or None. `runs_on`
-        says where it will run (default: this process, "worker <pid> on <host>")."""
+        says where it will run (default: this process, "worker <pid> on <host>"). A job
+        claimed again (a retry) keeps its first start: its elapsed time is the whole job's."""
         kinds = list(kinds)
         marks = ", ".join("?" * len(kinds))
         waiting = f"SELECT id FROM jobs WHERE state = ? AND kind IN ({marks}) ORDER BY id LIMIT 1"
@@ -212,7 +217,8 @@ class JobQueue:
         with self.store.write():
             claimed = self.db.execute(
                 "UPDATE jobs SET state = ?, attempts = attempts + 1, lease = ?, worker_host = ?, "
-                "worker_pid = ?, runs_on = ?, started = ?, heartbeat = ?, finished = NULL, progress = 0, "
+                "worker_pid = ?, runs_on = ?, started = COALESCE(started, ?), heartbeat = ?, finished = NULL, "
+                "progress = 0, "
                 f"message = 'started' WHERE id = ({waiting}) RETURNING id",
                 [
                     RUNNING,

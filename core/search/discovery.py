@@ -323,10 +323,10 @@ class _Loop:
                 self.store,
                 self.run,
                 operator_id,
-                "tuned",
+                "within margin",
                 accuracy=accuracy,
                 reward=accuracy,
-                detail="within the margin; tuning is off",
+                detail="within the margin; end-to-end timing is off",
             )
             return
         set_stage(self.store, self.run, operator_id, "tuning", accuracy=accuracy, reward=accuracy)
@@ -427,7 +427,8 @@ def _name(cfg: DiscoveryConfig) -> str:
 def _fraction(cfg: DiscoveryConfig, counts: dict[str, int], elapsed: float) -> float:
     if cfg.minutes is not None:
         return min(elapsed / (cfg.minutes * 60), 1.0)
-    return min((counts["proposed"] - counts["in flight"]) / cfg.samples, 1.0) if cfg.samples else 0.0
+    done = counts["proposed"] - counts["in flight"] - counts["waiting"]
+    return min(done / cfg.samples, 1.0) if cfg.samples else 0.0
 
 
 def _describe(counts: dict[str, int]) -> str:

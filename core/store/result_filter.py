@@ -1,6 +1,7 @@
 """The filter grammar of the results: plain words search the text columns, and terms
 such as `latency<2`, `accuracy >= 0.9`, `origin=baseline` or `name~conv` compare one
-column (spaces around the operator are allowed). The window's filter box and
+column (spaces around the operator are allowed); `bindings.H=56` compares one size of the
+bindings the result was measured at. The window's filter box and
 `tessera results --filter` read the same text the same way.
 
 A filter becomes an SQL WHERE clause whose column names come only from the known
@@ -17,9 +18,11 @@ from core.errors import TesseraError
 from .result_fields import BY_NAME, FIELDS, RESULT_FIELDS, TEXT_FIELDS
 
 _OPERATORS = r"<=|>=|!=|=|<|>|~"
-_TERM = re.compile(rf"^([A-Za-z_][A-Za-z0-9_]*)\s*({_OPERATORS})\s*(.*)$", re.DOTALL)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NAME_AND_OPERATOR = re.compile(rf"[A-Za-z_][A-Za-z0-9_]*({_OPERATORS})")
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_NAME = re.compile(rf"{_IDENTIFIER}(?:\.{_IDENTIFIER})?")  # a column, or bindings.<variable>
+_TERM = re.compile(rf"^({_NAME.pattern})\s*({_OPERATORS})\s*(.*)$", re.DOTALL)
+_NAME_AND_OPERATOR = re.compile(rf"{_NAME.pattern}({_OPERATORS})")
+SIZE_PREFIX = "bindings."
 _STARTS_WITH_OPERATOR = re.compile(rf"^({_OPERATORS})")
 _TRUE, _FALSE = {"yes", "true", "1"}, {"no", "false", "0"}
 
@@ -67,6 +70,11 @@ def _terms(text: str) -> list[str]:
     return terms
 
 
+def sizes_filter(sizes: dict[str, int]) -> str:
+    """The filter text that keeps the results measured with these sizes (others may vary)."""
+    return " ".join(f"{SIZE_PREFIX}{var}={value}" for var, value in sizes.items())
+
+
 def parse_filter(text: str) -> ResultFilter:
     """The filter typed by a user; FilterError naming the term that is wrong."""
     clauses: list[str] = []
@@ -78,6 +86,12 @@ def parse_filter(text: str) -> ResultFilter:
             args += [_like(term)] * len(TEXT_FIELDS)
             continue
         name, op, value = m.groups()
+        if name.lower().startswith(SIZE_PREFIX):  # one size, as a number; its JSON path is bound like the value
+            if op == "~":
+                raise FilterError(f"{term!r}: a size compares as a number (=, !=, <, <=, >, >=), e.g. bindings.H=56")
+            clauses.append(f"json_extract(bindings, ?) {op} ?")
+            args += [f"$.{name[len(SIZE_PREFIX) :]}", _number(value, name, term)]
+            continue
         field = BY_NAME.get(name.lower())
         if field is None:
             known = ", ".join(sorted({f.short for f in RESULT_FIELDS}))
@@ -88,6 +102,15 @@ def parse_filter(text: str) -> ResultFilter:
         clauses.append(clause)
         args.append(value)
     return ResultFilter(" AND ".join(clauses), tuple(args))
+
+
+def _number(value: str, name: str, term: str) -> float:
+    if not value:
+        raise FilterError(f"{term!r}: a value is missing")
+    try:
+        return float(value)
+    except ValueError:
+        raise FilterError(f"{term!r}: {name} is a number, {value!r} is not a number") from None
 
 
 def _compare(key: str, op: str, value: str, term: str) -> tuple[str, object]:

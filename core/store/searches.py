@@ -1,7 +1,8 @@
 """Discovery runs in the store: a run is found again by the key of its settings (so running
 the same search again resumes it), and every candidate's stage is kept as it moves on
 (proposed, screening, screened out, training, stopped early, did not learn, diverged, too slow,
-outside margin, tuning, tuned, failed), with the reward the strategy was told, for resuming and counting."""
+outside margin, within margin (end-to-end timing off), tuning, tuned, failed), with the reward the
+strategy was told, for resuming and counting."""
 
 from __future__ import annotations
 
@@ -22,11 +23,24 @@ STAGES = (
     "diverged",
     "too slow",
     "outside margin",
+    "within margin",  # kept, and no end-to-end timing asked for: not tuned
     "tuning",
     "tuned",
     "failed",
 )
-FINAL = ("screened out", "stopped early", "did not learn", "diverged", "too slow", "outside margin", "tuned", "failed")
+FINAL = (
+    "screened out",
+    "stopped early",
+    "did not learn",
+    "diverged",
+    "too slow",
+    "outside margin",
+    "within margin",
+    "tuned",
+    "failed",
+)
+BETWEEN = ("screening", "training", "tuning")  # stages whose job runs, or is to run again
+LIVE_JOB = ("queued", "running")  # core.jobs.queue's states of a job still to finish (the store knows no jobs)
 
 
 @dataclass(frozen=True)
@@ -91,11 +105,13 @@ def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fiel
 
 
 def candidates(store: Store, run: SearchRun) -> list[dict]:
-    """The run's candidates, oldest first, each with its operator's name and hash."""
+    """The run's candidates, oldest first, each with its operator's name and hash and the
+    state of its stage's job (None when it has none)."""
     return list(
         store.db.query(
-            "SELECT c.*, o.name AS operator_name, o.hash AS operator_hash FROM search_candidates AS c "
-            "JOIN operators AS o ON o.id = c.operator_id WHERE c.search_id = ? ORDER BY c.id",
+            "SELECT c.*, o.name AS operator_name, o.hash AS operator_hash, j.state AS job_state "
+            "FROM search_candidates AS c JOIN operators AS o ON o.id = c.operator_id "
+            "LEFT JOIN jobs AS j ON j.id = c.job_id WHERE c.search_id = ? ORDER BY c.id",
             [run.id],
         )
     )
@@ -103,8 +119,12 @@ def candidates(store: Store, run: SearchRun) -> list[dict]:
 
 def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
     """How many candidates passed through each stage so far: proposed (all), screened (Fisher
-    done), trained (training done), stopped early, within margin, tuned, and what failed."""
-    now = Counter(row["stage"] for row in candidates(store, run))
+    done), trained (training done), stopped early, within margin, tuned (timed end to end),
+    what failed; in flight (their job queued or running) and waiting between stages (for the
+    original network's accuracy, or to go on when a stopped run resumes)."""
+    rows = candidates(store, run)
+    now = Counter(row["stage"] for row in rows)
+    in_flight = sum(row["stage"] in BETWEEN and row["job_state"] in LIVE_JOB for row in rows)
     past_screening = sum(n for stage, n in now.items() if stage not in ("screening",))
     after_training = STAGES[STAGES.index("training") + 1 :]  # in the loop's order; failed is no training
     trained = sum(now[s] for s in after_training if s != "failed")
@@ -117,8 +137,9 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
         "did not learn": now["did not learn"],
         "diverged": now["diverged"],
         "too slow": now["too slow"],
-        "within margin": now["tuning"] + now["tuned"],
+        "within margin": now["within margin"] + now["tuning"] + now["tuned"],
         "tuned": now["tuned"],
         "failed": now["failed"],
-        "in flight": sum(now[s] for s in ("screening", "training", "tuning")),
+        "in flight": in_flight,
+        "waiting": sum(now[s] for s in BETWEEN) - in_flight,
     }

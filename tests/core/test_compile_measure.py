@@ -4,6 +4,7 @@ module and timed next to it; progress, cancellation and the errors of a bad requ
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from core.analysis.summary import summarize
 from core.compile.errors import CompileError, NumericalMismatch
 from core.compile.handlers import measure_job
-from core.compile.timing import Timing, check_close, timing_note
+from core.compile.timing import Timing, check_close, time_torch, timing_note
 from core.errors import TesseraError
 from core.ir.serialize import load_operator
 from core.jobs.errors import JobCancelled, PayloadError
@@ -96,6 +97,23 @@ def test_a_timing_in_doubt_says_why():
         timing_note(steady.doubt("a"), short.doubt("b"))
         == "unreliable: b is too short to time reliably (2.0 us per call)"
     )
+
+
+def test_the_side_timed_on_a_busy_machine_is_named():
+    """PyTorch consistently slow under load (34.5 ms for a 0.03-0.08 ms call, runs close
+    together): its CPU share says so, and the note names PyTorch, not the TVM kernel."""
+    kernel = replace(Timing.of([0.2e-3, 0.21e-3, 0.2e-3]), cpu_share=0.95, threads=2)
+    starved = replace(Timing.of([34.5e-3, 34.6e-3, 34.4e-3]), cpu_share=0.25, threads=2)
+    assert timing_note(kernel.doubt("TVM's kernel"), starved.doubt("PyTorch")) == (
+        "unreliable: PyTorch got 25% of its 2 thread(s)' CPU time while timed (the machine was busy)"
+    )
+
+
+def test_torch_is_timed_with_the_cpu_share_it_got():
+    import torch
+
+    timing = time_torch(torch.nn.Identity(), torch.zeros(4), repeat=3, min_repeat_ms=5)
+    assert timing.threads == torch.get_num_threads() and 0 < timing.cpu_share <= timing.threads + 0.5
 
 
 def test_the_peak_comes_from_the_cpus_features():

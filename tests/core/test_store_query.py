@@ -16,7 +16,7 @@ from core.store.changes import StoreChanges
 from core.store.frame import FrameChunk, ResultsFrame, read_chunk
 from core.store.query import OrderQuery, only_ids, result_rows
 from core.store.result_fields import RESULT_FIELDS
-from core.store.result_filter import FilterError, ResultFilter, parse_filter
+from core.store.result_filter import FilterError, ResultFilter, parse_filter, sizes_filter
 from core.store.table_order import TableOrder
 from tests.support import EXAMPLES, command
 
@@ -49,6 +49,18 @@ def test_filter_terms_with_or_without_spaces_select_the_same_rows(store):
     assert names(store, "origin = search:mcts") == [("grouped", None)]
     assert names(store, "shift") == [("shift", 0.5)]  # a plain word searches the text columns
     assert names(store, "32") == [("shift", 0.5)]  # bindings are searched as text (C_in=32)
+
+
+def test_a_size_of_the_bindings_is_compared_as_a_number(store):
+    assert names(store, "bindings.C_in=32") == [("shift", 0.5)]
+    assert names(store, "bindings.C_in > 40 latency<2") == [("conv2d", 1.0)]
+    at_64 = names(store, sizes_filter({"C_in": 64}))  # grouped_conv, not measured, at its own C_in=64
+    assert sorted(at_64, key=str) == [("conv2d", 1.0), ("conv2d", 2.0), ("conv2d", 3.0), ("grouped", None)]
+    assert names(store, "bindings.H=56") == [("grouped", None)]  # conv2d and shift were measured without H
+    with pytest.raises(FilterError, match="a size compares as a number"):
+        parse_filter("bindings.C_in~6")
+    with pytest.raises(FilterError, match="bindings.C_in is a number, 'many' is not"):
+        parse_filter("bindings.C_in=many")
 
 
 def test_filter_errors_name_the_term():

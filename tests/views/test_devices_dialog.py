@@ -5,10 +5,12 @@ dialog, remove it. Only loopback addresses are ever used."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
-from core.devices import get_device, list_devices
+from core.devices import add_device, get_device, list_devices, record_check
 from core.store import Store
 from tests.core.rpc_loopback import LOOPBACK, free_port, start_cluster
 from tests.support import EXAMPLES
@@ -81,6 +83,29 @@ def test_a_dead_tracker_is_reported_plainly_and_devices_can_be_managed(qtbot, wi
     assert not dialog.remove_button.isEnabled()
     with Store(window.explore.session.path) as store:
         assert [d.name for d in list_devices(store)] == ["local"]
+
+
+def test_a_device_down_is_flagged_when_chosen_and_refused_at_once_when_queueing(qtbot, window):
+    """No job sits at 'running 0%' for minutes waiting for a device that is down: the dialog
+    says it was unreachable, asks its tracker on OK, and queues nothing when it does not answer."""
+    port = free_port()  # nothing listens there
+    session = window.explore.ensure_session()
+    add_device(session.store, "gone", f"{LOOPBACK}:{port}", "rasp4")
+    record_check(session.store, "gone", {"reachable": False, "error": "tracker refused", "checked": time.time()})
+    window.load(EXAMPLES / "conv2d.json")
+    window.explore.actions["evaluate"].trigger()
+    measure = window.explore.dialog
+    assert not measure.device_note.isVisible()  # this machine: nothing to say
+    measure.device.setCurrentIndex(measure.device.findData("gone"))
+    assert measure.device_note.isVisible() and "gone was unreachable at its last check" in measure.device_note.text()
+    measure.bindings.setPlainText("C_in=8, C_out=8, H=8, W=8, K=3")
+    measure.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: measure.probe is None, timeout=10_000)
+    assert measure.isVisible() and measure.error.text().startswith("Nothing was queued: gone cannot be reached")
+    assert f"tracker {LOOPBACK}:{port} refused the connection" in measure.error.text()
+    assert session.queue.jobs() == []
+    assert "refused the connection" in get_device(session.store, "gone").last_check["error"]  # marked for next time
+    measure.buttons.button(QDialogButtonBox.StandardButton.Cancel).click()
 
 
 @pytest.mark.tvm

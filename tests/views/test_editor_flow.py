@@ -68,9 +68,7 @@ def test_build_check_fix_undo_save_reopen(window, make_window, monkeypatch, tmp_
     assert ("input", node, 0) in doc.graph.edges()
     assert scene.edge_item("input", node).label == "[C_in, H, W]"  # the wire shows its tensor's shape
     card = scene.node_item(node)
-    assert card.info.state == "error"  # unfold's default dim 0 is a channel axis
-    assert "spatial axis" in card.info.tooltip
-    assert any(sev == "error" and n == node and "spatial axis" in m for sev, n, m in window.diagnostics.messages())
+    assert card.info.state != "error" and card.info.shape == "[C_in, K, H, W]"  # the default: the last, spatial axis
 
     drag_mouse(
         window.view.viewport(),
@@ -80,17 +78,19 @@ def test_build_check_fix_undo_save_reopen(window, make_window, monkeypatch, tmp_
     )  # a click selects it
     assert window.inspector.node == node
     depth = undo_depth(window)
-    window.inspector.fields["dim"].editor.setValue(1)  # the fix
+    window.inspector.fields["dim"].editor.setValue(0)  # a channel axis
     assert undo_depth(window) == depth + 1
-    assert card.info.state != "error"
-    assert card.info.shape == "[C_in, K, H, W]"
-    assert not any(sev == "error" and n == node for sev, n, _ in window.diagnostics.messages())
+    assert card.info.state == "error" and "spatial axis" in card.info.tooltip
+    assert any(sev == "error" and n == node and "spatial axis" in m for sev, n, m in window.diagnostics.messages())
 
     window.commands["undo"].trigger()
-    assert doc.graph.prim(node).params["dim"] == 0 and card.info.state == "error"
-    assert window.inspector.fields["dim"].editor.value() == 0
+    assert doc.graph.prim(node).params["dim"] == -1 and card.info.state != "error"
+    assert window.inspector.fields["dim"].editor.value() == -1
     window.commands["redo"].trigger()
-    assert doc.graph.prim(node).params["dim"] == 1 and card.info.state != "error"
+    assert doc.graph.prim(node).params["dim"] == 0 and card.info.state == "error"
+    window.inspector.fields["dim"].editor.setValue(1)  # the fix
+    assert card.info.state != "error" and card.info.shape == "[C_in, K, H, W]"
+    assert not any(sev == "error" and n == node for sev, n, _ in window.diagnostics.messages())
 
     assert window.isWindowModified()
     target = tmp_path / "built"

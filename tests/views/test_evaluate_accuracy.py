@@ -70,6 +70,18 @@ def test_the_editors_operator_trains_with_a_growing_curve_and_lands_in_the_resul
     assert plot.y_key == "accuracy" and plot.summary.text().startswith("1 results · 1 plotted")
 
 
+def test_the_status_names_the_editors_operator(qtbot, window, tmp_path):
+    window.explore.store_path = str(tmp_path / "acc.db")
+    window.explore.actions["autostart"].setChecked(False)
+    window.load(EXAMPLES / "depthwise_separable.json")
+    dialog = open_dialog(qtbot, window)
+    qtbot.mouseClick(dialog.fisher_only, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(dialog.evaluate_button, Qt.MouseButton.LeftButton)
+    status = window.statusBar().currentMessage()
+    assert status.startswith("Queued 1 job(s): ") and status.endswith(" for depthwise_separable"), status
+    assert "Subject(" not in status
+
+
 def test_bad_settings_stay_in_the_dialog(qtbot, window, tmp_path, dialogs):
     window.explore.store_path = str(tmp_path / "acc.db")
     window.load(EXAMPLES / "depthwise_separable.json")
@@ -102,6 +114,8 @@ def test_selected_results_are_evaluated_from_the_result_panel(qtbot, store_path,
     qtbot.mouseClick(dialog.evaluate_button, Qt.MouseButton.LeftButton)
     [job] = explorer.explore.session.queue.jobs()
     assert (job.kind, job.operator_id, job.state) == ("fisher", op, QUEUED)  # workers are off in this window
+    status = explorer.statusBar().currentMessage()
+    assert status.startswith("Queued 1 job(s): ") and status.endswith(" for grouped_conv")  # the name, not a repr
     assert job.payload["operator"]["bindings"] == doc["bindings"]  # the result's own sizes (its group count)
     monitor = explorer.explore.accuracy.monitor
     assert monitor.items[job.id].text(0) == "grouped_conv" and monitor.items[job.id].text(1) == "Fisher Potential"

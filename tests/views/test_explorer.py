@@ -629,3 +629,27 @@ def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, t
         assert reused["schedule_source"].startswith("transfer:local/") or reused["schedule_source"] == "untuned"
     finally:
         window.close()
+
+
+def test_a_front_of_results_at_different_sizes_says_so_and_filters_to_one(qtbot, store_path, explorer):
+    small = {"C_in": 16, "C_out": 16, "H": 16, "W": 16, "K": 3}
+    large = {**small, "H": 56, "W": 56}
+    add_results(store_path, [(1.0, 2e6)], "hand-made", small)
+    add_results(store_path, [(0.5, 3e6)], "search:canvas", large)
+    add_results(
+        store_path, [(0.2, 4e6)], "search:mcts", {k: v for k, v in small.items() if k != "K"}
+    )  # no K: same size
+    wait_for_results(qtbot, explorer, 3)
+    panel, browser = explorer.explore.view.panel, explorer.explore.view.browser
+    qtbot.waitUntil(lambda: panel.front_list.topLevelItemCount() == 3, timeout=10_000)
+    assert (
+        panel.sizes_note.isVisible() and "mixes results measured at different sizes (H, W)" in panel.sizes_note.text()
+    )
+    assert [panel.sizes_box.itemText(i) for i in (1, 2)] == ["H=16, W=16", "H=56, W=56"]
+    index = 2
+    panel.sizes_box.activated.emit(index)
+    assert browser.filter_edit.text() == "bindings.H=56 bindings.W=56"
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 1 and not browser.model.pending, timeout=10_000)
+    assert json.loads(browser.model.record(0)["bindings"])["H"] == 56
+    qtbot.waitUntil(lambda: panel.front_list.topLevelItemCount() == 1, timeout=10_000)
+    assert not panel.sizes_note.isVisible()  # one size on the front now: nothing to say

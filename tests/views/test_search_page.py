@@ -108,6 +108,11 @@ def test_stop_cancels_the_run_and_its_jobs(qtbot, window, tmp_path):
     queue = window.explore.session.queue
     assert not [j for j in queue.jobs() if j.state in (QUEUED, RUNNING)]  # nothing left running for the run
     assert summary["counts"]["proposed"] == tile(panel, "proposed") >= 1
+    # the page says what is true now: nothing in flight (the stopped candidates wait to resume), no time left
+    assert summary["counts"]["in flight"] == 0 and "0 in flight" in panel.counts.others.text()
+    assert panel.time_label.text().startswith("Took") and "left" not in panel.time_label.text()
+    assert not panel.counts.numbers["tuned"].isVisibleTo(panel)  # end-to-end timing is off: none is tuned
+    assert "tuned" not in panel.status.text()
 
 
 def test_bad_settings_are_told_in_the_panel_and_nothing_starts(qtbot, window, tmp_path, dialogs):

@@ -4,6 +4,8 @@ per algorithm x tuned/untuned, the left-out algorithm named in the status bar)."
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.gui
 def confirm(qtbot, window) -> None:
     dialog = window.explore.dialog
     dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
-    qtbot.waitUntil(lambda: window.explore.dialog is None)
+    qtbot.waitUntil(lambda: window.explore.dialog is None, timeout=10_000)
 
 
 def queued_jobs(store_path):
@@ -26,9 +28,17 @@ def queued_jobs(store_path):
         return JobQueue(store).jobs()
 
 
-def test_tune_with_reused_schedules_queues_a_transfer_job(qtbot, store_path, explorer, tmp_path):
+@pytest.fixture
+def tracker():
+    """A port that takes connections, where Evaluate and Tune ask an RPC device's tracker
+    before queueing (no tracker protocol is spoken: the jobs are only queued)."""
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        yield f"127.0.0.1:{listening.getsockname()[1]}"
+
+
+def test_tune_with_reused_schedules_queues_a_transfer_job(qtbot, store_path, explorer, tmp_path, tracker):
     with Store(store_path) as store:
-        add_device(store, "board", "127.0.0.1:9190", "board")
+        add_device(store, "board", tracker, "board")
         set_default(store, "board")
     explorer.show_page("editor")
     explorer.load(EXAMPLES / "conv2d.json")

@@ -40,6 +40,7 @@ class BindingsBar(QWidget):
         self.edit.textChanged.connect(self._fit_text)
         self.totals = QLabel()
         self.totals.setObjectName("totals")
+        self.totals.setWordWrap(True)  # on a narrow canvas it takes two lines, never widens the window
         self.error = QLabel()
         self.error.setObjectName("bindingsError")
         self.error.setWordWrap(True)

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QMenu
 
 from core.errors import TesseraError
 from core.ir.graph import INPUT, OUTPUT, GraphEvent
-from core.ir.layout import layered_layout
+from core.ir.layout import CANVAS_ASPECT, layered_layout
 from core.ir.primitives import REGISTRY
 
 from .. import theme
@@ -21,7 +21,7 @@ from .document import OperatorDocument
 from .palette import primitive_from_mime
 
 GRID = 10.0
-READABLE_ZOOM = 0.9  # fitting a graph never shrinks it below this: the smallest card text stays >= 8 px
+READABLE_ZOOM = 0.7  # fitting a graph never shrinks it below this: the smallest card text stays >= 8 px
 MAX_FIT_ZOOM = 1.25  # nor blows a small one up beyond this
 
 
@@ -169,8 +169,9 @@ class OperatorScene(QGraphicsScene):
             self.statusMessage.emit(f"The {' and '.join(kept)} node{'s' * (len(kept) > 1)} cannot be deleted")
         self.document.editor.remove(nodes, edges)
 
-    def auto_layout(self) -> None:
-        self.document.editor.move(layered_layout(self.document.graph))
+    def auto_layout(self, aspect: float = CANVAS_ASPECT) -> None:
+        """Lay the graph out in layers, wrapped onto rows that suit a view of `aspect` (width / height)."""
+        self.document.editor.move(layered_layout(self.document.graph, aspect))
 
     # mouse: moving nodes and dragging connections ------------------------------
     def mousePressEvent(self, event) -> None:
@@ -274,7 +275,7 @@ class OperatorScene(QGraphicsScene):
             for op, cls in sorted(REGISTRY.items(), key=lambda kv: (kv[1].category, kv[1].title)):
                 action = add.addAction(theme.dot_icon(theme.CATEGORY_COLORS[cls.category]), cls.title)
                 action.triggered.connect(lambda _=False, op=op: self.add_primitive(op, at))
-            menu.addAction("Auto-layout", self.auto_layout)
+            menu.addAction("Auto-layout", lambda: self.auto_layout(self.views()[0].aspect()))
         menu.exec(event.screenPos())
 
 
@@ -331,6 +332,11 @@ class OperatorView(QGraphicsView):
             x = rect.center().x() if margin.width() * zoom <= viewport.width() else margin.left() + half_w
             y = rect.center().y() if margin.height() * zoom <= viewport.height() else margin.top() + half_h
             self.centerOn(x, y)
+
+    def aspect(self) -> float:
+        """Width over height of what the view shows (the layout's rows suit it)."""
+        viewport = self.viewport().rect()
+        return viewport.width() / viewport.height() if viewport.height() > 0 else CANVAS_ASPECT
 
     def request_fit(self) -> None:
         """Fit the graph now, or as soon as the view has its real size."""
@@ -460,7 +466,12 @@ def canvas_actions(view: OperatorView) -> dict[str, QAction]:
         ),
         "zoom_out": ("Zoom Out", "zoom-out", [QKeySequence.StandardKey.ZoomOut], lambda: view.zoom(0.8)),
         "zoom_fit": ("Zoom to Fit", "zoom-fit", [QKeySequence("Ctrl+0")], view.fit_all),
-        "layout": ("Auto-layout", "layout", [QKeySequence("Ctrl+L")], lambda: (scene.auto_layout(), view.fit_all())),
+        "layout": (
+            "Auto-layout",
+            "layout",
+            [QKeySequence("Ctrl+L")],
+            lambda: (scene.auto_layout(view.aspect()), view.fit_all()),
+        ),
     }
     actions = {}
     for key, (text, icon_name, shortcuts, slot) in spec.items():

@@ -15,6 +15,7 @@ from .. import theme
 
 NODE_WIDTH = 168.0
 HEADER_HEIGHT = 24.0
+RETURN_STEP, RETURN_CLEARANCE = 24.0, 70.0  # a wire back to the left: its step out of a port, its drop below
 LINE_HEIGHT = 15.0
 PADDING = 7.0
 PORT_RADIUS = 5.0
@@ -207,13 +208,14 @@ class NodeItem(QGraphicsItem):
         painter.setPen(QColor("#ffffff"))
         title_rect = QRectF(rect.left() + PADDING, rect.top(), rect.width() - 2 * PADDING, HEADER_HEIGHT)
         painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, self.info.title)
-        if self.info.title.lower() != self.node_id:
+        if self.info.title.lower() != self.node_id:  # the id in the room the title leaves (never over it)
+            room = text_width - QFontMetricsF(theme.ui_font(8.5, bold=True)).horizontalAdvance(self.info.title) - 8
             painter.setFont(theme.ui_font(7.5))
             painter.setPen(QColor(255, 255, 255, 200))
             painter.drawText(
                 title_rect,
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                _elide(self.node_id, theme.ui_font(7.5), 80),
+                _elide(self.node_id, theme.ui_font(7.5), min(80, max(room, 0))),
             )
         badge = {"error": "!", "pending": "?"}.get(self.info.state)
         if badge:
@@ -358,11 +360,32 @@ class WireItem(QGraphicsPathItem):
 
 
 def wire_path(a: QPointF, b: QPointF) -> QPainterPath:
-    """A horizontal S-curve from an output (a) to an input (b)."""
-    dx = max(abs(b.x() - a.x()) * 0.5, 40.0)
-    path = QPainterPath(a)
-    path.cubicTo(QPointF(a.x() + dx, a.y()), QPointF(b.x() - dx, b.y()), b)
+    """A horizontal S-curve from an output (a) to an input (b) to its right; to an input to its
+    left (the next row of a wrapped layout), a return: out, down between the rows, back, in."""
+    if b.x() >= a.x() - RETURN_STEP:
+        dx = max(abs(b.x() - a.x()) * 0.5, 40.0)
+        path = QPainterPath(a)
+        path.cubicTo(QPointF(a.x() + dx, a.y()), QPointF(b.x() - dx, b.y()), b)
+        return path
+    turn = (a.y() + b.y()) / 2 if abs(b.y() - a.y()) > 2 * RETURN_CLEARANCE else max(a.y(), b.y()) + RETURN_CLEARANCE
+    right, left = a.x() + RETURN_STEP, b.x() - RETURN_STEP
+    return _rounded([a, QPointF(right, a.y()), QPointF(right, turn), QPointF(left, turn), QPointF(left, b.y()), b])
+
+
+def _rounded(points: list[QPointF], radius: float = 12.0) -> QPainterPath:
+    """A polyline through `points` with its corners rounded."""
+    path = QPainterPath(points[0])
+    for before, corner, after in zip(points, points[1:], points[2:]):
+        into, out = corner - before, after - corner
+        r = min(radius, _length(into) / 2, _length(out) / 2)
+        path.lineTo(corner - into * (r / max(_length(into), 1e-9)))
+        path.quadTo(corner, corner + out * (r / max(_length(out), 1e-9)))
+    path.lineTo(points[-1])
     return path
+
+
+def _length(p: QPointF) -> float:
+    return (p.x() ** 2 + p.y() ** 2) ** 0.5
 
 
 def card_font(kind: str) -> QFont:

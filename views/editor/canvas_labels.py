@@ -18,7 +18,8 @@ def node_info(summary: Summary, node: str) -> NodeInfo:
     numeric = (summary.numeric_shapes or {}).get(node)
     diagnostics = report.for_node(node)
     pending = [c for c in report.constraints if c.node == node]
-    severities = {d.severity for d in diagnostics}
+    size_error = summary.binding_error if summary.binding_node == node else None  # e.g. a weight of 576/7
+    severities = {d.severity for d in diagnostics} | ({"error"} if size_error else set())
     state = (
         "error" if "error" in severities else "warning" if "warning" in severities else "pending" if pending else "ok"
     )
@@ -51,6 +52,8 @@ def node_info(summary: Summary, node: str) -> NodeInfo:
         f"<span style='color:{theme.SEVERITY_COLORS[d.severity]}'>{escape(d.severity)}: {escape(d.message)}</span>"
         for d in diagnostics
     ]
+    if size_error:
+        lines.append(f"<span style='color:{theme.SEVERITY_COLORS['error']}'>error: {escape(size_error)}</span>")
     lines += [
         f"<span style='color:{theme.SEVERITY_COLORS['pending']}'>pending: {escape(c.reason)}</span>" for c in pending
     ]
@@ -81,7 +84,7 @@ def edge_label(summary: Summary, src: str, dst: str, port: int) -> tuple[str, st
 def totals(summary: Summary) -> str:
     """One line for the status area: validity, output shape, FLOPs and parameters."""
     report = summary.shapes
-    errors = len(report.errors)
+    errors = summary.error_count
     state = (
         f"{errors} error{'s' * (errors != 1)}"
         if errors

@@ -48,7 +48,7 @@ class DiagnosticsPanel(QTreeWidget):
         if summary.binding_error:
             where = ", ".join(f"{v}=…" for v in summary.unbound)
             hint = f": type {where} in the Bindings bar" if summary.unbound else ""
-            rows.append(("error", "", f"bindings: {summary.binding_error}{hint}", None))
+            rows.append(("error", summary.binding_node or "", f"bindings: {summary.binding_error}{hint}", None))
         order = {"error": 0, "warning": 1, "pending": 2}
         for severity, node, message, choice in sorted(rows, key=lambda r: order.get(r[0], 3)):
             item = QTreeWidgetItem([severity, node, message])

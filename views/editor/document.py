@@ -16,6 +16,7 @@ from core.ir.primitives import make
 from core.ir.serialize import load_operator, save_operator
 from resources import EXAMPLES
 
+UNTITLED = "untitled"  # the name of an operator nobody named yet (saving names it after its file)
 NEW_BINDINGS = {"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}
 #: what File > New and the start page offer: key -> (name, what it is)
 TEMPLATES = {
@@ -29,9 +30,9 @@ def new_graph(template: str = "pointwise") -> OperatorGraph:
     """A new operator [C_in, H, W] -> [C_out, H, W] from one of TEMPLATES; all but 'empty' validate."""
     if template == "conv2d":
         graph = load_operator(EXAMPLES / "conv2d.json")
-        graph.set_declaration(name="untitled", description="")
+        graph.set_declaration(name=UNTITLED, description="")
         return graph
-    graph = OperatorGraph(["C_in", "H", "W"], ["C_out", "H", "W"], name="untitled")
+    graph = OperatorGraph(["C_in", "H", "W"], ["C_out", "H", "W"], name=UNTITLED)
     graph.bindings = dict(NEW_BINDINGS)
     if template == "pointwise":
         graph.insert_node("pointwise", make("fc", {"out": "C_out"}), (0.0, 0.0))
@@ -59,9 +60,12 @@ class OperatorDocument(QObject):
         return cls(load_operator(path), path, parent)
 
     def save(self, path: str | Path | None = None) -> None:
+        """Write the file; an operator nobody named takes the file's name (my_conv.json: my_conv)."""
         target = Path(path) if path else self.path
         if target is None:
             raise ValueError("save() needs a path for a document that was never saved")
+        if not self.named:
+            self.graph.set_declaration(name=target.stem)
         save_operator(self.graph, target)
         self.path = target
         self.editor.undo_stack.set_clean()
@@ -71,11 +75,30 @@ class OperatorDocument(QObject):
         return self.editor.modified
 
     @property
+    def named(self) -> bool:
+        return bool(self.graph.name) and self.graph.name != UNTITLED
+
+    @property
+    def operator_name(self) -> str:
+        """The name jobs, results and the gallery show: the operator's, else its file's, else untitled."""
+        if self.named:
+            return self.graph.name
+        return self.path.stem if self.path else UNTITLED
+
+    def rename(self, name: str) -> None:
+        """Name the operator (one undo step); a blank name is refused with a ValueError."""
+        name = name.strip()
+        if not name:
+            raise ValueError("an operator needs a name, e.g. my_conv")
+        if name != self.graph.name:
+            self.editor.declare(name=name)
+
+    @property
     def display_name(self) -> str:
         """The file's name, else the operator's (a result opened from the explorer), else Untitled."""
         if self.path:
             return self.path.name
-        return self.graph.name if self.graph.name and self.graph.name != "untitled" else "Untitled"
+        return self.graph.name if self.named else UNTITLED.capitalize()
 
     @property
     def bindings(self) -> dict[str, int]:

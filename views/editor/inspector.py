@@ -133,6 +133,16 @@ class Inspector(QScrollArea):
         self.doc = QLabel()
         self.doc.setWordWrap(True)
         self.doc.setObjectName("inspectorDoc")
+        self.name_edit = QLineEdit()  # the operator's name, when no node is selected
+        self.name_edit.setPlaceholderText("e.g. my_conv")
+        self.name_edit.setToolTip(
+            "The operator's name in jobs, results and the gallery; saving an unnamed operator names it after its file"
+        )
+        self.name_edit.editingFinished.connect(self._rename)
+        self.name_frame = QWidget()
+        name_form = QFormLayout(self.name_frame)
+        name_form.setContentsMargins(0, 4, 0, 4)
+        name_form.addRow("Name", self.name_edit)
         self.form_frame = QWidget()
         self.form = QFormLayout(self.form_frame)
         self.form.setContentsMargins(0, 4, 0, 4)
@@ -144,7 +154,7 @@ class Inspector(QScrollArea):
         self.facts.setWordWrap(True)
         self.facts.setTextFormat(Qt.TextFormat.RichText)
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        for w in (self.title, self.subtitle, self.doc, self.form_frame, self.error, self.facts):
+        for w in (self.title, self.subtitle, self.name_frame, self.doc, self.form_frame, self.error, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
         self.document: OperatorDocument | None = None
@@ -177,9 +187,12 @@ class Inspector(QScrollArea):
         if self.node is not None and self.node not in graph.g:
             self.show_node(None)
             return
+        self.name_frame.setVisible(self.node is None)
         if self.node is None:
-            self.title.setText(graph.name or self.document.display_name)
+            self.title.setText(self.document.operator_name)
             self.subtitle.setText("operator")
+            if not (self.name_edit.hasFocus() and self.name_edit.isModified()):
+                self.name_edit.setText(self.document.operator_name if self.document.named else "")
             about = "\n\n".join([graph.description, *graph.notes]).strip()
             self.doc.setText(about or "Select a node to edit its parameters.")
             self.facts.setText(self._operator_facts())
@@ -214,6 +227,17 @@ class Inspector(QScrollArea):
                     )
                 self.fields[param.name].set_value(value, hint)
         self.facts.setText(self._node_facts())
+
+    def _rename(self) -> None:
+        if not self.name_edit.isModified():
+            return
+        self.name_edit.setModified(False)
+        try:
+            self.document.rename(self.name_edit.text())
+        except ValueError as e:
+            self.error.setText(str(e))
+        else:
+            self.error.clear()
 
     def _input_shape(self):
         srcs = self.document.graph.inputs_of(self.node)

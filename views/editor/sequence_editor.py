@@ -67,6 +67,7 @@ class SequenceEditor(QWidget):
         self.history = SequenceHistory(
             sequence or Sequence(bindings={"C_in": 64, "C_out": 64, "H": 56, "W": 56, "K": 3}), self._refresh
         )
+        self._saved = self.history.current  # the sequence as last opened or saved (modified: it differs)
         self.report: SequenceReport | None = None
         self.problem = ""  # why the starting nest cannot be built (sizes missing), if so
         self._build()
@@ -85,11 +86,26 @@ class SequenceEditor(QWidget):
         """Edit `seq` (read from `path`, or from elsewhere: a search's result); the history starts afresh."""
         self.path = path
         self.history = SequenceHistory(seq, self._refresh)
+        self._saved = seq
         self._refresh()
 
     def save(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path else self.path
-        save_sequence(self.sequence, self.path)
+        """Write the sequence to `path` (default: its file); OSError if it cannot be written."""
+        target = Path(path) if path else self.path
+        if target is None:
+            raise ValueError("save() needs a path for a sequence that was never saved")
+        save_sequence(self.sequence, target)
+        self.path, self._saved = target, self.sequence
+        self.changed.emit()
+
+    @property
+    def modified(self) -> bool:
+        return self.sequence != self._saved
+
+    @property
+    def display_name(self) -> str:
+        """The file's name, else the sequence's, else Untitled sequence."""
+        return self.path.name if self.path else self.sequence.name or "Untitled sequence"
 
     def add_step(self, op: str) -> None:
         """Insert a step after the selected one, with parameters that fit the nest there."""
@@ -130,8 +146,21 @@ class SequenceEditor(QWidget):
 
     def result_document(self) -> dict | None:
         """The resulting operator as a tessera.operator document (None if there is none yet)."""
-        final = self.report.final if self.report else None
-        return to_document(result_operator(final, self.sequence.name or "sequence").graph) if final else None
+        final = self.report.final if self.report and not self.report.operator_problem else None
+        return to_document(result_operator(final, self.result_name).graph) if final else None
+
+    @property
+    def result_name(self) -> str:
+        """The name the resulting operator goes by: the sequence's, else its file's."""
+        return self.sequence.name or (self.path.stem if self.path else "sequence")
+
+    def why_no_result(self) -> str | None:
+        """Why the sequence has no operator to evaluate yet (None when it has one)."""
+        if self.report is None:
+            return self.problem or "the starting loop nest cannot be built"
+        if self.report.final is None:
+            return "a step cannot be applied (see its badge)"
+        return self.report.operator_problem or None
 
     # -- building the widgets ---------------------------------------------------------------
     def _build(self) -> None:
@@ -213,6 +242,7 @@ class SequenceEditor(QWidget):
         column.addWidget(self.explanation)
 
         self.nest_title = QLabel()
+        self.nest_title.setWordWrap(True)
         self.nest_view = QPlainTextEdit()
         self.nest_view.setReadOnly(True)
         self.nest_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -291,10 +321,18 @@ class SequenceEditor(QWidget):
         if self.report is None:
             self.nest_title.setText("Loop nest")
             self.nest_view.setPlainText(self.problem)
-        else:
-            reached = [s for s in self.report.steps[: row + 1] if s.after is not None] if has else []
+        else:  # the nest after the selected step; with none selected, after the whole sequence
+            reached = [s for s in self.report.steps[: row + 1 if has else None] if s.after is not None]
             program = reached[-1].after if reached else self.report.start
-            self.nest_title.setText(f"Loop nest after step {reached[-1].index + 1}" if reached else "Loop nest")
+            last = reached[-1].index + 1 if reached else 0
+            if has or not reached:
+                title = f"Loop nest after step {last}" if reached else "Loop nest before any step"
+            elif last == len(self.sequence.steps):
+                steps = f"all {last} steps" if last > 1 else "its step"
+                title = f"Loop nest after {steps} (select one to see the nest there)"
+            else:
+                title = f"Loop nest after step {last}, the last that applies"
+            self.nest_title.setText(title)
             self.nest_view.setPlainText(program_text(program))
         if has:
             status, message = self.verdict(row)
@@ -353,7 +391,7 @@ class SequenceEditor(QWidget):
             self.totals.setText(f"No result: the resulting operator cannot be built: {self.report.operator_problem}")
             self.open_button.setEnabled(False)
             return
-        op = result_operator(final, self.sequence.name or "sequence")
+        op = result_operator(final, self.result_name)
         base = result_operator(self.report.start).totals()
         t = op.totals()
         parts = f" ({len(op.graphs)} parts joined by concat)" if len(op.graphs) > 1 else ""

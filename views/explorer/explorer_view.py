@@ -27,6 +27,7 @@ class ExplorerView(QWidget):
     sequenceRequested = Signal(int)  # result id whose sequence to open in the sequence editor
     measureRequested = Signal(object, bool)  # result ids, tune?
     accuracyRequested = Signal(object)  # result ids whose operators to evaluate for accuracy
+    exportOpened = Signal(object)  # an export dialog about to open (the window gives it its folder)
 
     def __init__(self, session: ExplorerSession, parent=None):
         """The page's frame, empty: build() puts the parts in it (`parent`: where it will show)."""
@@ -57,8 +58,10 @@ class ExplorerView(QWidget):
         self.top.setSizes([1120, 380])
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)  # neither the plot nor the results vanish
         self.splitter.setSizes([560, 340])
         self.plot.frontChanged.connect(self.panel.show_front)
+        self.panel.filterRequested.connect(self.browser.filter_edit.setText)
         self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
         self.session.refused.connect(self._show_notice)
         self.session.resultsReset.connect(self._show_notice)
@@ -165,9 +168,15 @@ class ExplorerView(QWidget):
         row = self.session.row(result_id)
         if row is None:
             return
+        operator_id = row["operator_id"]
         self._open_export(
             ExportDialog.of_stored(
-                self.session.path, row["operator_id"], row["operator_name"], json.loads(row["bindings"] or "{}"), self
+                self.session.path,
+                operator_id,
+                row["operator_name"],
+                json.loads(row["bindings"] or "{}"),
+                self,
+                sequence=self.session.store.operator_sequence(operator_id) is not None,
             )
         )
 
@@ -187,6 +196,7 @@ class ExplorerView(QWidget):
         self.export_dialog = dialog
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.destroyed.connect(lambda: setattr(self, "export_dialog", None))
+        self.exportOpened.emit(dialog)
         dialog.open()
 
     def is_idle(self) -> bool:

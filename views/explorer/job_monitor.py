@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import TesseraError
+from core.jobs.countdown import Countdown
 from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job, duration_text
 
 from .. import theme
@@ -49,15 +50,15 @@ PROGRESS, ELAPSED = HEADERS.index("Progress"), HEADERS.index("Elapsed")
 JOB_ROLE = Qt.ItemDataRole.UserRole
 
 
-def elapsed_text(job: Job, now: float) -> str:
-    """'1:05' finished, '1:05, ~0:40 left' running; 'waiting 12 s' while queued."""
+def elapsed_text(job: Job, now: float, left: float | None = None) -> str:
+    """'1:05' finished, '1:05, about 0:40 left' running (`left`: its time left, if known);
+    'waiting 12 s' while queued. A retried job counts from its first start."""
     if job.state == QUEUED:
         return f"waiting {duration_text(now - (job.created or now))}"
     if job.started is None:
         return "—"
     end = now if job.state == RUNNING else (job.finished or now)
-    left = job.time_left(now)
-    return duration_text(end - job.started) + ("" if left is None else f", ~{duration_text(left)} left")
+    return duration_text(end - job.started) + ("" if left is None else f", about {duration_text(left)} left")
 
 
 def kind_label(kind: str, payload: dict) -> str:
@@ -80,6 +81,7 @@ class JobsModel(QAbstractTableModel):
         self.session = session
         self.ids: list[int] = []
         self.hide_finished = False
+        self.countdown = Countdown()
         session.jobsChanged.connect(self.refresh)
         session.ticked.connect(self._tick)
         self.refresh()
@@ -137,6 +139,7 @@ class JobsModel(QAbstractTableModel):
         if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return None
         payload = job.payload
+        now = time.time()
         values = (
             str(job.id),
             kind_label(job.kind, payload),
@@ -145,7 +148,7 @@ class JobsModel(QAbstractTableModel):
             job.runs_on or "—",
             job.state,
             f"{round(100 * (job.progress or 0))}%",
-            elapsed_text(job, time.time()),
+            elapsed_text(job, now, self.countdown.left(job, now)),
             f"{job.attempts}/{job.max_attempts}",
             job.error if job.state in (FAILED, CANCELLED) and job.error else (job.message or ""),
         )
@@ -216,7 +219,7 @@ class JobMonitor(QWidget):
             "Where": 170,
             "State": 90,
             "Progress": 150,
-            "Elapsed": 150,  # "1:27, ~1:58 left"
+            "Elapsed": 175,  # "1:27, about 1:58 left"
             "Tries": 50,
         }
         for title, width in widths.items():

@@ -1,14 +1,20 @@
 """The Evaluate / Tune dialog: where to measure, at which sizes (one bindings set per
 line, each becoming jobs), and, for Tune, how: search schedules with MetaSchedule for a
 number of trials, or reuse tuned schedules of the same kernel class (transfer-tuning,
-any CPU device). "Compare variants" measures every algorithm, untuned and tuned."""
+any CPU device). "Compare variants" measures every algorithm, untuned and tuned.
+
+A device found unreachable at its last check is flagged when chosen, and an RPC device's
+tracker is asked again before anything is queued (views.explorer.tracker_probe): a device
+that does not answer is refused at once, with the reason, and the dialog stays open."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,6 +37,7 @@ from core.errors import TesseraError
 from core.ir.bindings import parse_bindings
 
 from .request_dialog import RequestDialog
+from .tracker_probe import TrackerProbe
 
 DEFAULT_TRIALS = 32
 SEARCH, TRANSFER = "search", "transfer"
@@ -60,7 +67,10 @@ def device_label(device: Device) -> str:
 
 
 class MeasureDialog(RequestDialog):
-    """Emits `submitted` with a MeasureRequest when the user confirms a valid one."""
+    """Emits `submitted` with a MeasureRequest when the user confirms a valid one (after its
+    device's tracker answered), `unreachable` with the device's health check when it did not."""
+
+    unreachable = Signal(str, dict)  # device name, its check (core.devices.record_check's answer)
 
     def __init__(
         self,
@@ -87,6 +97,11 @@ class MeasureDialog(RequestDialog):
         self.explanation = QLabel()
         self.explanation.setObjectName("hint")
         self.explanation.setWordWrap(True)
+        self.devices = {device.name: device for device in devices}
+        self.probe: TrackerProbe | None = None  # asking the chosen device's tracker, on OK
+        self.device_note = QLabel()  # a device unreachable at its last check says so when chosen
+        self.device_note.setObjectName("warningText")
+        self.device_note.setWordWrap(True)
         self.device = QComboBox()
         for device in devices:
             self.device.addItem(device_label(device), device.name)
@@ -131,6 +146,7 @@ class MeasureDialog(RequestDialog):
         form = self.form = QFormLayout()
         form.addRow("Method", self.method)
         form.addRow("Device", self.device)
+        form.addRow("", self.device_note)
         form.addRow("Bindings", self.bindings)
         form.addRow("", self.own)
         form.addRow("Trials", self.trials)
@@ -151,7 +167,9 @@ class MeasureDialog(RequestDialog):
         layout.addWidget(self.buttons)
         self.setMinimumWidth(520)
         self.method.currentIndexChanged.connect(self._method_changed)
+        self.device.currentIndexChanged.connect(self._device_changed)
         self._method_changed()
+        self._device_changed()
 
     def _sources_box(self) -> QWidget:
         box = QWidget()
@@ -175,6 +193,48 @@ class MeasureDialog(RequestDialog):
         layout.addLayout(row)
         self.sources_box = box
         return box
+
+    def _device_changed(self) -> None:
+        device = self.devices.get(self.device.currentData())
+        check = (device.last_check or {}) if device is not None else {}
+        if device is not None and check.get("error"):
+            when = time.strftime("%H:%M", time.localtime(check.get("checked") or 0))
+            self.device_note.setText(
+                f"{device.name} was unreachable at its last check ({when}: {check['error']}). "
+                "Its tracker is asked again before anything is queued."
+            )
+        self.form.setRowVisible(self.device_note, bool(check.get("error")))
+
+    def confirm(self, request: MeasureRequest) -> None:
+        """Queue at once on this machine; on an RPC device, once its tracker has answered."""
+        device = self.devices.get(request.device)
+        if device is None or device.is_local:
+            super().confirm(request)
+            return
+        self.buttons.setEnabled(False)
+        self.show_error(f"Asking {device.name}'s tracker at {device.tracker}…")
+        assert device.tracker_host is not None and device.tracker_port is not None  # an RPC device has both
+        self.probe = TrackerProbe(device.tracker_host, device.tracker_port, parent=self)
+        self.probe.answered.connect(lambda problem: self._tracker_answered(device, request, problem))
+
+    def _tracker_answered(self, device: Device, request: MeasureRequest, problem: str) -> None:
+        if self.probe is not None:
+            self.probe.deleteLater()
+        self.probe = None
+        self.buttons.setEnabled(True)
+        if not problem:
+            self.error.hide()
+            super().confirm(request)
+            return
+        self.show_error(
+            f"Nothing was queued: {device.name} cannot be reached ({problem}). Start its tracker and servers "
+            "(tessera device tracker, tessera device serve), or choose another device."
+        )
+        check = {"reachable": False, "error": problem, "checked": time.time()}
+        self.devices[device.name] = replace(device, last_check=check)
+        self.device.setItemText(self.device.findData(device.name), device_label(self.devices[device.name]))
+        self._device_changed()
+        self.unreachable.emit(device.name, check)
 
     @property
     def transfer(self) -> bool:

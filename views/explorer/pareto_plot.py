@@ -40,6 +40,7 @@ MARGIN = 0.25  # markers are placed this far (fraction of the view) beyond its e
 PICK_RADIUS_PX = 8.0
 RETHIN_DELAY_MS = 60  # after the view stops moving
 MARKER_SIZE = 7
+AXIS_TITLE_CHARS = 22  # the axis boxes' width in characters; longer titles show whole in the open list
 NO_LIMIT = 1e307  # a view limit that limits nothing (pyqtgraph's default)
 #: axes shown until the user picks some: the first if any result has both (tuned end-to-end
 #: results), else the pair with the most results (the first of equals)
@@ -166,8 +167,12 @@ class ParetoPlot(QWidget):
             label = QLabel(title)
             label.setObjectName("barLabel")
             combo = QComboBox()
+            # as wide as its longest title allows, not wider: the page fits a 1280x720 screen
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(AXIS_TITLE_CHARS)
             for column in AXES:
                 combo.addItem(column.axis, column.key)
+                combo.setItemData(combo.count() - 1, column.axis, Qt.ItemDataRole.ToolTipRole)
             combo.setCurrentIndex(combo.findData((self.x_key, self.y_key)[i]))
             combo.activated.connect(lambda _=0, i=i: self._axis_chosen(i))
             log = QToolButton()
@@ -198,6 +203,7 @@ class ParetoPlot(QWidget):
         self.legend.setSpacing(2)
         self.summary = QLabel()
         self.summary.setObjectName("hint")
+        self.summary.setWordWrap(True)
         second = QHBoxLayout()
         second.addLayout(self.legend)
         second.addStretch(1)

@@ -1,6 +1,6 @@
 """A dialog that asks how to run something and hands over a request object that core has
-checked: OK builds the request (`request()`), emits it and closes, or keeps the dialog open
-with the reason under the form."""
+checked: OK builds the request (`request()`), emits it and closes (`confirm`), or keeps the
+dialog open with the reason under the form."""
 
 from __future__ import annotations
 
@@ -28,8 +28,15 @@ class RequestDialog(QDialog):
         try:
             request = self.request()
         except TesseraError as e:
-            self.error.setText(str(e))
-            self.error.show()
+            self.show_error(str(e))
             return
+        self.confirm(request)
+
+    def confirm(self, request) -> None:
+        """Hand over a valid request and close (a dialog may check more first)."""
         self.submitted.emit(request)
         super().accept()
+
+    def show_error(self, text: str) -> None:
+        self.error.setText(text)
+        self.error.show()

@@ -5,22 +5,27 @@ It follows the shared selection's current result and the plot's front."""
 from __future__ import annotations
 
 import html
+import json
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
+
+from core.store.result_filter import sizes_filter
 
 from .. import theme
 from ..result_columns import BY_KEY, DOUBT, cell_text, origin_color
@@ -51,6 +56,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole
 class ResultPanel(QWidget):
     openRequested = Signal(int)
     accuracyRequested = Signal(object)  # result ids: the selection, or the result shown
+    filterRequested = Signal(str)  # a filter for the results browser (the front's results at one size)
 
     def __init__(self, session: ExplorerSession, selection: ResultSelection, parent=None):
         super().__init__(parent)
@@ -62,7 +68,7 @@ class ResultPanel(QWidget):
         self.title.setWordWrap(True)
         self.pages = QStackedWidget()
         self.pages.addWidget(self._front_page())
-        self.pages.addWidget(self._result_page())
+        self.pages.addWidget(_scrolling(self._result_page()))  # tall: it scrolls on a small screen
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 8)
         layout.setSpacing(6)
@@ -87,9 +93,16 @@ class ResultPanel(QWidget):
         self.front_list.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.front_list.itemClicked.connect(lambda item: self.selection.set([item.data(0, ID_ROLE)]))
         self.front_list.itemDoubleClicked.connect(lambda item: self.openRequested.emit(item.data(0, ID_ROLE)))
+        self.sizes_note = QLabel()  # a front of results measured at different sizes says so
+        self.sizes_note.setObjectName("warningText")
+        self.sizes_note.setWordWrap(True)
+        self.sizes_box = QComboBox()  # ... and offers to keep one size
+        self.sizes_box.activated.connect(self._size_chosen)
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.front_note)
+        layout.addWidget(self.sizes_note)
+        layout.addWidget(self.sizes_box)
         layout.addWidget(self.front_list, 1)
         return page
 
@@ -174,6 +187,7 @@ class ResultPanel(QWidget):
             self.front_list.addTopLevelItem(item)
         for column in (1, 2):
             self.front_list.resizeColumnToContents(column)
+        self._show_sizes([json.loads(row["bindings"] or "{}") for row in rows.values()])
         self.front_note.setText(
             f"{len(ids)} result(s) on the Pareto front of {x.axis} ({'lower' if x.direction != 'max' else 'higher'}"
             f" is better) and {y.axis} ({'lower' if y.direction != 'max' else 'higher'} is better). "
@@ -181,6 +195,35 @@ class ResultPanel(QWidget):
             if len(ids)
             else "No results to compare yet."
         )
+
+    def _show_sizes(self, bindings: list[dict[str, int]]) -> None:
+        """Results measured at different sizes do not compare (a 56x56 convolution is slower
+        than a 16x16 one): a front that mixes them says so and offers each size as a filter.
+        Sizes differ where a variable two results share has two values (one operator may not
+        use K at all)."""
+        values: dict[str, set[int]] = {}
+        for sizes in bindings:
+            for var, value in sizes.items():
+                values.setdefault(var, set()).add(value)
+        varying = sorted(var for var, seen in values.items() if len(seen) > 1)
+        classes = sorted({tuple((var, sizes[var]) for var in varying if var in sizes) for sizes in bindings} - {()})
+        mixed = len(classes) > 1
+        self.sizes_note.setVisible(mixed)
+        self.sizes_box.setVisible(mixed)
+        if not mixed:
+            return
+        self.sizes_note.setText(
+            f"{DOUBT.strip()} This front mixes results measured at different sizes ({', '.join(varying)}): "
+            "their latencies and costs compare only at equal sizes."
+        )
+        self.sizes_box.clear()
+        self.sizes_box.addItem("Show the results of one size…", None)
+        for sizes in classes:
+            self.sizes_box.addItem(", ".join(f"{var}={value}" for var, value in sizes), dict(sizes))
+
+    def _size_chosen(self, index: int) -> None:
+        if index > 0:
+            self.filterRequested.emit(sizes_filter(self.sizes_box.itemData(index)))
 
     def show_result(self, result_id: int | None) -> None:
         self.result_id = result_id
@@ -217,3 +260,12 @@ class ResultPanel(QWidget):
     def _accuracy_requested(self) -> None:
         ids = self.selection.ids if len(self.selection) else [self.result_id]
         self.accuracyRequested.emit([int(i) for i in ids])
+
+
+def _scrolling(page: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    area.setWidget(page)
+    return area

@@ -51,6 +51,8 @@ ALIGNMENTS = [
     int((Qt.AlignmentFlag.AlignRight if c.numeric else Qt.AlignmentFlag.AlignLeft) | Qt.AlignmentFlag.AlignVCenter)
     for c in COLUMNS
 ]
+ROW_HEIGHT = 24
+MIN_ROWS = 5  # rows the table keeps in view however the page is squeezed
 MUTED = QColor(theme.TEXT_MUTED)
 DOUBTFUL = QColor(theme.COLORS["warning_text"])  # timings the measurement itself says not to trust
 
@@ -342,7 +344,12 @@ class ResultsBrowser(QWidget):
         self.table.setWordWrap(False)
         self.table.setShowGrid(False)
         self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(24)
+        self.table.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        # a few rows stay in view when a dock (Jobs, Accuracy) takes the window's bottom: the plot gives way
+        chrome = (
+            self.table.horizontalHeader().sizeHint().height() + self.table.horizontalScrollBar().sizeHint().height()
+        )
+        self.table.setMinimumHeight(chrome + MIN_ROWS * ROW_HEIGHT + 2 * self.table.frameWidth())
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)

@@ -20,8 +20,9 @@ TILES = (
     ("within margin", "within margin"),
     ("tuned", "tuned"),
 )
+TILES_PER_ROW = 4  # two rows: the page fits a 1280x720 screen beside the settings
 #: counts that are rare or transient: one line under the tiles
-OTHERS = ("in flight", "did not learn", "diverged", "too slow", "failed")
+OTHERS = ("in flight", "waiting", "did not learn", "diverged", "too slow", "failed")
 
 
 class StageCounts(QWidget):
@@ -32,7 +33,7 @@ class StageCounts(QWidget):
         grid = QGridLayout()
         grid.setSpacing(8)
         self.numbers: dict[str, QLabel] = {}
-        for column, (key, caption) in enumerate(TILES):
+        for column, (key, caption) in enumerate(TILES):  # in rows of TILES_PER_ROW, in the loop's order
             tile = QFrame()
             tile.setObjectName("stageTile")
             inner = QVBoxLayout(tile)
@@ -46,15 +47,22 @@ class StageCounts(QWidget):
             label.setAlignment(Qt.AlignmentFlag.AlignCenter)
             inner.addWidget(number)
             inner.addWidget(label)
-            grid.addWidget(tile, 0, column)
+            grid.addWidget(tile, *divmod(column, TILES_PER_ROW))
             self.numbers[key] = number
         self.others = QLabel()
         self.others.setObjectName("hint")
+        self.others.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(grid)
         layout.addWidget(self.others)
         self.show_counts({})
+
+    def show_tuned(self, timed: bool) -> None:
+        """The "tuned" tile only for a run that times survivors end to end (none are tuned otherwise)."""
+        tile = self.numbers["tuned"].parentWidget()
+        assert tile is not None  # every number sits in its tile
+        tile.setVisible(timed)
 
     def show_counts(self, counts: dict[str, int]) -> None:
         for key, label in self.numbers.items():
@@ -63,7 +71,9 @@ class StageCounts(QWidget):
 
     def text(self) -> str:
         """'3 proposed, 2 screened, ...': what the tiles say, in words."""
-        return ", ".join(f"{self.numbers[key].text()} {caption}" for key, caption in TILES)
+        return ", ".join(
+            f"{self.numbers[key].text()} {caption}" for key, caption in TILES if self.numbers[key].isVisibleTo(self)
+        )
 
 
 def baseline_text(summary: dict) -> str:
@@ -88,7 +98,7 @@ def best_text(summary: dict, tune: bool) -> str:
 
 
 def time_text(elapsed: float, fraction: float, minutes: float | None, in_flight: int) -> str:
-    """'Elapsed 1:05 · about 58:55 left', or what the run still waits for."""
+    """'Elapsed 1:05 · about 58:55 left', or what the run still waits for (while it runs)."""
     text = f"Elapsed {duration_text(elapsed)}"
     if minutes is not None and elapsed >= minutes * 60:
         return f"{text} · time is up: finishing {in_flight} candidate(s) in flight"

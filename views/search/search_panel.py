@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import TesseraError
-from core.jobs.queue import DONE, FAILED, QUEUED, RUNNING
+from core.jobs.queue import DONE, FAILED, QUEUED, RUNNING, duration_text
 from core.jobs.supervisor import default_worker_count
 from core.search.discovery import DiscoveryConfig
 from core.search.driver import SearchRequest
@@ -93,8 +93,10 @@ class SearchPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(self.settings)
-        scroll.setMinimumWidth(440)
-        scroll.setMaximumWidth(560)
+        # as wide as the settings need (they scroll down, never sideways), and not much wider
+        width = self.settings.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4
+        scroll.setMinimumWidth(width)
+        scroll.setMaximumWidth(max(width, 560))
         layout = QHBoxLayout(self)
         layout.addWidget(scroll, 2)
         layout.addWidget(card, 3)
@@ -138,6 +140,7 @@ class SearchPanel(QWidget):
             self._say("Cannot start: the worker processes did not start (see the status bar, Run > Job Runner…)", True)
             return
         self._run_config = DiscoveryConfig.from_dict(config)
+        self.counts.show_tuned(self._run_config.tune)
         resumed = find_run(self.session.store, self._run_config.key)
         self._last = (0.0, {})
         self.counts.show_counts(stage_counts(self.session.store, resumed) if resumed else {})
@@ -169,6 +172,7 @@ class SearchPanel(QWidget):
         self._show_running(False)
         if summary is not None:
             self._reported(self._last[0] if run.stopping else 1.0, summary)
+        self.time_label.setText(f"Took {duration_text(time.monotonic() - run.started_at)}")  # no time is left
         if error:
             self._say(f"The run stopped: {error}", error=True)
         else:

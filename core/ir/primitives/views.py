@@ -119,7 +119,8 @@ class Unfold(Primitive):
         "(zero padding keeps the spatial size): [C.., X..] -> [C.., K, X..]."
     )
     spec = (
-        _DIM,
+        # the last axis: spatial in every [C.., X..] tensor, so a new unfold is valid once connected
+        Param("dim", "dim", -1, "Spatial axis to slide the window along (negative counts from the end)."),
         Param(
             "K",
             "size",
