@@ -34,7 +34,7 @@ from .result_columns import BY_KEY, origin_color
 
 MARGIN = 24.0
 MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
-MIN_CARD = 24  # pixels: a card drawn narrower shows nothing one can make out
+MIN_CARD = 80  # pixels: narrower, a card's text (9.5 pt in the editor) falls under 6 px and cannot be read
 PARETO_SIZE = (900, 600)
 BRIEF_BOX = (190.0, 64.0)  # a node's box in a brief picture, in layout units (core.ir.layout: 250 apart)
 

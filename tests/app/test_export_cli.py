@@ -183,21 +183,21 @@ def test_the_json_export_matches_the_file_it_came_from(tmp_path):
 
 
 def test_a_picture_too_large_to_make_out_is_refused(tmp_path, capsys):
-    """A chain of 600 shifts would be a 4096-pixel strip of specks: refused, saying what to use instead."""
+    """A chain of 3,000 shifts, even wrapped onto rows, would draw its cards as specks in 4096 pixels: refused, saying what to use instead."""
     doc = json.loads(CONV.read_text())
     shifts = [
-        {"id": f"s{i}", "op": "shift", "params": {"dim": -1, "amount": 1}, "pos": [0, 100 * i]} for i in range(600)
+        {"id": f"s{i}", "op": "shift", "params": {"dim": -1, "amount": 1}, "pos": [0, 100 * i]} for i in range(3000)
     ]
     doc["nodes"] = shifts + doc["nodes"]
     doc["edges"] = [
         {"from": "input", "to": "s0"},
-        *({"from": f"s{i}", "to": f"s{i + 1}"} for i in range(599)),
-        {"from": "s599", "to": doc["edges"][0]["to"]},
+        *({"from": f"s{i}", "to": f"s{i + 1}"} for i in range(2999)),
+        {"from": "s2999", "to": doc["edges"][0]["to"]},
         *doc["edges"][1:],
     ]
     chain = tmp_path / "chain.json"
     chain.write_text(json.dumps(doc))
     assert export(str(chain), "--format", "png", "--out", str(tmp_path / "chain.png")) == 1
     err = capsys.readouterr().err
-    assert "has 608 nodes: a picture of at most 4096 pixels a side" in err
+    assert "has 3,008 nodes: a picture of at most 4096 pixels a side" in err
     assert "export it as svg, or as dot for Graphviz" in err and not (tmp_path / "chain.png").exists()
