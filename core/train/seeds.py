@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from core.data.assignment import Assignment
 from core.data.backbones import build_backbone
@@ -20,6 +20,7 @@ from core.data.datasets import load_dataset
 from core.ir.graph import OperatorGraph
 
 from .proxy import accuracy, train_proxy
+from .results import SeedRun
 from .screening import candidate_network, load_split
 from .settings import EvalSettings, TrainConfig
 
@@ -29,18 +30,6 @@ Progress = Callable[[float, str], None]
 def report_seeds(seed: int, count: int) -> tuple[int, ...]:
     """The `count` seeds after the selection's own `seed`."""
     return tuple(range(seed + 1, seed + 1 + count))
-
-
-@dataclass(frozen=True)
-class SeedRun:
-    """One seed's training: test accuracy (None when it diverged), the last validation
-    accuracy, how it ended (core.train.results.OUTCOMES) and how long it took."""
-
-    seed: int
-    accuracy: float | None
-    val_accuracy: float | None
-    outcome: str
-    seconds: float
 
 
 def train_over_seeds(
