@@ -295,7 +295,10 @@ TEST_COLUMNS = (
 )
 RESULTS_VIEW_V11 = (
     RESULTS_VIEW_V9.replace("AND e2e_latency_ms IS NULL)", "AND e2e_latency_ms IS NULL AND test_seeds IS NULL)")
-    .replace("e.e2e_latency_ms, e.e2e_speedup,", f"e.e2e_latency_ms, e.e2e_speedup, {', '.join('t.' + c for c in TEST_COLUMNS)},")
+    .replace(
+        "e.e2e_latency_ms, e.e2e_speedup,",
+        f"e.e2e_latency_ms, e.e2e_speedup, {', '.join('t.' + c for c in TEST_COLUMNS)},",
+    )
     .replace("\nUNION ALL", _TEST_JOIN.format(id="m.operator_id") + "\nUNION ALL")
     .replace("\nWHERE NOT EXISTS", _TEST_JOIN.format(id="o.id") + "\nWHERE NOT EXISTS")
 )
@@ -311,7 +314,13 @@ def _held_out_accuracy(db: sqlite_utils.Database) -> None:
         db["scores"].add_column(column, int if column == "test_seeds" else float)
     db["searches"].add_column("baseline_test_job_id", int, fk="jobs")
     db["searches"].add_column("baseline_test", str)  # JSON: the original's test accuracy per seed
-    for column in ("test_accuracy", "test_accuracy_std", "test_difference", "test_difference_low", "test_difference_high"):
+    for column in (
+        "test_accuracy",
+        "test_accuracy_std",
+        "test_difference",
+        "test_difference_low",
+        "test_difference_high",
+    ):
         db["search_candidates"].add_column(column, float)
     db["search_candidates"].add_column("selected_from", int)
     db["results"].drop()

@@ -98,7 +98,7 @@ def train_job(payload: dict, ctx) -> TrainResult:
     )
 
 
-def test_job(payload: dict, ctx) -> HeldOutResult:
+def held_out_job(payload: dict, ctx) -> HeldOutResult:
     """The network trained again with each seed and tested on the test split, and, paired, the
     original's accuracies with the same seeds (trained here unless the payload has them)."""
     torch.set_num_threads(THREADS)

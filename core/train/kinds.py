@@ -76,7 +76,7 @@ TRAIN = declare(
 TEST = declare(
     JobKind(
         "test",
-        "core.train.handlers:test_job",
+        "core.train.handlers:held_out_job",
         HeldOutPayload,
         HeldOutResult,
         record_score,

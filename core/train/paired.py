@@ -15,6 +15,12 @@ from dataclasses import dataclass
 CONFIDENCE = 0.95
 
 
+def report_seeds(seed: int, count: int) -> tuple[int, ...]:
+    """The seeds a reported accuracy trains with: the `count` after the selection's own `seed`,
+    so the run that selected a candidate (and may have been lucky) is not among them."""
+    return tuple(range(seed + 1, seed + 1 + count))
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """Accuracy of `ours` minus `theirs` (fractions, seed by seed), its mean and the interval."""
@@ -46,23 +52,32 @@ class PairedDifference:
 
     def within(self, margin: float) -> bool | None:
         """Whether the interval lies above -margin (None: too few seeds to say)."""
-        interval = self.interval
-        return None if interval is None else interval[0] > -margin
+        return within(self.interval, margin)
 
     def verdict(self, margin: float) -> str:
-        """The rule and its outcome in words, e.g. 'within 1 point: the 95% interval of the
-        difference, -0.4 to +0.9 points, lies above -1'."""
-        limit = f"{_points(margin)} point{'' if _points(margin) == '1' else 's'}"
-        interval = self.interval
-        if interval is None:
-            return f"cannot tell whether within {limit}: a {self.confidence:.0%} interval needs at least 2 seeds"
-        span = f"the {self.confidence:.0%} interval of the difference, {_signed(interval[0])} to {_signed(interval[1])} points"
-        if self.within(margin):
-            return f"within {limit}: {span}, lies above -{_points(margin)}"
-        return f"not shown within {limit}: {span}, reaches below -{_points(margin)}"
+        return verdict(self.interval, margin, self.confidence)
 
 
-def paired_difference(ours: Sequence[float], theirs: Sequence[float], confidence: float = CONFIDENCE) -> PairedDifference:
+def within(interval: tuple[float, float] | None, margin: float) -> bool | None:
+    """The rule: the interval's lower end above -margin (None: no interval, too few seeds)."""
+    return None if interval is None else interval[0] > -margin
+
+
+def verdict(interval: tuple[float, float] | None, margin: float, confidence: float = CONFIDENCE) -> str:
+    """The rule and its outcome in words, e.g. 'within 1 point: the 95% interval of the
+    difference, -0.4 to +0.9 points, lies above -1'."""
+    limit = f"{_points(margin)} point{'' if _points(margin) == '1' else 's'}"
+    if interval is None:
+        return f"cannot tell whether within {limit}: a {confidence:.0%} interval needs at least 2 seeds"
+    span = f"the {confidence:.0%} interval of the difference, {_signed(interval[0])} to {_signed(interval[1])} points"
+    if within(interval, margin):
+        return f"within {limit}: {span}, lies above -{_points(margin)}"
+    return f"not shown within {limit}: {span}, reaches below -{_points(margin)}"
+
+
+def paired_difference(
+    ours: Sequence[float], theirs: Sequence[float], confidence: float = CONFIDENCE
+) -> PairedDifference:
     """The seed-by-seed difference of two accuracy lists trained with the same seeds, in order."""
     if len(ours) != len(theirs) or not ours:
         raise ValueError(f"paired accuracies need the same seeds on both sides, got {len(ours)} and {len(theirs)}")

@@ -54,7 +54,7 @@ class HeldOutPayload(Payload):
             refuse(self, "seeds", "distinct seeds, at least one", self.seeds)
         if self.original is not None and len(self.original) != len(self.seeds):
             refuse(self, "original", f"one accuracy per seed ({len(self.seeds)})", self.original)
-        if not 0 <= self.margin < 1:
+        if not 0 <= self.margin <= 1:
             refuse(self, "margin", "a fraction between 0 and 1", self.margin)
 
 

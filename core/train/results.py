@@ -96,7 +96,7 @@ class HeldOutResult(Result):
         if self.original is None:
             return None
         pairs = [(r.accuracy, o) for r, o in zip(self.runs, self.original) if r.accuracy is not None and o is not None]
-        return paired_difference(*zip(*pairs)) if pairs else None
+        return paired_difference([a for a, _ in pairs], [o for _, o in pairs]) if pairs else None
 
     def lines(self) -> list[str]:
         """The report in words: mean +- std, the paired difference with its interval and the verdict."""
@@ -125,7 +125,9 @@ class HeldOutResult(Result):
         backbone: str,
     ) -> HeldOutResult:
         """The result of `runs`, its score recorded under the dataset and backbone labels."""
-        draft = cls(Score(dataset, backbone), tuple(runs), None if original is None else tuple(original), margin, epochs)
+        draft = cls(
+            Score(dataset, backbone), tuple(runs), None if original is None else tuple(original), margin, epochs
+        )
         found, paired = draft.accuracies, draft.paired
         interval = paired.interval if paired else None
         score = Score(

@@ -3,8 +3,9 @@ split, which nothing that chose the network (early stop, the margin, ranking) ev
 
 Each seed sets the train/validation split, the initial weights and the order of the examples;
 the test split is the same for every seed (core.data.datasets). The seeds are those after the
-one the search selected with (report_seeds), so the lucky run that chose a candidate is not
-also its report. Training runs every epoch (no early stop) where TrainConfig says (its device).
+one the search selected with (core.train.paired.report_seeds), so the lucky run that chose a
+candidate is not also its report. Training runs every epoch (no early stop) where TrainConfig
+says (its device).
 Two networks trained with the same seeds compare pairwise (core.train.paired). Imports torch:
 worker processes and benchmarks only."""
 
@@ -25,11 +26,6 @@ from .screening import candidate_network, load_split
 from .settings import EvalSettings, TrainConfig
 
 Progress = Callable[[float, str], None]
-
-
-def report_seeds(seed: int, count: int) -> tuple[int, ...]:
-    """The `count` seeds after the selection's own `seed`."""
-    return tuple(range(seed + 1, seed + 1 + count))
 
 
 def train_over_seeds(

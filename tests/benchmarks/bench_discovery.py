@@ -53,9 +53,9 @@ from core.search.canvas import CanvasSampler
 from core.store import Store
 from core.store.searches import candidates, runs, stage_counts
 from core.train.errors import EvaluationError
-from core.train.paired import mean_std, paired_difference
+from core.train.paired import mean_std, paired_difference, report_seeds
 from core.train.screening import FisherScreen, load_split
-from core.train.seeds import report_seeds, train_over_seeds
+from core.train.seeds import train_over_seeds
 from core.train.settings import EvalSettings, TrainConfig
 from tests.support import EXAMPLES, chain
 

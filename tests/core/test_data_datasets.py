@@ -288,7 +288,9 @@ def test_image_folder_with_train_and_test_subfolders(tmp_path):
         for cls in classes:
             (tmp_path / part / cls).mkdir(parents=True)
             for i in range(2):
-                Image.fromarray(rng.integers(0, 256, (9, 9, 3), dtype=np.uint8)).save(tmp_path / part / cls / f"{i}.png")
+                Image.fromarray(rng.integers(0, 256, (9, 9, 3), dtype=np.uint8)).save(
+                    tmp_path / part / cls / f"{i}.png"
+                )
     data = load_dataset(str(tmp_path), 8)
     assert data.classes == ("ants", "bees", "wasps")  # train's classes, not "test" and "train"
     assert data.labels.tolist() == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1]  # test's images labelled by name
