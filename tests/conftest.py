@@ -1,6 +1,7 @@
 """Fixtures shared by every test package: the examples folder, a real store file with its job
 queue and one with a damaged page, a loopback RPC cluster, thread counts restored after a
-measurement, and the operator documents read while a test runs."""
+measurement, the operator documents read while a test runs, and conv2d tuned once for the
+transfer-tuning tests."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
 from core.store import Store
 from tests.store_damage import build_store, damage_page
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, QUICK, TINY
 
 
 @pytest.fixture
@@ -87,3 +88,24 @@ def restore_threads(monkeypatch):
     threads = torch.get_num_threads()
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tuned_root(tmp_path_factory):
+    """A tuning root holding conv2d tuned at TINY sizes with 4 trials (as `tessera measure` tunes),
+    tuned once for the transfer-tuning tests of core and of `tessera tune`."""
+    from core.jobs.isolate import call_in_subprocess
+
+    root = tmp_path_factory.mktemp("tuning")
+    payload = {
+        "operator": read_document(EXAMPLES / "conv2d.json"),
+        "bindings": TINY,
+        "tune_trials": 4,
+        "cost_model": "random",
+        "device": "local",
+        "tuning_root": str(root),
+        **QUICK,
+    }
+    result = call_in_subprocess("core.compile.handlers:measure_call", {"payload": payload})
+    assert result["trial_count"] == 4 and result["best_trial_ms"] > 0
+    return root

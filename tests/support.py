@@ -86,6 +86,14 @@ def tessera(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+def command(*argv: str) -> int:
+    """A `tessera` subcommand run in this process; its TesseraError is raised, where main prints it."""
+    from app.cli import build_parser
+
+    args = build_parser(argv[0]).parse_args(argv)
+    return args.func(args)
+
+
 class Ctx:
     """A job context (core.jobs.context) that records progress and partial results and cancels on request."""
 

@@ -8,6 +8,7 @@ program's launcher runs `-m module` as TVM's pool workers need. The build itself
 from __future__ import annotations
 
 import configparser
+import importlib.metadata
 import importlib.util
 import pkgutil
 import shutil
@@ -118,10 +119,15 @@ def _stand_in_hooks() -> types.ModuleType:
         folder = Path(module.origin).parent if module and module.origin else None
         return [(str(f), str(f.parent.relative_to(folder.parent))) for f in folder.rglob("*.so")] if folder else []
 
-    hooks.collect_submodules, hooks.collect_data_files, hooks.collect_dynamic_libs = (
+    def copy_metadata(name: str) -> list[tuple[str, str]]:
+        folder = Path(importlib.metadata.distribution(name)._path)  # the installed dist-info folder
+        return [(str(folder), folder.name)]
+
+    hooks.collect_submodules, hooks.collect_data_files, hooks.collect_dynamic_libs, hooks.copy_metadata = (
         collect_submodules,
         collect_data_files,
         collect_dynamic_libs,
+        copy_metadata,
     )
     return hooks
 
@@ -139,8 +145,8 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
     assert Path(script) == PACKAGING / "launcher.py" and Path(script).is_file()
     hidden = set(analysis.kwargs["hiddenimports"])
     assert {
-        "app.cli_export",
-        "app.code_worker",
+        "views.export_files",
+        "views.editor.code_worker",
         "core.compile.handlers",
         "core.export.tvm_export",
         "views.pictures",
@@ -154,6 +160,9 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
         Path("resources/style.qss"),
     } <= datas
     assert any(Path(src).name.startswith("libtvm") for src, _ in analysis.kwargs["binaries"])
+    # the package's metadata, whose entry points declare the job kinds
+    (metadata,) = [Path(src) for src, _ in analysis.kwargs["datas"] if Path(src).name.startswith("tessera-")]
+    assert "[tessera.job_kinds]" in (metadata / "entry_points.txt").read_text()
     assert analysis.kwargs["module_collection_mode"]["tvm"] == "pyz+py"  # TVMScript reads its own source
     assert _Recorded.made["COLLECT"].kwargs["name"] == "tessera" and _Recorded.made["EXE"].kwargs["name"] == "tessera"
     # what the bundle leaves out: torch's tests and tools but the one its multiprocessing starts

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.jobs.isolate import call_in_subprocess
 
 

@@ -1,5 +1,5 @@
 """The export dialog: pick a format and a file, confirm before replacing files, and export
-in a spawned worker process (app.cli_export.export_call through core.jobs.isolate), so
+in a spawned worker process (views.export_files.export_call through core.jobs.isolate), so
 torch, TVM and picture drawing never run in the GUI process and the window never waits.
 
 Open it for a stored operator (`target="12"` plus `store`), an operator file, or the
@@ -31,7 +31,7 @@ from core.export import FORMATS, OPERATOR_FORMATS, ExportError, Format, file_ste
 from . import theme
 from .background import CallSignals, SubprocessCall
 
-WORKER = "app.cli_export:export_call"
+WORKER = "views.export_files:export_call"
 TIMEOUT_S = 1200
 
 

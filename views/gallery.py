@@ -29,14 +29,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.errors import TesseraError
 from core.export import from_document
-from core.ir.errors import TesseraError
 from core.store import RESULT_OBJECTIVES, Store, pareto_front
 from core.store.searches import runs
 
 from . import theme
-from .explorer.columns import BY_KEY
 from .pictures import graph_image
+from .result_columns import BY_KEY
 
 #: the fronts on offer, the most telling first (the default is the first the results support)
 FRONTS = (

@@ -1,13 +1,14 @@
 """Pictures drawn offscreen by Qt: an operator graph as the editor's canvas shows it
 (PNG, SVG, gallery thumbnails) and a Pareto plot of the results store (PNG, SVG).
 
-The graph is drawn by the editor's own scene (views.canvas), so a picture matches what
-the editor shows and needs no Graphviz. A QApplication must exist; the CLI creates one
-on the offscreen platform. Nothing here waits on workers: drawing tens of cards takes
+The graph is drawn by the editor's own scene (views.editor.canvas), so a picture matches what
+the editor shows and needs no Graphviz. A QApplication must exist: drawing_application
+makes one on the offscreen platform where a process (the CLI, a worker) has none. Nothing here waits on workers: drawing tens of cards takes
 milliseconds."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,14 +24,21 @@ from core.ir.graph import OperatorGraph
 from core.store import RESULT_OBJECTIVES, Store
 
 from . import theme
-from .canvas import OperatorScene
-from .document import OperatorDocument
-from .explorer.columns import BY_KEY, origin_color
-from .explorer.front import staircase
+from .editor.canvas import OperatorScene
+from .editor.document import OperatorDocument
+from .pareto_front import staircase
+from .result_columns import BY_KEY, origin_color
 
 MARGIN = 24.0
 MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
 PARETO_SIZE = (900, 600)
+
+
+def drawing_application() -> QApplication:
+    """The process's QApplication, made on the offscreen platform (no display needed) if new."""
+    if QApplication.instance() is None:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    return theme.application()
 
 
 def graph_image(graph: OperatorGraph, size: QSize | None = None, scale: float = 1.5) -> QImage:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import theme
-from .document import TEMPLATES
+from .editor.document import TEMPLATES
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
 STEPS = (
@@ -38,7 +38,7 @@ STEPS = (
 
 
 class StartPage(QScrollArea):
-    templateChosen = Signal(str)  # a key of views.document.TEMPLATES
+    templateChosen = Signal(str)  # a key of views.editor.document.TEMPLATES
     fileChosen = Signal(str)  # an example or a recent file
     openRequested = Signal()  # File > Open...
 

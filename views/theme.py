@@ -13,6 +13,7 @@ import atexit
 import os
 import re
 import shutil
+import sys
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -22,9 +23,8 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, 
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-import resources
+from resources import ROOT as RESOURCES
 
-RESOURCES = Path(resources.__file__).resolve().parent
 ICONS = RESOURCES / "icons"
 
 CATEGORY_COLORS = {
@@ -288,3 +288,15 @@ def apply_theme(app: QApplication, scheme: str | None = None) -> None:
     app.setFont(font)
     app.setStyleSheet(style_sheet((RESOURCES / "style.qss").read_text(encoding="utf-8")))
     app.setWindowIcon(icon("tessera"))
+
+
+def application() -> QApplication:
+    """The process's QApplication, created and themed on first use."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setApplicationName("Tessera")
+        app.setOrganizationName("Tessera")
+        app.setDesktopFileName("io.github.tessera.Tessera")
+        apply_theme(app)
+    return app

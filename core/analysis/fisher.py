@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..ir.errors import TesseraError
+from core.errors import TesseraError
 
 CONSTANT_TOLERANCE = 1e-6  # relative spread of a channel that is one value to float32 precision
 

@@ -79,7 +79,7 @@ def reductions(
             continue
         prim, x = graph.prim(node), operands[first]
         in_type, out = report.shapes[first], (BATCH, *shapes[node])
-        view = _VIEWS.get(type(prim))
+        view = VIEWS.get(type(prim))
         if view is not None:
             operands[node] = view(prim, in_type, x, out)
             continue
@@ -163,7 +163,7 @@ def _unfold(prim, in_type, x: Operand, out) -> Operand:
     return Operand(x.root, padded, x.shape, x.index).view(out, unfold_view(d, k_axis, k))
 
 
-_VIEWS = {
+VIEWS = {
     prims.Group: _split,
     prims.Split: _split,
     prims.Merge: _merge,

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from ..ir.errors import BindingError, ShapeError, TesseraError
+from core.errors import TesseraError
+
+from ..ir.errors import BindingError, ShapeError
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from ..ir.primitives import Broadcast
 from ..ir.symbolic import MAX_SIZE, Size, VarKind, divisor_monomials, kind_of

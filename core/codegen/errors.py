@@ -1,6 +1,6 @@
 """Errors of the code generators."""
 
-from ..ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 class CodegenError(TesseraError):

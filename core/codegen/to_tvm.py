@@ -147,7 +147,7 @@ def _lower_step(stages: Stages, node: _Node) -> Lazy:
     prim = node.step.prim
     if type(prim) in VIEWS:
         return VIEWS[type(prim)](stages, node.step, node.ins[0], node.name)
-    lowering = _ARITHMETIC.get(type(prim))
+    lowering = ARITHMETIC.get(type(prim))
     if lowering is None:
         raise CodegenError(f"{node.where}: no TVM lowering for primitive {prim.op!r}")
     return lowering(stages, node)
@@ -264,7 +264,7 @@ def _softmax(stages: Stages, node: _Node) -> Lazy:
     return Lazy.of(stages.compute(x.shape, lambda *i: exp[i] / stages.read(total, others(i)), name, where))
 
 
-_ARITHMETIC = {
+ARITHMETIC = {
     ElementWise: _elementwise,
     Broadcast: _broadcast,
     Concat: _concat,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..jobs.registry import JobKind, declare
+from ..jobs.registry import JobKind
 from ..store import InvalidResult
 from ..store.measurement import Measurement
 from .payloads import MeasurePayload, TransferPayload
@@ -49,11 +49,9 @@ def transferred(m: Measurement) -> str:
     return f"{measured(m)}; {why}"
 
 
-MEASURE = declare(
-    JobKind("measure", "core.compile.handlers:measure_job", MeasurePayload, Measurement, record_measurement, measured)
+MEASURE = JobKind(
+    "measure", "core.compile.handlers:measure_job", MeasurePayload, Measurement, record_measurement, measured
 )
-TRANSFER = declare(
-    JobKind(
-        "transfer", "core.compile.handlers:transfer_job", TransferPayload, Measurement, record_measurement, transferred
-    )
+TRANSFER = JobKind(
+    "transfer", "core.compile.handlers:transfer_job", TransferPayload, Measurement, record_measurement, transferred
 )

@@ -26,9 +26,10 @@ import numpy as np
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
+from core.errors import TesseraError
+
 from ..devices.device import Device
 from ..devices.session import Session, open_session
-from ..ir.errors import TesseraError
 from .remote import device_target, upload
 from .target import local_target, use_threads
 from .tune import local_runner, trial_evaluator

@@ -22,7 +22,7 @@ from torch import nn
 
 from core.codegen.conv_spec import ConvSpec
 from core.codegen.to_torch import module_class
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 
 from .assignment import Assignment, as_assignment

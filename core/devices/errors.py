@@ -3,7 +3,7 @@ TVM's own exceptions are translated into these; its internal codes never reach a
 
 from __future__ import annotations
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 class DeviceError(TesseraError):

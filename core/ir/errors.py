@@ -1,9 +1,6 @@
-"""Errors raised by the IR. Each carries a message meant for a person, naming
-the node, dimension, file or element at fault, so callers print it as-is."""
+"""Errors raised by the IR: sizes, bindings, shapes, parameters, edges and files."""
 
-
-class TesseraError(Exception):
-    """Base of every error a user may see; the CLI prints its message without a traceback."""
+from core.errors import TesseraError
 
 
 class SizeError(TesseraError):

@@ -36,7 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import prod
 
-from .errors import TesseraError
+from core.errors import TesseraError
+
 from .symbolic import Size
 
 OUTPUT_ITERATORS = ("co", "oh", "ow", "g", "gh", "gw")

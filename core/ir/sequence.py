@@ -20,7 +20,7 @@ from typing import Any
 from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
-from .serialize import check_header, load_json, refuse_unknown_fields
+from .serialize import check_header, load_json, read_json, refuse_unknown_fields
 from .symbolic import MAX_SIZE, Size, parse_size
 
 FORMAT = "tessera.sequence"
@@ -207,14 +207,7 @@ def parse_sequence(text: str, source: str = "<document>") -> Sequence:
 
 
 def load_sequence(path: str | Path) -> Sequence:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise FormatError(f"{path}: cannot read ({e})") from None
-    return parse_sequence(text, str(path))
+    return sequence_from_document(read_json(path), str(path))
 
 
 def sequence_document(seq: Sequence) -> dict:

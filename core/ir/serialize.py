@@ -15,8 +15,10 @@ from typing import Any
 
 import networkx as nx
 
+from core.errors import TesseraError
+
 from ..atomic import write_text_atomically
-from .errors import FormatError, TesseraError
+from .errors import FormatError
 from .graph import INPUT, OUTPUT, OperatorGraph
 from .primitives import REGISTRY, make
 from .symbolic import MAX_SIZE, VarKind, parse_size

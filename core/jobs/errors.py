@@ -3,7 +3,7 @@ job, worker or function at fault, so the CLI and GUI show it as-is."""
 
 from __future__ import annotations
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 class TargetError(TesseraError):

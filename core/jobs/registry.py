@@ -8,23 +8,25 @@ A finished job's result is read as its kind's type before anything is written: a
 that breaks it fails the job with the message naming the field, and writes nothing. Records
 and summaries take the typed result, never a dict.
 
-Each kind is declared by the package that owns it. The modules that declare kinds are
-light (no torch, no TVM) and are imported the first time the registry is asked, in the
-order of DECLARED_IN, the one list of them (nothing else imports them, so the kinds are
-always listed in that order); payload and result classes live apart from them, in
-payloads.py and results.py (a measurement in core.store.measurement)."""
+Each kind is a JobKind constant of the package that owns it, declared as an entry point of
+the group "tessera.job_kinds" in pyproject.toml, the one list of them: this package names
+no package above it. Their modules are light (no torch, no TVM) and are loaded the first
+time the registry is asked; payload and result
+classes live apart from them, in payloads.py and results.py (a measurement in
+core.store.measurement)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 from ..typed_json import JsonRecord
 from .contract import Payload
 
-DECLARED_IN = ("core.compile.kinds", "core.train.kinds", "core.search.kinds")
+#: the entry-point group that declares the kinds (pyproject.toml's [project.entry-points])
+GROUP = "tessera.job_kinds"
 
 
 @dataclass(frozen=True)
@@ -52,22 +54,18 @@ class JobKind:
 
 
 _KINDS: dict[str, JobKind] = {}
-_loaded = False
-
-
-def declare(kind: JobKind) -> JobKind:
-    if kind.name in _KINDS and _KINDS[kind.name] != kind:
-        raise ValueError(f"job kind {kind.name!r} is declared twice")
-    _KINDS[kind.name] = kind
-    return kind
 
 
 def job_kinds() -> Mapping[str, JobKind]:
-    global _loaded
-    if not _loaded:
-        for module in DECLARED_IN:
-            importlib.import_module(module)
-        _loaded = True
+    """Every declared kind by name, loaded from the entry points on first use."""
+    if not _KINDS:
+        for point in entry_points(group=GROUP):
+            kind = point.load()
+            if not isinstance(kind, JobKind) or kind.name != point.name:
+                raise TypeError(f"entry point {point.name} = {point.value} is not the JobKind named {point.name!r}")
+            _KINDS[kind.name] = kind
+        if not _KINDS:
+            raise RuntimeError(f"no job kinds: the package's metadata ({GROUP} entry points) is missing")
     return _KINDS
 
 

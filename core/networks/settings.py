@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from core.errors import TesseraError
+
 from ..data.specs import BACKBONE_NAMES, BackboneSpec
-from ..ir.errors import TesseraError
 
 #: the width each backbone is published at (its first stage's channels); deployment's default
 STANDARD_WIDTH = {"resnet18": 64, "resnet34": 64, "vgg": 64, "mobilenetv2": 32}

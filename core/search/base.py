@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from core.errors import TesseraError
+
 from ..analysis.cost import operator_cost
 from ..analysis.shapes import concrete_shapes, infer_shapes
 from ..analysis.summary import summarize
 from ..data.errors import LayerMismatch
 from ..data.replacement import ConvShape, layer_bindings
-from ..ir.errors import BindingError, TesseraError
+from ..ir.errors import BindingError
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import canonical_json, content_hash, to_document, wl_hash
 

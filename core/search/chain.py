@@ -13,7 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..ir.errors import TesseraError
+from core.errors import TesseraError
+
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from ..ir.primitives import Primitive, make
 from ..ir.symbolic import Size, VarKind, kind_of

@@ -56,7 +56,8 @@ from ..train.payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPay
 from ..train.results import FisherResult, HeldOutResult, TrainResult
 from ..train.settings import EvalSettings, TrainConfig, proxy_task
 from .base import SearchError
-from .driver import STRATEGIES, SearchConfig, make_strategy
+from .driver import SearchConfig, make_strategy
+from .strategies import STRATEGIES
 
 #: a candidate whose epoch would take this many times the original network's is stopped as
 #: "too slow" (its module materialises a product the original never makes): on the default

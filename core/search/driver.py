@@ -7,11 +7,11 @@ The same function serves `tessera search` (in a spawned process) and the GUI
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..analysis.summary import summarize
 from ..compile.payloads import MeasurePayload
@@ -29,13 +29,8 @@ from ..train.settings import proxy_task
 from .base import Budget, SearchError, Strategy
 from .payloads import SearchPayload
 from .results import SearchResult, tally
+from .strategies import EVALUATIONS, STRATEGIES
 
-STRATEGIES = {
-    "random": "core.search.canvas:CanvasSampler",
-    "mcts": "core.search.mcts:SynoMCTS",
-    "sequences": "core.search.sequences:SequenceSearch",
-}
-EVALUATIONS = ("none", "fisher", "train")
 #: the convolutions a searched operator replaces in a network (builds it in torch: resolved
 #: only where a search runs, so importing this module loads no torch)
 SEARCHED_LAYERS = "core.data.replace:searched_layers"
@@ -45,7 +40,7 @@ SCORE_OF = {"fisher": "fisher_potential", "train": "accuracy"}
 @dataclass
 class SearchConfig:
     template: dict
-    strategy: str = "random"
+    strategy: str = "canvas"
     budget_flops: float | None = 1.0
     budget_params: float | None = None
     max_primitives: int = 8
@@ -96,8 +91,7 @@ def make_strategy(cfg: SearchConfig, networks: Sequence[BackboneSpec] = ()) -> S
     """The configured strategy; one that searches network-wide (Strategy.network_wide) judges
     candidates at every searched layer of `networks` (the proxy and the deployment networks)."""
     template = graph_from_document(cfg.template, source="the search template")
-    module, name = STRATEGIES[cfg.strategy].split(":")
-    cls = getattr(importlib.import_module(module), name)
+    cls = cast("type[Strategy]", resolve(STRATEGIES[cfg.strategy].target))
     budget = Budget(cfg.budget_flops, cfg.budget_params, cfg.max_primitives)
     kwargs: dict = {}
     if cfg.strategy == "mcts":  # its rewards need a fixed scale: accuracy is bounded, Fisher Potential is not

@@ -4,10 +4,8 @@ local workers."""
 
 from __future__ import annotations
 
-from ..jobs.registry import JobKind, declare
+from ..jobs.registry import JobKind
 from .payloads import SearchPayload
 from .results import SearchResult
 
-SEARCH = declare(
-    JobKind("search", "core.search.driver:search_job", SearchPayload, SearchResult, None, SearchResult.line)
-)
+SEARCH = JobKind("search", "core.search.driver:search_job", SearchPayload, SearchResult, None, SearchResult.line)

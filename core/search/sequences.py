@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from core.errors import TesseraError
+
 from ..codegen.loopnest_ir import checked_sequence, result_operator
-from ..ir.errors import TesseraError
 from ..ir.graph import OperatorGraph
 from ..ir.loopnest import BASES, LoopNestError
 from ..ir.sequence import (

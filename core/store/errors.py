@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 class StoreError(TesseraError):

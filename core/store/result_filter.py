@@ -12,7 +12,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 from .result_fields import BY_NAME, FIELDS, RESULT_FIELDS, TEXT_FIELDS
 

@@ -281,6 +281,25 @@ def _operator_sequences(db: sqlite_utils.Database) -> None:
     db["operators"].add_column("sequence_id", int, fk="sequences")
 
 
+def _canvas_sampler_key(db: sqlite_utils.Database) -> None:
+    """Version 11: the Canvas sampler's key is "canvas" (it was "random", a name kept for
+    uniform random sampling): its operators' origin and names, the discovery runs' settings
+    and queued search jobs are renamed, so rows written before read as the new key."""
+    db.execute(
+        "UPDATE operators SET name = 'canvas-' || substr(name, 8) "
+        "WHERE origin = 'search:random' AND name LIKE 'random-%'"
+    )
+    db.execute("UPDATE operators SET origin = 'search:canvas' WHERE origin = 'search:random'")
+    db.execute(
+        "UPDATE searches SET config = json_set(config, '$.strategy', 'canvas') "
+        "WHERE json_valid(config) AND json_extract(config, '$.strategy') = 'random'"
+    )
+    db.execute(
+        "UPDATE jobs SET payload = json_set(payload, '$.config.strategy', 'canvas') "
+        "WHERE kind = 'search' AND json_valid(payload) AND json_extract(payload, '$.config.strategy') = 'random'"
+    )
+
+
 #: the latest score reporting test accuracy over seeds (core.train.seeds), paired with the original
 _TEST_JOIN = """
 LEFT JOIN scores AS t ON t.id = (SELECT MAX(id) FROM scores WHERE operator_id = {id} AND test_seeds IS NOT NULL)"""
@@ -305,7 +324,7 @@ RESULTS_VIEW_V11 = (
 
 
 def _held_out_accuracy(db: sqlite_utils.Database) -> None:
-    """Version 11: accuracy reported apart from selection. A score may hold test accuracy over
+    """Version 12: accuracy reported apart from selection. A score may hold test accuracy over
     seeds (mean, std, how many) and its seed-by-seed difference from the original's with the
     95% interval and the margin it was judged against; the results view shows the latest such
     score beside the latest validation score. A discovery run keeps the original's test job and
@@ -338,6 +357,7 @@ MIGRATIONS = [
     _discovery,
     _honest_timings,
     _operator_sequences,
+    _canvas_sampler_key,
     _held_out_accuracy,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

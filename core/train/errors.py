@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 class EvaluationError(TesseraError):

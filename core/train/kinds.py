@@ -7,7 +7,7 @@ stays in local workers."""
 from __future__ import annotations
 
 from ..data.assignment import is_assignment
-from ..jobs.registry import JobKind, TaskResources, declare
+from ..jobs.registry import JobKind, TaskResources
 from ..store import InvalidResult
 from .paired import mean_std
 from .payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
@@ -51,37 +51,31 @@ def timed(r: E2EResult) -> str:
     return f"{r.baseline_latency_ms / r.latency_ms:.2f}x the original network ({r.deploy})"
 
 
-FISHER = declare(
-    JobKind(
-        "fisher",
-        "core.train.handlers:fisher_job",
-        FisherPayload,
-        FisherResult,
-        record_score,
-        screened,
-        cluster=TaskResources(),
-    )
+FISHER = JobKind(
+    "fisher",
+    "core.train.handlers:fisher_job",
+    FisherPayload,
+    FisherResult,
+    record_score,
+    screened,
+    cluster=TaskResources(),
 )
-TRAIN = declare(
-    JobKind(
-        "train",
-        "core.train.handlers:train_job",
-        TrainPayload,
-        TrainResult,
-        record_score,
-        trained,
-        cluster=TaskResources(gpu=True),
-    )
+TRAIN = JobKind(
+    "train",
+    "core.train.handlers:train_job",
+    TrainPayload,
+    TrainResult,
+    record_score,
+    trained,
+    cluster=TaskResources(gpu=True),
 )
-TEST = declare(
-    JobKind(
-        "test",
-        "core.train.handlers:held_out_job",
-        HeldOutPayload,
-        HeldOutResult,
-        record_score,
-        tested,
-        cluster=TaskResources(gpu=True),
-    )
+TEST = JobKind(
+    "test",
+    "core.train.handlers:held_out_job",
+    HeldOutPayload,
+    HeldOutResult,
+    record_score,
+    tested,
+    cluster=TaskResources(gpu=True),
 )
-E2E = declare(JobKind("e2e", "core.train.handlers:e2e_job", E2EPayload, E2EResult, record_score, timed))
+E2E = JobKind("e2e", "core.train.handlers:e2e_job", E2EPayload, E2EResult, record_score, timed)

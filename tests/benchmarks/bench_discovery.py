@@ -3,7 +3,7 @@ the Fisher Potential screen run, and what does a timed run of the whole loop fin
 
 Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noise) against
 known designs (a 1x1 convolution, which sees no neighbouring pixel, depthwise-separable and
-grouped) and 20 random candidates (the random strategy on conv2d), each in every convolution
+grouped) and 20 random candidates (the Canvas sampler on conv2d), each in every convolution
 it fits, all on the default proxy task (digits-shifted, ResNet-18 width 16 at 24 px, 10 epochs)
 or the one --dataset, --resolution and --limit name. The task ranks operators only if the
 candidates' spread is clearly larger than the baseline's noise, and tells a convolution from
@@ -49,7 +49,7 @@ from core.analysis.fisher import FisherError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import graph_from_document, load_operator
 from core.search.base import Budget
-from core.search.canvas import CanvasSampler
+from core.search.canvas_sampler import CanvasSampler
 from core.store import Store
 from core.store.searches import candidates, runs, stage_counts
 from core.train.errors import EvaluationError
@@ -64,7 +64,7 @@ GOAL_PER_MINUTE = 1000
 
 
 def random_operators(seed: int = 0):
-    """Distinct operators from the random strategy (Canvas) on conv2d, forever."""
+    """Distinct operators from the Canvas sampler on conv2d, forever."""
     sampler = CanvasSampler(load_operator(EXAMPLES / "conv2d.json"), Budget(flops=1.0, max_primitives=8), seed=seed)
     while True:
         batch = sampler.ask(8)

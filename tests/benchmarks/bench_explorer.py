@@ -48,7 +48,7 @@ BATCH = 20
 TARGET_MS = 100.0
 ORIGINS = {
     "hand-made": "conv2d.json",
-    "search:random": "depthwise_separable.json",
+    "search:canvas": "depthwise_separable.json",
     "search:mcts": "grouped_conv.json",
     "baseline": "shift_conv.json",
 }
@@ -327,8 +327,8 @@ def open_explorer(app, path: Path, in_pieces: bool):
     the heartbeat; -> the window. Without `in_pieces`, the page's pieces are built in one turn
     of the event loop (the reference: how the page was built before). Prints each piece's
     time and what the GUI thread did in the three stalls with the most CPU time."""
-    from app.gui import wait_until_idle
-    from app.window import MainWindow
+    from app.gui.main import wait_until_idle
+    from app.gui.window import MainWindow
 
     window = MainWindow(settings=None, store=str(path))
     window.resize(1600, 1000)
@@ -371,7 +371,7 @@ def _at_once(build):
 
 
 def main() -> int:
-    from app.gui import application
+    from views.theme import application
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="leave out the tuning and the search job")

@@ -28,8 +28,8 @@ import psutil
 started = psutil.Process().create_time()
 import app.cli
 app.cli.build_parser("gui")                 # what `tessera` does before dispatching to the window
-from app.gui import application
-from app.window import MainWindow
+from views.theme import application
+from app.gui.window import MainWindow
 qapp = application()
 window = MainWindow(settings=None)
 window.load(sys.argv[1])

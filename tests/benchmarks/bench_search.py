@@ -17,7 +17,7 @@ import time
 from core.analysis.summary import summarize
 from core.ir.serialize import load_operator
 from core.search.base import Budget, Limits
-from core.search.canvas import CanvasSampler
+from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
 from core.search.syno import SynoRandom
 from tests.support import ROOT

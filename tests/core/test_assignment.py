@@ -10,7 +10,6 @@ import pytest
 import torch
 from torch import nn
 
-from app.cli import main
 from core.analysis.summary import summarize
 from core.data.assignment import (
     Assignment,
@@ -24,9 +23,7 @@ from core.data.replace import ReplacedConv, conv_names, replace_convs
 from core.data.replacement import layer_bindings
 from core.ir.errors import FormatError
 from core.ir.serialize import content_hash, load_operator, to_document
-from core.jobs.queue import DONE, JobQueue
 from core.networks.settings import DeploySettings
-from core.store import Store
 from core.train.handlers import train_job
 from core.train.payloads import E2EPayload, TrainPayload
 from core.train.per_layer import assign_per_layer, layer_flops
@@ -134,34 +131,6 @@ def test_training_job_trains_the_network_the_assignment_describes():
     assert len(result.accuracy_per_epoch) == 1 and result.score.fisher_potential == result.fisher_potential
     with pytest.raises(FormatError, match="names layers of resnet18, not of vgg"):
         train_job(TrainPayload(plan().to_document(), replace(TINY, backbone="vgg"), SHORT).to_dict(), Ctx())
-
-
-def test_cli_builds_an_assignment_and_evaluates_it(tmp_path, capsys):
-    out, store = tmp_path / "plan.json", tmp_path / "results.db"
-    task = ["--width", "4", "--resolution", "8", "--limit", "200"]
-    files = [str(EXAMPLES / f"{name}.json") for name in ("depthwise_separable", "grouped_conv")]
-    assert main(["assign", *files, "-o", str(out), *task]) == 0
-    printed = capsys.readouterr().out
-    _, assignment = read_stand_in(out)
-    assert isinstance(assignment, Assignment) and assignment.layers
-    assert set(assignment.layers.values()) <= {"depthwise_separable", "grouped_conv"}
-    assert f"wrote {out}: {len(assignment.layers)} of 20 convolutions of resnet18/w4 assigned" in printed
-    assert main(["assign", *files, "-o", str(out), *task]) == 1
-    assert "exists (--force overwrites it)" in capsys.readouterr().err
-
-    assert main(["evaluate", str(out), "--fisher-only", "--now", "--store", str(store), *task]) == 0
-    printed = capsys.readouterr().out
-    assert "queued job 1 (fisher) on resnet18/w4" in printed and "Fisher Potential" in printed
-    assert f"replaced {len(assignment.layers)} of 20 convolutions" in printed
-    with Store(store) as s:
-        (job,) = JobQueue(s).jobs()
-        assert job.state == DONE and job.operator_id is None  # an assignment's score stays on its job
-        assert not list(s.db["scores"].rows)
-    assert main(["evaluate", str(out), "--backbone", "vgg", "--store", str(store)]) == 1
-    assert "names layers of resnet18, not of vgg" in capsys.readouterr().err
-    assert main(["evaluate", str(out), "--store", str(store), *task]) == 0
-    printed = capsys.readouterr().out
-    assert "queued job 2 (train)" in printed and "queued job 3 (e2e)" in printed
 
 
 @pytest.mark.slow

@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 from core.codegen import CodegenError, build_module, module_source, weight_names
-from core.ir.errors import BindingError, TesseraError
+from core.errors import TesseraError
+from core.ir.errors import BindingError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import load_operator
 from tests.support import EXAMPLES, chain

@@ -10,15 +10,15 @@ import pytest
 from core.codegen import CodegenError, build_module
 from core.codegen.to_tvm import lower, tvmscript
 from core.codegen.tvm_views import VIEWS
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.serialize import load_operator
+from tests.core.primitive_cases import CASES, TINY
 from tests.core.tvm_checks import assert_same, blocks, kernel_flops, run_both
 from tests.support import EXAMPLES, chain, reduction_orders
 
 pytestmark = pytest.mark.tvm
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 7, "K": 3, "G": 2, "g": 2, "s": 2}
-TINY = {"C": 6, "H": 5, "W": 4}
 
 
 # -- the examples ----------------------------------------------------------------------
@@ -38,106 +38,7 @@ def test_conv2d_is_a_pad_stage_and_one_contraction():
     assert "if_then_else" not in script.split('T.sblock("share")')[1], "padding stays out of the contraction"
 
 
-# -- each primitive's lowering ------------------------------------------------------------
-CASES = {
-    "shift": (
-        ["C", "H", "W"],
-        [("s", "shift", {"dim": -1, "amount": -1}, ["input"]), ("s2", "shift", {"dim": 0, "amount": 2}, ["s"])],
-        TINY,
-    ),
-    "unfold_even_window": (["C", "K", "H", "W"], [("u", "unfold", {"dim": -1, "K": "K"}, ["input"])], {**TINY, "K": 2}),
-    "unfold_same_axis_twice": (
-        ["C", "K", "K", "H", "W"],
-        [("u1", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("u2", "unfold", {"dim": 3, "K": "K"}, ["u1"])],
-        {**TINY, "K": 3},
-    ),
-    "fold_avg_max": (
-        ["H"],
-        [("f", "fold", {"dim": 0, "fn": "avg"}, ["input"]), ("g", "fold", {"dim": -1, "fn": "max"}, ["f"])],
-        TINY,
-    ),
-    "elementwise_softmax": (
-        ["H", "W"],
-        [
-            ("a", "elementwise", {"fn": "gelu"}, ["input"]),
-            ("b", "elementwise", {"fn": "sqrt"}, ["a"]),
-            ("c", "elementwise", {"fn": "tanh"}, ["b"]),
-            ("d", "elementwise", {"fn": "sin"}, ["c"]),
-            ("sm", "softmax", {"dim": 0}, ["d"]),
-            ("sum", "reduce", {"dim": 0}, ["sm"]),
-        ],
-        TINY,
-    ),
-    "broadcast_grouped": (
-        ["C", "H", "W"],
-        [
-            ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
-            ("m", "fold", {"dim": 1, "fn": "avg"}, ["grp"]),
-            ("b", "broadcast", {"fn": "sub"}, ["m", "input"]),
-        ],
-        {**TINY, "G": 2},
-    ),
-    "broadcast_unaligned": (
-        ["C/s", "s", "H", "W"],
-        [
-            ("grp", "group", {"dim": 0, "G": "G"}, ["input"]),
-            ("m", "fold", {"dim": 1, "fn": "max"}, ["grp"]),
-            ("sp", "split", {"dim": 0, "B": "s"}, ["input"]),
-            ("b", "broadcast", {"fn": "min"}, ["m", "sp"]),
-        ],
-        {"C": 12, "H": 5, "W": 4, "G": 2, "s": 4},
-    ),
-    "stride_expand_merge": (
-        ["2*C", "H", "W/s"],
-        [
-            ("st", "stride", {"dim": -1, "S": "s"}, ["input"]),
-            ("ex", "expand", {"dim": 0, "size": "2"}, ["st"]),
-            ("mg", "merge", {"dim": 0}, ["ex"]),
-        ],
-        {**TINY, "s": 2},
-    ),
-    "fc_channels_after_spatial": (
-        ["C_out", "H", "W"],
-        [("ex", "expand", {"dim": 3, "size": "E"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["ex"])],
-        {**TINY, "E": 2, "C_out": 4, "G": 2},
-    ),
-    "fc_block_cuts_an_axis": (
-        ["C_out", "H", "W"],
-        [("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["u"])],
-        {"C": 8, "H": 5, "W": 4, "K": 3, "C_out": 4, "G": 2},
-    ),
-    "fc_block_is_flat": (
-        ["C_out", "H", "W"],
-        [("u", "unfold", {"dim": 1, "K": "K"}, ["input"]), ("fc", "fc", {"out": "C_out", "groups": "G"}, ["u"])],
-        {"C": 4, "H": 5, "W": 4, "K": 3, "C_out": 6, "G": 6},
-    ),
-    "share_partial_reduce": (
-        ["C_out", "C", "W"],
-        [("sh", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("r", "reduce", {"dim": 2}, ["sh"])],
-        {**TINY, "C_out": 3},
-    ),
-    "share_without_reduce_or_out": (["C", "H", "W"], [("sh", "share", {"dims": [0], "out": None}, ["input"])], TINY),
-    "stride_then_unfold": (
-        ["C", "H/s", "W"],
-        [
-            ("st", "stride", {"dim": 1, "S": "s"}, ["input"]),
-            ("u", "unfold", {"dim": 1, "K": "K"}, ["st"]),
-            ("r", "reduce", {"dim": 1}, ["u"]),
-        ],
-        {**TINY, "H": 6, "K": 3, "s": 2},
-    ),
-    "shift_then_unfold": (
-        ["C", "H", "W"],
-        [
-            ("s", "shift", {"dim": 2, "amount": 1}, ["input"]),
-            ("u", "unfold", {"dim": 2, "K": "K"}, ["s"]),
-            ("r", "reduce", {"dim": 1}, ["u"]),
-        ],
-        {**TINY, "K": 3},
-    ),
-}
-
-
+# -- each primitive's lowering (tests/core/primitive_cases.py) ----------------------------------
 @pytest.mark.parametrize("name", CASES)
 def test_primitive_lowering_matches_the_torch_module(name):
     out, steps, bindings = CASES[name]

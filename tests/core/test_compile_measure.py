@@ -12,7 +12,7 @@ from core.analysis.summary import summarize
 from core.compile.errors import CompileError, NumericalMismatch
 from core.compile.handlers import measure_job
 from core.compile.timing import Timing, check_close, timing_note
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.serialize import load_operator
 from core.jobs.errors import JobCancelled, PayloadError
 from tests.support import EXAMPLES, QUICK, Ctx

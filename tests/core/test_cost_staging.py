@@ -12,7 +12,7 @@ from core.analysis.summary import summarize
 from core.codegen.to_tvm import lower
 from core.ir.serialize import graph_from_document, load_operator
 from core.search.base import Budget, Limits
-from core.search.canvas import CanvasSampler
+from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
 from tests.core.tvm_checks import kernel_flops
 from tests.support import EXAMPLES, reduction_orders

@@ -9,7 +9,7 @@ import pytest
 from core.data.bundled import CANVAS, SCAN
 from core.data.datasets import load_dataset, split_dataset
 from core.data.errors import DatasetError
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 def cifar_records(labels, label_bytes=1, seed=0) -> tuple[bytes, np.ndarray]:

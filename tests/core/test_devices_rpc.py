@@ -13,11 +13,11 @@ import socket
 
 import pytest
 
-from app.cli_tune import _transfer_report
+from app.cli.tune import _transfer_report
 from core.compile.health import check_call
 from core.devices import Device, DeviceError, DeviceUnavailable, SessionLost, add_device, get_device
 from core.devices.session import open_session
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.jobs.queue import DONE, QUEUED, RUNNING, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store

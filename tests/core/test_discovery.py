@@ -5,11 +5,8 @@ proposes nor trains anything twice."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from app.cli import main
 from core.ir.serialize import load_operator, read_document
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor
@@ -28,7 +25,7 @@ PROXY = {"backbone": "vgg", "width": 4, "resolution": 8, "limit": 100, "epochs":
 def config(**changes) -> dict:
     return {
         "template": read_document(EXAMPLES / "conv2d.json"),
-        "strategy": "random",
+        "strategy": "canvas",
         "samples": 3,
         "minutes": 10.0,
         "fisher_threshold": 0.0,  # everything passes the screen unless a test says otherwise
@@ -70,7 +67,7 @@ def test_every_candidate_reaches_a_final_stage_and_a_resumed_run_goes_on(tmp_pat
 
 
 def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_accuracy(tmp_path, monkeypatch):
-    from core.search.canvas import CanvasSampler
+    from core.search.canvas_sampler import CanvasSampler
 
     told: list[tuple[str, float]] = []
     monkeypatch.setattr(CanvasSampler, "tell", lambda self, key, score: told.append((key, score)))
@@ -114,7 +111,7 @@ def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_z
     candidate's first epoch is projected over it. One worker takes the jobs in order, so the
     original (queued first) has trained before any candidate's training is queued."""
     from core.search import discovery
-    from core.search.canvas import CanvasSampler
+    from core.search.canvas_sampler import CanvasSampler
 
     monkeypatch.setattr(discovery, "SLOW", 1e-9)
     told: list[float] = []
@@ -139,7 +136,7 @@ def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_en
     with no trials (reuse only, from an empty folder): the candidate is timed against the original,
     and what makes the figure doubtful (kernels left untuned, calls too short to time) is kept on its
     row for the window and the report."""
-    from core.search.canvas import CanvasSampler
+    from core.search.canvas_sampler import CanvasSampler
 
     planted = [Candidate(load_operator(EXAMPLES / f"{n}.json"), "planted", n[:8], 0, 0) for n in PLANTED]
     monkeypatch.setattr(CanvasSampler, "ask", lambda self, n=1: [planted.pop(0)] if planted else [])
@@ -169,7 +166,7 @@ def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_en
     assert all(r["e2e_speedup"] is None and "not every kernel got a schedule" in r["detail"] for r in tuned)
     assert summary["counts"]["tested"] == len(tuned) and len(summary["baseline_test"]) == 2
     assert summary["test_seeds"] == (1, 2)  # after the run's seed 0, which selected them
-    assert f"random-{PLANTED[0][:8]}" in {r["operator_name"] for r in tuned}  # named by the strategy and key
+    assert f"canvas-{PLANTED[0][:8]}" in {r["operator_name"] for r in tuned}  # named by the strategy and key
     for row in tuned:
         assert 1 <= row["selected_from"] <= 2 and row["test_accuracy"] is not None
         assert row["test_difference_low"] <= row["test_difference"] <= row["test_difference_high"]
@@ -178,45 +175,3 @@ def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_en
         assert len(tests) == len(tuned) + 1  # each survivor's, and the original's once
         payloads = [job.payload for job in tests if job.payload["original"] is not None]
         assert all(p["original"] == list(summary["baseline_test"]) and p["seeds"] == [1, 2] for p in payloads)
-
-
-def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
-    path = tmp_path / "cli.db"
-    code = main(
-        [
-            "discover",
-            "--strategy",
-            "random",
-            "--samples",
-            "2",
-            "--minutes",
-            "5",
-            "--backbone",
-            "vgg",
-            "--width",
-            "4",
-            "--resolution",
-            "8",
-            "--epochs",
-            "1",
-            "--limit",
-            "100",
-            "--max-batches",
-            "2",
-            "--no-tune",
-            "--fisher-threshold",
-            "0",
-            "--fisher-batch",
-            "8",
-            "--store",
-            str(path),
-        ]
-    )
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "2 proposed" in out and "the original network's proxy accuracy" in out
-    with Store(path) as store:
-        (search,) = store.db["searches"].rows
-        config = json.loads(search["config"])
-        assert config["strategy"] == "random"
-        assert config["evaluation"]["fisher_batch"] == 8

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from core.analysis.summary import summarize
 from core.codegen.loopnest_ir import checked_sequence, result_operator
 from core.codegen.to_torch import module_source
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.loopnest import LoopNestError
 from core.ir.sequence import parse_sequence
 from core.ir.serialize import graph_from_document, parse_document

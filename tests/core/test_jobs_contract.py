@@ -1,22 +1,24 @@
-"""The job contract (core.jobs.contract, registry, submit): every declared kind's payload
-reads back what it wrote and refuses unknown, missing and mistyped fields by name; one
-submit() queues a request's jobs all or none."""
+"""The job contract (core.jobs.contract, registry, submit): every kind declared as an entry
+point loads; every declared kind's payload reads back what it wrote and refuses unknown,
+missing and mistyped fields by name; one submit() queues a request's jobs all or none."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
 
 import pytest
 
 from core.compile.errors import CompileError
 from core.compile.payloads import MeasurePayload, TransferPayload
 from core.compile.requests import MeasureRequest
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.serialize import read_document
+from core.jobs import registry
 from core.jobs.entry_points import resolve
 from core.jobs.errors import PayloadError
 from core.jobs.queue import JobQueue
-from core.jobs.registry import cluster_kinds, job_kinds
+from core.jobs.registry import GROUP, JobKind, cluster_kinds, job_kinds
 from core.jobs.submit import PlannedJob, Subject, submit
 from core.networks.settings import DeploySettings
 from core.search.payloads import SearchPayload
@@ -43,6 +45,23 @@ def test_every_declared_kind_has_a_sample_and_a_handler():
     for name, kind in kinds.items():
         assert callable(resolve(kind.handler)) and isinstance(SAMPLES[name], kind.payload)
     assert set(cluster_kinds()) == {"fisher", "train", "test"}
+
+
+def test_every_entry_point_of_the_group_is_the_job_kind_it_names():
+    """pyproject.toml declares the kinds; each entry point loads the JobKind of its name."""
+    points = entry_points(group=GROUP)
+    assert sorted(p.name for p in points) == sorted(SAMPLES)
+    for point in points:
+        kind = point.load()
+        assert isinstance(kind, JobKind) and kind.name == point.name and callable(resolve(kind.handler))
+
+
+def test_an_entry_point_naming_another_kind_is_refused(monkeypatch):
+    wrong = EntryPoint("measure", "core.train.kinds:TRAIN", GROUP)
+    monkeypatch.setattr(registry, "_KINDS", {})
+    monkeypatch.setattr(registry, "entry_points", lambda group: [wrong])
+    with pytest.raises(TypeError, match="entry point measure = core.train.kinds:TRAIN is not the JobKind named"):
+        job_kinds()
 
 
 @pytest.mark.parametrize("kind", sorted(SAMPLES))

@@ -1,4 +1,5 @@
-"""Search strategies: validity, budgets, de-duplication, reproducibility, learning."""
+"""Search strategies: the table that names them, validity, budgets, de-duplication,
+reproducibility, learning."""
 
 import pytest
 import torch
@@ -6,9 +7,11 @@ import torch
 from core.analysis.shapes import infer_shapes
 from core.codegen.to_torch import build_module
 from core.ir.serialize import load_operator
-from core.search.base import Budget, Deduplicator, Limits, SearchError
-from core.search.canvas import CanvasSampler
+from core.jobs.entry_points import resolve
+from core.search.base import Budget, Deduplicator, Limits, SearchError, Strategy
+from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
+from core.search.strategies import STRATEGIES
 from tests.support import EXAMPLES
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3}
@@ -26,6 +29,13 @@ def _check(candidates, limits, n):
         assert infer_shapes(c.graph).solved
         assert c.flops <= limits.max_flops
         assert c.origin.startswith("search:")
+
+
+def test_every_strategy_in_the_table_is_a_strategy_named_by_its_key():
+    """Its candidates' origin is search:<key>, the key configs and stored runs name it by."""
+    for key, entry in STRATEGIES.items():
+        cls = resolve(entry.target)
+        assert issubclass(cls, Strategy) and cls.name == entry.key == key and entry.label
 
 
 def test_canvas_samples_200_valid_distinct_in_budget(conv):

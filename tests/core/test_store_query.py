@@ -4,14 +4,12 @@ changes, result_filter) against a real SQLite file and against SQLite's own ORDE
 
 from __future__ import annotations
 
-import argparse
 import json
 import sqlite3
 
 import numpy as np
 import pytest
 
-from app import cli_jobs
 from core.ir.serialize import read_document
 from core.store import Store
 from core.store.changes import StoreChanges
@@ -20,16 +18,9 @@ from core.store.query import OrderQuery, only_ids, result_rows
 from core.store.result_fields import RESULT_FIELDS
 from core.store.result_filter import FilterError, ResultFilter, parse_filter
 from core.store.table_order import TableOrder
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, command
 
 KEYS = ("latency_ms", "flops", "accuracy")
-
-
-def tessera(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="tessera")
-    cli_jobs.add_parsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return args.func(args)
 
 
 @pytest.fixture
@@ -37,7 +28,7 @@ def store(tmp_path):
     """conv2d measured at 3, 2 and 1 ms, a search's shift_conv at 0.5 ms, grouped_conv not measured."""
     with Store(tmp_path / "results.db") as store:
         conv = store.add_operator(read_document(EXAMPLES / "conv2d.json"), "conv2d")
-        shift = store.add_operator(read_document(EXAMPLES / "shift_conv.json"), "shift", "search:random")
+        shift = store.add_operator(read_document(EXAMPLES / "shift_conv.json"), "shift", "search:canvas")
         store.add_operator(read_document(EXAMPLES / "grouped_conv.json"), "grouped", "search:mcts")
         for latency in (3.0, 2.0, 1.0):
             store.add_measurement(conv, None, {"latency_ms": latency, "flops": 1e6, "bindings": {"C_in": 64}})
@@ -83,15 +74,15 @@ def test_filter_errors_name_the_term():
 
 def test_cli_results_filter_uses_the_same_grammar(store, capsys):
     path = str(store.path)
-    assert tessera("results", "--filter", "latency < 2", "--json", "--store", path) == 0
+    assert command("results", "--filter", "latency < 2", "--json", "--store", path) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["operator_name"], r["latency_ms"]) for r in rows] == [("conv2d", 1.0), ("shift", 0.5)]
-    assert tessera("results", "--filter", "name~conv", "--pareto", "latency_ms,flops", "--store", path) == 0
+    assert command("results", "--filter", "name~conv", "--pareto", "latency_ms,flops", "--store", path) == 0
     assert [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["conv2d"]
-    assert tessera("results", "--filter", "latency > 100", "--store", path) == 0
+    assert command("results", "--filter", "latency > 100", "--store", path) == 0
     assert capsys.readouterr().out.strip() == "no results match the filter"
     with pytest.raises(FilterError, match="unknown column 'speed'"):
-        tessera("results", "--filter", "speed>2", "--store", path)
+        command("results", "--filter", "speed>2", "--store", path)
 
 
 def test_order_query_sorts_filters_and_reads_arrivals(store):
@@ -148,7 +139,7 @@ def test_read_chunk_ids_measurements_and_unmeasured_operators(tmp_path):
         doc = read_document(EXAMPLES / "conv2d.json")
         measured = store.add_operator(doc, "conv2d")
         shift = read_document(EXAMPLES / "shift_conv.json")
-        waiting = store.add_operator(shift, "shift", "search:random")
+        waiting = store.add_operator(shift, "shift", "search:canvas")
         first = store.add_measurement(measured, None, {"latency_ms": 2.0, "flops": 1e6})
         second = store.add_measurement(measured, None, {"latency_ms": 1.0, "flops": 1e6})
         everything = read_chunk(store.db, KEYS)
@@ -157,7 +148,7 @@ def test_read_chunk_ids_measurements_and_unmeasured_operators(tmp_path):
         assert newer.ids.tolist() == [second] and newer.values["latency_ms"].tolist() == [1.0]
         unmeasured = read_chunk(store.db, KEYS, "measurement_id IS NULL")
         assert unmeasured.ids.tolist() == [-waiting] and np.isnan(unmeasured.values["latency_ms"]).all()
-        assert [unmeasured.origin_names[i] for i in unmeasured.origin_index] == ["search:random"]
+        assert [unmeasured.origin_names[i] for i in unmeasured.origin_index] == ["search:canvas"]
 
 
 @pytest.mark.parametrize("numeric", [True, False])

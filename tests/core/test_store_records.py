@@ -28,7 +28,7 @@ def test_same_operator_saved_twice_is_one_row(store, examples_dir):
     moved["nodes"][0]["pos"] = [5.0, 7.0]
     moved["bindings"]["H"] = 28
     first = store.add_operator(doc, "conv2d", "hand-made")
-    assert store.add_operator(moved, "my conv", "search:random") == first
+    assert store.add_operator(moved, "my conv", "search:canvas") == first
     other = store.add_operator(read_document(examples_dir / "grouped_conv.json"), "grouped", "baseline")
     assert other != first
     assert store.db["operators"].count == 2

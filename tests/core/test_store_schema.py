@@ -1,12 +1,13 @@
 """Schema versions: a new file is created at the current version, an older one is
 migrated in place keeping its rows, a newer or foreign file is refused clearly."""
 
+import json
 import sqlite3
 
 import pytest
 import sqlite_utils
 
-from core.ir.serialize import load_operator
+from core.ir.serialize import load_operator, read_document
 from core.store import InvalidResult, Store, StoreError
 from core.store.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.support import EXAMPLES
@@ -64,7 +65,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 11
+        assert store.schema_version == SCHEMA_VERSION == 12
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()
@@ -292,3 +293,31 @@ def test_version_10_operators_keep_the_sequence_they_were_found_by(tmp_path):
         assert store.db["sequences"].count == 1
         drawn = store.add_operator(load_operator(EXAMPLES / "grouped_conv.json"))
         assert store.operator_sequence(drawn) is None
+
+
+def test_version_11_reads_the_canvas_samplers_old_key_as_canvas(tmp_path):
+    """Rows written when the Canvas sampler's key was "random" read as "canvas": the origin and
+    names of its operators, a discovery run's settings and a queued search job's."""
+    path, db = old_store(tmp_path, 10)
+    document = json.dumps(read_document(EXAMPLES / "shift_conv.json"))
+    db["operators"].insert_all(
+        [
+            {"hash": "a1", "document": document, "name": "random-1f2e3d4c", "origin": "search:random"},
+            {"hash": "b2", "document": document, "name": "random-kept", "origin": "hand-made"},
+        ]
+    )
+    db["searches"].insert({"key": "k", "name": "old run", "config": json.dumps({"strategy": "random", "seed": 3})})
+    db["jobs"].insert({"kind": "search", "payload": json.dumps({"config": {"strategy": "random"}}), "state": "queued"})
+    db.conn.commit()
+    db.close()
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        rows = list(store.db.query("SELECT name, origin FROM operators ORDER BY id"))
+        assert rows == [
+            {"name": "canvas-1f2e3d4c", "origin": "search:canvas"},
+            {"name": "random-kept", "origin": "hand-made"},
+        ]
+        [run] = store.db["searches"].rows
+        assert json.loads(run["config"]) == {"strategy": "canvas", "seed": 3}
+        [job] = store.db["jobs"].rows
+        assert json.loads(job["payload"])["config"]["strategy"] == "canvas"

@@ -8,21 +8,14 @@ from dataclasses import replace
 
 import pytest
 
-from app.cli import main
 from core.ir.serialize import read_document
 from core.jobs.queue import DONE, FAILED, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DeploySettings
 from core.store import Store
-from core.train.errors import EvaluationError
 from core.train.payloads import E2EPayload, FisherPayload, TrainPayload
-from core.train.settings import EvalSettings
-from tests.core.accuracy_settings import SHORT, TINY
+from tests.core.accuracy_settings import SHORT, TINY, scores
 from tests.support import EXAMPLES
-
-
-def scores(store: Store) -> list[dict]:
-    return list(store.db["scores"].rows_where(order_by="id"))
 
 
 @pytest.mark.slow
@@ -66,72 +59,6 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
     assert failed.state == FAILED
     assert "EvaluationError: operator grouped_conv fits none of the 20 convolutions of resnet18/w4" in failed.error
     assert "binding error" in failed.error and "stride 2" in failed.error
-
-
-@pytest.mark.slow
-def test_evaluate_fisher_only_now(tmp_path, capsys):
-    path = tmp_path / "cli.db"
-    code = main(
-        [
-            "evaluate",
-            str(EXAMPLES / "shift_conv.json"),
-            "--fisher-only",
-            "--now",
-            "--store",
-            str(path),
-            "--backbone",
-            "vgg",
-            "--width",
-            "4",
-            "--resolution",
-            "8",
-            "--limit",
-            "100",
-        ]
-    )
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "queued job 1 (fisher shift_conv) on vgg/w4 at digits-shifted@8px" in out
-    assert "Fisher Potential" in out and "vs original" in out and "replaced 8 of 8 convolutions" in out
-    with Store(path) as store:
-        (row,) = scores(store)
-        assert (row["backbone"], row["epochs"], row["accuracy"]) == ("vgg/w4", 0, None)
-        assert row["fisher_potential"] > 0
-
-
-def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
-    path = tmp_path / "none.db"
-    base = ["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path)]
-    assert main([*base, "--dataset", str(tmp_path / "missing")]) == 1
-    assert "no such file or folder" in capsys.readouterr().err
-    assert main([*base, "--width", "0"]) == 1
-    assert "width must be a whole number >= 1" in capsys.readouterr().err
-    assert main([*base, "--epochs", "0"]) == 1
-    assert main([*base, "--theta", "2"]) == 1
-    assert "theta" in capsys.readouterr().err
-    assert not path.exists()
-    with pytest.raises(EvaluationError, match="val_fraction"):
-        EvalSettings(val_fraction=0)
-
-
-@pytest.mark.slow
-@pytest.mark.tvm
-def test_evaluate_now_prints_one_table_and_says_when_the_networks_are_not_tuned(tmp_path, capsys):
-    path = tmp_path / "cli.db"
-    args = ["evaluate", str(EXAMPLES / "depthwise_separable.json"), "--now", "--store", str(path)]
-    sizes = ["--backbone", "vgg", "--width", "4", "--resolution", "8", "--limit", "100", "--epochs", "1"]
-    deploy = ["--deploy-width", "4", "--deploy-resolution", "8", "--tuning-dir", str(tmp_path / "tuning")]
-    assert main([*args, *sizes, *deploy, "--no-transfer", "--from", str(tmp_path)]) == 1
-    assert "--from names where transfer-tuning takes schedules from; drop --no-transfer" in capsys.readouterr().err
-    assert main([*args, *sizes, *deploy, "--trials", "0", "--no-transfer"]) == 0
-    out = capsys.readouterr().out
-    table = out[out.rindex("with the operator") :].splitlines()
-    assert table[1].startswith("accuracy (proxy)") and table[2].startswith("Fisher Potential")
-    assert table[3].startswith("TVM, NOT all tuned (vgg/w4@8px)") and table[4].startswith("PyTorch eager")
-    assert "not tuned (TVM's default, so no basis for a speedup)" in out
-    with Store(path) as store:
-        e2e = [row for row in scores(store) if row["e2e_latency_ms"] is not None]
-        assert [(row["e2e_tuned"], row["deploy"]) for row in e2e] == [(0, "vgg/w4@8px")]
 
 
 @pytest.mark.slow

@@ -1,16 +1,14 @@
 """Transfer-tuning with real tuned schedules: conv2d tuned at one size (4 MetaSchedule trials,
 random cost model, in a temporary tuning root) and its schedules reused at another size,
-checked against torch; inapplicable ones skipped with their reasons; `tessera tune
---transfer` run as a job, its result recorded in a store as a measurement."""
+checked against torch; inapplicable ones skipped with their reasons (the tuning root is
+tests/conftest.py's tuned_root; `tessera tune --transfer` is tested in tests/app)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import pytest
 
-from app.cli_tune import _transfer_report
 from core.codegen.to_tvm import lower
 from core.compile.kernel_class import kernel_class
 from core.compile.kernels.default import DefaultKernel
@@ -22,32 +20,12 @@ from core.compile.transfer_records import schedules_of, tuned_kernels
 from core.compile.transfer_sources import open_source
 from core.compile.workload import Workload
 from core.ir.serialize import canonical_document, graph_from_document, read_document
-from core.jobs.isolate import call_in_subprocess
-from core.store import Store
-from tests.support import EXAMPLES, QUICK, TINY, tessera
+from tests.support import EXAMPLES
 
 pytestmark = [pytest.mark.tvm, pytest.mark.slow]
 
 CONV = EXAMPLES / "conv2d.json"
 OTHER = {"C_in": 8, "C_out": 6, "H": 10, "W": 6, "K": 3}  # the same class at other sizes
-
-
-@pytest.fixture(scope="module")
-def tuned_root(tmp_path_factory):
-    """A tuning root holding conv2d tuned at TINY sizes with 4 trials (as `tessera measure` tunes)."""
-    root = tmp_path_factory.mktemp("tuning")
-    payload = {
-        "operator": json.loads(CONV.read_text()),
-        "bindings": TINY,
-        "tune_trials": 4,
-        "cost_model": "random",
-        "device": "local",
-        "tuning_root": str(root),
-        **QUICK,
-    }
-    result = call_in_subprocess("core.compile.handlers:measure_call", {"payload": payload})
-    assert result["trial_count"] == 4 and result["best_trial_ms"] > 0
-    return root
 
 
 def conv_at(bindings):
@@ -101,84 +79,3 @@ def test_schedules_that_do_not_apply_are_skipped_with_their_reasons(tuned_root):
     other = lower(separable, {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}).module()
     with pytest.raises(NotApplicable, match="^does not apply: "):  # another class: another loop nest
         apply_schedule(other, good.trace, postprocessors(other, bench.place.target))
-
-
-def test_cli_tune_transfer_runs_a_job_whose_result_is_a_measurement(tuned_root, tmp_path):
-    store = tmp_path / "results.db"
-    out = tessera(
-        "tune",
-        str(CONV),
-        "--bind",
-        "C_in=8,C_out=6,H=10,W=6",
-        "--transfer",
-        "--from",
-        str(tuned_root),
-        "--top-k",
-        "2",
-        "--store",
-        str(store),
-        "--repeat",
-        "3",
-        "--min-repeat-ms",
-        "5",
-        "--json",
-    )
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    found = min(2, len(tuned_kernels(open_source(tuned_root).folders)[0].trials))  # top 2 of the tuned kernel
-    transfer = result["transfer"]
-    assert transfer["found"] == transfer["applied"] == found and transfer["skipped"] == 0
-    names = [c["schedule"] for c in result["transfer"]["candidates"]]
-    assert all(name.startswith("local/") and " trial " in name for name in names)
-    if result["tuned"]:  # the fastest reused schedule, when it beat the untuned default
-        assert result["schedule_source"] in {f"transfer:{name}" for name in names}
-    else:
-        assert result["schedule_source"] == "untuned"
-    assert result["max_abs_error"] < 1e-4 and result["latency_ms"] > 0
-    with Store(store) as s:
-        (row,) = [r for r in s.results() if r["measurement_id"] is not None]
-    assert row["schedule_source"] == result["schedule_source"] and row["latency_ms"] == result["latency_ms"]
-
-    text = _transfer_report("conv2d.json", result)  # what the command prints without --json
-    assert "kernel class " in text and f"{found} tuned schedules found, {found} applied, 0 skipped" in text
-    assert f"kept: {result['schedule_source'] if result['tuned'] else 'the untuned default'}" in text
-
-
-def test_cli_tune_refuses_bad_requests_clearly(tmp_path):
-    for args, message in [
-        ((), "give an operator FILE or --backbone NAME"),
-        ((str(CONV), "--transfer", "--trials", "8"), "--trials sets the budget"),
-        ((str(CONV), "--from", str(tmp_path)), "add --transfer"),
-        ((str(CONV), "--transfer", "--from", str(tmp_path / "none")), "no such tuning folder"),
-        (("--backbone", "resnet18", "--store", str(tmp_path / "r.db")), "apply to an operator"),
-        (("--backbone", "resnet18", "--device", "board"), "apply to an operator"),
-        (
-            (str(CONV), "--transfer", "--device", "board", "--store", str(tmp_path / "r.db")),
-            "there is no device called 'board'",
-        ),
-    ]:
-        out = tessera("tune", *args)
-        assert out.returncode == 1 and message in out.stderr and "Traceback" not in out.stderr, args
-
-
-def test_cli_tune_transfer_on_a_backbone_reports_every_kernel(tuned_root):
-    out = tessera(
-        "tune",
-        "--backbone",
-        "vgg",
-        "--width",
-        "4",
-        "--resolution",
-        "8",
-        "--only",
-        "conv2d",
-        "--transfer",
-        "--from",
-        str(tuned_root),
-    )
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert lines[0] == "vgg/w4 at 8x8: 6 kernels" and lines[1].split()[:3] == ["kernel", "calls", "untuned"]
-    assert sum(line.startswith("conv2d") for line in lines) == 6
-    # the operator's conv2d and relax's conv2d are different classes (other blocks): nothing to reuse
-    assert "0 schedules found, 0 applied, 0 skipped" in out.stdout and "1.00x" in out.stdout

@@ -170,8 +170,8 @@ def settings_path(tmp_path):
 def make_window(qtbot, settings_path, dialogs):
     """Create shown main windows using a temporary settings file; closes the survivors."""
 
-    from app.settings import open_settings
-    from app.window import MainWindow
+    from app.gui.settings import open_settings
+    from app.gui.window import MainWindow
 
     created = []
 
@@ -198,8 +198,8 @@ def window(make_window):
 @pytest.fixture
 def explorer(qtbot, dialogs, store_path, tmp_path):
     """A shown main window over `store_path`, switched to the Explorer, with workers off."""
-    from app.settings import open_settings
-    from app.window import MainWindow
+    from app.gui.settings import open_settings
+    from app.gui.window import MainWindow
 
     window = MainWindow(settings=open_settings(tmp_path / "settings.ini"), store=str(store_path))
     try:

@@ -20,8 +20,8 @@ LAST_CHECK = HEADERS.index("Last check")
 
 @pytest.fixture
 def window(qtbot, dialogs, tmp_path):
-    from app.settings import open_settings
-    from app.window import MainWindow
+    from app.gui.settings import open_settings
+    from app.gui.window import MainWindow
 
     window = MainWindow(settings=open_settings(tmp_path / "settings.ini"), store=str(tmp_path / "results.db"))
     window.explore.actions["autostart"].setChecked(False)

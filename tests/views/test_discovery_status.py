@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from views.discovery_status import StageCounts, best_text
+from views.search.discovery_status import StageCounts, best_text
 
 
 def test_the_rarer_outcomes_are_counted_under_the_tiles(qtbot):

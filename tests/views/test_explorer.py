@@ -17,8 +17,8 @@ from core.ir.bindings import parse_bindings
 from core.ir.serialize import content_hash, read_document, to_document
 from core.jobs.queue import CANCELLED, QUEUED, JobQueue
 from core.store import Store
-from views.explorer.columns import COLUMNS
 from views.explorer.job_monitor import HEADERS
+from views.result_columns import COLUMNS
 from views.theme import RESOURCES
 
 from .helpers import LEFT, NO_BUTTON, mouse, type_bindings
@@ -28,7 +28,7 @@ EXAMPLES = RESOURCES / "examples"
 #: example operator files standing in for results of each origin
 ORIGINS = {
     "hand-made": "conv2d.json",
-    "search:random": "depthwise_separable.json",
+    "search:canvas": "depthwise_separable.json",
     "search:mcts": "grouped_conv.json",
     "baseline": "shift_conv.json",
 }
@@ -224,7 +224,7 @@ def test_rubber_band_selects_points_and_the_table_follows(qtbot, store_path, exp
 def test_results_table_pages_a_large_store(qtbot, store_path, explorer):
     values = random_values(12_000, seed=3)
     add_results(store_path, values[:6000], "hand-made")
-    add_results(store_path, values[6000:], "search:random")
+    add_results(store_path, values[6000:], "search:canvas")
     wait_for_results(qtbot, explorer, 12_000)
     browser = explorer.explore.view.browser
     model, table = browser.model, browser.table
@@ -248,11 +248,11 @@ def test_results_table_pages_a_large_store(qtbot, store_path, explorer):
 
     plot = explorer.explore.view.plot
     plotted = int(plot._ok.sum())
-    qtbot.keyClicks(browser.filter_edit, "latency < 1 random")  # spaces around the operator
+    qtbot.keyClicks(browser.filter_edit, "latency < 1 canvas")  # spaces around the operator
     qtbot.waitUntil(lambda: not model.pending)
     expected = int((values[6000:, 0] < 1).sum())
     assert model.rowCount() == expected and browser.count.text() == f"{expected:,} of 12,000"
-    assert {model.record(r)["origin"] for r in range(min(expected, 50))} == {"search:random"}
+    assert {model.record(r)["origin"] for r in range(min(expected, 50))} == {"search:canvas"}
     # the plot shows what the table shows: the filtered results only
     qtbot.waitUntil(lambda: plot.filtered is not None and len(plot.filtered) == expected)
     assert 0 < plot._ok.sum() <= expected < plotted
@@ -290,7 +290,7 @@ def test_rename_and_delete_results(qtbot, store_path, explorer, dialogs):
 
 def test_export_a_result_and_the_results_from_the_browser(qtbot, store_path, explorer, tmp_path):
     [first] = add_results(store_path, [(1.0, 2e6)], "hand-made", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
-    add_results(store_path, [(0.5, 3e6)], "search:random")
+    add_results(store_path, [(0.5, 3e6)], "search:canvas")
     wait_for_results(qtbot, explorer, 2)
     view = explorer.explore.view
     assert not view.browser.buttons["export"].isEnabled()
@@ -317,7 +317,7 @@ def test_export_a_result_and_the_results_from_the_browser(qtbot, store_path, exp
 
 def test_compare_two_results(qtbot, store_path, explorer):
     first = add_results(store_path, [(1.0, 2e6)], "hand-made", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
-    second = add_results(store_path, [(0.5, 1e6)], "search:random", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
+    second = add_results(store_path, [(0.5, 1e6)], "search:canvas", {"C_in": 8, "C_out": 8, "H": 8, "W": 8, "K": 3})
     wait_for_results(qtbot, explorer, 2)
     view = explorer.explore.view
     view.selection.set(first + second)
@@ -404,7 +404,7 @@ def test_evaluate_queues_one_job_per_bindings_set_and_edits_cancel_them(qtbot, s
 def test_tune_a_selection_of_results(qtbot, store_path, explorer):
     sizes = {"C_in": 8, "C_out": 8, "H": 16, "W": 16, "K": 3}
     first = add_results(store_path, [(1.0, 2e6), (1.5, 2e6)], "hand-made", sizes)
-    second = add_results(store_path, [(0.7, 1e6)], "search:random", {**sizes, "C_out": 16})
+    second = add_results(store_path, [(0.7, 1e6)], "search:canvas", {**sizes, "C_out": 16})
     wait_for_results(qtbot, explorer, 3)
     view = explorer.explore.view
     view.selection.set(first + second)
@@ -482,8 +482,9 @@ def test_evaluate_and_tune_are_disabled_on_an_operator_with_errors_and_say_why(q
 
 EXPLORER_PROBE = """
 import json, sys
-from app.gui import application, wait_until_idle
-from app.window import MainWindow
+from app.gui.main import wait_until_idle
+from views.theme import application
+from app.gui.window import MainWindow
 app = application()
 window = MainWindow(settings=None, store=sys.argv[1])
 window.show()
@@ -527,7 +528,7 @@ def test_screenshot_of_the_explorer(tmp_path):
 
     from PySide6.QtGui import QColor, QImage
 
-    from views.explorer.columns import ORIGIN_COLORS
+    from views.result_columns import ORIGIN_COLORS
 
     from .test_startup import ENV, ROOT
 
@@ -557,8 +558,8 @@ def test_screenshot_of_the_explorer(tmp_path):
 def test_tune_an_operator_then_find_it_on_the_plot(qtbot, dialogs, store_path, tmp_path, monkeypatch):
     """Open conv2d.json, press Tune with a tiny budget, watch the job in the monitor, see the
     result on the plot and in the table, click it, and get the operator back in the editor."""
-    from app.settings import open_settings
-    from app.window import MainWindow
+    from app.gui.settings import open_settings
+    from app.gui.window import MainWindow
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # workers tune into a fresh database
     window = MainWindow(settings=open_settings(tmp_path / "settings.ini"), store=str(store_path))

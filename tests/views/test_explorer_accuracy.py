@@ -63,7 +63,7 @@ def test_default_axes_show_the_most_results_and_accuracy_fits_its_axis(qtbot, st
                 conv, device, {"latency_ms": latency, "flops": 2e6 * latency, "bindings": {"C_in": 8}}
             )
         for i, name in enumerate((*OPERATORS, "gated_separable")):
-            op = store.add_operator(read_document(EXAMPLES / f"{name}.json"), name, "search:random")
+            op = store.add_operator(read_document(EXAMPLES / f"{name}.json"), name, "search:canvas")
             store.add_score(op, {"dataset": "digits@16px", "backbone": "resnet18/w16", "fisher_potential": 10.0 + i})
     plot = shown(qtbot, explorer, 9)
     assert (plot.x_key, plot.y_key) == ("flops", "fisher_potential")  # 6 results; latency against FLOPs shows 3

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from core.store import MAXIMIZE, MINIMIZE
-from views.explorer.front import front_of, staircase
 from views.explorer.thinning import Thinning
+from views.pareto_front import front_of, staircase
 
 
 def brute_front(x, y, directions) -> set[int]:

@@ -16,9 +16,9 @@ from core.store import Store, StoreReadOnly
 from tests.core.job_kinds import TEST_HANDLERS
 from tests.store_damage import ROWS
 from tests.support import EXAMPLES
-from views.explorer.columns import COLUMNS
 from views.explorer.results_table import NAME, WRITES
 from views.explorer.session import ExplorerSession
+from views.result_columns import COLUMNS
 
 
 def test_the_window_closing_ends_its_workers_and_their_jobs_are_queued_again(qtbot, store_path):
@@ -110,7 +110,7 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
 
 
 def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
-    from app.window import MainWindow
+    from app.gui.window import MainWindow
 
     window = MainWindow(settings=None, store=str(store_path))
     window.show()

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 from core.store import Store
 from tests.support import EXAMPLES
 from views import theme
-from views.canvas import READABLE_ZOOM
-from views.canvas_items import PORT_HIT_PX
+from views.editor.canvas import READABLE_ZOOM
+from views.editor.canvas_items import PORT_HIT_PX
 
 from .helpers import click_entry, drag_mouse
 
@@ -150,7 +150,7 @@ def test_redo_and_quit_answer_every_platform_binding(qtbot, window):
 
 
 def test_the_first_window_fits_the_screen_and_docks_keep_a_useful_width(make_window):
-    from app.window import MainWindow
+    from app.gui.window import MainWindow
 
     available = QGuiApplication.primaryScreen().availableGeometry()
     fresh = MainWindow(settings=None)
@@ -166,7 +166,7 @@ def test_the_first_window_fits_the_screen_and_docks_keep_a_useful_width(make_win
 
 
 def test_a_broken_saved_layout_gives_way_to_the_default(make_window, settings_path):
-    from app.settings import open_settings
+    from app.gui.settings import open_settings
 
     settings = open_settings(settings_path)
     settings.setValue("window/state", b"\x00\x01 not a layout")
@@ -195,7 +195,7 @@ def test_a_result_opened_from_the_explorer_is_titled_by_its_operator(qtbot, expl
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
 def test_card_lines_of_the_examples_fit_their_cards(window, path):
-    from views.canvas_items import NODE_WIDTH, PADDING, card_font
+    from views.editor.canvas_items import NODE_WIDTH, PADDING, card_font
 
     window.open_file(path)
     for node in window.document.graph.g:
@@ -232,7 +232,7 @@ def test_a_timing_in_doubt_is_marked_wherever_it_shows_with_the_correctness_chec
     qtbot, store_path, explorer, examples_dir
 ):
     from core.ir.serialize import read_document
-    from views.explorer.columns import COLUMNS
+    from views.result_columns import COLUMNS
 
     from .helpers import move
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gui
 OPERATORS = [
     ("conv2d", "hand-made", 1.0, 0.70),
     ("grouped_conv", "search:mcts", 2.0, 0.65),
-    ("shift_conv", "search:random", 0.5, 0.60),
+    ("shift_conv", "search:canvas", 0.5, 0.60),
     ("involution", "search:mcts", 3.0, 0.75),
     ("depthwise_separable", "search:mcts", 4.0, 0.60),
 ]
@@ -64,7 +64,7 @@ def test_the_front_is_shown_best_first_with_thumbnails(gallery):
     assert gallery.list.count() == 3
     assert gallery.status.text().startswith("3 operators on the front. No result has a tuned end-to-end speedup yet")
     first = gallery.list.item(0)
-    assert first.text().splitlines() == ["shift_conv", "search:random", "Latency (ms) 0.5  ·  Accuracy 0.6"]
+    assert first.text().splitlines() == ["shift_conv", "search:canvas", "Latency (ms) 0.5  ·  Accuracy 0.6"]
     assert _colours(first.icon()) > 8  # a drawn graph (cards, wires, text), not a blank tile
 
 
@@ -72,8 +72,8 @@ def test_filtering_by_origin_shows_that_origins_own_front(gallery):
     assert [gallery.origin_box.itemText(i) for i in range(gallery.origin_box.count())] == [
         ALL_ORIGINS,
         "hand-made",
+        "search:canvas",
         "search:mcts",
-        "search:random",
     ]
     gallery.set_origin("search:mcts")
     assert _names(gallery) == ["grouped_conv", "involution"]

@@ -34,7 +34,7 @@ def choose(combo, data) -> None:
 def tiny_settings(qtbot, panel, candidates: int) -> None:
     """A run of seconds: vgg at width 4 on 8-pixel digits, 100 examples, one epoch of two batches."""
     s = panel.settings
-    choose(s.strategy, "random")
+    choose(s.strategy, "canvas")
     choose(s.proxy.backbone, "vgg")
     for box, text in (
         (s.proxy.width, "4"),

@@ -12,7 +12,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from core.analysis.summary import summarize
 from core.ir.serialize import graph_from_document
 from tests.support import EXAMPLES
-from views.sequence_editor import SequenceEditor
+from views.editor.sequence_editor import SequenceEditor
 
 pytestmark = pytest.mark.gui
 SEQ = EXAMPLES / "sequences"

@@ -19,8 +19,8 @@ ENV = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
 
 PROBE = """
 import json, sys
-from app.gui import application
-from app.window import MainWindow
+from views.theme import application
+from app.gui.window import MainWindow
 app = application()
 window = MainWindow(settings=None)
 window.show()

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox
 
 from core.ir.bindings import parse_bindings
 from core.ir.serialize import load_operator, to_document
-from views.canvas import READABLE_ZOOM
-from views.palette import MIME_TYPE, primitive_from_mime
+from views.editor.canvas import READABLE_ZOOM
+from views.editor.palette import MIME_TYPE, primitive_from_mime
 from views.theme import RESOURCES
 
 from .helpers import deliver_drop, drag_mouse, type_bindings

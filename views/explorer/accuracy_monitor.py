@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QSplitter, QTreeWidget, QTree
 
 from core.jobs.queue import DONE, FAILED, Job
 
-from .columns import EXTRA_COLORS
+from ..result_columns import EXTRA_COLORS
 from .plots import plot_widget
 from .session import ExplorerSession
 

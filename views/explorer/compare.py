@@ -25,13 +25,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.codegen.to_torch import module_source
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.store import MAXIMIZE
 
 from .. import theme
-from ..canvas import OperatorScene, OperatorView
-from ..document import OperatorDocument
-from .columns import BY_KEY
+from ..editor.canvas import OperatorScene, OperatorView
+from ..editor.document import OperatorDocument
+from ..result_columns import BY_KEY
 from .session import ExplorerSession
 
 NUMBERS = (

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 from core.store import MINIMIZE
 
 from .. import theme
-from .front import staircase
+from ..pareto_front import staircase
 from .plots import ColumnAxis, plot_widget
 
 

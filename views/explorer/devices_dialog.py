@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.devices import Device, add_device, list_devices, record_check, remove_device, set_default
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 from .. import theme
 from ..background import CallSignals, SubprocessCall

@@ -9,8 +9,8 @@ from collections.abc import Generator
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
+from core.errors import TesseraError
 from core.export import RESULTS_FORMATS
-from core.ir.errors import TesseraError
 
 from ..export_dialog import ExportDialog
 from .compare import CompareDialog
@@ -96,7 +96,7 @@ class ExplorerView(QWidget):
     def build(cls, session: ExplorerSession, parent=None) -> Generator[str, None, ExplorerView]:
         """The view, a part at a time: it yields the name of each part once built (each
         some tens of ms over 10^5 results) so that the window goes on drawing between
-        them (app.pages) and a benchmark can time them.
+        them (app.gui.pages) and a benchmark can time them.
 
         Each part is made inside the frame, and the frame inside `parent` (where the page
         will show): moving a finished tree of widgets under a new parent restyles all of it

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job, duration_text
 
 from .. import theme

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from core.compile.requests import MeasureRequest
 from core.devices import Device
+from core.errors import TesseraError
 from core.ir.bindings import parse_bindings
-from core.ir.errors import TesseraError
 
 from .request_dialog import RequestDialog
 

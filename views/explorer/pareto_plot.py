@@ -28,9 +28,9 @@ from core.store import MINIMIZE
 from core.store.arrays import isin
 
 from .. import theme
+from ..pareto_front import front_of, staircase
+from ..result_columns import AXES, BY_KEY, DOUBT, Column, cell_text, origin_color
 from . import style
-from .columns import AXES, BY_KEY, DOUBT, Column, cell_text, origin_color
-from .front import front_of, staircase
 from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
 from .session import ExplorerSession

@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from .. import theme
-from .columns import BY_KEY, Column
+from ..result_columns import BY_KEY, Column
 
 
 class ColumnAxis(pg.AxisItem):

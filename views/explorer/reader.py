@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.jobs.queue import Job, JobQueue
 from core.jobs.watch import JobWatcher
 from core.store import Store, StoreDamaged
@@ -27,7 +27,7 @@ from core.store.query import OrderQuery
 from core.store.salvage import readable_copy
 from core.store.table_order import TableOrder
 
-from .columns import FRAME_COLUMNS
+from ..result_columns import FRAME_COLUMNS
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.layout import layered_layout
 from core.ir.serialize import content_hash, graph_from_document

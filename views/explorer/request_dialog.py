@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QLabel
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 
 
 class RequestDialog(QDialog):

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from .. import theme
-from .columns import BY_KEY, DOUBT, cell_text, origin_color
+from ..result_columns import BY_KEY, DOUBT, cell_text, origin_color
 from .convergence import ConvergencePlot
 from .selection import ResultSelection
 from .session import ExplorerSession

@@ -27,14 +27,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.store.arrays import isin
 from core.store.query import OrderQuery, only_ids
 from core.store.result_filter import ResultFilter, parse_filter
 from core.store.table_order import TableOrder
 
 from .. import theme
-from .columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
+from ..result_columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
 from .selection import ResultSelection
 from .session import ExplorerSession
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.jobs.executors import choose_executor
 from core.jobs.registry import cluster_kinds
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
-from core.ir.errors import TesseraError
+from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.jobs.executors import choose_executor
 from core.jobs.outcomes import take_back_orphans
@@ -24,7 +24,7 @@ from core.store.frame import ResultsFrame
 from core.store.query import OrderQuery, result_rows
 from core.store.searches import SearchRun, runs
 
-from .columns import FRAME_COLUMNS
+from ..result_columns import FRAME_COLUMNS
 from .reader import Snapshot, StoreReader
 from .reopen import result_graph
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from core.store.variants import HEADER, Variants, read_variants
 
 from .. import theme
-from .columns import EXTRA_COLORS
+from ..result_columns import EXTRA_COLORS
 from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
 from .session import ExplorerSession

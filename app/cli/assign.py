@@ -1,0 +1,48 @@
+"""`tessera assign`: each layer of a backbone gets the cheapest candidate operator that keeps
+its Fisher Potential (NAS-PTE's per-layer rule); the assignment file it writes is what
+`tessera evaluate` then scores like one operator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.data.assignment import save_assignment
+from core.ir.errors import FormatError
+from core.ir.serialize import read_operator
+
+from .evaluate import eval_settings, proxy_options
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "assign",
+        help="assign each layer the cheapest operator keeping its Fisher Potential (NAS-PTE's per-layer rule)",
+    )
+    p.add_argument("files", nargs="+", metavar="OPERATOR", help="candidate operator files")
+    p.add_argument("-o", "--out", required=True, metavar="PATH", help="the assignment file to write")
+    p.add_argument("--force", action="store_true", help="overwrite PATH")
+    proxy_options(p, "default resnet18")
+    p.set_defaults(func=cmd_assign)
+
+
+def cmd_assign(args) -> int:
+    """Score every candidate once and write the per-layer assignment, a line per layer."""
+    from core.train.per_layer import assign_per_layer  # torch: only this command
+    from core.train.screening import screen_for
+
+    out = Path(args.out)
+    if out.exists() and not args.force:
+        raise FormatError(f"{out} exists (--force overwrites it)")
+    graphs = [read_operator(f)[1] for f in args.files]
+    for graph, f in zip(graphs, args.files):
+        graph.name = graph.name or Path(f).stem
+    settings = eval_settings(args, "resnet18")
+    assignment = assign_per_layer(graphs, screen_for(settings), name=out.stem)
+    save_assignment(assignment, out)
+    for line in assignment.lines():
+        print(line)
+    print(
+        f"wrote {out}: {len(assignment.layers)} of {len(assignment.reasons)} convolutions of "
+        f"{settings.spec.label} assigned (Fisher Potential on {settings.dataset_label})"
+    )
+    return 0

@@ -1,0 +1,141 @@
+"""`tessera discover`: the discovery loop (core.search.discovery) with a time budget: propose,
+screen with Fisher Potential, train with early stop, keep what is within the accuracy margin,
+time it tuned against the tuned original. Worker processes started here run the stages; the
+counts print as they change; running the same command again resumes the run."""
+
+from __future__ import annotations
+
+import sys
+
+from core.networks.settings import DEPLOY_RESOLUTION
+from core.train.settings import TrainConfig
+
+from . import options
+from .inputs import template_path, transfer_sources
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "discover",
+        help="find operators faster than the template at equal accuracy: screen, train, tune, in a time budget",
+    )
+    options.search_space(p, "mcts")
+    p.add_argument("--minutes", type=float, default=60.0, metavar="M", help="time budget (default 60)")
+    p.add_argument("--samples", type=int, default=None, metavar="N", help="stop after N candidates")
+    p.add_argument("--workers", type=int, default=2, help="worker processes running the stages (default 2)")
+    p.add_argument("--in-flight", type=int, default=None, metavar="N", help="candidates between stages at once")
+    proxy = p.add_argument_group("the proxy task (accuracy)")
+    options.proxy_task(proxy)
+    proxy.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="(default %(default)s)")
+    proxy.add_argument("--theta", type=float, default=0.5, help="Canvas's early-stop theta")
+    proxy.add_argument("--limit", type=int, default=None, metavar="N", help="a stratified sample of N examples")
+    proxy.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
+    judge = p.add_argument_group("the stages")
+    judge.add_argument("--no-fisher", action="store_true", help="skip the Fisher Potential screen")
+    judge.add_argument(
+        "--fisher-threshold",
+        type=float,
+        default=1.0,
+        metavar="R",
+        help="screen out below R x the original's Fisher Potential (default 1)",
+    )
+    options.fisher_batch(judge)
+    judge.add_argument("--margin", type=float, default=0.01, help="accuracy below the original's allowed (0.01)")
+    judge.add_argument("--no-tune", action="store_true", help="stop at the margin; no end-to-end tuning")
+    deploy = p.add_argument_group("the deployment size (latency)")
+    deploy.add_argument("--deploy-width", type=int, default=None, metavar="N")
+    deploy.add_argument("--deploy-resolution", type=int, default=DEPLOY_RESOLUTION, metavar="PX")
+    deploy.add_argument("--trials", type=int, default=32, metavar="N", help="MetaSchedule trials per untuned kernel")
+    deploy.add_argument("--no-transfer", action="store_true")
+    options.transfer_sources(deploy)
+    options.tuning_dir(deploy)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--name", default="", help="a name for the run (shown in the window)")
+    options.store(p)
+    p.set_defaults(func=cmd_discover)
+
+
+def config_of(args) -> dict:
+    """The run's settings (core.search.discovery.DiscoveryConfig's fields) from the options."""
+    from core.ir.serialize import read_document
+    from core.search.discovery import discovery_config
+
+    return discovery_config(
+        read_document(template_path(args.template)),
+        args.backbone,
+        args.seed,
+        proxy={
+            "dataset": args.dataset,
+            "width": args.width,
+            "resolution": args.resolution,
+            "epochs": args.epochs,
+            "theta": args.theta,
+            "limit": args.limit,
+            "max_batches": args.max_batches,
+            "fisher_batch": args.fisher_batch,
+        },
+        deploy={
+            "width": args.deploy_width,
+            "resolution": args.deploy_resolution,
+            "trials": args.trials,
+            "transfer": not args.no_transfer,
+            "sources": tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
+        },
+        strategy=args.strategy,
+        budget_flops=args.budget_flops,
+        budget_params=args.budget_params,
+        max_primitives=args.max_primitives,
+        minutes=args.minutes,
+        samples=args.samples,
+        in_flight=args.in_flight or args.workers,
+        fisher=not args.no_fisher,
+        fisher_threshold=args.fisher_threshold,
+        margin=args.margin,
+        tune=not args.no_tune,
+        tuning_root=args.tuning_dir,
+        name=args.name,
+    )
+
+
+def cmd_discover(args) -> int:
+    from core.jobs.supervisor import Supervisor
+    from core.search.discovery import run_discovery
+    from core.store import Store
+
+    config = config_of(args)  # checked: clear errors before any process starts
+    with Store(args.store) as store:
+        path = str(store.path)
+    print(f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes; results in {path}")
+    supervisor = Supervisor(path, workers=args.workers)
+    supervisor.start()
+    shown = [""]
+
+    def tick() -> None:
+        for line in supervisor.poll():
+            print(f"  {line}", flush=True)
+
+    def show(fraction: float, message: str) -> None:
+        if message != shown[0]:
+            shown[0] = message
+            print(f"[{fraction:4.0%}] {message}", flush=True)
+
+    try:
+        summary = run_discovery(config, path, show, tick=tick)
+    finally:
+        for line in supervisor.stop():
+            print(f"  {line}")
+    counts = summary["counts"]
+    print(f"run {summary['run']} ({summary['name']}) after {summary['seconds']:g} s:")
+    print("  " + ", ".join(f"{n} {stage}" for stage, n in counts.items()))
+    base = summary["baseline_accuracy"]
+    print(f"  the original network's proxy accuracy: {base:.3f}" if base is not None else "  no baseline yet")
+    best = summary["best"]
+    if best is None:
+        print("  no candidate within the margin has a tuned end-to-end speedup yet", file=sys.stderr)
+    else:
+        print(
+            f"  best: {best['name']} (operator {best['operator_id']}): accuracy {best['accuracy']:.3f}, "
+            f"{best['e2e_speedup']:.2f}x faster end to end than the tuned original"
+            + (f" ({best['note']}; time it again on a quiet machine)" if best["note"] else "")
+        )
+    return 0

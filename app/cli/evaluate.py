@@ -1,0 +1,264 @@
+"""`tessera evaluate`: the accuracy side of an operator in a backbone.
+
+Without --fisher-only it queues a "train" job (Fisher Potential at initialisation, then
+proxy training early-stopped against the best stored curve), at the proxy size (--width,
+--resolution), and an "e2e" job: the whole network with the operator against the original,
+both with tuned kernels (--trials per kernel still untuned; schedules of kernels already
+tuned, or of the same class with transfer on, are reused), at the deployment size
+(--deploy-width, --deploy-resolution). --now also runs them here, in a worker process,
+and prints one table of their results; otherwise `tessera worker` runs them.
+
+FILE may be an assignment instead (operators per layer, core.data.assignment), which
+`tessera assign` builds: the same jobs, each layer running its own operator; their scores
+stay on the jobs (an assignment is no one operator).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from core.data.assignment import Assignment, read_stand_in
+from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
+from core.jobs.registry import job_result
+from core.jobs.submit import Subject, submit
+from core.jobs.supervisor import Supervisor
+from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
+from core.store import Store
+from core.train.requests import AccuracyRequest
+from core.train.results import E2EResult, FisherResult, TrainResult
+from core.train.settings import EvalSettings, TrainConfig
+
+from . import options
+from .inputs import transfer_sources
+
+FINAL = (DONE, FAILED, CANCELLED)
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="queue Fisher Potential, proxy training and end-to-end latency of an operator inside a backbone",
+    )
+    p.add_argument(
+        "file", metavar="FILE", help="an operator, or an assignment of operators to layers (`tessera assign`)"
+    )
+    proxy_options(p, "default resnet18, or the assignment's")
+    p.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="proxy-training epochs (default %(default)s)")
+    p.add_argument("--theta", type=float, default=0.5, help="early-stop theta in [0, 1] (default 0.5)")
+    p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
+    p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
+    p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end latency job")
+    p.add_argument(
+        "--deploy-width",
+        type=int,
+        default=None,
+        metavar="N",
+        help="channels of the first stage when timing the networks (default: the backbone's standard width)",
+    )
+    p.add_argument(
+        "--deploy-resolution",
+        type=int,
+        default=DEPLOY_RESOLUTION,
+        metavar="PX",
+        help=f"input side when timing the networks (default {DEPLOY_RESOLUTION})",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        default=32,
+        metavar="N",
+        help="MetaSchedule trials for each network kernel not tuned yet (default 32; 0: reuse only)",
+    )
+    p.add_argument(
+        "--no-transfer",
+        action="store_true",
+        help="tune kernels of the operator from scratch instead of reusing schedules of their kernel class",
+    )
+    options.transfer_sources(p)
+    options.tuning_dir(
+        p, "tuning databases folder (default ~/.cache/tessera/tuning); the networks' kernels are kept there"
+    )
+    p.add_argument("--now", action="store_true", help="run the jobs now in a worker and print the results")
+    options.store(p)
+    p.set_defaults(func=cmd_evaluate)
+
+
+def proxy_options(p, backbone_help: str) -> None:
+    """The proxy network and data, which `evaluate` and `assign` score on alike."""
+    options.proxy_task(p, backbone=None, backbone_help=backbone_help)
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    options.fisher_batch(p)
+
+
+def eval_settings(args, backbone: str) -> EvalSettings:
+    return EvalSettings(
+        dataset=args.dataset,
+        backbone=args.backbone or backbone,
+        width=args.width,
+        resolution=args.resolution,
+        seed=args.seed,
+        limit=args.limit,
+        fisher_batch=args.fisher_batch,
+    )
+
+
+def cmd_evaluate(args) -> int:
+    doc, stand_in = read_stand_in(args.file)
+    if isinstance(stand_in, Assignment):
+        from core.data.replace import conv_names  # torch: only for an assignment's layer names
+
+        settings = eval_settings(args, stand_in.backbone)
+        stand_in.check_backbone(settings.backbone)
+        stand_in.check_layers(conv_names(settings.spec))
+        subjects, assignments = (), (stand_in,)
+    else:
+        settings = eval_settings(args, "resnet18")
+        name, key = stand_in.name or Path(args.file).stem, str(Path(args.file).resolve())
+        subjects, assignments = (Subject(doc, name, input_key=key, parsed=stand_in),), ()
+    deploy = DeploySettings(
+        backbone=settings.backbone,
+        width=args.deploy_width,
+        resolution=args.deploy_resolution,
+        trials=args.trials,
+        transfer=not args.no_transfer,
+        sources=tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
+        seed=args.seed,
+    )
+    request = AccuracyRequest(
+        settings,
+        epochs=args.epochs,
+        theta=args.theta,
+        max_batches=args.max_batches,
+        fisher_only=args.fisher_only,
+        deploy=None if args.no_e2e else deploy,
+        tuning_root=args.tuning_dir,
+        subjects=subjects,
+        assignments=assignments,
+    )
+    with Store(args.store) as store:
+        ids = submit(store, request).ids
+        queue = JobQueue(store)
+        for job_id in ids:
+            print(
+                f"queued {queue.get(job_id).describe()} on {settings.spec.label} at "
+                f"{settings.dataset_label} in {store.path}"
+            )
+        if not args.now:
+            print("run `tessera worker` to process them")
+            return 0
+        return _run_now(store, ids)
+
+
+def _run_now(store: Store, ids: list[int]) -> int:
+    """One worker process runs the jobs; progress lines as they change, then each result."""
+    queue = JobQueue(store)
+    shown: dict[int, str] = {}
+    supervisor = Supervisor(store.path, workers=1)
+    supervisor.start()
+    try:
+        while True:
+            for line in supervisor.poll():
+                print(line, flush=True)
+            jobs = [queue.get(i) for i in ids]
+            for job in jobs:
+                note = f"{job.describe()}: {job.state} {100 * (job.progress or 0):.0f}% {job.message or ''}"
+                if job.state == "running" and shown.get(job.id) != note:
+                    shown[job.id] = note
+                    print(note, flush=True)
+            if all(job.state in FINAL for job in jobs):
+                break
+            time.sleep(0.5)
+    finally:
+        for line in supervisor.stop():
+            print(line)
+    jobs = [queue.get(i) for i in ids]
+    for job in jobs:
+        if job.state != DONE:
+            print(f"{job.describe()} {job.state}: {job.error}")
+            continue
+        print(f"{job.describe()} done:")
+        for line in describe_result(job_result(job)):
+            print(f"  {line}")
+    done = [job for job in jobs if job.state == DONE]
+    if done:
+        print()
+        for line in results_table(done):
+            print(line)
+    return 1 if len(done) < len(jobs) else 0
+
+
+def results_table(jobs) -> list[str]:
+    """One table of what the jobs found: accuracy, Fisher Potential (and the original's), tuned
+    end-to-end latency of both networks and the speedup, PyTorch's eager times beside."""
+    found = {job.kind: job_result(job) for job in jobs}
+    train, fisher, e2e = found.get("train"), found.get("fisher") or found.get("train"), found.get("e2e")
+    rows = [("", "with the operator", "original", "ratio")]
+    if train:
+        accuracy = train.score.accuracy
+        shown = "-" if accuracy is None else f"{accuracy:.3f}"
+        rows.append(("accuracy (proxy)", f"{shown} ({train.outcome})", "not trained here", ""))
+    if fisher:
+        ours, theirs = fisher.fisher_potential, fisher.fisher_original
+        rows.append(("Fisher Potential", f"{ours:.4g}", f"{theirs:.4g}", f"{ours / theirs:.2f}x" if theirs else ""))
+    if e2e:
+        tuned = "tuned" if e2e.tuned else "NOT all tuned"
+        rows.append(
+            (
+                f"TVM, {tuned} ({e2e.deploy})",
+                f"{e2e.latency_ms:.3f} ms",
+                f"{e2e.baseline_latency_ms:.3f} ms",
+                f"{e2e.baseline_latency_ms / e2e.latency_ms:.2f}x faster",
+            )
+        )
+        rows.append(
+            (
+                "PyTorch eager",
+                f"{e2e.torch_latency_ms:.3f} ms",
+                f"{e2e.torch_baseline_ms:.3f} ms",
+                f"{e2e.torch_speedup:.2f}x faster",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def describe_result(result: FisherResult | E2EResult) -> list[str]:
+    """A few readable lines for a finished fisher, train or e2e job's result."""
+    lines = []
+    if isinstance(result, FisherResult):
+        verdict = "passes" if result.fisher_passes else "REJECTED (below the original)"
+        lines.append(
+            f"Fisher Potential {result.fisher_potential:.4g} vs original {result.fisher_original:.4g}: {verdict}"
+        )
+    if isinstance(result, TrainResult):
+        curve = ", ".join(f"{a:.3f}" for a in result.accuracy_per_epoch)
+        lines.append(f"validation accuracy per epoch: {curve}")
+        if result.outcome != "trained":
+            lines.append(f"{result.outcome}: {result.reason}")
+    if isinstance(result, E2EResult):
+        sources: dict[str, int] = {}
+        for k in result.kernels:
+            source = k.source.split(":")[0]
+            sources[source] = sources.get(source, 0) + 1
+        lines.append(
+            f"{result.deploy}, {result.threads} threads: TVM {result.latency_ms:.3f} ms vs original "
+            f"{result.baseline_latency_ms:.3f} ms ({result.baseline_latency_ms / result.latency_ms:.2f}x); kernels: "
+            + ", ".join(f"{n} {s}" for s, n in sorted(sources.items()))
+        )
+        if result.untuned_kernels:
+            lines.append(f"not tuned (TVM's default, so no basis for a speedup): {', '.join(result.untuned_kernels)}")
+        if result.timing_note:
+            lines.append(f"{result.timing_note}: time it again on a quiet machine")
+        for k in result.operator_kernels:
+            if k.ratio is not None:
+                lines.append(
+                    f"{k.kernel}: {k.in_network_ms:.4f} ms per call in the network, {k.alone_ms:.4f} ms alone "
+                    f"({k.ratio:.2f}x)"
+                )
+    replacement = result.replacement
+    lines.append(f"replaced {replacement.replaced} of {len(replacement.layers)} convolutions")
+    return lines

@@ -1,0 +1,70 @@
+"""Starting the window (on views.theme's application), and the screenshot mode that
+`tessera gui --screenshot` uses for tests, README pictures and reviewers."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication
+
+from core.errors import TesseraError
+from views.theme import application
+
+IDLE_TIMEOUT_S = 120.0
+SCREENSHOT_SIZE = (1600, 1000)
+
+
+class ScreenshotError(TesseraError):
+    """The window could not be captured or the picture could not be written."""
+
+
+def run(
+    file: str | None = None, store: str | None = None, screenshot: str | None = None, view: str | None = None
+) -> int:
+    """`view`: the page to show (app.gui.pages), else the start page or the file's own editor."""
+    app = application()
+    from app.gui.settings import open_settings
+    from app.gui.window import MainWindow
+
+    window = MainWindow(settings=None if screenshot else open_settings(), store=store)
+    if screenshot:
+        if file:
+            window.load(file)  # a bad file raises TesseraError: the CLI prints it and exits 1
+        if view:
+            window.show_page(view)
+        return _screenshot(app, window, Path(screenshot))
+    window.show()
+    if file:
+        window.open_file(file)
+    if view:
+        window.show_page(view)
+    return app.exec()
+
+
+def wait_until_idle(app: QApplication, window, timeout: float = IDLE_TIMEOUT_S) -> None:
+    """Process events until the window has no background work left (or `timeout` passes)."""
+    deadline = time.monotonic() + timeout
+    app.processEvents()
+    while not window.is_idle() and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.02)
+    app.processEvents()
+
+
+def _screenshot(app: QApplication, window, out: Path) -> int:
+    window.resize(*SCREENSHOT_SIZE)
+    window.show()
+    wait_until_idle(app, window)
+    window.view.fit_all()
+    app.processEvents()
+    wait_until_idle(app, window)
+    picture = window.grab()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    saved = picture.save(str(out))
+    window.close()
+    app.processEvents()
+    if not saved:
+        raise ScreenshotError(f"cannot write the screenshot to {out} (unknown image format or unwritable folder)")
+    print(f"saved {out} ({picture.width()}x{picture.height()})")
+    return 0

@@ -1,0 +1,125 @@
+"""The columns of the results view as the explorer shows them: titles, number formats,
+which ones can be plot axes, and one colour per origin (hand-made, each search, baseline).
+
+Which columns exist, which hold numbers and the names a filter accepts are the store's
+(core.store.result_fields); this adds how the window shows each. Qt-free."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.store import RESULT_OBJECTIVES
+from core.store.result_fields import FIELDS
+
+from .formatting import human
+
+
+def _number(value: float) -> str:
+    if abs(value) >= 1e4 or (value and abs(value) < 1e-3):
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
+def _bindings(text: str) -> str:
+    try:
+        bindings = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return text
+    return ", ".join(f"{k}={v}" for k, v in bindings.items())
+
+
+def _time(value: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # column of the store's results view
+    title: str  # table header
+    fmt: Callable = _number  # value (never None) -> text
+    axis: str | None = None  # axis label when the column can be a plot axis
+    log: bool = True  # a plot axis of it starts logarithmic (costs and times span decades)
+    bounds: tuple[float, float] | None = None  # the values it can take, e.g. accuracy in 0..1
+
+    @property
+    def numeric(self) -> bool:
+        return FIELDS[self.key].numeric
+
+    @property
+    def direction(self) -> str | None:
+        """'min' or 'max' for a Pareto objective, None otherwise."""
+        return RESULT_OBJECTIVES.get(self.key)
+
+    def text(self, value) -> str:
+        return "" if value is None else self.fmt(value)
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("measurement_id", "#", fmt=lambda v: str(int(v))),
+    Column("operator_name", "Operator", fmt=str),
+    Column("origin", "Origin", fmt=str),
+    Column("device_name", "Device", fmt=str),
+    Column("bindings", "Bindings", fmt=_bindings),
+    Column("latency_ms", "Latency (ms)", axis="Latency (ms)"),
+    Column("latency_std_ms", "± (ms)"),
+    Column("gflops", "GFLOP/s", axis="GFLOP/s"),
+    Column("flops", "FLOPs", fmt=lambda v: human(round(v)), axis="FLOPs"),
+    Column("params", "Params", fmt=lambda v: human(round(v)), axis="Parameters"),
+    Column("tuned", "Tuned", fmt=lambda v: "yes" if v else "no"),
+    Column("trial_count", "Trials", fmt=lambda v: str(int(v))),
+    Column("algorithm", "Algorithm", fmt=str),
+    Column("layout", "Layout", fmt=str),
+    Column("schedule_source", "Schedule", fmt=str),
+    Column("torch_latency_ms", "PyTorch (ms)"),
+    Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch"),
+    Column("max_abs_error", "Max error", fmt=lambda v: f"{v:.2g}"),
+    Column("timing_note", "Timing", fmt=str),
+    Column("accuracy", "Accuracy", axis="Accuracy", log=False, bounds=(0.0, 1.0)),
+    Column("fisher_potential", "Fisher Potential", axis="Fisher Potential"),
+    Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)"),
+    Column(
+        "e2e_speedup",
+        "Network speedup",
+        fmt=lambda v: f"{v:.2f}×",
+        axis="End-to-end speedup (tuned, vs the original)",
+        log=False,  # around 1x: ticks on a linear axis read better
+    ),
+    Column("created", "Measured", fmt=_time),
+)
+BY_KEY = {c.key: c for c in COLUMNS}
+#: columns that come from timing the kernel: marked DOUBT when the result's timing_note says it is unreliable
+TIMED = frozenset({"latency_ms", "latency_std_ms", "gflops", "torch_latency_ms", "speedup"})
+DOUBT = " ⚠"
+
+
+def cell_text(record: dict, key: str) -> str:
+    """The text of a result's value in column `key`, marked when its timing is in doubt."""
+    text = BY_KEY[key].text(record.get(key))
+    return text + DOUBT if text and key in TIMED and record.get("timing_note") else text
+
+
+AXES = tuple(c for c in COLUMNS if c.axis)
+#: numeric columns every plotted point carries (loaded for all results, not paged)
+FRAME_COLUMNS = tuple(c.key for c in AXES)
+
+ORIGIN_COLORS = {
+    "hand-made": "#2563eb",
+    "baseline": "#111827",
+    "search:canvas": "#d97706",
+    "search:mcts": "#7c3aed",
+    "search:sequences": "#0d9488",
+}
+EXTRA_COLORS = ("#db2777", "#16a34a", "#0891b2", "#b45309", "#4f46e5", "#be123c")
+
+
+def origin_color(origin: str, known: list[str]) -> str:
+    """A stable colour per origin; origins without a fixed one take the next spare colour
+    in order of appearance (`known` is the frame's list of origins)."""
+    if origin in ORIGIN_COLORS:
+        return ORIGIN_COLORS[origin]
+    spare = [o for o in known if o not in ORIGIN_COLORS]
+    index = spare.index(origin) if origin in spare else len(spare)
+    return EXTRA_COLORS[index % len(EXTRA_COLORS)]

@@ -1,0 +1,198 @@
+"""The Search page's settings. Two modes: Discover runs the discovery loop (propose, screen
+with Fisher Potential, proxy-train, keep what is within the accuracy margin, time it tuned
+end to end), with the proxy task, the stages, the deployment size and the time budget
+settable and `tessera discover`'s defaults; Propose only runs a plain search job that fills
+the store with candidates. Both share what to search: strategy, template and budgets.
+
+The widgets only hold values: the configurations are built and checked by core
+(core.search.discovery.discovery_config, core.search.driver.SearchConfig), so the window and
+the command line make the same run from the same settings."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.ir.serialize import read_document
+from core.search.discovery import discovery_config
+from core.search.driver import SearchConfig
+from core.search.strategies import EVALUATIONS, STRATEGIES
+from resources import EXAMPLES
+
+from ..evaluation_forms import DeploymentForm, ProxyTaskForm, form_of, number, whole
+
+DISCOVER, PROPOSE = "discover", "propose"
+MODE_LABELS = {
+    DISCOVER: "Discover: screen, train and time candidates (the loop)",
+    PROPOSE: "Propose only: candidates into the store",
+}
+
+
+class SearchSettings(QWidget):
+    changed = Signal()  # any setting changed
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.mode = QComboBox()
+        for key, label in MODE_LABELS.items():
+            self.mode.addItem(label, key)
+        self.mode.setToolTip(
+            "Discover runs every stage of the loop as jobs in the worker processes; "
+            "Propose only lets the strategy fill the store with candidates"
+        )
+
+        # what to search ------------------------------------------------------------------------
+        self.strategy = QComboBox()
+        for entry in STRATEGIES.values():
+            self.strategy.addItem(entry.label, entry.key)
+        self.strategy.setCurrentIndex(self.strategy.findData("mcts"))
+        self.template = QComboBox()
+        for path in sorted(EXAMPLES.glob("*.json")):
+            self.template.addItem(path.stem, str(path))
+        self.template.setCurrentText("conv2d")
+        self.template.setToolTip("The operator the candidates replace: budgets are relative to it")
+        self.flops = number(1.0, 0.01, 100.0, " x", "FLOPs cap relative to the template")
+        self.params = number(1.0, 0.01, 100.0, " x", "Parameter cap relative to the template")
+        self.use_params = QCheckBox("cap parameters")
+        self.primitives = whole(8, 2, 16, "The most primitives a candidate may have")
+        self.seed = whole(0, 0, 2**31 - 1, "Seeds the strategy, the data split and the initial weights")
+        params = QHBoxLayout()
+        params.addWidget(self.params)
+        params.addWidget(self.use_params)
+        search_box, search = _group("What to search")
+        search.addRow("Strategy", self.strategy)
+        search.addRow("Replace", self.template)
+        search.addRow("FLOPs budget", self.flops)
+        search.addRow("Parameter budget", params)
+        search.addRow("Max primitives", self.primitives)
+        search.addRow("Seed", self.seed)
+
+        self.proxy = ProxyTaskForm()
+        self.proxy.backbone.setToolTip("The network every candidate is trained in (its convolutions replaced)")
+
+        # the stages ------------------------------------------------------------------------
+        self.fisher = QCheckBox("screen with Fisher Potential")
+        self.fisher.setChecked(True)
+        self.fisher_threshold = number(
+            1.0, 0.0, 1000.0, " x the original's", "Screen out candidates below this share of the original network's"
+        )
+        self.fisher.toggled.connect(self.fisher_threshold.setEnabled)
+        self.margin = number(
+            1.0, 0.0, 100.0, " points", "How far below the original network's proxy accuracy a candidate may stay"
+        )
+        self.tune = QCheckBox("time survivors end to end, tuned")
+        self.tune.setChecked(True)
+        self.tune.setToolTip("The network with the candidate against the original, both with tuned kernels")
+        self.stages_box, stages = _group("Stages")
+        stages.addRow("", self.fisher)
+        stages.addRow("Fisher threshold", self.fisher_threshold)
+        stages.addRow("Accuracy margin", self.margin)
+        stages.addRow("", self.tune)
+
+        self.deployment = DeploymentForm(self.proxy.backbone)
+        self.tune.toggled.connect(self.deployment.setEnabled)
+
+        # budgets ---------------------------------------------------------------------------------
+        self.minutes = whole(60, 0, 100_000, "Stop proposing after this long", " min", special="no limit")
+        self.candidates = whole(0, 0, 1_000_000, "Stop after this many candidates", special="no limit")
+        self.budget_box, budget = _group("Budget")
+        budget.addRow("Time limit", self.minutes)
+        budget.addRow("Candidates", self.candidates)
+
+        # propose only ----------------------------------------------------------------------------
+        self.samples = whole(50, 1, 100_000, "How many candidates to propose")
+        self.evaluate = QComboBox()
+        for key, label in EVALUATIONS.items():
+            self.evaluate.addItem(label, key)
+        self.measure = QCheckBox("measure every candidate with TVM (untuned)")
+        self.propose_box, propose = _group("Propose")
+        propose.addRow("Candidates", self.samples)
+        propose.addRow("Score", self.evaluate)
+        propose.addRow("", self.measure)
+
+        top = QFormLayout()
+        top.addRow("Run", self.mode)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        for box in (search_box, self.proxy, self.stages_box, self.deployment, self.budget_box, self.propose_box):
+            layout.addWidget(box)
+        layout.addStretch(1)
+        self.mode.currentIndexChanged.connect(self._mode_changed)
+        self._mode_changed()
+        for spin in [*self.findChildren(QSpinBox), *self.findChildren(QDoubleSpinBox)]:
+            spin.valueChanged.connect(self._changed)
+        for combo in self.findChildren(QComboBox):
+            combo.currentIndexChanged.connect(self._changed)
+            combo.editTextChanged.connect(self._changed)
+        for check in self.findChildren(QCheckBox):
+            check.toggled.connect(self._changed)
+
+    def _changed(self, *_) -> None:
+        self.changed.emit()
+
+    @property
+    def discovering(self) -> bool:
+        return self.mode.currentData() == DISCOVER
+
+    def _mode_changed(self) -> None:
+        for box in (self.proxy, self.stages_box, self.deployment, self.budget_box):
+            box.setVisible(self.discovering)
+        self.propose_box.setVisible(not self.discovering)
+
+    def _search(self) -> dict:
+        return {
+            "template": read_document(self.template.currentData()),
+            "strategy": self.strategy.currentData(),
+            "budget_flops": self.flops.value(),
+            "budget_params": self.params.value() if self.use_params.isChecked() else None,
+            "max_primitives": self.primitives.value(),
+        }
+
+    def discovery_config(self, in_flight: int) -> dict:
+        """The discovery run's settings, checked (TesseraError names the first bad one)."""
+        search = self._search()
+        return discovery_config(
+            search.pop("template"),
+            self.proxy.backbone.currentText(),
+            self.seed.value(),
+            proxy=self.proxy.training(),
+            deploy=self.deployment.timing(),
+            **search,
+            minutes=float(self.minutes.value()) or None,
+            samples=self.candidates.value() or None,
+            in_flight=in_flight,
+            fisher=self.fisher.isChecked(),
+            fisher_threshold=self.fisher_threshold.value(),
+            margin=round(self.margin.value() / 100, 6),
+            tune=self.tune.isChecked(),
+            tuning_root=None,
+            name="",
+        )
+
+    def search_config(self) -> dict:
+        """The plain search job's settings, checked (SearchConfig's fields)."""
+        config = {
+            **self._search(),
+            "samples": self.samples.value(),
+            "evaluate": self.evaluate.currentData(),
+            "seed": self.seed.value(),
+            "tune_trials": 0 if self.measure.isChecked() else None,
+        }
+        SearchConfig.from_dict(config)
+        return config
+
+
+def _group(title: str) -> tuple[QGroupBox, QFormLayout]:
+    box = QGroupBox(title)
+    return box, form_of(box)
