@@ -51,7 +51,7 @@ from ..store.searches import (
     stage_counts,
 )
 from ..train.early_stop import best_curve
-from ..train.paired import report_seeds, verdict
+from ..train.paired import MARGIN, SEEDS, report_seeds, verdict
 from ..train.payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from ..train.results import FisherResult, HeldOutResult, TrainResult
 from ..train.settings import EvalSettings, TrainConfig, proxy_task
@@ -91,8 +91,8 @@ class DiscoveryConfig:
     in_flight: int = 2
     fisher: bool = True
     fisher_threshold: float = 1.0
-    margin: float = 0.01
-    test_seeds: int = 3  # a survivor's reported accuracy: seeds it and the original are trained with (0: none)
+    margin: float = MARGIN
+    test_seeds: int = SEEDS  # a survivor's reported accuracy: seeds it and the original are trained with (0: none)
     tune: bool = True
     evaluation: dict = field(default_factory=dict)
     deploy: dict = field(default_factory=dict)
