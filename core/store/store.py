@@ -48,7 +48,6 @@ RESULT_OBJECTIVES = {
     "e2e_speedup": MAXIMIZE,
     "test_accuracy": MAXIMIZE,
     "test_difference": MAXIMIZE,
-    "test_difference_low": MAXIMIZE,
 }
 
 
