@@ -116,7 +116,7 @@ def _paint_scene(painter: QPainter, scene: OperatorScene, source: QRectF, target
 
 
 def _save_image(image: QImage, tmp: Path, path: Path) -> None:
-    if not image.save(str(tmp), "PNG"):
+    if not image.save(str(tmp), "PNG"):  # type: ignore[call-overload]  # the stub wants bytes; PySide6 takes str
         raise ExportError(f"cannot write the picture {path}")
 
 

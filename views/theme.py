@@ -17,6 +17,7 @@ import sys
 import tempfile
 from functools import cache
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
@@ -299,4 +300,4 @@ def application() -> QApplication:
         app.setOrganizationName("Tessera")
         app.setDesktopFileName("io.github.tessera.Tessera")
         apply_theme(app)
-    return app
+    return cast(QApplication, app)  # this program makes no other kind

@@ -8,6 +8,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from core.search.strategies import STRATEGIES
+
 from . import options
 from .inputs import EXAMPLES
 
@@ -27,41 +29,17 @@ def cmd_demo(args) -> int:
     with tempfile.TemporaryDirectory(prefix="tessera-demo-") as tmp:
         store = args.store or str(Path(tmp) / "demo.db")
         conv = str(EXAMPLES / "conv2d.json")
+        search = ["--samples", str(args.samples), "--tune-trials", "0", "--bind", SMALL, "--store", store]
         steps = [
             ("Validate every example operator", ["validate", *sorted(str(p) for p in EXAMPLES.glob("*.json"))]),
             ("Shapes, FLOPs and parameters of conv2d", ["info", conv, "--bind", SMALL]),
             ("Compile conv2d with TVM, check it against PyTorch, time both", ["measure", conv, "--bind", SMALL]),
-            (
-                "The Canvas sampler into the store, measurements queued",
-                [
-                    "search",
-                    "--strategy",
-                    "canvas",
-                    "--samples",
-                    str(args.samples),
-                    "--tune-trials",
-                    "0",
-                    "--bind",
-                    SMALL,
-                    "--store",
-                    store,
-                ],
-            ),
-            (
-                "MCTS (Syno) into the store, measurements queued",
-                [
-                    "search",
-                    "--strategy",
-                    "mcts",
-                    "--samples",
-                    str(args.samples),
-                    "--tune-trials",
-                    "0",
-                    "--bind",
-                    SMALL,
-                    "--store",
-                    store,
-                ],
+            *(
+                (
+                    f"{STRATEGIES[key].label} into the store, measurements queued",
+                    ["search", "--strategy", key, *search],
+                )
+                for key in ("canvas", "mcts")
             ),
             ("Workers measure the queued candidates", ["worker", "--store", store]),
             (

@@ -114,6 +114,8 @@ def eval_settings(args, backbone: str) -> EvalSettings:
 
 def cmd_evaluate(args) -> int:
     doc, stand_in = read_stand_in(args.file)
+    subjects: tuple[Subject, ...] = ()
+    assignments: tuple[Assignment, ...] = ()
     if isinstance(stand_in, Assignment):
         from core.data.replace import conv_names  # torch: only for an assignment's layer names
 
@@ -284,11 +286,11 @@ def describe_result(result: FisherResult | HeldOutResult | E2EResult) -> list[st
             lines.append(f"not tuned (TVM's default, so no basis for a speedup): {', '.join(result.untuned_kernels)}")
         if result.timing_note:
             lines.append(f"{result.timing_note}: time it again on a quiet machine")
-        for k in result.operator_kernels:
-            if k.ratio is not None:
+        for kernel in result.operator_kernels:
+            if kernel.ratio is not None:
                 lines.append(
-                    f"{k.kernel}: {k.in_network_ms:.4f} ms per call in the network, {k.alone_ms:.4f} ms alone "
-                    f"({k.ratio:.2f}x)"
+                    f"{kernel.kernel}: {kernel.in_network_ms:.4f} ms per call in the network, "
+                    f"{kernel.alone_ms:.4f} ms alone ({kernel.ratio:.2f}x)"
                 )
     replacement = result.replacement
     lines.append(f"replaced {replacement.replaced} of {len(replacement.layers)} convolutions")

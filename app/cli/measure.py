@@ -103,11 +103,13 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
     results = []
     for variant in payloads:
         label = _variant(variant)
+
+        def progress(fraction: float, message: str, label: str = label) -> None:
+            print_progress(fraction, f"{label}: {message}")
+
         results.append(
             call_in_subprocess(
-                "core.compile.handlers:measure_call",
-                {"payload": variant.to_dict()},
-                on_progress=lambda f, m, label=label: print_progress(f, f"{label}: {m}"),
+                "core.compile.handlers:measure_call", {"payload": variant.to_dict()}, on_progress=progress
             )
         )
         end_progress()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from core.compile.algorithms import auto_summary
 
@@ -22,7 +23,7 @@ def end_progress() -> None:
         print(file=sys.stderr)
 
 
-def table_lines(rows: list[tuple[str, ...]], right: tuple[int, ...] = ()) -> list[str]:
+def table_lines(rows: Sequence[Sequence[str]], right: tuple[int, ...] = ()) -> list[str]:
     """Rows as aligned columns, left-aligned but for the `right` ones (numbers)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return [
@@ -31,7 +32,7 @@ def table_lines(rows: list[tuple[str, ...]], right: tuple[int, ...] = ()) -> lis
     ]
 
 
-def print_table(rows: list[tuple[str, ...]]) -> None:
+def print_table(rows: Sequence[Sequence[str]]) -> None:
     for line in table_lines(rows):
         print(line)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from core.analysis.legality import LEGAL, SequenceReport
 from core.codegen.loopnest_ir import checked_sequence, result_operator
@@ -96,7 +97,7 @@ def cmd_apply(args) -> int:
         }
         for c, s in zip(op.channels, op.summaries())
     ]
-    data = {
+    data: dict[str, Any] = {
         "name": seq.name,
         "nest": program_text(report.final),
         "legal": report.legal,

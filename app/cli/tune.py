@@ -151,7 +151,7 @@ def _run_as_job(args, request: MeasureRequest) -> dict:
     )
     with Store(path) as store:
         job = JobQueue(store).get(job_id)
-    if job.state != DONE:
+    if job.state != DONE or job.result is None:
         raise TesseraError(f"{job.describe()} {job.state}: {job.error}")
     return job.result
 

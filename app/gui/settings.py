@@ -24,7 +24,7 @@ def recent_files(settings: QSettings) -> list[str]:
     value = settings.value(RECENT_KEY, [])
     if isinstance(value, str):  # QSettings returns a one-element list as a plain string
         value = [value]
-    return [str(p) for p in value or []]
+    return [str(p) for p in value] if isinstance(value, list) else []
 
 
 def remember_file(settings: QSettings, path: str | Path) -> list[str]:

@@ -143,7 +143,7 @@ class CodePanel(QWidget):
             self._shown = generation
             if error:
                 self._notice(f"Code generation failed: {error}")
-            else:
+            elif result is not None:
                 self._show(result)
         if self._request is not None and self._shown != self._generation and self._active:
             self._start()

@@ -140,7 +140,8 @@ class SearchSettings(QWidget):
         layout.addStretch(1)
         self.mode.currentIndexChanged.connect(self._mode_changed)
         self._mode_changed()
-        for spin in [*self.findChildren(QSpinBox), *self.findChildren(QDoubleSpinBox)]:
+        spins: list[QSpinBox | QDoubleSpinBox] = [*self.findChildren(QSpinBox), *self.findChildren(QDoubleSpinBox)]
+        for spin in spins:
             spin.valueChanged.connect(self._changed)
         for combo in self.findChildren(QComboBox):
             combo.currentIndexChanged.connect(self._changed)

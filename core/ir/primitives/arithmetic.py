@@ -93,17 +93,20 @@ class FullyConnected(Primitive):
 
     def infer(self, inputs, kinds):
         (x,) = inputs
-        out, groups = self.size("out"), self.size("groups")
+        out, groups = self.required_size("out"), self.required_size("groups")
         require_divisible(self._channels(x), groups, kinds, "fc input channels")
         require_divisible(out, groups, kinds, "fc output channels")
         spatial = [x[i] for i in x.spatial_dims]
         return TensorType([Dim(out, False), *spatial])
 
     def weight_shape(self, inputs, out):
-        return (self.size("out"), self._channels(inputs[0]) / self.size("groups"))
+        return (self.required_size("out"), self._channels(inputs[0]) / self.required_size("groups"))
 
     def integral(self, inputs, out):
-        return [*super().integral(inputs, out), ("output channels per group", self.size("out") / self.size("groups"))]
+        return [
+            *super().integral(inputs, out),
+            ("output channels per group", self.required_size("out") / self.required_size("groups")),
+        ]
 
     def macs(self, inputs, out):
         w = self.weight_shape(inputs, out)

@@ -52,8 +52,16 @@ class Primitive:
 
     # parameters ---------------------------------------------------------
     def size(self, name: str) -> Size | None:
+        """A size parameter, None where an optional one is not given (a share without out)."""
         text = self.params[name]
         return None if text in (None, "") else parse_size(str(text))
+
+    def required_size(self, name: str) -> Size:
+        """A size parameter the primitive cannot do without (a group count, a window)."""
+        size = self.size(name)
+        if size is None:
+            raise ParamError(f"{self.op}: {name} needs a size expression")
+        return size
 
     def with_params(self, **changes) -> Primitive:
         return type(self)({**self.params, **changes})

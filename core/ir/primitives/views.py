@@ -24,7 +24,7 @@ class Group(Primitive):
     def infer(self, inputs, kinds):
         (x,) = inputs
         d = self.axis(x)
-        g = self.size("G")
+        g = self.required_size("G")
         rest = require_divisible(x[d].size, g, kinds, f"group dim {d}")
         return x.replace(d, [Dim(g, x[d].spatial), Dim(rest, x[d].spatial)])
 
@@ -43,7 +43,7 @@ class Split(Primitive):
     def infer(self, inputs, kinds):
         (x,) = inputs
         d = self.axis(x)
-        b = self.size("B")
+        b = self.required_size("B")
         outer = require_divisible(x[d].size, b, kinds, f"split dim {d}")
         return x.replace(d, [Dim(outer, x[d].spatial), Dim(b, x[d].spatial)])
 
@@ -102,7 +102,7 @@ class Expand(Primitive):
             raise ShapeError(f"dim={d} is out of range for inserting into {x}")
         d = d % (len(x) + 1)
         dims = list(x)
-        dims.insert(d, Dim(self.size("size"), False))
+        dims.insert(d, Dim(self.required_size("size"), False))
         return TensorType(dims)
 
     def flops(self, inputs, out):
@@ -133,7 +133,7 @@ class Unfold(Primitive):
         d = self.axis(x)
         if not x[d].spatial:
             raise ShapeError(f"unfold needs a spatial axis; dim {d} ({x[d].size}) of {x} is a channel axis", dim=d)
-        return insert_before_spatial(x, Dim(self.size("K"), False))
+        return insert_before_spatial(x, Dim(self.required_size("K"), False))
 
     def flops(self, inputs, out):
         return Size(0)
@@ -150,7 +150,7 @@ class Stride(Primitive):
     def infer(self, inputs, kinds):
         (x,) = inputs
         d = self.axis(x)
-        kept = require_divisible(x[d].size, self.size("S"), kinds, f"stride dim {d}")
+        kept = require_divisible(x[d].size, self.required_size("S"), kinds, f"stride dim {d}")
         return x.replace(d, [Dim(kept, x[d].spatial)])
 
     def flops(self, inputs, out):
