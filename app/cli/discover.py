@@ -29,7 +29,13 @@ def add_parsers(sub) -> None:
     proxy.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="(default %(default)s)")
     options.training(proxy)
     proxy.add_argument("--theta", type=float, default=0.5, help="Canvas's early-stop theta")
-    proxy.add_argument("--limit", type=int, default=None, metavar="N", help="a stratified sample of N examples")
+    proxy.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train and validate on a stratified sample of N examples (the test split stays whole)",
+    )
     proxy.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     judge = p.add_argument_group("the stages")
     judge.add_argument("--no-fisher", action="store_true", help="skip the Fisher Potential screen")

@@ -93,7 +93,11 @@ def proxy_options(p, backbone_help: str, deployed: bool = False) -> None:
     """The proxy network and data, which `evaluate` and `assign` score on alike."""
     options.proxy_task(p, backbone=None, backbone_help=backbone_help, deployed=deployed)
     p.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train and validate on a stratified sample of N examples (default: all; the test split stays whole)",
     )
     p.add_argument("--seed", type=int, default=0)
     options.fisher_batch(p)
