@@ -232,8 +232,9 @@ def test_the_screen_scores_the_original_once_and_as_a_direct_computation_would()
 # Fisher Potential of bundled operators at width 8, 8 px, 200 digits, minibatch 16, one thread,
 # as the screen computed them before it shared the original's layers (commit 5e8f35b): scored
 # either way, the numbers stay these.
-PINNED = {"depthwise_separable": (0.1145424218266271, 14), "involution": (9.959840469375195, 13)}
-PINNED_ORIGINAL = {"depthwise_separable": 0.18181964012910612, "involution": 0.13397452983190306}
+# on the training part of the split that holds the test split out (issue 33's scores differ from earlier ones)
+PINNED = {"depthwise_separable": (0.11848544407985173, 14), "involution": (6.4791077039408265, 13)}
+PINNED_ORIGINAL = {"depthwise_separable": 0.24866385670611635, "involution": 0.17299239250132814}
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
