@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ..jobs.contract import Payload
 from ..networks.settings import DeploySettings
 from ..typed_json import refuse
+from .paired import SEEDS, report_seeds
 from .settings import EvalSettings, TrainConfig
 
 
@@ -43,7 +44,7 @@ class HeldOutPayload(Payload):
     operator: dict | None  # None: the backbone as it is
     settings: EvalSettings = field(default_factory=EvalSettings)
     training: TrainConfig = field(default_factory=TrainConfig)
-    seeds: tuple[int, ...] = (1, 2, 3)
+    seeds: tuple[int, ...] = field(default_factory=lambda: report_seeds(0, SEEDS))
     pair: bool = True
     original: tuple[float | None, ...] | None = None
     margin: float = 0.01  # judged by the paired interval: within when it lies above -margin
