@@ -116,6 +116,7 @@ class ResultPanel(QWidget):
         self.report = QLabel()  # the test accuracy's verdict against the margin, in words
         self.report.setObjectName("inspectorDoc")
         self.report.setWordWrap(True)
+        self.report.hide()
         self.doubt = QLabel()  # why its timings cannot be trusted, when they cannot
         self.doubt.setObjectName("warningText")
         self.doubt.setWordWrap(True)
