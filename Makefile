@@ -48,14 +48,15 @@ fuzz: $(STAMP)
 	FUZZ_RANDOM=1 FUZZ_CASES=$(CASES) $(BIN)/python -m pytest -q tests/core/test_fuzz_files.py
 
 # Lint and format (ruff), types (mypy), import contracts (import-linter: core is Qt-free, the
-# command line too, the layers of core, views and app), and the same layers for module paths
-# written as strings (tests/test_layers.py). Configured in pyproject.toml.
+# command line too, the layers of core, views and app), the same layers for module paths
+# written as strings (tests/test_layers.py), and no SQL in app/ or views/, whose queries belong
+# to core/store (tests/test_sql_seam.py). Configured in pyproject.toml.
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layers.py
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layers.py tests/test_sql_seam.py
 
 bench: $(STAMP)
 	@for f in tests/benchmarks/bench_*.py; do m=$$(basename $$f .py); echo "== $$m"; \

@@ -18,6 +18,8 @@ import typing
 from functools import cache
 from typing import Any, ClassVar, NoReturn, Self, TypeVar
 
+from core.errors import shorten, shown
+
 T = TypeVar("T")
 
 
@@ -51,7 +53,7 @@ def _has_nan(value: Any) -> bool:
 
 def refuse(record: JsonRecord | type[JsonRecord], name: str, expected: str, value: object) -> NoReturn:
     """Raise the record's error: its field `name` must be `expected`, not `value`."""
-    raise record.error(f"{record.what}: {name} must be {expected}, got {value!r:.80}")
+    raise record.error(f"{record.what}: {name} must be {expected}, got {shown(value)}")
 
 
 @cache
@@ -112,7 +114,7 @@ def _value(kind: Any, value: Any, where: str, error: type[Exception]) -> Any:
     elif origin is dict:
         if isinstance(value, dict):
             item = typing.get_args(kind)[1]
-            return {k: _value(item, v, f"{where}[{k!r}]", error) for k, v in value.items()}
+            return {k: _value(item, v, f"{where}[{shown(k)}]", error) for k, v in value.items()}
     elif origin is list or kind in (list, dict):
         if isinstance(value, list if (origin or kind) is list else dict):
             return value
@@ -124,18 +126,20 @@ def _value(kind: Any, value: Any, where: str, error: type[Exception]) -> Any:
             return value
     elif isinstance(kind, type) and isinstance(value, kind):
         return value
-    raise error(f"{where} must be {_label(kind)}, got {value!r:.80}")
+    raise error(f"{where} must be {_label(kind)}, got {shown(value)}")
 
 
 def read(cls: type[T], data: Any, what: str, error: type[Exception]) -> T:
     """An instance of the dataclass `cls` from JSON `data`; `what` names it in messages
     (e.g. "the measure payload"), which are raised as `error`."""
     if not isinstance(data, dict):
-        raise error(f"{what} must be an object, got {data!r:.80}")
+        raise error(f"{what} must be an object, got {shown(data)}")
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise error(f"{what} has unknown field(s) {', '.join(map(repr, unknown))}; it takes {', '.join(fields)}")
+        raise error(
+            f"{what} has unknown field(s) {shorten(', '.join(map(repr, unknown)))}; it takes {', '.join(fields)}"
+        )
     missing = [
         name
         for name, f in fields.items()

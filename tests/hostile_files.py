@@ -30,6 +30,7 @@ HOSTILE_TEXT = [
     "output",
     "input",
 ]
+LONG_NUMBER = "\x00long number\x00"  # stands for the literal until the text is written
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -42,9 +43,10 @@ SCALARS = st.one_of(
 SIZE_LIKE = st.sampled_from(
     ["C_in/2", "2*K", "G", "C_out*G", "K^2", "C_in/G", "x1", "s", "C_in*C_out", "H/2", "3", "1"]
 )
+KEYS = st.one_of(st.text(max_size=6), st.sampled_from(HOSTILE_TEXT))
 VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)),
     max_leaves=12,
 )
 
@@ -76,11 +78,14 @@ def replaced(doc, path: tuple, make):
 @st.composite
 def mutated(draw, documents: list[dict]) -> str:
     """The text of one mutated example: a value grafted in, a key dropped, a list doubled or
-    emptied, a value buried in nested lists, or the whole thing nested too deeply."""
+    emptied, a value buried in nested lists, a whole number too long for Python, or the whole
+    thing nested too deeply."""
     doc = draw(st.sampled_from(documents))
     path = draw(st.sampled_from(paths(doc)))
     kind = draw(
-        st.sampled_from(("tweak", "tweak", "tweak", "graft", "graft", "drop", "double", "empty", "bury", "deep"))
+        st.sampled_from(
+            ("tweak", "tweak", "tweak", "graft", "graft", "drop", "double", "empty", "bury", "deep", "long number")
+        )
     )
     if kind == "tweak":  # a value of the same type, so more files get past reading to the later stages
         old = replaced(doc, (), lambda v: v)
@@ -115,4 +120,7 @@ def mutated(draw, documents: list[dict]) -> str:
         doc = replaced(doc, path, lambda v: json.loads("[" * depth + json.dumps(v) + "]" * depth))
     elif kind == "deep":
         return "[" * 100_000 + "]" * 100_000
+    elif kind == "long number":  # a literal json.dumps cannot write (past Python's 4,300 digits) or float overflows
+        digits = draw(st.sampled_from(["-" + "9" * 11, "1" + "0" * 400, "9" * 5000]))
+        return json.dumps(replaced(doc, path, lambda _: LONG_NUMBER)).replace(json.dumps(LONG_NUMBER), digits)
     return json.dumps(doc, allow_nan=True)

@@ -117,8 +117,8 @@ def _export_results(fmt, out, store_path, force, columns) -> list[str]:
     paths = output_paths(fmt, out, "results" if fmt == "csv" else f"pareto_{columns[0]}_{columns[1]}")
     refuse_overwrite(paths, force)
     with Store(path) as store:
-        if store.salvage_note():
-            print(f"warning: {store.salvage_note()}", file=sys.stderr)
+        if store.reading_note():
+            print(f"warning: {store.reading_note()}", file=sys.stderr)
         if fmt == "csv":
             return [str(write_text(paths[0], results_csv(store)))]
         if fmt == "pareto-csv":

@@ -2,7 +2,7 @@
 results store), as cards with a thumbnail of each graph, filtered by origin, each one a
 double-click away from the editor or an export.
 
-The front is computed among the results of the chosen origin (core.store.pareto_front),
+The front is computed among the results of the chosen origin (core.store.fronts),
 so "search:mcts" shows the best that search found. Until the user picks one, the front is the
 first of FRONTS the results support: accuracy against tuned end-to-end speedup once the
 discovery loop has timed survivors, and otherwise the best there is, saying what is missing. Thumbnails are drawn offscreen by
@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
@@ -31,7 +30,8 @@ from PySide6.QtWidgets import (
 
 from core.errors import TesseraError
 from core.export import from_document
-from core.store import RESULT_OBJECTIVES, Store, pareto_front
+from core.store import Store
+from core.store.fronts import both_counts, operator_front, origins
 from core.store.searches import runs
 
 from . import theme
@@ -69,10 +69,8 @@ class Card:
 
 
 def front_counts(store: Store) -> dict[tuple[str, str], int]:
-    """How many results have both objectives of each of FRONTS (one pass over the results)."""
-    sums = ", ".join(f"SUM({x} IS NOT NULL AND {y} IS NOT NULL)" for x, y in FRONTS)
-    row = store.db.execute(f"SELECT {sums} FROM results").fetchone()
-    return {front: int(n or 0) for front, n in zip(FRONTS, row)}
+    """How many results have both objectives of each of FRONTS."""
+    return both_counts(store, FRONTS)
 
 
 def missing_note(counts: dict[tuple[str, str], int]) -> str:
@@ -93,30 +91,18 @@ def missing_note(counts: dict[tuple[str, str], int]) -> str:
 def front_cards(store: Store, x: str, y: str, origin: str | None = None) -> list[Card]:
     """Operators on the Pareto front of (x, y) among the results of `origin` (all when None),
     best x first, each operator once."""
-    where = f"{x} IS NOT NULL AND {y} IS NOT NULL" + (" AND origin = ?" if origin is not None else "")
-    rows = list(store.results(where, [origin] if origin is not None else [], order_by="result_key"))
-    if not rows:
-        return []
-    values = np.array([[r[x], r[y]] for r in rows], dtype=float)
-    front = pareto_front(values, [RESULT_OBJECTIVES[x], RESULT_OBJECTIVES[y]])
-    front = front[np.argsort(values[front, 0] * (1 if RESULT_OBJECTIVES[x] == "min" else -1), kind="stable")]
-    cards, seen = [], set()
-    for i in front:
-        r = rows[i]
-        if r["operator_id"] not in seen:
-            seen.add(r["operator_id"])
-            cards.append(
-                Card(
-                    r["operator_id"],
-                    r["operator_name"] or f"operator {r['operator_id']}",
-                    r["origin"] or "",
-                    r["operator_hash"],
-                    r["bindings"] or "",
-                    r[x],
-                    r[y],
-                )
-            )
-    return cards
+    return [
+        Card(
+            r["operator_id"],
+            r["operator_name"] or f"operator {r['operator_id']}",
+            r["origin"] or "",
+            r["operator_hash"],
+            r["bindings"] or "",
+            r[x],
+            r[y],
+        )
+        for r in operator_front(store, x, y, origin)
+    ]
 
 
 class OperatorGallery(QWidget):
@@ -210,22 +196,12 @@ class OperatorGallery(QWidget):
 
     def refresh(self) -> None:
         """Re-read the origins and the front from the store (new results may have arrived)."""
-        origins = (
-            self._read(
-                lambda store: [
-                    r[0]
-                    for r in store.db.execute(
-                        "SELECT DISTINCT origin FROM results WHERE origin IS NOT NULL ORDER BY origin"
-                    )
-                ]
-            )
-            or []
-        )
+        known = self._read(origins) or []
         current = self.origin_box.currentData()
         self.origin_box.blockSignals(True)
         self.origin_box.clear()
         self.origin_box.addItem(ALL_ORIGINS, None)
-        for origin in origins:
+        for origin in known:
             self.origin_box.addItem(origin, origin)
         self.origin_box.setCurrentIndex(max(0, self.origin_box.findData(current)))
         self.origin_box.blockSignals(False)

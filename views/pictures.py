@@ -21,16 +21,18 @@ from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from core.export import ExportError, write_with
 from core.ir.graph import OperatorGraph
-from core.store import RESULT_OBJECTIVES, Store
+from core.store import RESULT_OBJECTIVES, Store, fronts
 
 from . import theme
 from .editor.canvas import OperatorScene
+from .editor.canvas_items import NODE_WIDTH
 from .editor.document import OperatorDocument
 from .pareto_front import staircase
 from .result_columns import BY_KEY, origin_color
 
 MARGIN = 24.0
 MAX_SIDE = 4096  # pixels: a picture of a huge graph is scaled down to this
+MIN_CARD = 24  # pixels: a card drawn narrower shows nothing one can make out
 PARETO_SIZE = (900, 600)
 
 
@@ -43,11 +45,19 @@ def drawing_application() -> QApplication:
 
 def graph_image(graph: OperatorGraph, size: QSize | None = None, scale: float = 1.5) -> QImage:
     """The graph drawn on the canvas background: at `scale` pixels per scene unit, or fitted
-    (aspect kept, centred) into `size`. Sizes shown on the cards use the graph's bindings."""
+    (aspect kept, centred) into `size`. Sizes shown on the cards use the graph's bindings.
+    ExportError, without `size`, for a graph so large that MAX_SIDE pixels would shrink its
+    cards to specks (a chain of thousands of nodes)."""
     with _drawn(graph) as (scene, rect):
         if size is None:
             factor = min(scale, MAX_SIDE / max(rect.width(), rect.height()))
             size = QSize(max(1, round(rect.width() * factor)), max(1, round(rect.height() * factor)))
+            if NODE_WIDTH * factor < MIN_CARD:
+                raise ExportError(
+                    f"{graph.name or 'the operator'} has {len(graph.g):,} nodes: a picture of at most "
+                    f"{MAX_SIDE} pixels a side ({size.width()}x{size.height()}) would draw each card "
+                    f"{NODE_WIDTH * factor:.1f} pixels wide; export it as svg, or as dot for Graphviz"
+                )
         image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
         _paint(image, lambda painter: _paint_scene(painter, scene, rect, QRectF(image.rect())))
     return image
@@ -159,9 +169,7 @@ def _pareto_plot(store: Store, x_key: str, y_key: str) -> pg.PlotWidget:
     for key in (x_key, y_key):
         if key not in RESULT_OBJECTIVES:
             raise ExportError(f"unknown plot axis {key!r}; axes: {', '.join(RESULT_OBJECTIVES)}")
-    rows = store.db.execute(
-        f"SELECT origin, {x_key}, {y_key} FROM results WHERE {x_key} IS NOT NULL AND {y_key} IS NOT NULL"
-    ).fetchall()
+    rows = fronts.points(store, x_key, y_key)
     if not rows:
         raise ExportError(f"no result in {store.path} has both {x_key} and {y_key}; nothing to plot")
     front = store.pareto([x_key, y_key])

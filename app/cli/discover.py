@@ -37,6 +37,7 @@ def add_parsers(sub) -> None:
         help="train and validate on a stratified sample of N examples (the test split stays whole)",
     )
     proxy.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
+    options.replace(proxy)
     judge = p.add_argument_group("the stages")
     judge.add_argument("--no-fisher", action="store_true", help="skip the Fisher Potential screen")
     judge.add_argument(
@@ -64,9 +65,11 @@ def add_parsers(sub) -> None:
 
 def config_of(args) -> dict:
     """The run's settings (core.search.discovery.DiscoveryConfig's fields) from the options."""
+    from core.data.specs import DEFAULT_REPLACE, replace_kinds
     from core.ir.serialize import read_document
     from core.search.discovery import discovery_config
 
+    replace = replace_kinds(args.replace)  # left out when the default, so that earlier runs keep their key
     return discovery_config(
         read_document(template_path(args.template)),
         args.backbone,
@@ -82,6 +85,7 @@ def config_of(args) -> dict:
             "limit": args.limit,
             "max_batches": args.max_batches,
             "fisher_batch": args.fisher_batch,
+            "replace": None if replace == DEFAULT_REPLACE else list(replace),
         },
         deploy={
             "width": args.deploy_width,
@@ -89,6 +93,7 @@ def config_of(args) -> dict:
             "trials": args.trials,
             "transfer": not args.no_transfer,
             "sources": tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
+            "replace": replace,
         },
         strategy=args.strategy,
         budget_flops=args.budget_flops,

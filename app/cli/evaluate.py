@@ -25,7 +25,7 @@ from core.jobs.queue import CANCELLED, DONE, FAILED, JobQueue
 from core.jobs.registry import job_result
 from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
-from core.networks.settings import DEPLOY_RESOLUTION, DeploySettings
+from core.networks.settings import DeploySettings
 from core.store import Store
 from core.train.paired import mean_std
 from core.train.requests import AccuracyRequest
@@ -54,27 +54,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
     p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end latency job")
-    p.add_argument(
-        "--deploy-width",
-        type=int,
-        default=None,
-        metavar="N",
-        help="channels of the first stage when timing the networks (default: the backbone's standard width)",
-    )
-    p.add_argument(
-        "--deploy-resolution",
-        type=int,
-        default=DEPLOY_RESOLUTION,
-        metavar="PX",
-        help=f"input side when timing the networks (default {DEPLOY_RESOLUTION})",
-    )
-    p.add_argument(
-        "--trials",
-        type=int,
-        default=32,
-        metavar="N",
-        help="MetaSchedule trials for each network kernel not tuned yet (default 32; 0: reuse only)",
-    )
+    options.deployment(p, "MetaSchedule trials for each network kernel not tuned yet (default 32; 0: reuse only)")
     p.add_argument(
         "--no-transfer",
         action="store_true",
@@ -101,6 +81,7 @@ def proxy_options(p, backbone_help: str, deployed: bool = False) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     options.fisher_batch(p)
+    options.replace(p)
 
 
 def eval_settings(args, backbone: str) -> EvalSettings:
@@ -113,6 +94,7 @@ def eval_settings(args, backbone: str) -> EvalSettings:
         seed=args.seed,
         limit=args.limit,
         fisher_batch=args.fisher_batch,
+        replace=args.replace,
     )
 
 
@@ -139,6 +121,7 @@ def cmd_evaluate(args) -> int:
         transfer=not args.no_transfer,
         sources=tuple(transfer_sources(args.sources, not args.no_transfer, "drop --no-transfer")),
         seed=args.seed,
+        replace=settings.replace,
     )
     request = AccuracyRequest(
         settings,

@@ -168,6 +168,41 @@ def report(p) -> None:
     )
 
 
+def replace(p) -> None:
+    """--replace: the kinds of convolution an operator stands in for (core.data.specs)."""
+    from core.data.specs import DEFAULT_REPLACE
+
+    p.add_argument(
+        "--replace",
+        default=",".join(DEFAULT_REPLACE),
+        metavar="KINDS",
+        help="the convolutions an operator stands in for, comma-separated: standard (KxK, stride 1), pointwise "
+        "(1x1: its window K bound to 1), strided (stride 2: every other input row and column, then the "
+        "operator) (default %(default)s)",
+    )
+
+
+def deployment(p, trials_help: str) -> None:
+    """--deploy-width, --deploy-resolution and --trials: the network size kernels are timed at."""
+    from core.networks.settings import DEPLOY_RESOLUTION
+
+    p.add_argument(
+        "--deploy-width",
+        type=int,
+        default=None,
+        metavar="N",
+        help="channels of the first stage when timing (default: the backbone's standard width)",
+    )
+    p.add_argument(
+        "--deploy-resolution",
+        type=int,
+        default=DEPLOY_RESOLUTION,
+        metavar="PX",
+        help=f"input side when timing (default {DEPLOY_RESOLUTION})",
+    )
+    p.add_argument("--trials", type=int, default=32, metavar="N", help=trials_help)
+
+
 def fisher_batch(p) -> None:
     from core.train.settings import EvalSettings
 

@@ -62,8 +62,8 @@ def cmd_results(args) -> int:
         return _print_variants(args)
     where = parse_filter(args.filter)
     with Store(args.store) as store:
-        if store.salvage_note():
-            print(f"warning: {store.salvage_note()}", file=sys.stderr)
+        if store.reading_note():
+            print(f"warning: {store.reading_note()}", file=sys.stderr)
         if args.pareto:
             columns, directions = _parse_objectives(args.pareto)
             rows = store.pareto(columns, directions, where)

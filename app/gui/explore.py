@@ -43,6 +43,7 @@ class Explore(QObject):
         self.window = window
         self.store_path = store_path
         self.session = None  # views.explorer.session.ExplorerSession
+        self.failure: TesseraError | None = None  # why the store could not be opened, the last time it was tried
         self.view = None  # views.explorer.explorer_view.ExplorerView
         self.dock: QDockWidget | None = None
         self.monitor = None  # the job monitor in the Jobs dock
@@ -121,8 +122,13 @@ class Explore(QObject):
         try:
             self.session = ExplorerSession(self.store_path, self)
         except TesseraError as e:
-            QMessageBox.critical(self.window, "Cannot open the results store", str(e))
+            self.failure = e
+            self.window.statusBar().showMessage(f"Cannot open the results store: {e}")
+            box = QMessageBox(QMessageBox.Icon.Critical, "Cannot open the results store", str(e), parent=self.window)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()  # shown, not waited for: the window goes on (and a screenshot says the error, app.gui.main)
             return None
+        self.failure = None
         self.session.autostart_workers = self.actions["autostart"].isChecked()
         self.session.executor, self.session.executor_address = self._runner_setting()
         self.session.message.connect(lambda text: self.window.statusBar().showMessage(text, 8000))

@@ -1,11 +1,12 @@
 """Starting the window (on views.theme's application), and the screenshot mode that
-`tessera gui --screenshot` uses for tests, README pictures and reviewers."""
+`tessera gui --screenshot` uses for tests, the docs' pictures and reviewers."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtWidgets import QApplication
 
 from core.errors import TesseraError
@@ -28,18 +29,22 @@ def run(
     from app.gui.window import MainWindow
 
     window = MainWindow(settings=None if screenshot else open_settings(), store=store)
-    if screenshot:
+    try:
+        if screenshot:
+            if file:
+                window.load(file)  # a bad file raises TesseraError: the CLI prints it and exits 1
+            if view:
+                window.show_page(view)
+            return _screenshot(app, window, Path(screenshot))
+        window.show()
         if file:
-            window.load(file)  # a bad file raises TesseraError: the CLI prints it and exits 1
+            window.open_file(file)
         if view:
             window.show_page(view)
-        return _screenshot(app, window, Path(screenshot))
-    window.show()
-    if file:
-        window.open_file(file)
-    if view:
-        window.show_page(view)
-    return app.exec()
+        return app.exec()
+    finally:
+        if shiboken6.isValid(window):  # closed, it may be gone already (and shut down)
+            window.shutdown()
 
 
 def wait_until_idle(app: QApplication, window, timeout: float = IDLE_TIMEOUT_S) -> None:
@@ -56,6 +61,8 @@ def _screenshot(app: QApplication, window, out: Path) -> int:
     window.resize(*SCREENSHOT_SIZE)
     window.show()
     wait_until_idle(app, window)
+    if window.explore.failure is not None:  # its error, not a picture of a window without its store
+        raise window.explore.failure
     window.view.fit_all()
     app.processEvents()
     wait_until_idle(app, window)

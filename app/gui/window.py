@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.store = store
         self.document: OperatorDocument | None = None
+        self._shut_down = False
 
         self.scene = OperatorScene(self)
         self.view = OperatorView(self.scene)
@@ -539,16 +540,26 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.pages.stop_building()
-        if self.search_panel is not None:
-            self.search_panel.shutdown()  # a discovery run stops before the workers do
-        self.explore.shutdown()
         self.show_page("editor")  # the editor's docks are saved as the user left them
         self._leave_start_page()
         if self.settings is not None:
             self._save_state()
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Stop what runs beside the window (a page being built, a discovery run, the explorer's
+        reader thread and workers, the code panel's jobs); once. Closing does it, and so does
+        app.gui.main.run on every way out: a reader thread still running at exit aborts the process."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.pages.stop_building()
+        if self.search_panel is not None:
+            self.search_panel.shutdown()  # a discovery run stops before the workers do
+        self.explore.shutdown()
         self.code.shutdown()
         self.scene.detach()
-        event.accept()
 
 
 def _import_pages() -> None:

@@ -9,7 +9,9 @@ reduction iterators, ordered as the nest runs them. The dependence carried by a
 loop has direction 0 on the loops outside it, + on it, and * on the reduction
 loops inside it; a reorder that puts a * (or a -) before the + reverses it.
 With `reassociate`, sums may be reordered and these dependences constrain only
-parallel and vectorize (iterations adding into one element must not race).
+parallel and vectorize (iterations adding into one element must not race); a step that
+reorders a sum is then legal and its report says which accumulation it reorders (floating-point
+results may differ in the last bits). Prefetch only reads ahead and is always legal.
 
 Architecture-changing steps (bottleneck, group) are legal when their sizes
 divide, and then when the network keeps its representational capacity: the
@@ -98,28 +100,34 @@ def check_sequence(seq: Sequence, bindings: Mapping[str, int] | None = None) -> 
             break
         problem = step_violation(program, after, step, seq.reassociate)
         status, kind = (ILLEGAL, "dependence") if problem else (LEGAL, "")
-        report.steps.append(
-            StepReport(i, step, status, kind, problem or _legal_reason(step), program, after, tuple(events))
-        )
+        reason = problem or _legal_reason(program, after, step, seq.reassociate)
+        report.steps.append(StepReport(i, step, status, kind, reason, program, after, tuple(events)))
         program = after
     return report
 
 
-def _legal_reason(step: Step) -> str:
+def _legal_reason(before: Program, after: Program, step: Step, reassociate: bool) -> str:
     if step.changes_architecture:
         return "sizes divide; capacity is judged by Fisher Potential"
     if step.op in ("parallel", "vectorize"):
         return "the loop carries no dependence"
+    if step.op == "prefetch":
+        return "it only reads ahead into the cache: no value and no order changes"
+    reordered = reassociate and step.op != "peel" and reordered_sum(before, after)  # a peel makes new parts
+    if reordered:
+        return (
+            f"it reorders the sum (it would reverse {reordered}); legal because the sequence reassociates "
+            "sums (reassociate: floating-point results may differ in the last bits)"
+        )
     return "every dependence keeps its order"
 
 
 def step_violation(before: Program, after: Program, step: Step, reassociate: bool) -> str | None:
     """Why a meaning-preserving step breaks a dependence, or None."""
-    if step.changes_architecture or step.op == "peel":
+    if step.changes_architecture or step.op in ("peel", "prefetch"):
         return None  # peeling keeps the order: part 0 runs entirely before part 1
-    for new in after.parts:
-        old = before.part_of(new.path)
-        if step.op in ("parallel", "vectorize"):
+    if step.op in ("parallel", "vectorize"):
+        for new in after.parts:
             loop = new.loop(step.params["loop"], step.text())
             if carries(loop):
                 dep = next(d for d in dependences(new) if d.carrier == loop.name)
@@ -128,10 +136,17 @@ def step_violation(before: Program, after: Program, step: Step, reassociate: boo
                     f"{step.text()} would run iterations that add into the same {dep.array} at once "
                     f"({verb}): loop {loop.name} carries the accumulation dependence {dep.text()}"
                 )
-        elif not reassociate:
-            problem = reversed_dependence(old, new)
-            if problem:
-                return f"{step.text()} would reverse {problem}"
+        return None
+    problem = None if reassociate else reordered_sum(before, after)
+    return f"{step.text()} would reverse {problem}" if problem else None
+
+
+def reordered_sum(before: Program, after: Program) -> str | None:
+    """The accumulation dependence a step reverses, on the first part where it does, or None."""
+    for new in after.parts:
+        problem = reversed_dependence(before.part_of(new.path), new)
+        if problem:
+            return problem
     return None
 
 
@@ -216,6 +231,7 @@ __all__ = [
     "carries",
     "check_sequence",
     "dependences",
+    "reordered_sum",
     "reversed_dependence",
     "step_violation",
 ]

@@ -10,7 +10,7 @@ Importing this module imports neither torch nor TVM.
 
 A convolution is a chain of steps from a source tensor [C.., H, W] (channel axes first,
 then the two spatial axes; several channel axes count as their product): at most one
-unfold per spatial axis (the window; zero padding K//2 before, as README's unfold),
+unfold per spatial axis (the window; zero padding K//2 before, as docs/operators.md's unfold),
 strides on spatial axes after their unfold, one contraction over all channel axes --
 fc(out, groups) with groups dividing C (grouped conv), or a share over every channel axis
 with reduces over the same axes (standard conv) -- and strides on spatial axes after it."""

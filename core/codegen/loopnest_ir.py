@@ -1,6 +1,6 @@
 """The operator a transformed nest computes, as operator graphs of the IR.
 
-Each part becomes one graph built with the Editor from README's primitives, so
+Each part becomes one graph built with the Editor from the primitives (docs/operators.md), so
 shapes, FLOPs, parameters, the torch module (core.codegen.to_torch) and the
 backbone replacement are the IR's own:
 

@@ -1,7 +1,7 @@
 """A transformed loop nest as readable Python-like pseudo-code.
 
 Loops print as `for co_o in range(8):`, annotated ones as `parallel(8)`,
-`vectorized(8)` or `unrolled(3)`. Iterators that are no longer a single loop
+`vectorized(8)` or `unrolled(3)`, one that prefetches with a comment saying so. Iterators that are no longer a single loop
 are defined just above the statement (`co = co_o*8 + co_i`), so the statement
 keeps the form of the original nest."""
 
@@ -11,6 +11,7 @@ from ..ir.loopnest import Loop, Nest, Program
 
 _INDENT = "  "
 _RANGE = {None: "range", "parallel": "parallel", "vectorize": "vectorized", "unroll": "unrolled"}
+_PREFETCH = "  # prefetch: first fetch the input the next iteration reads"
 
 
 def program_text(program: Program) -> str:
@@ -28,7 +29,9 @@ def program_text(program: Program) -> str:
 def nest_lines(nest: Nest, weight: str = "W") -> list[str]:
     acc = nest.comp.accesses(weight)
     lines = [
-        _INDENT * depth + f"for {loop.name} in {_RANGE[loop.annotation]}({loop.extent}):"
+        _INDENT * depth
+        + f"for {loop.name} in {_RANGE[loop.annotation]}({loop.extent}):"
+        + (_PREFETCH if loop.prefetch else "")
         for depth, loop in enumerate(nest.loops)
     ]
     body = _INDENT * len(nest.loops)

@@ -1,6 +1,6 @@
 """Per-primitive torch templates: a planned step -> one Python expression.
 
-The expressions follow README.md's semantics table; the batch axis is axis 0,
+The expressions follow docs/operators.md's primitives table; the batch axis is axis 0,
 so IR axis d is torch axis d + 1. Templates only format integers from the plan,
 names the plan made, and fixed text chosen by parameter values."""
 
@@ -130,7 +130,7 @@ def _softmax(step: Step) -> str:
 
 def broadcast_views(step: Step) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The shapes a broadcast reads LHS and RHS as, so that torch's broadcasting does what
-    README's rule says: RHS's middle read as [L, M]; LHS's middle is viewed as RHS's leading
+    docs/operators.md's rule says: RHS's middle read as [L, M]; LHS's middle is viewed as RHS's leading
     middle axes (product L) followed by ones, so torch repeats each LHS element over M
     consecutive RHS elements."""
     m = match(*step.ins)

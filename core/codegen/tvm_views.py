@@ -1,4 +1,4 @@
-"""View primitives lowered to index remappings (README.md's semantics table, read bottom-up).
+"""View primitives lowered to index remappings (docs/operators.md's primitives table, read bottom-up).
 
 Each lowering maps a planned step and the lazy tensor it reads to a new lazy
 tensor. Shift rolls the root (a roll stage) and unfold pads it (a pad stage);

@@ -39,11 +39,11 @@ def verify_sequence(
     input and weights and compare; with repeats > 0 also time both (median ms)."""
     use_threads(core_count())
     report = check_sequence(sequence_from_document(document), bindings)
-    mod, sch = schedule(report, batch)
+    mod, sch, scheduled = schedule(report, batch)
     args, _ = build_expression(report.final, batch)
     inputs = random_inputs(args, seed)
     out_shape = tuple(int(s) for s in args[-1].shape)
-    built = {"scheduled": compile_module(sch.mod), "untransformed": compile_module(mod)}
+    built = {"scheduled": compile_module(scheduled), "untransformed": compile_module(mod)}
     outputs = {k: run(ex, inputs, out_shape) for k, ex in built.items()}
     error = float(np.max(np.abs(outputs["scheduled"] - outputs["untransformed"])))
     result = {
@@ -51,6 +51,7 @@ def verify_sequence(
         "scale": float(np.max(np.abs(outputs["untransformed"]))),
         "output_shape": list(out_shape),
         "trace": str(sch.trace),
+        "prefetches": scheduled.script().count("llvm.prefetch"),  # calls inserted after the schedule
     }
     if repeats:
         dev = tvm.cpu()

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.errors import shorten, shown
+
 from ..atomic import write_text_atomically
 from ..ir.errors import FormatError
 from ..ir.graph import OperatorGraph
@@ -91,19 +93,21 @@ def assignment_from_document(doc: Any, source: str = "<document>") -> Assignment
     if not isinstance(name, str):
         raise fail("name", "must be a string")
     if doc["backbone"] not in BACKBONE_NAMES:
-        raise fail("backbone", f"expected one of {', '.join(BACKBONE_NAMES)}, got {doc['backbone']!r:.60}")
+        raise fail("backbone", f"expected one of {', '.join(BACKBONE_NAMES)}, got {shown(doc['backbone'])}")
     if not isinstance(doc["operators"], list):
         raise fail("operators", "expected a list of operator documents")
     operators: dict[str, OperatorGraph] = {}
     for i, operator in enumerate(doc["operators"]):
         graph = graph_from_document(operator, f"{source}: operators[{i}]")
         if not graph.name or graph.name in operators:
-            raise fail(f"operators[{i}].name", f"each operator needs a name of its own, got {graph.name!r}")
+            raise fail(f"operators[{i}].name", f"each operator needs a name of its own, got {shown(graph.name)}")
         operators[graph.name] = graph
     layers, reasons = _strings(doc["layers"], "layers", fail), _strings(doc.get("reasons", {}), "reasons", fail)
     for layer, operator in layers.items():
         if operator not in operators:
-            raise fail(f"layers.{layer}", f"no operator named {operator!r} (operators: {', '.join(operators)})")
+            raise fail(
+                f"layers.{shorten(layer)}", f"no operator named {shown(operator)} (operators: {', '.join(operators)})"
+            )
     return Assignment(doc["backbone"], operators, layers, reasons, name)
 
 
@@ -135,5 +139,5 @@ def _strings(value: Any, where: str, fail) -> dict[str, str]:
         raise fail(where, "expected an object {layer: text}")
     for key, text in value.items():
         if not isinstance(text, str) or not text:
-            raise fail(f"{where}.{key}", f"expected a non-empty string, got {text!r:.60}")
+            raise fail(f"{where}.{shorten(key)}", f"expected a non-empty string, got {shown(text)}")
     return dict(value)

@@ -19,7 +19,7 @@ digits (1797 real 8x8 scans, 10 classes).
   pixel from a convolution. To find a digit anywhere on the canvas a network needs
   spatial context: there that network falls 14 points behind (0.800 vs 0.939, std 0.007
   over 3 seeds) while grouped convolution keeps the original's accuracy, for about twice
-  the epoch time (README, "can the default proxy task tell operators apart?").
+  the epoch time (docs/accuracy.md, "Is the proxy task hard enough?").
 
 The canvas is the same on every machine and every call: offsets come from a fixed seed.
 """

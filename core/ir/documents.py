@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.errors import shown
+
 from .errors import FormatError
 from .sequence import FORMAT as SEQUENCE
 from .serialize import FORMAT as OPERATOR
@@ -18,5 +20,5 @@ def document_kind(path: str | Path) -> str:
     doc = read_json(path)
     tag = doc.get("format") if isinstance(doc, dict) else None
     if not isinstance(tag, str) or tag not in KINDS:  # any JSON value may stand there
-        raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {tag!r:.80}")
+        raise FormatError(f"{path}: format: expected one of {', '.join(map(repr, KINDS))}, got {shown(tag)}")
     return KINDS[tag]

@@ -6,7 +6,7 @@ held at concrete sizes. Two things change under transformation:
 
 - the *loops* (schedule): each loop is made of pieces of the statement's iterators
   (split makes two pieces of one iterator, fuse puts two pieces in one loop), in an
-  order, possibly annotated unroll/vectorize/parallel;
+  order, possibly annotated unroll/vectorize/parallel and marked to prefetch;
 - the *computation* (architecture): `bottleneck` and `group` change what is computed.
 
 Meaning of the architecture-changing steps (every result is a drop-in
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from math import prod
 
-from core.errors import TesseraError
+from core.errors import TesseraError, shown
 
 from .symbolic import Size
 
@@ -46,6 +46,9 @@ ANNOTATIONS = ("unroll", "vectorize", "parallel")
 #: output iterator -> the iterator whose *input* index it is grouped with
 GROUP_PARTNERS = {"co": "ci", "oh": "kh", "ow": "kw"}
 GROUP_ITERATOR = {"co": "g", "oh": "gh", "ow": "gw"}
+
+
+_NO_NEXT_ITERATION = "a vector loop runs its iterations at once, so none comes next to prefetch for"
 
 
 class LoopNestError(TesseraError):
@@ -87,6 +90,12 @@ class Loop:
     name: str
     pieces: tuple[Piece, ...]  # several only for a fused loop, outermost first
     annotation: str | None = None
+    prefetch: bool = False  # each iteration first fetches into cache the input the next one reads
+
+    @property
+    def marks(self) -> str:
+        """What it is marked with ('parallel', 'prefetch', 'unroll and prefetch'), '' if nothing."""
+        return " and ".join(m for m in (self.annotation, "prefetch" if self.prefetch else None) if m)
 
     @property
     def extent(self) -> int:
@@ -253,7 +262,7 @@ class Nest:
         for i, l in enumerate(self.loops):
             if l.name == name:
                 return i
-        raise LoopNestError(f"{what}: no loop named {name!r} (loops: {', '.join(self.names)})")
+        raise LoopNestError(f"{what}: no loop named {shown(name)} (loops: {', '.join(self.names)})")
 
     def loop(self, name: str, what: str) -> Loop:
         return self.loops[self.position(name, what)]
@@ -296,8 +305,8 @@ class Nest:
         loop = self.loops[i]
         if len(loop.pieces) != 1:
             raise LoopNestError(f"{what}: {name} is a fused loop; split before fusing")
-        if loop.annotation:
-            raise LoopNestError(f"{what}: {name} is already marked {loop.annotation}; split before annotating")
+        if loop.marks:
+            raise LoopNestError(f"{what}: {name} is already marked {loop.marks}; split before marking it")
         if factor < 1 or loop.extent % factor:
             raise DivisibilityError(f"{what}: {name} has {loop.extent} iterations, not divisible by {factor}")
         p = loop.pieces[0]
@@ -314,8 +323,8 @@ class Nest:
         if la.reduction != lb.reduction:
             raise LoopNestError(f"{what}: {a} and {b} are not both output loops or both reduction loops")
         for l in (la, lb):
-            if l.annotation:
-                raise LoopNestError(f"{what}: {l.name} is already marked {l.annotation}; fuse before annotating")
+            if l.marks:
+                raise LoopNestError(f"{what}: {l.name} is already marked {l.marks}; fuse before marking it")
         fused = Loop(self._fresh(f"{a}_{b}"), la.pieces + lb.pieces)
         loops = [*self.loops[:i], fused, *self.loops[j + 1 :]]
         return self._with_loops(loops), [self._event("fuse", a, b, fused.name)]
@@ -341,9 +350,24 @@ class Nest:
             raise LoopNestError(f"{what}: {name} is already marked {loop.annotation}")
         if kind == "vectorize" and i != len(self.loops) - 1:
             raise LoopNestError(f"{what}: only the innermost loop ({self.loops[-1].name}) can be vectorized")
+        if kind == "vectorize" and loop.prefetch:
+            raise LoopNestError(f"{what}: {name} prefetches; {_NO_NEXT_ITERATION}")
         loops = list(self.loops)
         loops[i] = replace(loop, annotation=kind)
         return self._with_loops(loops), [self._event("annotate", name, kind)]
+
+    def prefetch(self, name: str, what: str) -> tuple[Nest, list[Event]]:
+        """Mark a loop to fetch, at the start of each iteration, the input its next iteration
+        reads first: a cache hint that changes no value (TE's prefetch, which NAS-PTE lists)."""
+        i = self.position(name, what)
+        loop = self.loops[i]
+        if loop.prefetch:
+            raise LoopNestError(f"{what}: {name} already prefetches")
+        if loop.annotation == "vectorize":
+            raise LoopNestError(f"{what}: {name} is vectorized; {_NO_NEXT_ITERATION}")
+        loops = list(self.loops)
+        loops[i] = replace(loop, prefetch=True)
+        return self._with_loops(loops), [self._event("prefetch", name)]
 
     def peel(self, name: str, at: int, what: str) -> tuple[list[Nest], list[Event]]:
         """Index-set splitting of the output channels into [0, at) and [at, C)."""
@@ -359,7 +383,7 @@ class Nest:
         parts = []
         for k, (start, count) in enumerate(((comp.out_start, at), (comp.out_start + at, comp.out_count - at))):
             loops = list(self.loops)
-            loops[i] = Loop(loop.name, (replace(piece, extent=count // piece.stride),), loop.annotation)
+            loops[i] = replace(loop, pieces=(replace(piece, extent=count // piece.stride),))
             parts.append(Nest(replace(comp, out_start=start, out_count=count), tuple(loops), (*self.path, k)))
         return parts, [self._event("peel")]
 
@@ -467,7 +491,7 @@ def initial_nest(base: BaseNest, bindings: Mapping[str, int]) -> Nest:
     sizes = tuple((v, bindings[v]) for v in base.variables if v != "G")
     for name, value in sizes:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise LoopNestError(f"{base.name}: {name} must be a positive integer, got {value!r}")
+            raise LoopNestError(f"{base.name}: {name} must be a positive integer, got {shown(value)}")
     comp = Computation(base.kind, sizes, 0, bindings["C_out"])
     order = ("co", "ci", "oh", "ow", "kh", "kw") if base.kind == "conv2d" else ("co", "ci")
     extents = comp.extents()

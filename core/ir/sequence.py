@@ -1,7 +1,9 @@
 """Transformation sequences: steps on a loop nest, their versioned JSON format, and applying them.
 
 A sequence names a starting nest (conv2d, grouped_conv2d, dense), default sizes
-and the steps. Files are `{"format": "tessera.sequence", "version": 1, ...}`,
+and the steps. Files are `{"format": "tessera.sequence", "version": 1, ...}`; version 2
+adds the `prefetch` step, and a sequence is written in the oldest version that holds its
+steps (so one without prefetch still opens in a Tessera that reads only version 1). Files are
 read like operator files: parsed, checked field by field, never executed; every
 error names the file and the step. Loop names must be identifiers and factors
 positive integers or size expressions ('2', 'G', 'C_out/2'), evaluated with the
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from core.errors import shorten, shown
+
 from ..atomic import write_text_atomically
 from .errors import BindingError, FormatError, SizeError
 from .loopnest import BASES, Event, Factor, LoopNestError, Nest, Program, initial_nest
@@ -24,7 +28,9 @@ from .serialize import check_header, load_json, read_json, refuse_unknown_fields
 from .symbolic import MAX_SIZE, Size, parse_size
 
 FORMAT = "tessera.sequence"
-VERSION = 1
+VERSION = 2  # the newest this Tessera writes
+#: the version of the format that introduced each step added after version 1
+STEP_VERSION = {"prefetch": 2}
 
 #: op -> its parameters, each "loop" (a loop name), "loops" (two or more), "pair" (exactly two),
 #: "size" (a factor) or "sizes" (two factors)
@@ -37,6 +43,7 @@ STEP_PARAMS: dict[str, dict[str, str]] = {
     "unroll": {"loop": "loop"},
     "vectorize": {"loop": "loop"},
     "parallel": {"loop": "loop"},
+    "prefetch": {"loop": "loop"},
     "peel": {"loop": "loop", "at": "size"},
     "bottleneck": {"loop": "loop", "B": "size"},
     "group": {"loops": "pair", "G": "size"},
@@ -52,6 +59,7 @@ STEP_DOCS = {
     "unroll": "unroll a loop",
     "vectorize": "run the innermost loop as vector instructions",
     "parallel": "run a loop's iterations on several cores",
+    "prefetch": "fetch into cache the input the next iteration reads",
     "peel": "split the output channels at `at` into two parts with nests of their own",
     "bottleneck": "visit one index in B of the loop's iterator (changes the architecture)",
     "group": "keep only the diagonal blocks of two loops tiled by G (changes the architecture)",
@@ -123,11 +131,13 @@ def _step(doc: Any, where: str) -> Step:
         raise FormatError(f"{where}: expected an object")
     op = doc.get("op")
     if not isinstance(op, str) or op not in STEP_PARAMS:
-        raise FormatError(f"{where}: unknown op {op!r:.60} (known: {', '.join(STEP_PARAMS)})")
+        raise FormatError(f"{where}: unknown op {shown(op)} (known: {', '.join(STEP_PARAMS)})")
     spec = STEP_PARAMS[op]
     unknown = sorted(set(doc) - set(spec) - {"op", "part"})
     if unknown:
-        raise FormatError(f"{where} ({op}): unknown field(s) {', '.join(unknown)} (expected {', '.join(spec)})")
+        raise FormatError(
+            f"{where} ({op}): unknown field(s) {shorten(', '.join(unknown))} (expected {', '.join(spec)})"
+        )
     params: dict[str, Any] = {}
     for name, kind in spec.items():
         if name not in doc:
@@ -135,23 +145,23 @@ def _step(doc: Any, where: str) -> Step:
         params[name] = _param(doc[name], kind, f"{where} ({op}).{name}")
     part = doc.get("part")
     if part is not None and (not isinstance(part, int) or isinstance(part, bool) or part < 0):
-        raise FormatError(f"{where} ({op}).part: must be a part number 0, 1, ..., got {part!r}")
+        raise FormatError(f"{where} ({op}).part: must be a part number 0, 1, ..., got {shown(part)}")
     return Step(op, params, part)
 
 
 def _param(value: Any, kind: str, where: str):
     if kind == "loop":
         if not isinstance(value, str) or not _NAME.match(value):
-            raise FormatError(f"{where}: expected a loop name such as 'co', got {value!r}")
+            raise FormatError(f"{where}: expected a loop name such as 'co', got {shown(value)}")
         return value
     if kind in ("loops", "pair"):
         count = "two" if kind == "pair" else "two or more"
         if not isinstance(value, list) or len(value) < 2 or (kind == "pair" and len(value) != 2):
-            raise FormatError(f"{where}: expected a list of {count} loop names, got {value!r}")
+            raise FormatError(f"{where}: expected a list of {count} loop names, got {shown(value)}")
         return tuple(_param(v, "loop", f"{where}[{i}]") for i, v in enumerate(value))
     if kind == "sizes":
         if not isinstance(value, list) or len(value) != 2:
-            raise FormatError(f"{where}: expected a list of two factors, got {value!r}")
+            raise FormatError(f"{where}: expected a list of two factors, got {shown(value)}")
         return tuple(_param(v, "size", f"{where}[{i}]") for i, v in enumerate(value))
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_SIZE:
         return value
@@ -163,33 +173,33 @@ def _param(value: Any, kind: str, where: str):
         return value
     raise FormatError(
         f"{where}: expected a positive integer or a size expression such as 'G' (numbers up to 2^31 - 1), "
-        f"got {value!r:.60}"
+        f"got {shown(value)}"
     )
 
 
 # -- the document ----------------------------------------------------------------------------
 def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
-    fail = check_header(doc, FORMAT, VERSION, source)
+    fail = check_header(doc, FORMAT, tuple(range(1, VERSION + 1)), source)
     refuse_unknown_fields(
         doc, {"format", "version", "name", "description", "nest", "bindings", "reassociate", "steps"}, fail
     )
     nest = doc.get("nest", "conv2d")
     if not isinstance(nest, str) or nest not in BASES:
-        raise fail("nest", f"unknown nest {nest!r:.60} (known: {', '.join(BASES)})")
+        raise fail("nest", f"unknown nest {shown(nest)} (known: {', '.join(BASES)})")
     for key in ("name", "description"):
         if not isinstance(doc.get(key, ""), str):
             raise fail(key, "must be a string")
     reassociate = doc.get("reassociate", False)
     if not isinstance(reassociate, bool):
-        raise fail("reassociate", f"must be true or false, got {reassociate!r}")
+        raise fail("reassociate", f"must be true or false, got {shown(reassociate)}")
     bindings = doc.get("bindings", {})
     if not isinstance(bindings, dict):
         raise fail("bindings", "expected an object")
     for k, v in bindings.items():
         if not _NAME.match(str(k)):
-            raise fail(f"bindings.{k}", "not a variable name")
+            raise fail(f"bindings.{shorten(k)}", "not a variable name")
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
-            raise fail(f"bindings.{k}", f"must be a positive integer up to 2^31 - 1, got {v!r:.40}")
+            raise fail(f"bindings.{shorten(k)}", f"must be a positive integer up to 2^31 - 1, got {shown(v)}")
     steps = doc.get("steps")
     if not isinstance(steps, list):
         raise fail("steps", "missing, or not a list")
@@ -199,6 +209,12 @@ def sequence_from_document(doc: Any, source: str = "<document>") -> Sequence:
             parsed.append(_step(s, f"steps[{i}]"))
         except FormatError as e:
             raise FormatError(f"{source}: {e}") from None
+        if STEP_VERSION.get(parsed[-1].op, 1) > doc["version"]:
+            raise fail(
+                f"steps[{i}] ({parsed[-1].op})",
+                f"this step came with version {STEP_VERSION[parsed[-1].op]} of the format, the file says "
+                f"version {doc['version']}",
+            )
     return Sequence(nest, tuple(parsed), dict(bindings), doc.get("name", ""), doc.get("description", ""), reassociate)
 
 
@@ -211,7 +227,8 @@ def load_sequence(path: str | Path) -> Sequence:
 
 
 def sequence_document(seq: Sequence) -> dict:
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": seq.name}
+    version = max((STEP_VERSION.get(s.op, 1) for s in seq.steps), default=1)
+    doc: dict[str, Any] = {"format": FORMAT, "version": version, "name": seq.name}
     if seq.description:
         doc["description"] = seq.description
     doc["nest"] = seq.nest
@@ -283,6 +300,8 @@ def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tu
         result = nest.fuse(*p["loops"], what)
     elif op in ("unroll", "vectorize", "parallel"):
         result = nest.annotate(p["loop"], op, what)
+    elif op == "prefetch":
+        result = nest.prefetch(p["loop"], what)
     elif op == "bottleneck":
         result = nest.bottleneck(p["loop"], divisor(p["B"], bindings, what), what)
     else:  # group
@@ -355,7 +374,7 @@ def suggest_step(op: str, nest: Nest) -> Step:
         return make_step(op, {"loop": name, "factor": 2})
     if op in ("unroll", "vectorize"):
         return make_step(op, {"loop": loops[-1].name})
-    if op == "parallel":
+    if op in ("parallel", "prefetch"):
         return make_step(op, {"loop": loops[0].name})
     return make_step(op, {"loop": over("co", "ci", "oh", "ow"), "B": 2})  # bottleneck
 
@@ -435,6 +454,7 @@ __all__ = [
     "MEANING_PRESERVING_OPS",
     "STEP_DOCS",
     "STEP_PARAMS",
+    "STEP_VERSION",
     "VERSION",
     "Sequence",
     "SequenceHistory",

@@ -15,7 +15,7 @@ from typing import Any
 
 import networkx as nx
 
-from core.errors import TesseraError
+from core.errors import TesseraError, shorten, shown
 
 from ..atomic import write_text_atomically
 from .errors import FormatError
@@ -53,13 +53,23 @@ def read_document(path: str | Path) -> dict:
 
 def load_json(text: str, source: str) -> Any:
     """Standard JSON only: NaN and Infinity are refused (other programs cannot read them), and
-    so is nesting too deep to read (the message names the file either way)."""
+    so is nesting too deep to read (the message names the file either way). Every whole number
+    in a Tessera file, whatever its field, lies within +-MAX_SIZE (2^31 - 1, the largest TVM
+    indexes with 32 bits): a longer one never reaches Python's digit limit or a float overflow."""
 
     def refuse(token: str):
         raise FormatError(f"{source}: {token} is not JSON (write a finite number)")
 
+    def whole(digits: str) -> int:
+        if len(digits.lstrip("-")) > len(str(MAX_SIZE)) or abs(int(digits)) > MAX_SIZE:
+            raise FormatError(
+                f"{source}: the whole number {shorten(digits, 12)} is beyond +-(2^31 - 1), "
+                "the largest a Tessera file may hold"
+            )
+        return int(digits)
+
     try:
-        return json.loads(text, parse_constant=refuse)
+        return json.loads(text, parse_constant=refuse, parse_int=whole)
     except json.JSONDecodeError as e:
         raise FormatError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     except RecursionError:
@@ -80,9 +90,10 @@ def load_operator(path: str | Path) -> OperatorGraph:
     return read_operator(path)[1]
 
 
-def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str, str], FormatError]:
+def check_header(doc: Any, fmt: str, version: int | tuple[int, ...], source: str) -> Callable[[str, str], FormatError]:
     """The checks every versioned Tessera document shares (an object, its format tag and
-    version); returns fail(where, what) building errors that name `source`."""
+    version, or one of the versions this Tessera reads); returns fail(where, what) building
+    errors that name `source`."""
 
     def fail(where: str, what: str) -> FormatError:
         return FormatError(f"{source}: {where}: {what}")
@@ -90,16 +101,18 @@ def check_header(doc: Any, fmt: str, version: int, source: str) -> Callable[[str
     if not isinstance(doc, dict):
         raise fail("top level", "expected a JSON object")
     if doc.get("format") != fmt:
-        raise fail("format", f"expected {fmt!r}, got {doc.get('format')!r}")
-    if type(doc.get("version")) is not int or doc["version"] != version:  # not true, not 1.0
-        raise fail("version", f"this Tessera reads version {version}, the file has {doc.get('version')!r}")
+        raise fail("format", f"expected {fmt!r}, got {shown(doc.get('format'))}")
+    versions = (version,) if isinstance(version, int) else version
+    if type(doc.get("version")) is not int or doc["version"] not in versions:  # not true, not 1.0
+        known = " or ".join(map(str, versions))
+        raise fail("version", f"this Tessera reads version {known}, the file has {shown(doc.get('version'))}")
     return fail
 
 
 def refuse_unknown_fields(doc: dict, fields: set[str], fail) -> None:
     unknown = sorted(set(doc) - fields)
     if unknown:
-        raise fail("top level", f"unknown field(s) {', '.join(unknown)}")
+        raise fail("top level", f"unknown field(s) {shorten(', '.join(unknown))}")
 
 
 def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
@@ -128,13 +141,13 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     variables = _obj(doc.get("variables", {}), "variables", fail)
     for name, kind in variables.items():
         if not isinstance(kind, str) or kind not in {k.value for k in VarKind}:
-            raise fail(f"variables.{name}", f"kind must be primary, coefficient or dynamic, got {kind!r}")
+            raise fail(f"variables.{shorten(name)}", f"kind must be primary, coefficient or dynamic, got {shown(kind)}")
     inp, out = _obj(doc["input"], "input", fail), _obj(doc["output"], "output", fail)
     in_shape = _shape(inp.get("shape"), "input.shape", fail)
     out_shape = _shape(out.get("shape"), "output.shape", fail)
     spatial = inp.get("spatial", 2)
     if not isinstance(spatial, int) or isinstance(spatial, bool) or not 0 <= spatial <= len(in_shape):
-        raise fail("input.spatial", f"must be an integer between 0 and {len(in_shape)}, got {spatial!r}")
+        raise fail("input.spatial", f"must be an integer between 0 and {len(in_shape)}, got {shown(spatial)}")
     name = doc.get("name", "")
     if not isinstance(name, str):
         raise fail("name", "must be a string")
@@ -153,7 +166,7 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
     bindings = _obj(doc.get("bindings", {}), "bindings", fail)
     for k, v in bindings.items():
         if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_SIZE:
-            raise fail(f"bindings.{k}", f"must be a positive integer up to 2^31 - 1, got {v!r:.40}")
+            raise fail(f"bindings.{shorten(k)}", f"must be a positive integer up to 2^31 - 1, got {shown(v)}")
     graph.bindings = dict(bindings)
     for key, node, obj in (("input", INPUT, inp), ("output", OUTPUT, out)):
         if "pos" in obj:
@@ -168,11 +181,11 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
         node_id, op = nd.get("id"), nd.get("op")
         if not isinstance(node_id, str) or not node_id:
             raise fail(where, "missing or empty 'id'")
-        where = f"nodes[{i}] ({node_id!r})"
+        where = f"nodes[{i}] ({shown(node_id)})"
         if node_id in (INPUT, OUTPUT) or node_id in graph.g:
             raise fail(where, "duplicate or reserved node id")
         if not isinstance(op, str) or op not in REGISTRY:
-            raise fail(where, f"unknown primitive {op!r} (known: {', '.join(sorted(REGISTRY))})")
+            raise fail(where, f"unknown primitive {shown(op)} (known: {', '.join(sorted(REGISTRY))})")
         params = nd.get("params", {})
         if not isinstance(params, dict):
             raise fail(where, "'params' must be an object")
@@ -191,10 +204,10 @@ def graph_from_document(doc: Any, source: str = "<document>") -> OperatorGraph:
             raise fail(where, "expected an object")
         src, dst, port = ed.get("from"), ed.get("to"), ed.get("port", 0)
         if not isinstance(port, int) or isinstance(port, bool):
-            raise fail(where, f"'port' must be an integer, got {port!r}")
+            raise fail(where, f"'port' must be an integer, got {shown(port)}")
         for end, n in (("from", src), ("to", dst)):
             if not isinstance(n, str) or n not in graph.g:
-                raise fail(where, f"'{end}' names no node: {n!r:.60}")
+                raise fail(where, f"'{end}' names no node: {shown(n)}")
         assert isinstance(src, str) and isinstance(dst, str)  # checked just above
         try:
             graph.insert_edge(src, dst, port)
@@ -209,7 +222,7 @@ def _pos(value, where, fail) -> tuple[float, float]:
         or len(value) != 2
         or not all(isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) for p in value)
     ):
-        raise fail(where, f"must be [x, y], two finite numbers, got {value!r:.80}")
+        raise fail(where, f"must be [x, y], two finite numbers, got {shown(value)}")
     return float(value[0]), float(value[1])
 
 
@@ -227,7 +240,7 @@ def _shape(value, where, fail) -> list[str]:
         if isinstance(s, int) and not isinstance(s, bool) and s > 0:
             s = str(s)
         if not isinstance(s, str):
-            raise fail(f"{where}[{i}]", f"expected a size expression, got {s!r}")
+            raise fail(f"{where}[{i}]", f"expected a size expression, got {shown(s)}")
         try:
             parse_size(s)
         except TesseraError as e:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from ..typed_json import JsonRecord
 from .entry_points import resolve
 from .errors import WorkerCrashed, WorkerError
-from .processes import describe_exit, enter_own_group, kill_tree
+from .processes import describe_exit, end_group, enter_own_group, kill_tree
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -83,7 +83,10 @@ def _child(target: str, arguments: str, sender, with_progress: bool) -> None:
     enter_own_group()
 
     def send(kind: str, **fields) -> None:
-        sender.send_bytes(json.dumps({"kind": kind, **fields}).encode())
+        try:
+            sender.send_bytes(json.dumps({"kind": kind, **fields}).encode())
+        except BrokenPipeError:  # the caller is gone (killed): no one to answer, so end with all this started
+            end_group()
 
     try:
         kwargs = json.loads(arguments)

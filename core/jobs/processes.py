@@ -5,16 +5,24 @@ everything it started (TVM's builders and RPC servers run in child processes).""
 from __future__ import annotations
 
 import contextlib
-import ctypes
+import multiprocessing
 import os
 import signal
-import sys
+import threading
+import time
 
 import psutil
 
-PR_SET_PDEATHSIG = 1  # prctl option: the signal this process gets when its parent dies
+PARENT_WATCH = 0.2  # s between a child's looks at whether its parent is still there
 #: exit code of a runner that stopped because the store must not be written (damaged, read-only)
 STORE_REFUSED = 4
+#: exit code of a runner that stopped because the disk holding the store is full
+STORE_FULL = 5
+_CODES = {
+    0: "exited without an answer",
+    STORE_REFUSED: "stopped: the results store cannot be written",
+    STORE_FULL: "stopped: the disk holding the results store is full",
+}
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -27,25 +35,30 @@ def describe_exit(exitcode: int | None) -> str:
         except ValueError:
             name = f"signal {-exitcode}"
         return f"was killed by signal {name}"
-    if exitcode == 0:
-        return "exited without an answer"
-    return f"exited with code {exitcode}"
+    return _CODES.get(exitcode, f"exited with code {exitcode}")
 
 
 def enter_own_group() -> None:
     """Make the calling (child) process lead a new process group, so kill_tree reaches its
-    children, and make the group end when its parent dies (a crash, a SIGKILL): on Linux the
-    kernel sends SIGTERM then (PR_SET_PDEATHSIG), which here kills the whole group."""
-    parent = os.getppid()
+    children, and make the group end when its parent dies (a crash, a SIGKILL, `timeout`'s
+    SIGTERM) or when it gets SIGTERM itself. A thread watches for the parent's death: a signal
+    handler would wait for the main thread to leave the C code it is in (LLVM can build for
+    minutes), while the thread runs whenever that code releases the GIL, as TVM's calls do."""
+    creator = multiprocessing.parent_process()  # known even if it died before this line
+    parent = os.getppid() if creator is None else creator.pid
     os.setpgid(0, 0)
-    signal.signal(signal.SIGTERM, _end_group)
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:  # it died before the request was made
-        _end_group()
+    signal.signal(signal.SIGTERM, end_group)
+    threading.Thread(target=_watch_parent, args=(parent,), name="parent watch", daemon=True).start()
 
 
-def _end_group(*_) -> None:
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_WATCH)
+    end_group()
+
+
+def end_group(*_) -> None:
+    """End this process with its whole group (it leads one: enter_own_group), at once."""
     os.killpg(0, signal.SIGKILL)
 
 

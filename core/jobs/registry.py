@@ -11,7 +11,7 @@ and summaries take the typed result, never a dict.
 Each kind is a JobKind constant of the package that owns it, declared as an entry point of
 the group "tessera.job_kinds" in pyproject.toml, the one list of them: this package names
 no package above it. Their modules are light (no torch, no TVM) and are loaded the first
-time the registry is asked; payload and result
+time the registry is asked, in the order of their names; payload and result
 classes live apart from them, in payloads.py and results.py (a measurement in
 core.store.measurement)."""
 
@@ -59,7 +59,7 @@ _KINDS: dict[str, JobKind] = {}
 def job_kinds() -> Mapping[str, JobKind]:
     """Every declared kind by name, loaded from the entry points on first use."""
     if not _KINDS:
-        for point in entry_points(group=GROUP):
+        for point in sorted(entry_points(group=GROUP), key=lambda p: p.name):
             kind = point.load()
             if not isinstance(kind, JobKind) or kind.name != point.name:
                 raise TypeError(f"entry point {point.name} = {point.value} is not the JobKind named {point.name!r}")

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.store import Store, StoreError
+from core.store import Store, StoreError, StoreFull
 
 from .errors import WorkerCrashed
 from .executors import Executor, LocalPool, RayExecutor, Runner
@@ -175,9 +175,13 @@ class Supervisor:
             if self.store.damage or self.store.read_only:
                 continue  # nothing is written to such a store; the next session takes its jobs back
             for job in self._running_in(worker.process.pid):
-                state = self.queue.abandon(
-                    job, f"interrupted: {worker.group.label} {worker.process.pid} was stopped", count_attempt=False
-                )
+                try:
+                    state = self.queue.abandon(
+                        job, f"interrupted: {worker.group.label} {worker.process.pid} was stopped", count_attempt=False
+                    )
+                except StoreFull as exc:  # its process is gone: the next look takes it back, no attempt used
+                    events.append(f"{job.describe()} was interrupted and stays marked running: {exc}")
+                    continue
                 events.append(f"{job.describe()} was interrupted and is {state} again")
         self._workers = []
         self.store.close()

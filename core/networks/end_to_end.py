@@ -67,7 +67,7 @@ def tuned_end_to_end(
     spec = deploy.spec
     original = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
     candidate = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
-    report = replace_convs(candidate, stand_in, spec.resolution)
+    report = replace_convs(candidate, stand_in, spec.resolution, kinds=spec.replace)
     if not report.replaced:
         reasons = sorted({o.detail for o in report.layers})
         raise DeployError(f"{report.operator} fits none of the convolutions of {deploy.label}: {'; '.join(reasons)}")

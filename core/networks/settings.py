@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass
 
 from core.errors import TesseraError
 
-from ..data.specs import BACKBONE_NAMES, BackboneSpec
+from ..data.errors import BackboneError
+from ..data.specs import BACKBONE_NAMES, DEFAULT_REPLACE, BackboneSpec, replace_kinds
 
 #: the width each backbone is published at (its first stage's channels); deployment's default
 STANDARD_WIDTH = {"resnet18": 64, "resnet34": 64, "vgg": 64, "mobilenetv2": 32}
@@ -38,10 +39,15 @@ class DeploySettings:
     min_repeat_ms: float = 100.0
     num_classes: int = 10
     seed: int = 0
+    replace: tuple[str, ...] = DEFAULT_REPLACE  # the kinds of convolution the operator stands in for
 
     def __post_init__(self):
         if self.backbone not in BACKBONE_NAMES:
             raise DeployError(f"unknown backbone {self.backbone!r}; choose one of {', '.join(BACKBONE_NAMES)}")
+        try:
+            object.__setattr__(self, "replace", replace_kinds(self.replace))  # a list read from JSON as well
+        except BackboneError as e:
+            raise DeployError(f"deployment setting replace: {e}") from None
         for name, low in (("trials", 0), ("top_k", 1), ("repeat", 1), ("resolution", 8), ("num_classes", 2)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -49,7 +55,7 @@ class DeploySettings:
 
     @property
     def spec(self) -> BackboneSpec:
-        return BackboneSpec(self.backbone, self.width or STANDARD_WIDTH[self.backbone], self.resolution)
+        return BackboneSpec(self.backbone, self.width or STANDARD_WIDTH[self.backbone], self.resolution, self.replace)
 
     @property
     def label(self) -> str:
@@ -57,7 +63,10 @@ class DeploySettings:
         return f"{self.spec.label}@{self.resolution}px"
 
     def to_payload(self) -> dict:
-        return {**asdict(self), "sources": list(self.sources)}
+        """Its fields as JSON; `replace` only when it is not the default, so that settings made
+        before it existed keep their discovery run's key."""
+        payload = {**asdict(self), "sources": list(self.sources), "replace": list(self.replace)}
+        return payload if self.replace != DEFAULT_REPLACE else {k: v for k, v in payload.items() if k != "replace"}
 
     @classmethod
     def from_payload(cls, payload: dict) -> DeploySettings:

@@ -44,7 +44,7 @@ def options(nest: Nest, op: str) -> list[dict]:
         ]
     if op == "fuse":
         return [{"loops": [a, b]} for a, b in itertools.pairwise(names)]
-    if op in ("unroll", "parallel"):
+    if op in ("unroll", "parallel", "prefetch"):
         return [{"loop": name} for name in names]
     if op == "vectorize":
         return [{"loop": names[-1]}]

@@ -2,9 +2,15 @@
 
 Each sample is a random mix of architecture-changing steps (bottleneck, group)
 and meaning-preserving ones (every other step the editor offers: reorder, interchange,
-split, tile, fuse, unroll, vectorize, parallel, peel), drawn one at a time on the current
-program, on one part after a peel or on all, so that every step applies;
-a sequence whose steps break a dependence is rejected (counted "illegal"). The
+split, tile, fuse, unroll, vectorize, parallel, prefetch, peel), drawn one at a time on the
+current program, on one part after a peel or on all, so that every step applies;
+a sequence whose steps break a dependence is rejected (counted "illegal").
+
+The nests' sums are float32, and the search reassociates them as NAS-PTE does (its legal
+reorders include those among the reduction loops, as TVM's own schedules move them): each
+sampled sequence says `reassociate: true`, so a reorder of the reduction loops is legal and
+its step's verdict says the sum was reordered; only parallel and vectorize on a loop that
+carries the accumulation stay illegal. `reassociate=False` asks for the strict order. The
 resulting operator goes through the common screening (valid, in budget, not
 seen before) and, when a `screen` is given (core.train.capacity.CapacityJudge), through
 Fisher Potential against the original network, NAS-PTE's filter. The sequence
@@ -47,12 +53,14 @@ class SequenceSearch(Strategy):
         architecture_steps: tuple[int, int] = (1, 2),
         schedule_steps: tuple[int, int] = (0, 4),
         screen: Callable[[OperatorGraph], dict] | None = None,
+        reassociate: bool = True,
     ):
         super().__init__(template, budget, seed)
         if nest not in BASES:
             raise SearchError(f"unknown nest {nest!r} (known: {', '.join(BASES)})")
         sizes = {k: v for k, v in self.limits.bindings.items() if k in BASES[nest].variables}
-        self.base = Sequence(nest, (), sizes, name="sequence-sample")
+        why = "float32 sums reassociated, as NAS-PTE's search does" if reassociate else "sums in the nest's order"
+        self.base = Sequence(nest, (), sizes, "sequence-sample", f"sampled by the sequence search; {why}", reassociate)
         try:
             self.start, _ = start(self.base)
         except LoopNestError as e:

@@ -21,6 +21,11 @@ class StoreReadOnly(StoreError):
     """The file or its folder cannot be written: the store is read, never written."""
 
 
+class StoreFull(StoreError):
+    """The disk holding the store is full: nothing can be written (nor, once SQLite must make
+    its -shm file, read) until space is freed. Nothing already written is lost."""
+
+
 class InvalidResult(TesseraError):
     """A result dict (from a job handler or a caller) lacks a field or has one of the wrong type."""
 
@@ -40,3 +45,7 @@ def read_only(path: Path, why: str) -> StoreReadOnly:
         f"the results store {path} is read-only ({why}): it can be read but not changed; "
         "make it writable, or copy it to a writable folder and use --store"
     )
+
+
+def disk_full(path: Path, detail: str) -> StoreFull:
+    return StoreFull(f"the disk holding the results store {path} is full ({detail}): free some space")

@@ -8,6 +8,7 @@ written again, and its results are read around the damaged pages.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -28,7 +29,7 @@ from .measurement import Measurement
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
 from .result_filter import ResultFilter
-from .salvage import readable_results
+from .salvage import Salvage, salvage
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .score import Score
 
@@ -69,7 +70,8 @@ class Store:
     ):
         self.path = Path(path).expanduser() if path else default_store_path()
         self.patience = patience
-        self.db: sqlite_utils.Database = open_database(self.path, busy_timeout)
+        self._salvage: Salvage | None = None
+        self.db: sqlite_utils.Database = open_database(self.path, busy_timeout, patience)
         try:
             if check:
                 self.check()
@@ -104,11 +106,28 @@ class Store:
         if self.read_only:
             raise read_only(self.path, self.read_only)
 
-    def salvage_note(self) -> str | None:
-        """For readers of a damaged store: what they see is what could still be read."""
+    def reading_note(self) -> str | None:
+        """For readers of a damaged store: what they see is what could still be read, and what
+        was lost; of a store read without its -wal file: what they see may be out of date."""
+        if self._connection.stale and not self.damage:
+            return f"the results store {self.path} may not show its latest changes: {self._connection.stale}"
         if not self.damage:
             return None
-        return f"the results store {self.path} is damaged ({self.damage}): showing what can still be read"
+        return (
+            f"the results store {self.path} is damaged ({self.damage}): showing what can still be read; "
+            f"{self.salvaged().note()}"
+        )
+
+    def salvaged(self) -> Salvage:
+        """What can still be read of a damaged store, copied into memory once (salvage.salvage)."""
+        if self._salvage is None:
+            self._salvage = salvage(self.db)
+        return self._salvage
+
+    @property
+    def readable(self) -> sqlite_utils.Database:
+        """The database the results are read from: the file, or what could be saved of it when damaged."""
+        return self.salvaged().db if self.damage else self.db
 
     @property
     def damage(self) -> str | None:
@@ -138,6 +157,16 @@ class Store:
         StoreDamaged or StoreReadOnly at once if the store must not be written."""
         self.ensure_writable()
         return write_transaction(self.db, self.path, self.patience)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see one state of the file (one read transaction), whatever other
+        processes commit meanwhile."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.conn.commit()
 
     @property
     def schema_version(self) -> int:
@@ -281,10 +310,8 @@ class Store:
         """Rows of the results view: measurements joined with operators, devices and the
         operator's latest score, plus operators not measured yet (measurement_id NULL);
         each row has a `result_key`; `bindings` stays JSON text. From a damaged store: the
-        rows that can still be read (salvage.readable_results), in `created` order."""
-        if self.damage:
-            return iter(sorted(readable_results(self.db, where, where_args), key=lambda r: r["created"] or 0))
-        return self.db["results"].rows_where(where, where_args, order_by=order_by)
+        rows that can still be read (Store.readable)."""
+        return self.readable["results"].rows_where(where, where_args, order_by=order_by)
 
     def pareto(
         self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None
@@ -300,7 +327,7 @@ class Store:
         directions = list(directions or [RESULT_OBJECTIVES[c] for c in columns])
         selected = ", ".join(columns)
         wanted = (where or ResultFilter()).and_(" AND ".join(f"{c} IS NOT NULL" for c in columns))
-        rows = self.db.execute(
+        rows = self.readable.execute(
             f"SELECT result_key, {selected} FROM results WHERE {wanted.where}", wanted.args
         ).fetchall()
         if not rows:

@@ -57,7 +57,7 @@ def _replaced(
     settings: EvalSettings,
     sizes: dict[str, tuple[int, int]] | None,
 ) -> ReplacementReport:
-    report = replace_convs(net, stand_in, settings.resolution, sizes=sizes)
+    report = replace_convs(net, stand_in, settings.resolution, sizes=sizes, kinds=settings.spec.replace)
     if not report.replaced:
         reasons = sorted({o.detail for o in report.layers})
         raise EvaluationError(

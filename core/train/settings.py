@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
-from core.data.specs import BackboneSpec
+from core.data.specs import DEFAULT_REPLACE, BackboneSpec
 
 from .early_stop import check_theta
 from .errors import EvaluationError
@@ -31,6 +31,7 @@ class EvalSettings:
     # examples) changes 8-9% of them at any size, and a candidate is screened in half the time
     # (bench_discovery.py's minibatch figure)
     fisher_batch: int = 32
+    replace: tuple[str, ...] = DEFAULT_REPLACE  # the kinds of convolution the operator stands in for
 
     def __post_init__(self):
         for name in ("width", "resolution", "fisher_batch"):
@@ -47,7 +48,7 @@ class EvalSettings:
                 raise EvaluationError(f"evaluation setting {name} must be between 0 and 1, got {value!r}")
         if not isinstance(self.dataset, str) or not self.dataset:
             raise EvaluationError(f"evaluation setting dataset must be {SOURCES}, got {self.dataset!r}")
-        _ = self.spec  # checks backbone, width and resolution (BackboneError)
+        object.__setattr__(self, "replace", self.spec.replace)  # checks them all (BackboneError), in order
 
     @classmethod
     def from_payload(cls, payload: dict) -> EvalSettings:
@@ -58,7 +59,7 @@ class EvalSettings:
 
     @property
     def spec(self) -> BackboneSpec:
-        return BackboneSpec(self.backbone, self.width, self.resolution)
+        return BackboneSpec(self.backbone, self.width, self.resolution, self.replace)
 
     @property
     def dataset_label(self) -> str:

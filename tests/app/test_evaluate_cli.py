@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli import main
+from app.cli import build_parser, main
+from app.cli.discover import config_of
 from core.jobs.queue import JobQueue
 from core.store import Store
 from core.train.errors import EvaluationError
@@ -114,3 +115,24 @@ def test_evaluate_now_prints_one_table_and_says_when_the_networks_are_not_tuned(
     with Store(path) as store:
         e2e = [row for row in scores(store) if row["e2e_latency_ms"] is not None]
         assert [(row["e2e_tuned"], row["deploy"]) for row in e2e] == [(0, "vgg/w4@8px")]
+
+
+def test_evaluate_and_discover_replace_strided_convolutions_when_asked(tmp_path, capsys):
+    """--replace reaches the jobs (their settings, the network's label) and a discovery run's
+    proxy task and deployment; the default leaves a run's settings, and so its key, as before."""
+    path = tmp_path / "queued.db"
+    replace = ["--replace", "strided,standard"]
+    assert main(["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path), *replace]) == 0
+    assert "on resnet18/w16[standard,strided] at" in capsys.readouterr().out
+    with Store(path) as store:
+        train, e2e = JobQueue(store).jobs()
+        assert train.payload["settings"]["replace"] == ["standard", "strided"]
+        assert e2e.payload["deploy"]["replace"] == ["standard", "strided"]
+    discover = build_parser("discover")
+    config = config_of(discover.parse_args(["discover", *replace]))
+    assert config["evaluation"]["replace"] == ["standard", "strided"] and config["deploy"]["replace"] == [
+        "standard",
+        "strided",
+    ]
+    default = config_of(discover.parse_args(["discover"]))
+    assert "replace" not in default["evaluation"] and "replace" not in default["deploy"]

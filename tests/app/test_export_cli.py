@@ -180,3 +180,24 @@ def test_the_json_export_matches_the_file_it_came_from(tmp_path):
     assert export(str(CONV), "--format", "json", "--out", str(tmp_path / "c.json")) == 0
     exported, original = json.loads((tmp_path / "c.json").read_text()), json.loads(CONV.read_text())
     assert exported["nodes"] == original["nodes"] and exported["bindings"] == original["bindings"]
+
+
+def test_a_picture_too_large_to_make_out_is_refused(tmp_path, capsys):
+    """A chain of 600 shifts would be a 4096-pixel strip of specks: refused, saying what to use instead."""
+    doc = json.loads(CONV.read_text())
+    shifts = [
+        {"id": f"s{i}", "op": "shift", "params": {"dim": -1, "amount": 1}, "pos": [0, 100 * i]} for i in range(600)
+    ]
+    doc["nodes"] = shifts + doc["nodes"]
+    doc["edges"] = [
+        {"from": "input", "to": "s0"},
+        *({"from": f"s{i}", "to": f"s{i + 1}"} for i in range(599)),
+        {"from": "s599", "to": doc["edges"][0]["to"]},
+        *doc["edges"][1:],
+    ]
+    chain = tmp_path / "chain.json"
+    chain.write_text(json.dumps(doc))
+    assert export(str(chain), "--format", "png", "--out", str(tmp_path / "chain.png")) == 1
+    err = capsys.readouterr().err
+    assert "has 608 nodes: a picture of at most 4096 pixels a side" in err
+    assert "export it as svg, or as dot for Graphviz" in err and not (tmp_path / "chain.png").exists()

@@ -73,7 +73,7 @@ def test_bad_files_and_sizes_give_one_clear_line(tmp_path):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip() == (
         f"tessera sequence: {broken}: steps[0]: unknown op 'skew' (known: reorder, interchange, split, tile, "
-        "fuse, unroll, vectorize, parallel, peel, bottleneck, group)"
+        "fuse, unroll, vectorize, parallel, prefetch, peel, bottleneck, group)"
     )
     out = tessera("apply", str(SEQ / "seq_schedule.json"), "--bind", "C_out=12")
     assert out.returncode == 1

@@ -6,8 +6,10 @@ as they import the real handlers (core.compile.handlers:measure_job).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -31,6 +33,7 @@ TEST_HANDLERS = {
     "measure": f"{HERE}:matmul_measure_job",
     "fisher": f"{HERE}:score_job",
     "spawn": f"{HERE}:child_process_job",
+    "fill": f"{HERE}:fill_disk_job",
 }
 
 
@@ -107,6 +110,37 @@ def child_process_job(payload: dict, ctx) -> dict:
     ctx.partial({"child": child.pid})
     child.wait()
     return {}
+
+
+def stuck_in_c(pids: str, progress) -> None:
+    """Start a child, write both pids to the file `pids`, then wait in C code that never runs
+    Python's signal handlers (as LLVM building a large kernel does): SIGTERM blocked here."""
+    progress(0.0, "building")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    with open(pids, "w") as f:
+        f.write(f"{os.getpid()} {child.pid}")
+    time.sleep(600)
+
+
+def chatter(pids: str, progress) -> None:
+    """Say something every 10 ms for a minute, SIGTERM only noted (as a tracker or RPC server
+    serving until told to stop does); the own pid goes to the file `pids` first."""
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    with open(pids, "w") as f:
+        f.write(str(os.getpid()))
+    for _ in range(6000):
+        progress(0.0, "listening")
+        time.sleep(0.01)
+
+
+def fill_disk_job(payload: dict, ctx) -> dict:
+    """Fill the disk with the file payload["filler"] (4 KiB at a time, until no more fits), then
+    return a result of payload["size"] characters, larger than any space SQLite kept."""
+    with open(payload["filler"], "wb", buffering=0) as f, contextlib.suppress(OSError):
+        while True:
+            f.write(b"\0" * 4096)
+    return {"padding": "x" * payload["size"]}
 
 
 def score_job(payload: dict, ctx) -> FisherResult:

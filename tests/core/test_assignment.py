@@ -29,10 +29,17 @@ from core.train.payloads import E2EPayload, TrainPayload
 from core.train.per_layer import assign_per_layer, layer_flops
 from core.train.screening import screen_for
 from tests.core.accuracy_settings import SHORT, TINY
-from tests.support import EXAMPLES, Ctx
+from tests.support import EXAMPLES, Ctx, chain
 
 torch.set_num_threads(1)
 DWS, GROUPED = load_operator(EXAMPLES / "depthwise_separable.json"), load_operator(EXAMPLES / "grouped_conv.json")
+CONV = load_operator(EXAMPLES / "conv2d.json")
+POINTWISE = chain(  # a 1x1 convolution: no window
+    ["C_in", "H", "W"],
+    ["C_out", "H", "W"],
+    [("share", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("sum", "reduce", {"dim": 1}, ["share"])],
+)
+POINTWISE.name = "pointwise"
 PLAN = {"layers.0.conv1": "depthwise_separable", "layers.1.conv2": "grouped_conv", "layers.3.conv1": "grouped_conv"}
 
 
@@ -136,19 +143,61 @@ def test_training_job_trains_the_network_the_assignment_describes():
 @pytest.mark.slow
 @pytest.mark.tvm
 def test_end_to_end_runs_each_layer_as_its_own_operator_kernel(tmp_path):
-    """Two operators in two layers of a small VGG, built and checked against torch with TVM's
-    default schedules (no tuning budget): each layer runs its own operator's kernel."""
+    """Two operators in three layers of a small ResNet-18, two of them strided (the 3x3 and the
+    1x1 shortcut opening its second stage), built and checked against torch with TVM's default
+    schedules (no tuning budget): each layer runs its own operator's kernel, a strided one at
+    the subsampled size."""
     from core.train.handlers import e2e_job
 
-    layers = {"features.4": "depthwise_separable", "features.11": "grouped_conv"}
-    mine = Assignment("vgg", {g.name: g for g in (DWS, GROUPED)}, layers)
-    deploy = DeploySettings("vgg", width=4, resolution=8, trials=0, transfer=False, repeat=3, min_repeat_ms=5)
-    settings = replace(TINY, backbone="vgg")
-    result = e2e_job(E2EPayload(mine.to_document(), deploy, settings, str(tmp_path)).to_dict(), Ctx())
-    assert sorted(o.name for o in result.replacement.layers if o.replaced) == sorted(layers)
+    layers = {
+        "layers.0.conv1": "grouped_conv",
+        "layers.2.conv1": "depthwise_separable",
+        "layers.2.shortcut.0": "grouped_conv",
+    }
+    mine = Assignment("resnet18", {g.name: g for g in (DWS, GROUPED)}, layers)
+    deploy = DeploySettings("resnet18", width=4, resolution=8, trials=0, transfer=False, repeat=3, min_repeat_ms=5)
+    result = e2e_job(E2EPayload(mine.to_document(), deploy, TINY, str(tmp_path)).to_dict(), Ctx())
+    replaced = {o.name: o.detail for o in result.replacement.layers if o.replaced}
+    assert sorted(replaced) == sorted(layers)
+    assert replaced["layers.2.shortcut.0"] == "grouped_conv: input subsampled by 2 (stride 2) to 4x4, K=1, direct"
     kernels = {k.kernel for k in result.operator_kernels}
-    for graph in (DWS, GROUPED):
-        assert [k for k in kernels if k.startswith(f"tessera_{content_hash(graph)[:8]}_")], (graph.name, kernels)
+    assert {k.split("_", 2)[1] for k in kernels} == {content_hash(g)[:8] for g in (DWS, GROUPED)}, kernels
+    assert {k for k in kernels if "_H4_" in k and "_W4" in k}  # the strided layers' kernels at 4x4
     assert result.max_abs_error < 1e-3 and result.latency_ms > 0 and not result.score.e2e_tuned
-    with pytest.raises(FormatError, match="names layers of vgg, not of resnet18"):
-        e2e_job(E2EPayload(mine.to_document(), replace(deploy, backbone="resnet18"), settings).to_dict(), Ctx())
+    vgg = replace(TINY, backbone="vgg")
+    with pytest.raises(FormatError, match="names layers of resnet18, not of vgg"):
+        e2e_job(E2EPayload(mine.to_document(), replace(deploy, backbone="vgg"), vgg).to_dict(), Ctx())
+
+
+def test_per_layer_rule_by_latency_times_only_contested_layers_and_picks_the_fastest():
+    """Where two candidates pass, the one the timing says runs faster wins, whatever its FLOPs;
+    a layer one candidate passes is not timed; a candidate that could not be timed is left out."""
+    screen = screen_for(TINY)
+    by_flops = assign_per_layer([CONV, POINTWISE], screen)
+    shapes = {o.name: o.shape for o in screen.candidate(CONV, shared=True)[1].layers}
+    asked: list[tuple[str, str]] = []
+
+    def timing(wanted):  # the operator with more FLOPs runs faster here, and the first 1x1 kernel crashes
+        asked.extend((g.name, layer) for g, layer in wanted)
+        crashed = next(layer for g, layer in wanted if g is POINTWISE)
+        return {
+            (g.name, layer): "the kernel crashed"
+            if (g, layer) == (POINTWISE, crashed)
+            else 1.0 / layer_flops(g, shapes[layer])
+            for g, layer in wanted
+        }
+
+    by_latency = assign_per_layer([CONV, POINTWISE], screen, timing=timing)
+    contested = {layer for _, layer in asked}
+    assert len(contested) > 1 and {name for name, _ in asked} == {"conv2d", "pointwise"}
+    for layer in contested:
+        assert by_flops.layers[layer] == "pointwise" and by_flops.reasons[layer].startswith("cheapest passing: ")
+        assert by_latency.layers[layer] == "conv2d"  # the faster, with more FLOPs
+    crashed = asked[[name for name, _ in asked].index("pointwise")][1]
+    assert by_latency.reasons[crashed].startswith("the only one passing: conv2d")
+    assert "pointwise: not timed: the kernel crashed" in by_latency.reasons[crashed]
+    for layer in contested - {crashed}:
+        assert by_latency.reasons[layer].startswith("fastest passing: conv2d") and " ms" in by_latency.reasons[layer]
+    for layer in set(by_latency.layers) - contested:  # one candidate passes: nothing to time
+        assert by_latency.layers[layer] == by_flops.layers[layer]
+        assert by_latency.reasons[layer].startswith("the only one passing: ")

@@ -231,14 +231,26 @@ def test_the_screen_scores_the_original_once_and_as_a_direct_computation_would()
 
 # Fisher Potential of bundled operators at width 8, 8 px, 200 digits, minibatch 16, one thread,
 # as the screen computed them before it shared the original's layers (commit 5e8f35b): scored
-# either way, the numbers stay these.
-# on the training part of the split that holds the test split out (issue 33's scores differ from earlier ones)
+# either way, the numbers stay these, to what float32 allows: sums of thousands of float32
+# terms (eps 1.2e-7) in an order that changes with the thread count and the kernels chosen
+# (1.1e-6 apart seen in one full run).
+# on the training part of a split that holds the test split out (issue 33)
 PINNED = {"depthwise_separable": (0.11848544407985173, 14), "involution": (6.4791077039408265, 13)}
 PINNED_ORIGINAL = {"depthwise_separable": 0.24866385670611635, "involution": 0.17299239250132814}
+FLOAT32 = 1e-4
+
+
+@pytest.fixture
+def one_thread():
+    """Threads fixed here, not at import: other tests (run before this one) may set them."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))
-def test_a_scored_only_candidate_shares_the_original_and_scores_as_a_built_one(name):
+def test_a_scored_only_candidate_shares_the_original_and_scores_as_a_built_one(name, one_thread):
     """A candidate to be scored shares the screen's original layers: its scores are the
     pinned ones and those of a candidate built anew, and scoring it changes none of the
     original's weights and none of its layers (a candidate built afterwards scores the same)."""
@@ -257,6 +269,6 @@ def test_a_scored_only_candidate_shares_the_original_and_scores_as_a_built_one(n
     built = screen.score(*screen.candidate(graph))
     total, replaced = PINNED[name]
     assert len(report.replaced) == replaced
-    assert shared["fisher_potential"] == pytest.approx(total, rel=1e-6)
-    assert shared["fisher_original"] == pytest.approx(PINNED_ORIGINAL[name], rel=1e-6)
+    assert shared["fisher_potential"] == pytest.approx(total, rel=FLOAT32)
+    assert shared["fisher_original"] == pytest.approx(PINNED_ORIGINAL[name], rel=FLOAT32)
     assert shared["fisher_layers"] == pytest.approx(built["fisher_layers"], rel=1e-6)

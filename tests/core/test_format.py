@@ -5,7 +5,9 @@ import json
 
 import pytest
 
+from core.data.assignment import read_stand_in
 from core.ir.errors import FormatError
+from core.ir.sequence import load_sequence
 from core.ir.serialize import (
     canonical_json,
     content_hash,
@@ -177,3 +179,65 @@ def test_positions_must_be_finite():
     doc["nodes"][0]["pos"] = [1e309, 0]  # JSON's way to spell infinity
     with pytest.raises(FormatError, match=r"nodes\[0\] \('unfold_h'\)\.pos: must be \[x, y\], two finite numbers"):
         graph_from_document(doc, "x.json")
+
+
+LONG = "9" * 5000  # past Python's limit on the digits it converts (4,300)
+
+
+@pytest.mark.parametrize(
+    "kind, literal",
+    [("operator", LONG), ("operator", "-" + "9" * 400), ("sequence", LONG), ("assignment", LONG)],
+    ids=["operator", "operator-400-digit-pos", "sequence", "assignment"],
+)
+def test_every_whole_number_of_a_file_is_held_to_2_31(kind, literal, tmp_path):
+    """A long integer anywhere (here a position, which is otherwise a float) is refused by
+    name as it is read, never a ValueError on Python's digit limit or an OverflowError."""
+    operator = _doc()
+    operator["input"]["pos"] = ["HERE", 0]
+    doc = {
+        "operator": operator,
+        "sequence": json.loads((EXAMPLES / "sequences" / "seq_grouped_conv.json").read_text()),
+        "assignment": {
+            "format": "tessera.assignment",
+            "version": 1,
+            "backbone": "resnet18",
+            "operators": [operator],
+            "layers": {},
+        },
+    }[kind]
+    if kind == "sequence":
+        doc["bindings"] = {"G": "HERE"}
+    path = tmp_path / f"{kind}.json"
+    path.write_text(json.dumps(doc).replace('"HERE"', literal))
+    read = {"operator": read_document, "sequence": load_sequence, "assignment": read_stand_in}[kind]
+    with pytest.raises(FormatError) as refused:
+        read(path)
+    assert str(refused.value) == (
+        f"{path}: the whole number {literal[:12]}... ({len(literal):,} characters) is beyond +-(2^31 - 1), "
+        "the largest a Tessera file may hold"
+    )
+
+
+@pytest.mark.parametrize("amount", [2**63, -(2**31)])
+def test_a_shift_amount_is_held_to_the_same_bound(amount):
+    """In a file (read as text) and in a document already read (the store's, the editor's):
+    2^63 once passed validation and failed in torch.roll at measure time."""
+    doc = _doc("shift_conv")
+    shift = next(n for n in doc["nodes"] if n["op"] == "shift")
+    shift["params"]["amount"] = amount
+    with pytest.raises(FormatError, match=f"the whole number {str(amount)[:12]}.* is beyond"):
+        parse_document(json.dumps(doc), "x.json")
+    with pytest.raises(FormatError, match=r"shift\.amount must be an integer from -\(2\^31 - 1\) to 2\^31 - 1"):
+        graph_from_document(doc, "x.json")
+    shift["params"]["amount"] = 2**31 - 1
+    graph_from_document(doc, "x.json")
+
+
+def test_a_rejected_value_is_named_not_echoed():
+    """A value of 100,000 characters, or nested deeply, is shown cut short in the message."""
+    for value in ["K" * 100_000, [[[[[[list(range(50_000))]]]]]], {"k" * 10_000: ["v" * 10_000] * 9}]:
+        doc = _doc()
+        doc["bindings"] = {"C_in" * 5000: value}
+        with pytest.raises(FormatError) as refused:
+            graph_from_document(doc, "x.json")
+        assert len(str(refused.value)) < 300, str(refused.value)[:400]

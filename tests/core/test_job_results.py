@@ -6,6 +6,7 @@ returns a result that breaks its type fails with that message and writes nothing
 from __future__ import annotations
 
 import copy
+import threading
 
 import pytest
 
@@ -181,7 +182,7 @@ def test_summaries_say_what_each_kind_found():
 def test_a_job_whose_result_breaks_its_type_fails_naming_the_field_and_writes_nothing(store, queue, conv2d, kind):
     broken = {**KEPT[kind], "surprise": 1}
     job_id = queue.submit(kind, {"result": broken}, operator_id=conv2d)
-    run_job(queue, queue.claim([kind]), f"{HERE}:echo_job", heartbeat_interval=60)
+    run_job(queue, queue.claim([kind]), f"{HERE}:echo_job", heartbeat_interval=60, stop=threading.Event())
     job = queue.get(job_id)
     assert job.state == FAILED and job.result is None
     assert f"its handler {HERE}:echo_job returned an invalid result: " in job.error
@@ -191,7 +192,7 @@ def test_a_job_whose_result_breaks_its_type_fails_naming_the_field_and_writes_no
 
 def test_a_job_whose_result_keeps_its_type_records_it(store, queue, conv2d):
     job_id = queue.submit("train", {"result": KEPT["train"]}, operator_id=conv2d)
-    run_job(queue, queue.claim(["train"]), f"{HERE}:echo_job", heartbeat_interval=60)
+    run_job(queue, queue.claim(["train"]), f"{HERE}:echo_job", heartbeat_interval=60, stop=threading.Event())
     job = queue.get(job_id)
     assert (job.state, job.message) == (DONE, "75.0%")
     assert job_result(job) == read_result("train", KEPT["train"])

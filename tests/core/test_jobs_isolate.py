@@ -1,11 +1,16 @@
 """core.jobs.isolate.call_in_subprocess: one function, one spawned process, JSON in and out."""
 
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from core.jobs.errors import WorkerCrashed, WorkerError
 from core.jobs.isolate import call_in_subprocess
+from core.jobs.processes import pid_alive
 
 K = "tests.core.job_kinds"
 
@@ -67,3 +72,36 @@ def test_no_process_is_left_behind():
         call_in_subprocess(f"{K}:sleep_forever", {}, timeout=0.3)
     after = {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
     assert after <= before
+
+
+@pytest.mark.parametrize(
+    "target, pids",
+    [("stuck_in_c", 2), ("chatter", 1)],
+    ids=["in C code (LLVM building)", "still talking (device tracker, serve)"],
+)
+def test_a_child_ends_at_once_and_quietly_with_its_killed_caller(target, pids, tmp_path):
+    """`timeout` SIGTERMs a command (`tessera export --format library`, `tessera device tracker`)
+    whose child is in C code that runs no Python signal handler, or goes on talking to it: the
+    child ends at once with what it started, without a BrokenPipeError traceback."""
+    written = tmp_path / "pids"
+    call = f"call_in_subprocess('{K}:{target}', {{'pids': {str(written)!r}}}, on_progress=print)"
+    script = f"from core.jobs.isolate import call_in_subprocess; {call}"
+    caller = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not written.exists() or len(written.read_text().split()) < pids:
+        assert time.monotonic() < deadline and caller.poll() is None
+        time.sleep(0.05)
+    caller.terminate()
+    _, err = caller.communicate(timeout=30)  # the child shares its stderr: read until it ends too
+    started = [int(p) for p in written.read_text().split()]
+    deadline = time.monotonic() + 2
+    while any(pid_alive(p) for p in started):
+        assert time.monotonic() < deadline, "the child outlived its caller"
+        time.sleep(0.05)
+    assert "Traceback" not in err, err

@@ -74,7 +74,23 @@ def test_reordering_reductions_changes_the_summation_order(steps, carrier):
     r = report(*steps)
     assert verdicts(r)[-1] == (ILLEGAL, "dependence")
     assert f"carried by loop {carrier}:" in r.steps[-1].message
-    assert report(*steps, reassociate=True).legal  # sums may be reassociated: no ordering constraint
+    reassociated = report(*steps, reassociate=True)  # sums may be reassociated: no ordering constraint
+    assert reassociated.legal and reassociated.steps[-1].message.startswith("it reorders the sum (it would reverse")
+
+
+def test_prefetch_is_always_legal_and_marks_its_loop():
+    r = report(("prefetch", {"loop": "kh"}), ("interchange", {"loops": ["co", "oh"]}), ("prefetch", {"loop": "co"}))
+    assert r.legal and r.steps[0].message == "it only reads ahead into the cache: no value and no order changes"
+    assert [l.name for l in r.final.parts[0].loops if l.prefetch] == ["co", "kh"]
+    refused = {
+        ("split", "kh"): "kh is already marked prefetch; split before marking it",
+        ("prefetch", "kh"): "kh already prefetches",
+        ("vectorize", "kw"): "kw prefetches; a vector loop runs its iterations at once",
+    }
+    for (op, loop), message in refused.items():
+        params = {"loop": loop, "factor": 3} if op == "split" else {"loop": loop}
+        r = report(("prefetch", {"loop": "kh"}), ("prefetch", {"loop": "kw"}), (op, params))
+        assert verdicts(r)[-1] == (ERROR, "structure") and message in r.steps[-1].message
 
 
 def test_parallel_and_vectorize_only_on_loops_that_carry_no_dependence():

@@ -53,6 +53,29 @@ def test_reduction_tiling_with_reassociation():
         assert f"sch.{primitive}(" in result["trace"]
 
 
+def test_prefetch_lowers_to_llvm_prefetch_calls_and_changes_no_value():
+    """s_tir has no prefetch primitive: the marked loops start with llvm.prefetch of the input
+    their next iteration reads first, and the built kernel computes what the nest computes."""
+    steps = (
+        make_step("group", {"loops": ["ow", "kw"], "G": 2}),
+        make_step("fuse", {"loops": ["kh", "kw"]}),
+        make_step("prefetch", {"loop": "ci"}),
+        make_step("prefetch", {"loop": "kh_kw"}),
+        make_step("parallel", {"loop": "co"}),
+    )
+    seq = Sequence("conv2d", steps, SMALL)
+    assert [s.status for s in check_sequence(seq).steps] == ["legal"] * 5
+    document = sequence_document(seq)
+    result = verify_sequence(document, batch=2)
+    assert matches(result) and result["prefetches"] == 2
+    scheduled = schedule(check_sequence(seq)).module
+    text = scheduled.script()
+    assert text.count('T.call_llvm_intrin("void", "llvm.prefetch"') == 2
+    assert "I_pad[0, T.min(ci + 1, 7), 0, 0]" in text  # the next input channel's first read
+    executable = compile_module(scheduled)
+    assert "call void @llvm.prefetch" in executable.mod.inspect_source("ll")
+
+
 def test_tvmscript_shows_the_schedule():
     text = sequence_tvmscript(sequence_document(load_sequence(EXAMPLES / "sequences" / "seq_schedule.json")), SMALL)
     assert "T.parallel(" in text and "T.vectorized(8)" in text and "T.unroll(8)" in text
@@ -84,10 +107,10 @@ def test_tvmscript_shows_the_schedule():
 )
 def test_tensor_expression_equals_the_torch_module_with_the_same_weights(steps):
     r = check_sequence(Sequence("conv2d", tuple(make_step(*s) for s in steps), SMALL))
-    _, sch = schedule(r, batch=2)
+    scheduled = schedule(r, batch=2).module
     args, _ = build_expression(r.final, batch=2)
     inputs = random_inputs(args, seed=1)
-    got = run(compile_module(sch.mod), inputs, tuple(int(s) for s in args[-1].shape))
+    got = run(compile_module(scheduled), inputs, tuple(int(s) for s in args[-1].shape))
     op = result_operator(r.final)
     module = operator_module(op)
     with torch.no_grad():  # one contraction per part, in part order (a peeled nest's are joined by concat)

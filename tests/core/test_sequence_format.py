@@ -62,6 +62,19 @@ def test_parse_and_text():
     )
 
 
+def test_prefetch_needs_version_2_and_only_it_does(tmp_path):
+    """A sequence is written in the oldest version that holds its steps: without prefetch a
+    Tessera reading only version 1 still opens it."""
+    seq = sequence_from_document(good())
+    assert sequence_document(seq)["version"] == 1
+    prefetching = seq.with_steps([*seq.steps, make_step("prefetch", {"loop": "oh"})])
+    save_sequence(prefetching, tmp_path / "p.json")
+    doc = json.loads((tmp_path / "p.json").read_text())
+    assert doc["version"] == 2 and doc["steps"][-1] == {"op": "prefetch", "loop": "oh"}
+    assert load_sequence(tmp_path / "p.json") == prefetching
+    assert sequence_from_document({**good(), "version": 2}) == seq
+
+
 def _with(path: str, value):
     doc = good()
     target = doc
@@ -83,7 +96,8 @@ def _with(path: str, value):
     [
         ([], "top level: expected a JSON object"),
         (_with("format", "tessera.operator"), "format: expected 'tessera.sequence'"),
-        (_with("version", 2), "version: this Tessera reads version 1, the file has 2"),
+        (_with("version", 3), "version: this Tessera reads version 1 or 2, the file has 3"),
+        (_with("steps.2", {"op": "prefetch", "loop": "kw"}), "steps[2] (prefetch): this step came with version 2"),
         (_with("nest", "conv3d"), "nest: unknown nest 'conv3d' (known: conv2d, grouped_conv2d, dense)"),
         (_with("extra", 1), "top level: unknown field(s) extra"),
         (_with("reassociate", "yes"), "reassociate: must be true or false"),

@@ -6,7 +6,7 @@ import pytest
 
 from core.analysis.legality import check_sequence
 from core.codegen.loopnest_ir import result_operator
-from core.ir.sequence import STEP_PARAMS, apply_step, load_sequence, sequence_from_document, start
+from core.ir.sequence import STEP_PARAMS, apply_step, load_sequence, sequence_document, sequence_from_document, start
 from core.ir.serialize import content_hash, load_operator, to_document
 from core.ir.symbolic import parse_size
 from core.search.base import Budget, SearchError
@@ -35,6 +35,30 @@ def test_candidates_are_valid_distinct_in_budget_and_carry_their_sequence(conv2d
     s = search.stats
     assert s["illegal"] > 0  # random reorders do break the accumulation order
     assert s["tried"] == s["proposed"] + s["invalid"] + s["over_budget"] + s["duplicate"]
+
+
+def test_samples_reassociate_float_sums_and_say_so(conv2d):
+    """NAS-PTE reorders reduction loops of float sums: a sample whose step reverses the
+    accumulation order is legal, its verdict says the sum was reordered, and the sequence
+    carries reassociate: true; the same steps in the strict order are illegal."""
+    search, strict = SequenceSearch(conv2d, seed=0), SequenceSearch(conv2d, seed=0, reassociate=False)
+    for _ in range(50):
+        seq, same = search.sample(), strict.sample()
+        assert seq.steps == same.steps and seq.reassociate and not same.reassociate
+        report = check_sequence(seq)
+        reordered = [s for s in report.steps if "it reorders the sum" in s.message]
+        if report.legal and reordered:
+            break
+    else:
+        pytest.fail("no legal sample reordered a sum in 50")
+    assert all(s.status == "legal" for s in reordered) and "legal because the sequence reassociates" in (
+        reordered[0].message
+    )
+    strict_step = check_sequence(same).steps[reordered[0].index]
+    assert strict_step.status == "illegal" and "would reverse the accumulation dependence" in strict_step.message
+    assert sequence_document(seq)["reassociate"] is True and "reassociated" in seq.description
+    found = search.ask(3)
+    assert found and all(c.info["sequence"]["reassociate"] is True for c in found)
 
 
 def test_same_seed_same_candidates(conv2d):

@@ -22,7 +22,7 @@ from core.jobs.processes import pid_alive
 from core.jobs.queue import DONE, QUEUED, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreDamaged, StoreError, StoreReadOnly
-from tests.store_damage import ROWS, build_store, damage_page
+from tests.store_damage import ROWS, build_store, damage_page, damage_table
 
 from .job_kinds import TEST_HANDLERS
 
@@ -139,16 +139,29 @@ def test_a_read_only_file_is_read_and_never_written(tmp_path, examples_dir, caps
 def cli_in_read_only_folder(folder: Path, *argv: str) -> subprocess.CompletedProcess:
     """`tessera ARGV` in a process that cannot write to `folder`: by its permissions, or as
     root (whom permissions do not stop) on a read-only bind mount in a mount namespace of
-    its own. Skips if root may not mount."""
+    its own."""
     command = [sys.executable, "-m", "app.cli", *argv]
-    if os.geteuid() == 0:
-        if shutil.which("unshare") is None:
-            pytest.skip("running as root, whom folder permissions do not stop, without unshare to mount it read-only")
-        mount = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" || exit 99; exec "$@"'
-        command = ["unshare", "-m", "sh", "-c", mount, str(folder), *command]
-    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    if os.geteuid() != 0:
+        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    return with_mount('mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"', folder, command)
+
+
+def with_mount(mount: str, folder: Path, command: list[str]) -> subprocess.CompletedProcess:
+    """`command` in a mount namespace of its own (a user namespace too unless root), after the
+    shell command `mount` ($0 is `folder`). Skips where this process may not mount."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare to mount a file system in a namespace of its own")
+    user = [] if os.geteuid() == 0 else ["-r"]
+    script = f'{mount} || exit 99; exec "$@"'
+    run = subprocess.run(
+        ["unshare", "-m", *user, "sh", "-c", script, str(folder), *command],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if run.returncode == 99:
-        pytest.skip(f"running as root, whom folder permissions do not stop, without the right to mount: {run.stderr}")
+        pytest.skip(f"no right to mount a file system in a namespace of its own: {run.stderr}")
     return run
 
 
@@ -198,3 +211,110 @@ def test_a_lock_held_past_the_patience_is_a_clear_error(tmp_path):
             store.add_device("board")
     finally:
         holder.close()
+
+
+def test_a_table_lost_to_damage_leaves_the_others_readable(tmp_path, examples_dir, capsys):
+    """The operators table's first page damaged: every measurement is still read (its operator's
+    columns empty), by `results`, `--json` and the CSV export, each saying what was lost."""
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    damage_table(path, "operators")
+    lost = "lost: operators (every row: its first page is damaged)"
+
+    code, out, err = tessera(capsys, "results", "--store", str(path), "--json")
+    assert code == 0 and lost in err
+    rows = json.loads(out)
+    assert sorted(r["measurement_id"] for r in rows) == list(range(1, ROWS + 1))
+    assert {r["operator_name"] for r in rows} == {None}
+
+    code, out, err = tessera(capsys, "results", "--store", str(path))
+    assert code == 0 and lost in err and len(out.splitlines()) == ROWS + 1
+
+    csv_file = tmp_path / "saved.csv"
+    code, out, err = tessera(capsys, "export", "--format", "csv", "--store", str(path), "--out", str(csv_file))
+    assert code == 0 and lost in err
+    assert len(csv_file.read_text().splitlines()) == ROWS + 1
+
+    with Store(path) as store:
+        assert len(store.pareto(["latency_ms", "flops"])) >= 1
+
+
+def test_what_a_damaged_page_took_is_said_by_ids(damaged_store):
+    with Store(damaged_store) as store:
+        lost = store.salvaged().lost
+        read = {r["measurement_id"] for r in store.results()}
+    assert list(lost) == ["measurements"]
+    first, last = (int(i) for i in lost["measurements"].removeprefix("ids ").split("-"))
+    assert read == set(range(1, ROWS + 1)) - set(range(first, last + 1))
+
+
+def test_a_full_disk_keeps_a_finished_job_result_until_space_is_freed(tmp_path):
+    """A worker whose result write meets a full disk (a small tmpfs, filled by the job) says
+    so, keeps the result and its attempt, and writes it once space is freed; a reader of the
+    store on a full disk is told the disk is full, not "disk I/O error"."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    run = with_mount(
+        'mount -t tmpfs -o size=8m tmpfs "$0"', folder, [sys.executable, "-m", "tests.core.full_disk", str(folder)]
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["while full"] == {"state": "running", "worker alive": True}
+    assert f"the disk holding the results store {folder / 'results.db'} is full" in run.stderr
+    assert "the outcome of job 1 (fill) waits to be written" in run.stderr
+    assert seen["after"] == {"attempts": 1, "result": 600_000}
+    assert seen["results exit"] == 1
+    assert seen["results said"].startswith(
+        f"tessera results: the disk holding the results store {folder / 'results.db'} is full"
+    )
+
+
+def test_an_empty_file_is_refused_as_a_store(tmp_path, examples_dir, capsys):
+    """SQLite would take 0 bytes for a new store; it is more likely one truncated: said, and left as it is."""
+    path = tmp_path / "results.db"
+    path.touch()
+    for argv in (["submit", str(examples_dir / "conv2d.json")], ["worker"]):
+        code, _, err = tessera(capsys, *argv, "--store", str(path))
+        assert code == 1 and err.startswith(f"tessera {argv[0]}: the results store {path} is an empty file (0 bytes)")
+    assert path.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["results.db"]
+
+
+def test_a_store_read_without_its_wal_file_says_it_may_be_out_of_date(tmp_path, examples_dir):
+    """A copy of a store in use (its -wal file holding the last 50 measurements, no -shm file) in a
+    read-only folder: SQLite can read only the main file there, and `results` says so."""
+    path = tmp_path / "results.db"
+    build_store(path, examples_dir)
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    with Store(path) as store:
+        with store.write():
+            for i in range(50):
+                store.add_measurement(1, None, {"latency_ms": 1.0 + i})
+        for name in ("results.db", "results.db-wal"):
+            shutil.copy(tmp_path / name, folder / name)
+    read_only(folder)
+    try:
+        run = cli_in_read_only_folder(folder, "results", "--store", str(folder / "results.db"), "--json")
+        assert run.returncode == 0, run.stderr
+        assert len(json.loads(run.stdout)) == ROWS  # the main file's
+        assert run.stderr.startswith(
+            f"warning: the results store {folder / 'results.db'} may not show its latest changes: its -wal file"
+        )
+    finally:
+        folder.chmod(0o755)
+
+
+def test_another_programs_exclusive_lock_is_waited_for_on_opening(tmp_path):
+    """A program holding the file in SQLite's exclusive locking mode blocks even reading it:
+    opening waits past SQLite's busy timeout (here 50 ms) for the store's patience too."""
+    path = tmp_path / "results.db"
+    Store(path).close()
+    holder = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("COMMIT")  # the lock stays held until the connection closes
+    threading.Timer(0.6, holder.close).start()
+    started = time.monotonic()
+    with Store(path, busy_timeout=0.05, patience=10) as store:
+        assert time.monotonic() - started >= 0.5
+        store.add_device("board")

@@ -4,6 +4,7 @@ ending with the window."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -14,7 +15,7 @@ from core.jobs.queue import QUEUED, RUNNING, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreReadOnly
 from tests.core.job_kinds import TEST_HANDLERS
-from tests.store_damage import ROWS
+from tests.store_damage import ROWS, build_store, damage_table
 from tests.support import EXAMPLES
 from views.explorer.results_table import NAME, WRITES
 from views.explorer.session import ExplorerSession
@@ -71,7 +72,12 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
     notice = view.notice.text()  # said above the plot, not only in the status bar
     assert view.notice.isVisible()
     assert notice.startswith(f"The results store {damaged_store} is damaged (database disk image is malformed)")
-    assert f"shown are the {len(readable):,} results that could still be read, and nothing is written" in notice
+    with Store(damaged_store) as store:
+        lost = store.salvaged().note()
+    assert lost.startswith("lost: measurements (ids ")
+    assert (
+        f"shown are the {len(readable):,} results that could still be read ({lost}), and nothing is written" in notice
+    )
     assert "Export Results… (CSV)" in notice
     for key in WRITES:  # what would write is offered disabled, saying why
         assert not browser.buttons[key].isEnabled()
@@ -109,6 +115,20 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
     assert damaged_store.read_bytes() == before
 
 
+@pytest.fixture
+def operators_lost(store_path, examples_dir) -> Path:
+    """A store of ROWS measurements whose operators table's first page is damaged."""
+    build_store(store_path, examples_dir)
+    damage_table(store_path, "operators")
+    return store_path
+
+
+def test_the_explorer_shows_the_measurements_of_a_store_that_lost_its_operators(qtbot, operators_lost, explorer):
+    view = explorer.explore.view
+    qtbot.waitUntil(lambda: view.browser.model.rowCount() == ROWS and explorer.is_idle(), timeout=20_000)
+    assert "could still be read (lost: operators (every row: its first page is damaged))" in view.notice.text()
+
+
 def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
     from app.gui.window import MainWindow
 
@@ -119,3 +139,36 @@ def test_the_window_closes_while_the_explorer_is_being_built(qtbot, store_path):
     assert window.pages.building and window.explore.view is None
     window.close()  # nothing of it runs on after the session is shut (the leak check sees its timer)
     assert not window.pages.building
+
+
+def test_the_window_on_a_store_it_cannot_open_says_so_without_waiting(qtbot, tmp_path):
+    """The error shows in a box the window does not wait on, and in the status bar."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from app.gui.window import MainWindow
+
+    path = tmp_path / "results.db"
+    path.write_bytes(b"these are notes, not a database\n" * 100)
+    opening, looks = [True], []
+
+    def look():  # a dialog the window waits on is closed here, or the test would wait for ever
+        looks.append(opening[0])
+        if opening[0] and QApplication.activeModalWidget() is not None:
+            QApplication.activeModalWidget().close()
+
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(look)
+    timer.start(300)
+    window = MainWindow(settings=None, store=str(path))
+    opening[0] = False
+    try:
+        qtbot.waitUntil(lambda: bool(looks), timeout=5_000)
+        assert looks == [False], "the window waited on a dialog"
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+        assert [b.text() for b in boxes] == [f"cannot open the results store {path}: file is not a database"]
+        assert window.statusBar().currentMessage() == f"Cannot open the results store: {boxes[0].text()}"
+        boxes[0].close()
+    finally:
+        window.close()

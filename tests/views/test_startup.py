@@ -73,3 +73,46 @@ def test_cli_screenshot_of_a_bad_file_fails_with_a_message(tmp_path):
     assert result.returncode == 1
     assert "tessera gui:" in result.stderr and "bad.json" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_cli_screenshot_of_a_bad_file_stops_the_store_reader_on_the_way_out(tmp_path):
+    """With a store, the window's reader thread runs when the file is refused: stopped and
+    waited for, not destroyed running (which aborted the process, exit 134)."""
+    from core.store import Store
+
+    store = tmp_path / "results.db"
+    Store(store).close()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "tessera.operator"')
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "gui",
+            str(bad),
+            "--store",
+            str(store),
+            "--screenshot",
+            str(tmp_path / "x.png"),
+        ],
+        timeout=60,
+    )
+    assert result.returncode == 1 and f"tessera gui: {bad}: not valid JSON" in result.stderr
+    assert "QThread" not in result.stderr
+
+
+def test_cli_screenshot_on_a_store_it_cannot_open_says_why(tmp_path):
+    """No dialog waits for a press nobody makes: the error, as the command line says it (here of a
+    truncated store; a garbage file, a zeroed header or a folder take the same way)."""
+    from core.store import Store
+
+    store = tmp_path / "results.db"
+    Store(store).close()
+    with open(store, "r+b") as f:
+        f.truncate(1000)
+    out = tmp_path / "x.png"
+    result = run([sys.executable, "-m", "app.cli", "gui", "--store", str(store), "--screenshot", str(out)], timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert f"tessera gui: cannot open the results store {store}" in result.stderr
+    assert not out.exists()

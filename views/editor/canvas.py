@@ -59,7 +59,7 @@ class OperatorScene(QGraphicsScene):
             self._add_edge(src, dst, port)
         graph.subscribe(self._on_graph_event)
         document.summaryChanged.connect(self.refresh)
-        self.refresh()
+        self._label_wires()  # the cards were just made from this summary
 
     def detach(self) -> None:
         """Stop following the document (before the scene or the document goes away)."""
@@ -114,6 +114,11 @@ class OperatorScene(QGraphicsScene):
         summary = self.document.summary
         for node, item in self._nodes.items():
             item.set_info(node_info(summary, node))
+        self._label_wires()
+
+    def _label_wires(self) -> None:
+        """Label every wire from the current summary, and make room around the cards."""
+        summary = self.document.summary
         for (src, dst), edge in self._edges.items():
             edge.set_label(*edge_label(summary, src, dst, edge.port))
         self.setSceneRect(self.itemsBoundingRect().adjusted(-600, -400, 600, 400))

@@ -81,8 +81,9 @@ class ExplorerView(QWidget):
         refusal = self.session.refusal
         if self.session.store.damage:
             shown = f"the {self.session.frame.count:,} results" if self.session.loaded else "the results"
+            lost = f" ({self.session.lost})" if self.session.lost else ""
             refusal += (
-                f": shown are {shown} that could still be read, and nothing is written to it. Save them "
+                f": shown are {shown} that could still be read{lost}, and nothing is written to it. Save them "
                 "with Export Results… (CSV), then move the file aside: the next Tessera command creates "
                 "a new store in its place."
             )

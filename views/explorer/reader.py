@@ -24,7 +24,7 @@ from core.store import Store, StoreDamaged
 from core.store.changes import StoreChanges
 from core.store.frame import FrameChunk, read_chunk
 from core.store.query import OrderQuery
-from core.store.salvage import readable_copy
+from core.store.salvage import salvage
 from core.store.table_order import TableOrder
 
 from ..result_columns import FRAME_COLUMNS
@@ -42,6 +42,7 @@ class Snapshot:
     changed: bool = False  # the store changed since the previous poll
     error: str = ""
     damage: str = ""  # what SQLite found damaged in the store: `results` are what could be read
+    lost: str = ""  # of a damaged store, what could not be read (core.store.salvage.Salvage.note)
 
 
 class StoreReader(QObject):
@@ -77,13 +78,9 @@ class StoreReader(QObject):
         self.polled.emit(snapshot)
 
     def _watch(self, reload: bool) -> Snapshot:
-        conn = self.store.db.conn
         try:
-            conn.execute("BEGIN")  # one consistent view of the file for the whole poll
-            try:
+            with self.store.snapshot():  # one consistent view of the file for the whole poll
                 return self._poll(reload)
-            finally:
-                conn.commit()
         except StoreDamaged:  # met by this poll: read around it from now on
             return self._salvage(True)
 
@@ -114,8 +111,9 @@ class StoreReader(QObject):
         nothing more. Jobs and devices as far as they can be read."""
         if self.readable is not None and not reload:
             return Snapshot()
-        self.readable = readable_copy(self.store.db)
-        snapshot = Snapshot(changed=True, reset=True, damage=self.store.damage)
+        saved = salvage(self.store.db)
+        self.readable = saved.db
+        snapshot = Snapshot(changed=True, reset=True, damage=self.store.damage, lost=saved.note())
         snapshot.results = read_chunk(self.readable, FRAME_COLUMNS)
         with contextlib.suppress(StoreDamaged):  # the results matter here, not a damaged jobs table
             snapshot.jobs = self.jobs.changed_jobs()

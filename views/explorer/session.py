@@ -55,6 +55,7 @@ class ExplorerSession(QObject):
         self.jobs: dict[int, Job] = {}
         self.devices: dict[int, str] = {}
         self.loaded = False  # the first poll has arrived
+        self.lost = ""  # of a damaged store, what could not be read (said with the results)
         self.supervisor: Supervisor | None = None
         #: start workers when jobs are queued or retried (a user preference, kept by the window)
         self.autostart_workers = True
@@ -122,6 +123,7 @@ class ExplorerSession(QObject):
         self.loaded = True
         if snapshot.error:
             self.message.emit(snapshot.error)
+        self.lost = snapshot.lost or self.lost
         if snapshot.damage and not self.store.damage:  # the reader met it: this connection writes nothing either
             self.store.note_damage(snapshot.damage)
             self.message.emit(f"{self.refusal}: showing the results that can still be read")
@@ -162,8 +164,9 @@ class ExplorerSession(QObject):
 
     # -- small reads in the GUI thread ------------------------------------------------------------
     def rows(self, ids) -> dict[int, dict]:
-        """Full results rows by result id (indexed queries, fine for a page of ids)."""
-        return result_rows(self.store.db, ids)
+        """Full results rows by result id (indexed queries, fine for a page of ids); of a damaged
+        store, from what could be read of it (copied once, Store.readable)."""
+        return result_rows(self.store.readable, ids)
 
     def row(self, result_id: int) -> dict | None:
         return self.rows([result_id]).get(result_id)

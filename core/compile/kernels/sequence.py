@@ -1,6 +1,6 @@
 """A transformation sequence's own schedule as a kernel (NAS-PTE): the loop nest the sequence
 ends with (core.codegen.loopnest_tvm, its architecture steps baked in) scheduled by its
-meaning-preserving steps (split, reorder, fuse, unroll, vectorize, parallel). The nest is fed
+meaning-preserving steps (split, reorder, fuse, unroll, vectorize, parallel, prefetch). The nest is fed
 the torch module's weights of the operator the sequence makes (core.codegen.loopnest_ir:
 result_operator), one per part, so its output is checked against the same reference as every
 other kernel. Tuning runs MetaSchedule on the same nest unscheduled, and the sequence's own
@@ -32,8 +32,7 @@ class SequenceKernel:
         seq = sequence_from_document(settings.sequence, "the operator's sequence")
         sizes = {k: v for k, v in workload.bindings.items() if k in BASES[seq.nest].variables}
         report = check_sequence(seq, sizes)
-        self.untransformed, own = schedule(report, workload.batch)
-        self.own = own.mod
+        self.untransformed, _, self.own = schedule(report, workload.batch)
         self.steps = len(seq.steps)
         assert report.final is not None  # schedule() refuses a sequence that did not finish
         args, _ = build_expression(report.final, workload.batch)

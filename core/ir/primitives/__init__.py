@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.errors import shown
+
 from ..errors import ParamError
 from .arithmetic import UNARY_OPS, ElementWise, Fold, FullyConnected, Reduce, Share, Softmax
 from .base import Param, Primitive
@@ -34,7 +36,7 @@ def make(op: str, params: dict | None = None) -> Primitive:
     try:
         cls = REGISTRY[op]
     except KeyError:
-        raise ParamError(f"unknown primitive {op!r} (known: {', '.join(sorted(REGISTRY))})") from None
+        raise ParamError(f"unknown primitive {shown(op)} (known: {', '.join(sorted(REGISTRY))})") from None
     return cls(params)
 
 

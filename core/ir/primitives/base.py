@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from core.errors import shorten, shown
+
 from ..errors import ParamError, ShapeError, SizeError
-from ..symbolic import Size, VarKind, parse_size
+from ..symbolic import MAX_SIZE, Size, VarKind, parse_size
 from ..tensor import Dim, TensorType
 
 
@@ -43,7 +45,7 @@ class Primitive:
         unknown = sorted(set(params) - known)
         if unknown:
             raise ParamError(
-                f"{self.op}: unknown parameter(s) {', '.join(unknown)} (expected {', '.join(sorted(known)) or 'none'})"
+                f"{self.op}: unknown parameter(s) {shorten(', '.join(unknown))} (expected {', '.join(sorted(known)) or 'none'})"
             )
         self.params: dict[str, Any] = {}
         for p in self.spec:
@@ -116,32 +118,33 @@ def _check_param(op: str, p: Param, value: Any) -> Any:
     if value is None and p.optional:
         return None
     if p.kind == "dim":
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ParamError(f"{where} must be an integer axis index, got {value!r}")
+        if not _whole(value):
+            raise ParamError(f"{where} must be an integer axis index, got {shown(value)}")
     elif p.kind == "dims":
-        if (
-            not isinstance(value, list)
-            or not value
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        ):
-            raise ParamError(f"{where} must be a non-empty list of axis indices, got {value!r}")
+        if not isinstance(value, list) or not value or not all(_whole(v) for v in value):
+            raise ParamError(f"{where} must be a non-empty list of axis indices, got {shown(value)}")
         if len(set(value)) != len(value):
-            raise ParamError(f"{where} repeats an axis: {value!r}")
+            raise ParamError(f"{where} repeats an axis: {shown(value)}")
     elif p.kind == "int":
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise ParamError(f"{where} must be an integer, got {value!r}")
+        if not _whole(value):
+            raise ParamError(f"{where} must be an integer from -(2^31 - 1) to 2^31 - 1, got {shown(value)}")
     elif p.kind == "size":
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        if _whole(value) and value > 0:
             value = str(value)
         if not isinstance(value, str):
-            raise ParamError(f"{where} must be a size expression such as 'K' or 'C_out/G', got {value!r}")
+            raise ParamError(f"{where} must be a size expression such as 'K' or 'C_out/G', got {shown(value)}")
         try:
             parse_size(value)
         except SizeError as e:
             raise ParamError(f"{where}: {e}") from None
     elif p.kind == "choice" and value not in p.choices:
-        raise ParamError(f"{where} must be one of {', '.join(p.choices)}, got {value!r}")
+        raise ParamError(f"{where} must be one of {', '.join(p.choices)}, got {shown(value)}")
     return value
+
+
+def _whole(value: Any) -> bool:
+    """A whole number within the one bound every integer of a file is held to (+-MAX_SIZE)."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_SIZE
 
 
 def require_divisible(num: Size, den: Size, kinds: Mapping[str, VarKind], what: str) -> Size:
