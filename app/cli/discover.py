@@ -69,7 +69,9 @@ def config_of(args) -> dict:
     from core.ir.serialize import read_document
     from core.search.discovery import discovery_config
 
-    replace = replace_kinds(args.replace)  # left out when the default, so that earlier runs keep their key
+    # the device, mixed precision and the replaced kinds are left out when the default, so that
+    # earlier runs keep their key
+    replace = replace_kinds(args.replace)
     return discovery_config(
         read_document(template_path(args.template)),
         args.backbone,
@@ -79,8 +81,8 @@ def config_of(args) -> dict:
             "width": options.train_width(args, args.backbone),
             "resolution": args.resolution,
             "epochs": args.epochs,
-            "device": args.train_device,
-            "amp": args.amp,
+            "device": None if args.train_device == TrainConfig.device else args.train_device,
+            "amp": args.amp or None,
             "theta": args.theta,
             "limit": args.limit,
             "max_batches": args.max_batches,

@@ -7,6 +7,7 @@ import pytest
 from app.cli import build_parser, main
 from app.cli.discover import config_of
 from core.jobs.queue import JobQueue
+from core.search.discovery import DiscoveryConfig
 from core.store import Store
 from core.train.errors import EvaluationError
 from core.train.settings import EvalSettings
@@ -125,7 +126,8 @@ def test_evaluate_and_discover_replace_strided_convolutions_when_asked(tmp_path,
     assert main(["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path), *replace]) == 0
     assert "on resnet18/w16[standard,strided] at" in capsys.readouterr().out
     with Store(path) as store:
-        train, e2e = JobQueue(store).jobs()
+        train, test, e2e = JobQueue(store).jobs()
+        assert test.payload["settings"]["replace"] == ["standard", "strided"]
         assert train.payload["settings"]["replace"] == ["standard", "strided"]
         assert e2e.payload["deploy"]["replace"] == ["standard", "strided"]
     discover = build_parser("discover")
@@ -136,3 +138,6 @@ def test_evaluate_and_discover_replace_strided_convolutions_when_asked(tmp_path,
     ]
     default = config_of(discover.parse_args(["discover"]))
     assert "replace" not in default["evaluation"] and "replace" not in default["deploy"]
+    assert not {"device", "amp"} & set(default["evaluation"])  # defaults left out: earlier runs keep their key
+    earlier = {k: v for k, v in default.items() if k != "test_seeds"}  # a run from before test accuracy
+    assert DiscoveryConfig.from_dict(earlier).key == DiscoveryConfig.from_dict(default).key
