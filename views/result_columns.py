@@ -36,6 +36,24 @@ def _time(value: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
 
 
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f}"
+
+
+def _test_accuracy(record: dict) -> str:
+    """'0.912 ± 0.004 (3 seeds)': the mean over the seeds, their spread and how many."""
+    std, seeds = record.get("test_accuracy_std"), record.get("test_seeds")
+    spread = "" if std is None else f" ± {std:.3f}"
+    return f"{record['test_accuracy']:.3f}{spread}" + (f" ({seeds} seeds)" if seeds else "")
+
+
+def _test_difference(record: dict) -> str:
+    """'-0.3 [-0.9, +0.4]': points against the original, seed by seed, and the 95% interval."""
+    low, high = record.get("test_difference_low"), record.get("test_difference_high")
+    interval = "" if low is None or high is None else f" [{_points(low)}, {_points(high)}]"
+    return _points(record["test_difference"]) + interval
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  # column of the store's results view
@@ -44,6 +62,7 @@ class Column:
     axis: str | None = None  # axis label when the column can be a plot axis
     log: bool = True  # a plot axis of it starts logarithmic (costs and times span decades)
     bounds: tuple[float, float] | None = None  # the values it can take, e.g. accuracy in 0..1
+    row_fmt: Callable[[dict], str] | None = None  # the text from the whole row, where it joins several columns
 
     @property
     def numeric(self) -> bool:
@@ -79,6 +98,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("max_abs_error", "Max error", fmt=lambda v: f"{v:.2g}"),
     Column("timing_note", "Timing", fmt=str),
     Column("accuracy", "Accuracy", axis="Accuracy", log=False, bounds=(0.0, 1.0)),
+    Column(
+        "test_accuracy",
+        "Test accuracy",
+        axis="Test accuracy (mean over seeds)",
+        log=False,
+        bounds=(0.0, 1.0),
+        row_fmt=_test_accuracy,
+    ),
+    Column(
+        "test_difference",
+        "Test vs original (points)",
+        axis="Test accuracy minus the original's (points, paired over seeds)",
+        log=False,
+        row_fmt=_test_difference,
+    ),
     Column("fisher_potential", "Fisher Potential", axis="Fisher Potential"),
     Column("e2e_latency_ms", "Network (ms)", axis="Network latency (ms)"),
     Column(
@@ -98,7 +132,10 @@ DOUBT = " ⚠"
 
 def cell_text(record: dict, key: str) -> str:
     """The text of a result's value in column `key`, marked when its timing is in doubt."""
-    text = BY_KEY[key].text(record.get(key))
+    column = BY_KEY[key]
+    if column.row_fmt is not None and record.get(key) is not None:
+        return column.row_fmt(record)
+    text = column.text(record.get(key))
     return text + DOUBT if text and key in TIMED and record.get("timing_note") else text
 
 

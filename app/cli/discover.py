@@ -25,10 +25,17 @@ def add_parsers(sub) -> None:
     p.add_argument("--workers", type=int, default=2, help="worker processes running the stages (default 2)")
     p.add_argument("--in-flight", type=int, default=None, metavar="N", help="candidates between stages at once")
     proxy = p.add_argument_group("the proxy task (accuracy)")
-    options.proxy_task(proxy)
+    options.proxy_task(proxy, deployed=True)
     proxy.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="(default %(default)s)")
+    options.training(proxy)
     proxy.add_argument("--theta", type=float, default=0.5, help="Canvas's early-stop theta")
-    proxy.add_argument("--limit", type=int, default=None, metavar="N", help="a stratified sample of N examples")
+    proxy.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train and validate on a stratified sample of N examples (the test split stays whole)",
+    )
     proxy.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     options.replace(proxy)
     judge = p.add_argument_group("the stages")
@@ -41,7 +48,7 @@ def add_parsers(sub) -> None:
         help="screen out below R x the original's Fisher Potential (default 1)",
     )
     options.fisher_batch(judge)
-    judge.add_argument("--margin", type=float, default=0.01, help="accuracy below the original's allowed (0.01)")
+    options.report(judge)
     judge.add_argument("--no-tune", action="store_true", help="stop at the margin; no end-to-end tuning")
     deploy = p.add_argument_group("the deployment size (latency)")
     deploy.add_argument("--deploy-width", type=int, default=None, metavar="N")
@@ -62,16 +69,20 @@ def config_of(args) -> dict:
     from core.ir.serialize import read_document
     from core.search.discovery import discovery_config
 
-    replace = replace_kinds(args.replace)  # left out when the default, so that earlier runs keep their key
+    # the device, mixed precision and the replaced kinds are left out when the default, so that
+    # earlier runs keep their key
+    replace = replace_kinds(args.replace)
     return discovery_config(
         read_document(template_path(args.template)),
         args.backbone,
         args.seed,
         proxy={
             "dataset": args.dataset,
-            "width": args.width,
+            "width": options.train_width(args, args.backbone),
             "resolution": args.resolution,
             "epochs": args.epochs,
+            "device": None if args.train_device == TrainConfig.device else args.train_device,
+            "amp": args.amp or None,
             "theta": args.theta,
             "limit": args.limit,
             "max_batches": args.max_batches,
@@ -96,6 +107,7 @@ def config_of(args) -> dict:
         fisher=not args.no_fisher,
         fisher_threshold=args.fisher_threshold,
         margin=args.margin,
+        test_seeds=args.seeds,
         tune=not args.no_tune,
         tuning_root=args.tuning_dir,
         name=args.name,
@@ -132,15 +144,40 @@ def cmd_discover(args) -> int:
     counts = summary["counts"]
     print(f"run {summary['run']} ({summary['name']}) after {summary['seconds']:g} s:")
     print("  " + ", ".join(f"{n} {stage}" for stage, n in counts.items()))
-    base = summary["baseline_accuracy"]
-    print(f"  the original network's proxy accuracy: {base:.3f}" if base is not None else "  no baseline yet")
+    for line in report_lines(summary):
+        print(line)
+    if summary["best"] is None:
+        print("  no candidate within the margin has a tuned end-to-end speedup yet", file=sys.stderr)
+    return 0
+
+
+def report_lines(summary: dict) -> list[str]:
+    """The original's accuracies and the best candidate: selected by validation accuracy and
+    speedup, reported by its test accuracy over seeds against the original's, in words."""
+    from core.train.paired import mean_std
+
+    base, tested = summary["baseline_accuracy"], summary["baseline_test"]
+    lines = [
+        f"  the original network's proxy (validation) accuracy: {base:.3f}" if base is not None else "  no baseline yet"
+    ]
+    if tested:
+        seeds = ", ".join(map(str, summary["test_seeds"]))
+        lines.append(f"  its test accuracy over seeds {seeds}: {mean_std([a for a in tested if a is not None])}")
     best = summary["best"]
     if best is None:
-        print("  no candidate within the margin has a tuned end-to-end speedup yet", file=sys.stderr)
-    else:
-        print(
-            f"  best: {best['name']} (operator {best['operator_id']}): accuracy {best['accuracy']:.3f}, "
-            f"{best['e2e_speedup']:.2f}x faster end to end than the tuned original"
-            + (f" ({best['note']}; time it again on a quiet machine)" if best["note"] else "")
-        )
-    return 0
+        return lines
+    lines.append(
+        f"  best of {best['selected_from']} candidates: {best['name']} (operator {best['operator_id']}), "
+        f"selected at validation accuracy {best['accuracy']:.3f}, {best['e2e_speedup']:.2f}x faster end to end "
+        "than the tuned original" + (f" ({best['note']}; time it again on a quiet machine)" if best["note"] else "")
+    )
+    test = best["test"]
+    if test is None:
+        lines.append("  its test accuracy: not measured (--seeds 0)")
+        return lines
+    spread = "" if test["std"] is None else f" +- {test['std']:.3f}"
+    lines.append(
+        f"  its test accuracy: {test['accuracy']:.3f}{spread}, {100 * test['difference']:+.1f} points against "
+        f"the original seed by seed; {test['verdict']}"
+    )
+    return lines

@@ -1,8 +1,10 @@
 """`tessera evaluate`: the accuracy side of an operator in a backbone.
 
 Without --fisher-only it queues a "train" job (Fisher Potential at initialisation, then
-proxy training early-stopped against the best stored curve), at the proxy size (--width,
---resolution), and an "e2e" job: the whole network with the operator against the original,
+proxy training early-stopped against the best stored curve; validation accuracy), at the
+proxy size (--train-width, --resolution); a "test" job (--seeds: the network and the original
+trained again with each seed, tested on the test split, paired, judged against --margin by
+the 95% interval); and an "e2e" job: the whole network with the operator against the original,
 both with tuned kernels (--trials per kernel still untuned; schedules of kernels already
 tuned, or of the same class with transfer on, are reused), at the deployment size
 (--deploy-width, --deploy-resolution). --now also runs them here, in a worker process,
@@ -25,8 +27,9 @@ from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DeploySettings
 from core.store import Store
+from core.train.paired import mean_std
 from core.train.requests import AccuracyRequest
-from core.train.results import E2EResult, FisherResult, TrainResult
+from core.train.results import E2EResult, FisherResult, HeldOutResult, TrainResult
 from core.train.settings import EvalSettings, TrainConfig
 
 from . import options
@@ -43,8 +46,10 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "file", metavar="FILE", help="an operator, or an assignment of operators to layers (`tessera assign`)"
     )
-    proxy_options(p, "default resnet18, or the assignment's")
+    proxy_options(p, "default resnet18, or the assignment's", deployed=True)
     p.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="proxy-training epochs (default %(default)s)")
+    options.training(p)
+    options.report(p)
     p.add_argument("--theta", type=float, default=0.5, help="early-stop theta in [0, 1] (default 0.5)")
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
@@ -64,11 +69,15 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_evaluate)
 
 
-def proxy_options(p, backbone_help: str) -> None:
+def proxy_options(p, backbone_help: str, deployed: bool = False) -> None:
     """The proxy network and data, which `evaluate` and `assign` score on alike."""
-    options.proxy_task(p, backbone=None, backbone_help=backbone_help)
+    options.proxy_task(p, backbone=None, backbone_help=backbone_help, deployed=deployed)
     p.add_argument(
-        "--limit", type=int, default=None, metavar="N", help="use a stratified sample of N examples (default: all)"
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train and validate on a stratified sample of N examples (default: all; the test split stays whole)",
     )
     p.add_argument("--seed", type=int, default=0)
     options.fisher_batch(p)
@@ -76,10 +85,11 @@ def proxy_options(p, backbone_help: str) -> None:
 
 
 def eval_settings(args, backbone: str) -> EvalSettings:
+    backbone = args.backbone or backbone
     return EvalSettings(
         dataset=args.dataset,
-        backbone=args.backbone or backbone,
-        width=args.width,
+        backbone=backbone,
+        width=options.train_width(args, backbone),
         resolution=args.resolution,
         seed=args.seed,
         limit=args.limit,
@@ -118,6 +128,10 @@ def cmd_evaluate(args) -> int:
         epochs=args.epochs,
         theta=args.theta,
         max_batches=args.max_batches,
+        device=args.train_device,
+        amp=args.amp,
+        seeds=args.seeds,
+        margin=args.margin,
         fisher_only=args.fisher_only,
         deploy=None if args.no_e2e else deploy,
         tuning_root=args.tuning_dir,
@@ -181,11 +195,27 @@ def results_table(jobs) -> list[str]:
     end-to-end latency of both networks and the speedup, PyTorch's eager times beside."""
     found = {job.kind: job_result(job) for job in jobs}
     train, fisher, e2e = found.get("train"), found.get("fisher") or found.get("train"), found.get("e2e")
+    test = found.get("test")
     rows = [("", "with the operator", "original", "ratio")]
     if train:
         accuracy = train.score.accuracy
         shown = "-" if accuracy is None else f"{accuracy:.3f}"
-        rows.append(("accuracy (proxy)", f"{shown} ({train.outcome})", "not trained here", ""))
+        rows.append(("accuracy (validation, 1 seed)", f"{shown} ({train.outcome})", "not trained here", ""))
+    if test:
+        paired = test.paired
+        original = [a for a in test.original or () if a is not None]
+        difference = "" if paired is None else f"{100 * paired.mean:+.1f} points"
+        if paired is not None and paired.interval is not None:
+            low, high = paired.interval
+            difference += f" [{100 * low:+.1f}, {100 * high:+.1f}]"
+        rows.append(
+            (
+                f"accuracy (test, {len(test.runs)} seeds)",
+                mean_std(test.accuracies),
+                mean_std(original) if original else "",
+                difference,
+            )
+        )
     if fisher:
         ours, theirs = fisher.fisher_potential, fisher.fisher_original
         rows.append(("Fisher Potential", f"{ours:.4g}", f"{theirs:.4g}", f"{ours / theirs:.2f}x" if theirs else ""))
@@ -208,11 +238,16 @@ def results_table(jobs) -> list[str]:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    if test and test.paired is not None:
+        lines.append(f"on the test split, {test.paired.verdict(test.margin)}")
+    return lines
 
 
-def describe_result(result: FisherResult | E2EResult) -> list[str]:
-    """A few readable lines for a finished fisher, train or e2e job's result."""
+def describe_result(result: FisherResult | HeldOutResult | E2EResult) -> list[str]:
+    """A few readable lines for a finished fisher, train, test or e2e job's result."""
+    if isinstance(result, HeldOutResult):
+        return result.lines()
     lines = []
     if isinstance(result, FisherResult):
         verdict = "passes" if result.fisher_passes else "REJECTED (below the original)"

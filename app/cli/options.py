@@ -5,6 +5,8 @@ own help where the option means something narrower there."""
 
 from __future__ import annotations
 
+import argparse
+
 from core.search.strategies import STRATEGIES
 
 STORE_HELP = "results store file (default: $TESSERA_STORE or ~/.local/share/tessera/results.db)"
@@ -69,10 +71,13 @@ def timing(p) -> None:
     p.add_argument("--min-repeat-ms", type=float, default=100.0, help="minimum length of one repeat (default 100)")
 
 
-def proxy_task(p, *, backbone: str | None = "resnet18", purpose: str = "", backbone_help: str = "") -> None:
-    """--backbone, --dataset, --width and --resolution: the network and data an operator is
-    scored in (`purpose` names the option that scores, e.g. --fisher). Imported here, when a
-    command adds them, so that commands without them (`tessera gui`) start without numpy."""
+def proxy_task(
+    p, *, backbone: str | None = "resnet18", purpose: str = "", backbone_help: str = "", deployed: bool = False
+) -> None:
+    """--backbone, --dataset, --train-width (or --width) and --resolution: the network and data an
+    operator is scored in (`purpose` names the option that scores, e.g. --fisher; `deployed`: the
+    command also times networks, so --train-width may say 'deploy', read by train_width). Imported
+    here, when a command adds them, so that commands without them (`tessera gui`) start without numpy."""
     from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
     from core.data.specs import BACKBONE_NAMES
 
@@ -84,9 +89,82 @@ def proxy_task(p, *, backbone: str | None = "resnet18", purpose: str = "", backb
         help=backbone_help or f"backbone{what} (default %(default)s)",
     )
     p.add_argument("--dataset", default=DEFAULT_DATASET, help=f"dataset{what}: {SOURCES} (default %(default)s)")
-    p.add_argument("--width", type=int, default=16, help=f"channels of the first stage{what} (default 16)")
+    deploy = (
+        "; 'deploy': the width the networks are timed at (--deploy-width, else the backbone's standard width, "
+        "64 for ResNet-18), so accuracy is measured on the network that is deployed"
+        if deployed
+        else ""
+    )
+    p.add_argument(
+        "--train-width",
+        "--width",
+        dest="width",
+        type=_train_width if deployed else int,
+        default=16,
+        metavar="N",
+        help=f"channels of the first stage of the network trained{what} (default %(default)s, the proxy width{deploy})",
+    )
     p.add_argument(
         "--resolution", type=int, default=DEFAULT_RESOLUTION, help=f"input side in pixels{what} (default %(default)s)"
+    )
+
+
+def _train_width(text: str) -> int | str:
+    """A whole number of channels (EvalSettings checks it is >= 1) or 'deploy'."""
+    if text == "deploy":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number of channels or 'deploy', got {text!r}") from None
+
+
+def train_width(args, backbone: str) -> int:
+    """--train-width's channels: 'deploy' is the width the networks are timed at."""
+    if args.width != "deploy":
+        return args.width
+    from core.networks.settings import STANDARD_WIDTH
+
+    return args.deploy_width or STANDARD_WIDTH[backbone]
+
+
+def training(p) -> None:
+    """--train-device and --amp: where the accuracy side trains (core.train.device)."""
+    from core.train.settings import TRAIN_DEVICES, TrainConfig
+
+    p.add_argument(
+        "--train-device",
+        choices=TRAIN_DEVICES,
+        default=TrainConfig.device,
+        help="where training runs: auto takes a CUDA GPU when torch sees one (a local worker on a machine with "
+        "one, a Ray task the cluster gave one), else the CPU; cuda fails clearly where there is none "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--amp", action="store_true", help="train with mixed precision (float16, gradient scaling); CUDA only"
+    )
+
+
+def report(p) -> None:
+    """--seeds and --margin: a network's reported accuracy (core.train.seeds, core.train.paired)."""
+    from core.train.paired import MARGIN, SEEDS
+
+    p.add_argument(
+        "--seeds",
+        type=int,
+        default=SEEDS,
+        metavar="N",
+        help="report test accuracy over N seeds (those after --seed): the network and the original trained "
+        "again with each, tested on the test split, shown as mean +- std and a paired difference with its 95%% "
+        "interval; 0: no report (default %(default)s)",
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=MARGIN,
+        metavar="F",
+        help="accuracy below the original's still within the margin, as a fraction (default %(default)s: 1 point); "
+        "a reported accuracy is within it when its paired 95%% interval lies above -F",
     )
 
 

@@ -11,9 +11,18 @@ puts each scan at a seeded random place on a larger canvas. A path may name:
   images as [N, H, W], [N, H, W, C] or [N, C, H, W] with C in 1 or 3;
 - an image-folder tree, one subfolder per class (read with Pillow).
 
+Where the files set a test split apart, it is kept as the dataset's own (`held_out`): CIFAR's
+`test_batch.bin` / `test.bin` beside the training files, an archive's `test_images` and
+`test_labels` (Keras: `x_test`, `y_test`), an image folder with `train` and `test`
+subfolders, each one subfolder per class.
+
 Every dataset comes out as float32 images [N, 3, R, R] in [0, 1] at the requested
-resolution R and int64 labels 0..classes-1; split_dataset makes the seeded,
-stratified train/validation split and standardises both with training statistics.
+resolution R and int64 labels 0..classes-1. split_dataset makes the three parts: the test
+split (the dataset's own, else a stratified hold-out drawn with a fixed seed, so every
+training seed and sample size is tested on the same examples), and from the rest the
+seeded, stratified train/validation split; all three standardised with training statistics.
+Selection (early stop, the margin, ranking) reads validation only; the test split is read
+only to report a chosen network's accuracy (core.train.seeds).
 """
 
 from __future__ import annotations
@@ -30,6 +39,9 @@ from .errors import DatasetError
 
 DEFAULT_DATASET = "digits-shifted"
 DEFAULT_RESOLUTION = 24  # the proxy task's input side: digits-shifted's 16 px canvas, each scan 12 px
+#: draws the test split of a dataset whose files set none apart: fixed, so every training seed and
+#: sample size is tested on the same examples (changing it changes every reported test accuracy)
+TEST_SEED = 0
 #: what a dataset argument may be, for help texts, tooltips and errors
 SOURCES = (
     f"{' or '.join(map(repr, BUNDLED))} (bundled) or a path: a CIFAR binary folder or file, "
@@ -44,6 +56,7 @@ class ImageDataset:
     images: np.ndarray  # float32 [N, 3, R, R]
     labels: np.ndarray  # int64 [N]
     classes: tuple[str, ...]
+    held_out: np.ndarray | None = None  # bool [N]: the dataset's own test split, where its files set one apart
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -57,17 +70,21 @@ class ImageDataset:
         return self.images.shape[-1]
 
     def subset(self, index: np.ndarray) -> ImageDataset:
+        """The examples at `index`, as a dataset without a test split of its own."""
         return ImageDataset(self.name, self.images[index], self.labels[index], self.classes)
 
 
 @dataclass(frozen=True)
 class Split:
-    """Training and validation parts, standardised with the training part's per-channel statistics."""
+    """Training, validation and test parts, standardised with the training part's per-channel
+    statistics; `index`: each part's examples as indices into the dataset it was split from."""
 
     train: ImageDataset
     val: ImageDataset
+    test: ImageDataset
     mean: tuple[float, ...]
     std: tuple[float, ...]
+    index: dict[str, np.ndarray]
 
 
 # -- entry points --------------------------------------------------------------------
@@ -76,8 +93,8 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = DEFAULT_RESOLU
     if not isinstance(resolution, int) or isinstance(resolution, bool) or not 4 <= resolution <= 512:
         raise DatasetError(f"resolution must be an integer between 4 and 512 pixels, got {resolution!r}")
     if source in BUNDLED:
-        images, labels, classes = BUNDLED[source]()
-        return _finish(source, f"the bundled {source}", images, labels, classes, resolution)
+        images, labels, classes, held_out = BUNDLED[source]()
+        return _finish(source, f"the bundled {source}", images, labels, classes, resolution, held_out=held_out)
     path = Path(check_source(source))
     if path.is_file():
         if path.suffix == ".npz":
@@ -101,33 +118,55 @@ def check_source(source: str) -> str:
     return str(path.resolve())
 
 
-def split_dataset(dataset: ImageDataset, val_fraction: float = 0.2, seed: int = 0, limit: int | None = None) -> Split:
-    """Stratified, seeded train/validation split (the same seed always gives the same split).
-
-    `limit` first keeps a stratified sample of that many examples, for quick proxy runs."""
+def split_dataset(
+    dataset: ImageDataset,
+    val_fraction: float = 0.2,
+    seed: int = 0,
+    limit: int | None = None,
+    test_fraction: float = 0.2,
+) -> Split:
+    """Test, training and validation parts. The test part is the dataset's own test split, or
+    else a stratified `test_fraction` of it drawn with TEST_SEED: the same whatever `seed` and
+    `limit` say. Of the rest, `limit` first keeps a stratified sample of that many examples (for
+    quick proxy runs), then a stratified, seeded split sets `val_fraction` apart for validation
+    (the same seed always gives the same split)."""
     from sklearn.model_selection import train_test_split
 
-    if not 0 < val_fraction < 1:
-        raise DatasetError(f"the validation fraction must be between 0 and 1, got {val_fraction!r}")
+    for what, fraction in (("validation", val_fraction), ("test", test_fraction)):
+        if not 0 < fraction < 1:
+            raise DatasetError(f"the {what} fraction must be between 0 and 1, got {fraction!r}")
     index = np.arange(len(dataset))
     try:
+        if dataset.held_out is not None:
+            index, test = index[~dataset.held_out], index[dataset.held_out]
+        else:
+            index, test = train_test_split(
+                index, test_size=test_fraction, random_state=TEST_SEED, stratify=dataset.labels
+            )
         if limit is not None and limit < len(index):
-            index, _ = train_test_split(index, train_size=limit, random_state=seed, stratify=dataset.labels)
+            index, _ = train_test_split(index, train_size=limit, random_state=seed, stratify=dataset.labels[index])
         train, val = train_test_split(index, test_size=val_fraction, random_state=seed, stratify=dataset.labels[index])
     except ValueError as e:
         raise DatasetError(
-            f"{dataset.name}: cannot split {len(index)} examples of "
-            f"{dataset.num_classes} classes into train and validation ({e})"
+            f"{dataset.name}: cannot split {len(dataset)} examples of "
+            f"{dataset.num_classes} classes into train, validation and test ({e})"
         ) from None
-    train_set, val_set = dataset.subset(np.sort(train)), dataset.subset(np.sort(val))
+    parts = {"train": np.sort(train), "val": np.sort(val), "test": np.sort(test)}
+    train_set = dataset.subset(parts["train"])
     mean = train_set.images.mean(axis=(0, 2, 3), keepdims=True)
     std = train_set.images.std(axis=(0, 2, 3), keepdims=True) + 1e-6
 
-    def standardise(part: ImageDataset) -> ImageDataset:
-        return ImageDataset(part.name, ((part.images - mean) / std).astype(np.float32), part.labels, part.classes)
+    def standardised(part: str) -> ImageDataset:
+        data = dataset.subset(parts[part])
+        return ImageDataset(data.name, ((data.images - mean) / std).astype(np.float32), data.labels, data.classes)
 
     return Split(
-        standardise(train_set), standardise(val_set), tuple(mean.ravel().tolist()), tuple(std.ravel().tolist())
+        standardised("train"),
+        standardised("val"),
+        standardised("test"),
+        tuple(mean.ravel().tolist()),
+        tuple(std.ravel().tolist()),
+        parts,
     )
 
 
@@ -150,11 +189,12 @@ def _cifar_kind(path: Path) -> str:
     )
 
 
-def _cifar_files(files: list[Path], kind: str, resolution: int) -> ImageDataset:
+def _cifar_files(files: list[Path], kind: str, resolution: int, test: Path | None = None) -> ImageDataset:
+    """The records of `files`, and of `test` (the archive's test file) as the held-out split."""
     label_bytes, label_at, n_classes, names_file = _CIFAR[kind]
     record = label_bytes + _PIXELS
     images, labels = [], []
-    for f in files:
+    for f in [*files, *([test] if test else [])]:
         raw = _read_bytes(f)
         if not raw or len(raw) % record:
             raise DatasetError(
@@ -171,7 +211,10 @@ def _cifar_files(files: list[Path], kind: str, resolution: int) -> ImageDataset:
         labels.append(lab)
     names = _class_names(files[0].parent / names_file, n_classes)
     pixels = np.concatenate(images).astype(np.float32) / 255.0
-    return _finish(kind, files[0].parent, pixels, np.concatenate(labels), names, resolution, relabel=False)
+    held_out = np.arange(len(pixels)) >= len(pixels) - (len(labels[-1]) if test else 0)
+    return _finish(
+        kind, files[0].parent, pixels, np.concatenate(labels), names, resolution, relabel=False, held_out=held_out
+    )
 
 
 def _class_names(path: Path, n_classes: int) -> tuple[str, ...]:
@@ -184,25 +227,47 @@ def _class_names(path: Path, n_classes: int) -> tuple[str, ...]:
 
 
 # -- .npz --------------------------------------------------------------------------------
-_NPZ_KEYS = (("images", "labels"), ("x_train", "y_train"))
+#: (images, labels) and the optional test split's (images, labels), in each naming an archive may use
+_NPZ_KEYS = ((("images", "labels"), ("test_images", "test_labels")), (("x_train", "y_train"), ("x_test", "y_test")))
 
 
 def _npz(path: Path, resolution: int) -> ImageDataset:
     try:
         with np.load(path, allow_pickle=False) as archive:
-            keys = next((k for k in _NPZ_KEYS if all(n in archive.files for n in k)), None)
+            keys = next((k for k in _NPZ_KEYS if all(n in archive.files for n in k[0])), None)
             if keys is None:
                 raise DatasetError(
-                    f"{path}: missing arrays; expected {' and '.join(_NPZ_KEYS[0])} "
-                    f"(or {' and '.join(_NPZ_KEYS[1])}), found "
+                    f"{path}: missing arrays; expected {' and '.join(_NPZ_KEYS[0][0])} "
+                    f"(or {' and '.join(_NPZ_KEYS[1][0])}), found "
                     f"{', '.join(archive.files) or 'none'}"
                 )
-            images, labels = archive[keys[0]], archive[keys[1]]
+            test = [n in archive.files for n in keys[1]]
+            if any(test) and not all(test):
+                have, lack = (keys[1][0], keys[1][1]) if test[0] else (keys[1][1], keys[1][0])
+                raise DatasetError(f"{path}: {have} has no {lack} beside it (a test split needs both)")
+            parts = [(names, archive[names[0]], archive[names[1]]) for names in keys if names[0] in archive.files]
     except DatasetError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise DatasetError(f"{path}: cannot read as a NumPy .npz archive ({e})") from None
-    where = f"{path}: {keys[0]}"
+    checked = [(_npz_images(path, names, images, labels), labels) for names, images, labels in parts]
+    if len(checked) == 2 and checked[0][0].shape[1:] != checked[1][0].shape[1:]:
+        raise DatasetError(
+            f"{path}: {keys[1][0]} are {checked[1][0].shape[1:]} (C, H, W) but {keys[0][0]} are "
+            f"{checked[0][0].shape[1:]}: a test split must look like the training images"
+        )
+    images = np.concatenate([i for i, _ in checked]).astype(np.float32)
+    labels = np.concatenate([lab for _, lab in checked])
+    held_out = np.arange(len(labels)) >= len(checked[0][1]) if len(checked) == 2 else None
+    low, high = float(images.min()), float(images.max())
+    if low < 0.0 or high > 1.0:  # e.g. 0..255: rescale to [0, 1]; split_dataset standardises later
+        images = (images - low) / ((high - low) or 1.0)
+    return _finish(path.stem, path, images, labels, None, resolution, held_out=held_out)
+
+
+def _npz_images(path: Path, names: tuple[str, str], images: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The archive's `names` = (images, labels) checked; the images as [N, C, H, W]."""
+    where = f"{path}: {names[0]}"
     if images.dtype.kind not in "uif" or images.size == 0:
         raise DatasetError(
             f"{where} must be a non-empty numeric array, got dtype {images.dtype} and shape {images.shape}"
@@ -217,16 +282,12 @@ def _npz(path: Path, resolution: int) -> ImageDataset:
         )
     if labels.ndim != 1 or labels.dtype.kind not in "ui" or len(labels) != len(images):
         raise DatasetError(
-            f"{path}: {keys[1]} must be a 1-d integer array with one label per image "
+            f"{path}: {names[1]} must be a 1-d integer array with one label per image "
             f"({len(images)}), got dtype {labels.dtype} and shape {labels.shape}"
         )
     if not np.isfinite(images).all():
         raise DatasetError(f"{where} contains NaN or infinite values")
-    images = images.astype(np.float32)
-    low, high = float(images.min()), float(images.max())
-    if low < 0.0 or high > 1.0:  # e.g. 0..255: rescale to [0, 1]; split_dataset standardises later
-        images = (images - low) / ((high - low) or 1.0)
-    return _finish(path.stem, path, images, labels, None, resolution)
+    return images
 
 
 # -- folders: CIFAR binary or an image tree -----------------------------------------------
@@ -234,25 +295,63 @@ def _folder(path: Path, resolution: int) -> ImageDataset:
     for candidate in (path, path / "cifar-10-batches-bin", path / "cifar-100-binary"):
         batches = sorted(candidate.glob("data_batch_*.bin"))
         if batches:
-            return _cifar_files(batches, "cifar10", resolution)
+            return _cifar_files(batches, "cifar10", resolution, _if_file(candidate / "test_batch.bin"))
         if (candidate / "train.bin").is_file():
-            return _cifar_files([candidate / "train.bin"], "cifar100", resolution)
+            return _cifar_files([candidate / "train.bin"], "cifar100", resolution, _if_file(candidate / "test.bin"))
+    if (path / "train").is_dir() and (path / "test").is_dir():
+        return _train_and_test_trees(path, resolution)
     return _image_tree(path, resolution)
 
 
+def _if_file(path: Path) -> Path | None:
+    return path if path.is_file() else None
+
+
 def _image_tree(path: Path, resolution: int) -> ImageDataset:
-    class_dirs = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    if not class_dirs:
+    classes = _class_folders(path)
+    files = _class_files(path, classes, classes)
+    images, labels = _read_images(path, files, resolution)
+    return _finish(path.name, path, images, labels, classes, resolution, relabel=False)
+
+
+def _train_and_test_trees(path: Path, resolution: int) -> ImageDataset:
+    """`train/` and `test/`, each one subfolder per class; the classes are train's, and test's
+    images are the held-out split (a class may have none there)."""
+    classes = _class_folders(path / "train")
+    unknown = sorted(set(_class_folders(path / "test")) - set(classes))
+    if unknown:
+        raise DatasetError(
+            f"{path / 'test'}: class folder(s) {', '.join(unknown)} have no counterpart in {path / 'train'}"
+        )
+    train = _class_files(path / "train", classes, classes)
+    test = _class_files(path / "test", classes, _class_folders(path / "test"))
+    images, labels = _read_images(path, train + test, resolution)
+    held_out = np.arange(len(labels)) >= len(train)
+    return _finish(path.name, path, images, labels, classes, resolution, relabel=False, held_out=held_out)
+
+
+def _class_folders(path: Path) -> tuple[str, ...]:
+    names = tuple(sorted(p.name for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")))
+    if not names:
         raise DatasetError(
             f"{path}: no CIFAR .bin files and no class subfolders; an image-folder "
             "dataset needs one subfolder of images per class"
         )
+    return names
+
+
+def _class_files(path: Path, classes: tuple[str, ...], present: tuple[str, ...]) -> list[tuple[Path, int]]:
+    """The images of each folder in `present`, labelled by its place in `classes`."""
     files: list[tuple[Path, int]] = []
-    for label, d in enumerate(class_dirs):
-        found = sorted(f for f in d.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
+    for name in present:
+        found = sorted(f for f in (path / name).iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
         if not found:
-            raise DatasetError(f"{d}: class folder has no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
-        files += [(f, label) for f in found]
+            raise DatasetError(f"{path / name}: class folder has no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        files += [(f, classes.index(name)) for f in found]
+    return files
+
+
+def _read_images(path: Path, files: list[tuple[Path, int]], resolution: int) -> tuple[np.ndarray, np.ndarray]:
     try:
         from PIL import Image, UnidentifiedImageError
     except ImportError:
@@ -267,8 +366,7 @@ def _image_tree(path: Path, resolution: int) -> ImageDataset:
         except (OSError, UnidentifiedImageError, ValueError) as e:
             raise DatasetError(f"{f}: cannot read as an image ({e})") from None
         images[i] = np.asarray(rgb, np.float32).transpose(2, 0, 1) / 255.0
-    labels = np.array([label for _, label in files], np.int64)
-    return _finish(path.name, path, images, labels, tuple(d.name for d in class_dirs), resolution, relabel=False)
+    return images, np.array([label for _, label in files], np.int64)
 
 
 # -- shared ---------------------------------------------------------------------------------
@@ -287,9 +385,10 @@ def _finish(
     classes: tuple[str, ...] | None,
     resolution: int,
     relabel: bool = True,
+    held_out: np.ndarray | None = None,
 ) -> ImageDataset:
     """Labels -> 0..K-1 (named by their original values), gray -> 3 channels, resize to R x R.
-    `source` (the file or folder) names the data in errors."""
+    `source` (the file or folder) names the data in errors; `held_out` marks its own test split."""
     labels = np.asarray(labels)
     if relabel:
         values, labels = np.unique(labels, return_inverse=True)
@@ -300,7 +399,7 @@ def _finish(
         images = np.repeat(images, 3, axis=1)
     if images.shape[-2:] != (resolution, resolution):
         images = _resize(images, resolution)
-    return ImageDataset(name, np.ascontiguousarray(images, np.float32), labels.astype(np.int64), classes)
+    return ImageDataset(name, np.ascontiguousarray(images, np.float32), labels.astype(np.int64), classes, held_out)
 
 
 def _resize(images: np.ndarray, resolution: int) -> np.ndarray:

@@ -7,9 +7,14 @@ candidates at once) and every outcome kept in the store.
   2. Proxy training, early-stopped by Canvas's rule against the best accuracy curve stored so
      far for this dataset, backbone and epoch budget (so it carries across candidates and runs),
      and stopped as "too slow" when an epoch would take SLOW times the original network's.
-  3. Syno's margin: only a candidate within `margin` of the original network's accuracy (trained
-     once per run, the template standing in for every convolution) goes on.
-  4. Tuned end-to-end latency of the network with the candidate against the tuned original
+  3. Syno's margin: only a candidate within `margin` of the original network's validation
+     accuracy (trained once per run, the template standing in for every convolution) goes on.
+  4. Its reported accuracy, apart from everything that selected it: trained again with
+     `test_seeds` seeds (those after the run's seed, core.train.seeds) and tested on the test
+     split, paired seed by seed with the original's (tested once per run), its 95% interval
+     judged against the margin (core.train.paired). It is reported, never used to select: early
+     stop, the margin and the ranking read validation accuracy only.
+  5. Tuned end-to-end latency of the network with the candidate against the tuned original
      (core.networks.end_to_end).
 The strategy is told each candidate's proxy accuracy as soon as it is known (Syno's reward,
 the FLOPs cap being the strategy's own hard limit), the accuracy at the stop for one stopped
@@ -35,10 +40,20 @@ from ..jobs.queue import CANCELLED, DONE, FAILED, JobQueue
 from ..jobs.registry import job_result
 from ..networks.settings import DeploySettings
 from ..store import InvalidResult, Store
-from ..store.searches import FINAL, SearchRun, candidates, open_run, set_baseline, set_stage, stage_counts
+from ..store.searches import (
+    FINAL,
+    SearchRun,
+    candidates,
+    open_run,
+    set_baseline,
+    set_baseline_test,
+    set_stage,
+    stage_counts,
+)
 from ..train.early_stop import best_curve
-from ..train.payloads import E2EPayload, FisherPayload, TrainPayload
-from ..train.results import FisherResult, TrainResult
+from ..train.paired import MARGIN, SEEDS, report_seeds, verdict
+from ..train.payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
+from ..train.results import FisherResult, HeldOutResult, TrainResult
 from ..train.settings import EvalSettings, TrainConfig, proxy_task
 from .base import SearchError
 from .driver import SearchConfig, make_strategy
@@ -48,7 +63,14 @@ from .strategies import STRATEGIES
 #: "too slow" (its module materialises a product the original never makes): on the default
 #: task the original's epoch is about 4 s, and the slowest candidates' took minutes
 SLOW = 10
-_STAGE_AGAIN = {"fisher": "screening", "train": "training", "e2e": "tuning"}  # where a stopped job's candidate resumes
+_STAGE_AGAIN = {
+    "fisher": "screening",
+    "train": "training",
+    "test": "testing",
+    "e2e": "tuning",
+}  # where a stopped job's candidate resumes
+WAITING = "waiting for the baseline"  # trained before the original's validation accuracy was known
+WAITING_FOR_TEST = "waiting for the original's test"  # within the margin before the original was tested
 
 
 @dataclass
@@ -69,7 +91,8 @@ class DiscoveryConfig:
     in_flight: int = 2
     fisher: bool = True
     fisher_threshold: float = 1.0
-    margin: float = 0.01
+    margin: float = MARGIN
+    test_seeds: int = SEEDS  # a survivor's reported accuracy: seeds it and the original are trained with (0: none)
     tune: bool = True
     evaluation: dict = field(default_factory=dict)
     deploy: dict = field(default_factory=dict)
@@ -90,7 +113,7 @@ class DiscoveryConfig:
             raise SearchError(f"strategy must be one of {', '.join(STRATEGIES)}, got {self.strategy!r}")
         if self.samples is None and self.minutes is None:
             raise SearchError("give a number of candidates or a time limit in minutes")
-        for name, low in (("in_flight", 1), ("samples", 1)):
+        for name, low in (("in_flight", 1), ("samples", 1), ("test_seeds", 0)):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
                 raise SearchError(f"{name} must be a whole number >= {low}, got {value!r}")
@@ -104,8 +127,11 @@ class DiscoveryConfig:
 
     @property
     def key(self) -> str:
-        """What identifies the run: everything but how long it runs and how wide."""
+        """What identifies the run: everything but how long it runs and how wide (and the report's
+        seeds when the default, so that runs from before they were reported keep their key)."""
         settings = {k: v for k, v in asdict(self).items() if k not in ("minutes", "samples", "in_flight", "name")}
+        if self.test_seeds == SEEDS:
+            del settings["test_seeds"]
         return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -119,6 +145,10 @@ class DiscoveryConfig:
     @property
     def epochs(self) -> int:
         return int(self.evaluation.get("epochs", TrainConfig.epochs))
+
+    @property
+    def report_seeds(self) -> tuple[int, ...]:
+        return report_seeds(self.seed, self.test_seeds)
 
 
 def discovery_config(template: dict, backbone: str, seed: int, proxy: dict, deploy: dict, **run) -> dict:
@@ -205,10 +235,12 @@ class _Loop:
         self.jobs: dict[int, tuple[int, str]] = {}  # job id -> (operator id, candidate key)
         if run.baseline_accuracy is None and run.baseline_job_id is None:
             self.run = set_baseline(store, run, job_id=self._baseline())
+        if cfg.test_seeds and self.run.baseline_test is None and self.run.baseline_test_job_id is None:
+            self.run = set_baseline_test(store, self.run, job_id=self._baseline_test())
         for row in candidates(store, run):  # resuming: nothing is proposed or evaluated twice
             document = store.operator(row["operator_id"])["document"]
             strategy.seen.add(graph_from_document(document))
-            if row["stage"] in FINAL or row["detail"] == "waiting for the baseline":
+            if row["stage"] in FINAL or row["detail"] in (WAITING, WAITING_FOR_TEST):
                 continue
             if row["job_id"] is not None:  # its job went on while the loop was away
                 self.jobs[row["job_id"]] = (row["operator_id"], row["operator_hash"])
@@ -218,12 +250,15 @@ class _Loop:
                 )
             elif row["stage"] == "training":
                 self._train(row["operator_id"], row["operator_hash"], document)
+            elif row["stage"] == "testing":
+                self._test(row["operator_id"], row["operator_hash"])
             else:
-                self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
+                self._tune(row["operator_id"], row["operator_hash"])
 
     # -- proposing ------------------------------------------------------------------------
     def busy(self) -> bool:
-        return bool(self.jobs) or self.run.baseline_accuracy is None
+        untested = self.cfg.test_seeds and self.run.baseline_test is None
+        return bool(self.jobs) or self.run.baseline_accuracy is None or bool(untested)
 
     def full(self, samples: int | None) -> bool:
         return samples is not None and len(candidates(self.store, self.run)) >= samples
@@ -247,6 +282,8 @@ class _Loop:
     def advance(self) -> None:
         if self.run.baseline_accuracy is None:
             self._baseline_done()
+        if self.cfg.test_seeds and self.run.baseline_test is None:
+            self._baseline_tested()
         for job_id, (operator_id, key) in list(self.jobs.items()):
             job = self.queue.get(job_id)
             if job.state not in (DONE, FAILED, CANCELLED):
@@ -263,15 +300,19 @@ class _Loop:
                 self._trained(operator_id, key, result)
             elif isinstance(result, FisherResult):
                 self._screened(operator_id, key, result)
+            elif isinstance(result, HeldOutResult):
+                self._tested(operator_id, key, result)
             else:
                 score = result.score
                 speedup = score.e2e_speedup if score.e2e_tuned else None
                 notes = (result.timing_note, None if speedup is not None else "not every kernel got a schedule")
                 detail = "; ".join(n for n in notes if n)
                 set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=detail)
-        for row in candidates(self.store, self.run):  # trained before the baseline was known
-            if row["stage"] == "training" and row["detail"] == "waiting for the baseline":
+        for row in candidates(self.store, self.run):  # trained (or passed the margin) before the original was
+            if row["stage"] == "training" and row["detail"] == WAITING:
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
+            elif row["stage"] == "testing" and row["detail"] == WAITING_FOR_TEST and self.run.baseline_test:
+                self._test(row["operator_id"], row["operator_hash"])
 
     def _screened(self, operator_id: int, key: str, r: FisherResult) -> None:
         ratio = r.fisher_ratio
@@ -302,15 +343,7 @@ class _Loop:
     def _margin(self, operator_id: int, key: str, accuracy: float) -> None:
         base = self.run.baseline_accuracy
         if base is None:
-            set_stage(
-                self.store,
-                self.run,
-                operator_id,
-                "training",
-                accuracy=accuracy,
-                reward=accuracy,
-                detail="waiting for the baseline",
-            )
+            set_stage(self.store, self.run, operator_id, "training", accuracy=accuracy, reward=accuracy, detail=WAITING)
             return
         if accuracy < base - self.cfg.margin:
             detail = f"accuracy {accuracy:.3f} vs the original's {base:.3f}: more than {self.cfg.margin:g} below"
@@ -318,25 +351,58 @@ class _Loop:
                 self.store, self.run, operator_id, "outside margin", accuracy=accuracy, reward=accuracy, detail=detail
             )
             return
+        selected = {"accuracy": accuracy, "reward": accuracy, "selected_from": len(candidates(self.store, self.run))}
+        if self.cfg.test_seeds:
+            self._test(operator_id, key, **selected)
+        else:
+            self._tune(operator_id, key, **selected)
+
+    def _test(self, operator_id: int, key: str, **fields) -> None:
+        """Train it again over the report seeds and test it, paired with the original's test
+        accuracies (it waits until they are known)."""
+        if self.run.baseline_test is None:
+            set_stage(self.store, self.run, operator_id, "testing", detail=WAITING_FOR_TEST, **fields)
+            return
+        payload = HeldOutPayload(
+            self.store.operator(operator_id)["document"],
+            self.settings,
+            self.cfg.training,
+            self.cfg.report_seeds,
+            original=self.run.baseline_test,
+            margin=self.cfg.margin,
+        )
+        self._submit(operator_id, key, "testing", payload, **fields)
+
+    def _tested(self, operator_id: int, key: str, r: HeldOutResult) -> None:
+        s = r.score
+        self._tune(
+            operator_id,
+            key,
+            test_accuracy=s.test_accuracy,
+            test_accuracy_std=s.test_accuracy_std,
+            test_difference=s.test_difference,
+            test_difference_low=s.test_difference_low,
+            test_difference_high=s.test_difference_high,
+        )
+
+    def _tune(self, operator_id: int, key: str, **fields) -> None:
         if not self.cfg.tune:
             set_stage(
                 self.store,
                 self.run,
                 operator_id,
                 "within margin",
-                accuracy=accuracy,
-                reward=accuracy,
                 detail="within the margin; end-to-end timing is off",
+                **fields,
             )
             return
-        set_stage(self.store, self.run, operator_id, "tuning", accuracy=accuracy, reward=accuracy)
         payload = E2EPayload(
             self.store.operator(operator_id)["document"],
             DeploySettings.from_payload(self.cfg.deploy),
             self.settings,
             self.cfg.tuning_root,
         )
-        self._submit(operator_id, key, "tuning", payload)
+        self._submit(operator_id, key, "tuning", payload, **fields)
 
     def _train(self, operator_id: int, key: str, document: dict) -> None:
         s = self.settings
@@ -364,18 +430,23 @@ class _Loop:
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
 
     # -- jobs -------------------------------------------------------------------------------------
-    def _submit(self, operator_id: int, key: str, stage: str, payload: Payload) -> None:
+    def _submit(self, operator_id: int, key: str, stage: str, payload: Payload, **fields) -> None:
         job_id = self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
         self.jobs[job_id] = (operator_id, key)
-        set_stage(self.store, self.run, operator_id, stage, job_id=job_id, detail="")
+        set_stage(self.store, self.run, operator_id, stage, job_id=job_id, **{"detail": "", **fields})
 
     def _baseline(self) -> int:
         """The original network's proxy accuracy: the template in every convolution, trained once."""
-        operator_id = self.store.add_operator(
-            self.cfg.template, self.cfg.template.get("name") or "template", "baseline"
-        )
         payload = self._training(self.cfg.template, None)
-        return self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
+        return self.queue.submit(payload.kind, payload.to_dict(), operator_id=self._template_id())
+
+    def _baseline_test(self) -> int:
+        """The original network's test accuracy over the report seeds, once per run."""
+        payload = HeldOutPayload(self.cfg.template, self.settings, self.cfg.training, self.cfg.report_seeds, pair=False)
+        return self.queue.submit(payload.kind, payload.to_dict(), operator_id=self._template_id())
+
+    def _template_id(self) -> int:
+        return self.store.add_operator(self.cfg.template, self.cfg.template.get("name") or "template", "baseline")
 
     def _baseline_done(self) -> None:
         assert self.run.baseline_job_id is not None  # __init__ queued it
@@ -386,6 +457,15 @@ class _Loop:
         elif job.state in (FAILED, CANCELLED):
             raise SearchError(f"the original network could not be trained ({job.error or job.state})")
 
+    def _baseline_tested(self) -> None:
+        assert self.run.baseline_test_job_id is not None  # __init__ queued it
+        job = self.queue.get(self.run.baseline_test_job_id)
+        if job.state == DONE:
+            runs = job_result(job).runs
+            self.run = set_baseline_test(self.store, self.run, [r.accuracy for r in runs], job.id)
+        elif job.state in (FAILED, CANCELLED):
+            raise SearchError(f"the original network could not be tested ({job.error or job.state})")
+
     def cancel(self) -> None:
         """Stop the run's jobs; the next run of the same search submits them again."""
         for job_id, (operator_id, _) in self.jobs.items():
@@ -394,17 +474,26 @@ class _Loop:
         if self.run.baseline_accuracy is None and self.run.baseline_job_id is not None:
             self.queue.cancel(self.run.baseline_job_id, "the discovery run was stopped")
             self.run = set_baseline(self.store, self.run)
+        if self.run.baseline_test is None and self.run.baseline_test_job_id is not None:
+            self.queue.cancel(self.run.baseline_test_job_id, "the discovery run was stopped")
+            self.run = set_baseline_test(self.store, self.run)
 
     # -- the report -----------------------------------------------------------------------------
     def summary(self, seconds: float) -> dict:
+        """The stage counts, the original's validation accuracy and test accuracies, and the best
+        candidate: ranked by its tuned end-to-end speedup among those within the margin of the
+        validation accuracy (selection never reads the test split), with its test report."""
         rows = candidates(self.store, self.run)
         tuned = [r for r in rows if r["stage"] == "tuned" and r["e2e_speedup"]]
         best = max(tuned, key=lambda r: r["e2e_speedup"], default=None)
+        counts = stage_counts(self.store, self.run)
         return {
             "run": self.run.id,
             "name": self.run.name,
             "baseline_accuracy": self.run.baseline_accuracy,
-            "counts": stage_counts(self.store, self.run),
+            "baseline_test": self.run.baseline_test,
+            "test_seeds": self.cfg.report_seeds,
+            "counts": counts,
             "best": None
             if best is None
             else {
@@ -413,9 +502,27 @@ class _Loop:
                 "accuracy": best["accuracy"],
                 "e2e_speedup": best["e2e_speedup"],
                 "note": best["detail"] or "",  # the timing's doubt, if any
+                # ranked first of the candidates the run has judged
+                "selected_from": counts["proposed"] - counts["in flight"],
+                "test": self._test_report(best),
             },
             "seconds": round(seconds, 1),
             "stats": self.strategy.stats,
+        }
+
+    def _test_report(self, row: dict) -> dict | None:
+        """A candidate's test figures and the margin's verdict on them in words (None: untested)."""
+        if row["test_accuracy"] is None:
+            return None
+        low, high = row["test_difference_low"], row["test_difference_high"]
+        interval = None if low is None else (low, high)
+        return {
+            "accuracy": row["test_accuracy"],
+            "std": row["test_accuracy_std"],
+            "difference": row["test_difference"],
+            "low": low,
+            "high": high,
+            "verdict": verdict(interval, self.cfg.margin),
         }
 
 

@@ -8,6 +8,7 @@ from core.analysis.summary import summarize
 from core.ir.graph import OperatorGraph
 
 from .measurement import Measurement
+from .schema import TEST_COLUMNS
 from .score import Score
 
 
@@ -56,6 +57,7 @@ def score_row(s: Score) -> dict:
         "deploy": s.deploy,
         "e2e_torch_ms": s.e2e_torch_ms,
         "e2e_torch_baseline_ms": s.e2e_torch_baseline_ms,
+        **{name: getattr(s, name) for name in TEST_COLUMNS},
     }
 
 

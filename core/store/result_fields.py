@@ -44,6 +44,13 @@ RESULT_FIELDS: tuple[ResultField, ...] = (
     ResultField("fisher_potential", aliases=("fisher",)),
     ResultField("e2e_latency_ms", aliases=("e2e", "network")),
     ResultField("e2e_speedup"),
+    ResultField("test_accuracy", aliases=("test",)),
+    ResultField("test_accuracy_std", aliases=("test_std",)),
+    ResultField("test_seeds", aliases=("seeds",)),
+    ResultField("test_difference", aliases=("difference", "diff")),
+    ResultField("test_difference_low", aliases=("diff_low",)),
+    ResultField("test_difference_high", aliases=("diff_high",)),
+    ResultField("test_margin", aliases=("margin",)),
     ResultField("created", aliases=("date",)),
 )
 FIELDS = {f.key: f for f in RESULT_FIELDS}

@@ -300,6 +300,52 @@ def _canvas_sampler_key(db: sqlite_utils.Database) -> None:
     )
 
 
+#: the latest score reporting test accuracy over seeds (core.train.seeds), paired with the original
+_TEST_JOIN = """
+LEFT JOIN scores AS t ON t.id = (SELECT MAX(id) FROM scores WHERE operator_id = {id} AND test_seeds IS NOT NULL)"""
+TEST_COLUMNS = (
+    "test_accuracy",
+    "test_accuracy_std",
+    "test_seeds",
+    "test_difference",
+    "test_difference_low",
+    "test_difference_high",
+    "test_margin",
+)
+RESULTS_VIEW_V11 = (
+    RESULTS_VIEW_V9.replace("AND e2e_latency_ms IS NULL)", "AND e2e_latency_ms IS NULL AND test_seeds IS NULL)")
+    .replace(
+        "e.e2e_latency_ms, e.e2e_speedup,",
+        f"e.e2e_latency_ms, e.e2e_speedup, {', '.join('t.' + c for c in TEST_COLUMNS)},",
+    )
+    .replace("\nUNION ALL", _TEST_JOIN.format(id="m.operator_id") + "\nUNION ALL")
+    .replace("\nWHERE NOT EXISTS", _TEST_JOIN.format(id="o.id") + "\nWHERE NOT EXISTS")
+)
+
+
+def _held_out_accuracy(db: sqlite_utils.Database) -> None:
+    """Version 12: accuracy reported apart from selection. A score may hold test accuracy over
+    seeds (mean, std, how many) and its seed-by-seed difference from the original's with the
+    95% interval and the margin it was judged against; the results view shows the latest such
+    score beside the latest validation score. A discovery run keeps the original's test job and
+    accuracies per seed; a candidate its test figures and how many candidates it was selected from."""
+    for column in TEST_COLUMNS:
+        db["scores"].add_column(column, int if column == "test_seeds" else float)
+    db["searches"].add_column("baseline_test_job_id", int, fk="jobs")
+    db["searches"].add_column("baseline_test", str)  # JSON: the original's test accuracy per seed
+    for column in (
+        "test_accuracy",
+        "test_accuracy_std",
+        "test_difference",
+        "test_difference_low",
+        "test_difference_high",
+    ):
+        db["search_candidates"].add_column(column, float)
+    db["search_candidates"].add_column("selected_from", int)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V11)
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -312,6 +358,7 @@ MIGRATIONS = [
     _honest_timings,
     _operator_sequences,
     _canvas_sampler_key,
+    _held_out_accuracy,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

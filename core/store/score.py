@@ -36,6 +36,15 @@ class Score(JsonRecord):
     e2e_torch_ms: float | None = None  # PyTorch's eager latency of the network with the operator
     e2e_torch_baseline_ms: float | None = None  # and of the original
 
+    # held-out test accuracy: trained again over seeds, tested on the test split (core.train.seeds)
+    test_seeds: int | None = None  # how many seeds were trained (None: no test score)
+    test_accuracy: float | None = None  # mean over the seeds that did not diverge
+    test_accuracy_std: float | None = None  # their sample standard deviation (None with 1)
+    test_difference: float | None = None  # mean seed-by-seed difference from the original's
+    test_difference_low: float | None = None  # its 95% interval (core.train.paired; None with 1 seed)
+    test_difference_high: float | None = None
+    test_margin: float | None = None  # the margin the difference was judged against
+
     def __post_init__(self):
         super().__post_init__()
         for name in ("dataset", "backbone"):
@@ -43,6 +52,8 @@ class Score(JsonRecord):
                 refuse(self, name, "a non-empty string", getattr(self, name))
         if self.epochs < 0:
             refuse(self, "epochs", "a whole number >= 0", self.epochs)
+        if self.test_seeds is not None and self.test_seeds < 1:
+            refuse(self, "test_seeds", "a whole number >= 1", self.test_seeds)
         for name in ("e2e_latency_ms", "e2e_baseline_ms", "e2e_torch_ms", "e2e_torch_baseline_ms"):
             value = getattr(self, name)
             if value is not None and not value > 0:

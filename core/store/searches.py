@@ -1,8 +1,10 @@
 """Discovery runs in the store: a run is found again by the key of its settings (so running
 the same search again resumes it), and every candidate's stage is kept as it moves on
 (proposed, screening, screened out, training, stopped early, did not learn, diverged, too slow,
-outside margin, within margin (end-to-end timing off), tuning, tuned, failed), with the reward the
-strategy was told, for resuming and counting."""
+outside margin, testing, within margin (end-to-end timing off), tuning, tuned, failed), with the
+reward the strategy was told, for resuming and counting. A run keeps the original network's
+validation accuracy (its margin) and its test accuracy per seed (what a survivor's reported
+accuracy is paired with); a survivor its test figures."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ STAGES = (
     "diverged",
     "too slow",
     "outside margin",
+    "testing",
     "within margin",  # kept, and no end-to-end timing asked for: not tuned
     "tuning",
     "tuned",
@@ -39,7 +42,7 @@ FINAL = (
     "tuned",
     "failed",
 )
-BETWEEN = ("screening", "training", "tuning")  # stages whose job runs, or is to run again
+BETWEEN = ("screening", "training", "testing", "tuning")  # stages whose job runs, or is to run again
 LIVE_JOB = ("queued", "running")  # core.jobs.queue's states of a job still to finish (the store knows no jobs)
 
 
@@ -51,6 +54,8 @@ class SearchRun:
     config: dict
     baseline_accuracy: float | None
     baseline_job_id: int | None
+    baseline_test: tuple[float | None, ...] | None = None  # the original's test accuracy per report seed
+    baseline_test_job_id: int | None = None
 
 
 def open_run(store: Store, key: str, name: str, config: dict) -> SearchRun:
@@ -83,15 +88,35 @@ def set_baseline(store: Store, run: SearchRun, accuracy: float | None = None, jo
     return _run(store.db.table("searches").get(run.id))
 
 
+def set_baseline_test(
+    store: Store, run: SearchRun, accuracies: list[float | None] | None = None, job_id: int | None = None
+) -> SearchRun:
+    """Record the original network's test accuracy per seed, or the job that measures it."""
+    text = None if accuracies is None else json.dumps(accuracies)
+    with store.write():
+        store.db.table("searches").update(run.id, {"baseline_test": text, "baseline_test_job_id": job_id})
+    return _run(store.db.table("searches").get(run.id))
+
+
 def _run(row: dict) -> SearchRun:
+    test = row["baseline_test"]
     return SearchRun(
-        row["id"], row["key"], row["name"], json.loads(row["config"]), row["baseline_accuracy"], row["baseline_job_id"]
+        row["id"],
+        row["key"],
+        row["name"],
+        json.loads(row["config"]),
+        row["baseline_accuracy"],
+        row["baseline_job_id"],
+        None if test is None else tuple(json.loads(test)),
+        row["baseline_test_job_id"],
     )
 
 
 def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fields) -> None:
     """Where a candidate of the run stands now; `fields`: job_id (the job of its stage), reward,
-    accuracy, fisher_ratio, e2e_speedup, detail (kept from earlier stages unless given)."""
+    accuracy, fisher_ratio, e2e_speedup, detail, selected_from (how many candidates the run had
+    proposed when the margin let this one through), test_accuracy, test_accuracy_std,
+    test_difference, test_difference_low, test_difference_high (kept from earlier stages unless given)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}")
     table = store.db.table("search_candidates")
@@ -119,9 +144,10 @@ def candidates(store: Store, run: SearchRun) -> list[dict]:
 
 def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
     """How many candidates passed through each stage so far: proposed (all), screened (Fisher
-    done), trained (training done), stopped early, within margin, tuned (timed end to end),
-    what failed; in flight (their job queued or running) and waiting between stages (for the
-    original network's accuracy, or to go on when a stopped run resumes)."""
+    done), trained (training done), stopped early, within margin (of the validation accuracy),
+    tested (on the test split over seeds), tuned (timed end to end), what failed; in flight
+    (their job queued or running) and waiting between stages (for the original network's
+    accuracy, or to go on when a stopped run resumes)."""
     rows = candidates(store, run)
     now = Counter(row["stage"] for row in rows)
     in_flight = sum(row["stage"] in BETWEEN and row["job_state"] in LIVE_JOB for row in rows)
@@ -137,7 +163,8 @@ def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
         "did not learn": now["did not learn"],
         "diverged": now["diverged"],
         "too slow": now["too slow"],
-        "within margin": now["within margin"] + now["tuning"] + now["tuned"],
+        "within margin": now["testing"] + now["within margin"] + now["tuning"] + now["tuned"],
+        "tested": sum(row["test_accuracy"] is not None for row in rows),
         "tuned": now["tuned"],
         "failed": now["failed"],
         "in flight": in_flight,

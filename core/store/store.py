@@ -47,6 +47,8 @@ RESULT_OBJECTIVES = {
     "accuracy": MAXIMIZE,
     "e2e_latency_ms": MINIMIZE,
     "e2e_speedup": MAXIMIZE,
+    "test_accuracy": MAXIMIZE,
+    "test_difference": MAXIMIZE,
 }
 
 

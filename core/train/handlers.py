@@ -1,4 +1,4 @@
-"""Job handlers of the accuracy side: kinds "fisher", "train" and "e2e".
+"""Job handlers of the accuracy side: kinds "fisher", "train", "test" and "e2e".
 
 Each is handler(payload, ctx) -> its kind's result (core.train.results), run by a worker
 process, with the payload of its kind (core.train.payloads). "train" keeps the accuracy per
@@ -17,10 +17,11 @@ from core.ir.graph import OperatorGraph
 from core.jobs.errors import JobCancelled
 from core.store.score import Score
 
-from .payloads import E2EPayload, FisherPayload, TrainPayload
+from .payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from .proxy import train_proxy
-from .results import E2EResult, FisherResult, TrainResult
+from .results import E2EResult, FisherResult, HeldOutResult, TrainResult
 from .screening import screen_for
+from .seeds import train_over_seeds
 from .settings import EvalSettings
 
 THREADS = 1  # torch threads per worker: more oversubscribe the 2 shared cores (4-8x slower under load)
@@ -94,6 +95,32 @@ def train_job(payload: dict, ctx) -> TrainResult:
         outcome=trained.outcome,
         epochs_planned=config.epochs,
         classes=screen.num_classes,
+    )
+
+
+def held_out_job(payload: dict, ctx) -> HeldOutResult:
+    """The network trained again with each seed and tested on the test split, and, paired, the
+    original's accuracies with the same seeds (trained here unless the payload has them)."""
+    torch.set_num_threads(THREADS)
+    p = HeldOutPayload.from_dict(payload)
+    stand_in = None if p.operator is None else _stand_in(p.operator, p.settings.backbone)
+    both = p.pair and p.original is None
+    share = 0.5 if both else 1.0
+    runs = train_over_seeds(
+        stand_in, p.settings, p.training, p.seeds, lambda fraction, message: ctx.progress(share * fraction, message)
+    )
+    original = list(p.original) if p.original is not None else None
+    if both:
+        base = train_over_seeds(
+            None,
+            p.settings,
+            p.training,
+            p.seeds,
+            lambda fraction, message: ctx.progress(0.5 + 0.5 * fraction, f"the original, {message}"),
+        )
+        original = [r.accuracy for r in base]
+    return HeldOutResult.of(
+        runs, original if p.pair else None, p.margin, p.training.epochs, p.settings.dataset_label, p.settings.spec.label
     )
 
 

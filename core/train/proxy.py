@@ -1,5 +1,8 @@
 """Proxy training: a few epochs of SGD on the training split, accuracy on the validation
-split after each, stopped early by Canvas's rule when a best curve is known."""
+split after each, stopped early by Canvas's rule when a best curve is known. It reads the
+split's training and validation parts only, never its test part (core.train.seeds reports on
+that). It runs where TrainConfig's device says (core.train.device), with mixed precision when
+asked."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from torch import nn
 
 from core.data.datasets import ImageDataset, Split
 
+from .device import training_device
 from .early_stop import keep_training, required_accuracy
 from .settings import TrainConfig
 
@@ -39,14 +43,15 @@ class TrainingRun:
         return None if self.outcome == "diverged" or not self.accuracy_per_epoch else self.accuracy_per_epoch[-1]
 
 
-def accuracy(model: nn.Module, data: ImageDataset, batch_size: int = 256) -> float:
-    """Top-1 accuracy of `model` (in eval mode) on `data`."""
+def accuracy(model: nn.Module, data: ImageDataset, batch_size: int = 256, amp: bool = False) -> float:
+    """Top-1 accuracy of `model` (in eval mode, on the device its parameters are on) on `data`."""
+    device = next(model.parameters()).device
     model.eval()
     correct = 0
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast(device.type, enabled=amp):
         for start in range(0, len(data), batch_size):
-            x = torch.from_numpy(data.images[start : start + batch_size])
-            y = torch.from_numpy(data.labels[start : start + batch_size])
+            x = torch.from_numpy(data.images[start : start + batch_size]).to(device)
+            y = torch.from_numpy(data.labels[start : start + batch_size]).to(device)
             correct += int((model(x).argmax(dim=1) == y).sum())
     return correct / len(data)
 
@@ -65,8 +70,13 @@ def train_proxy(
     finite or logits that explode end training as "diverged"; a final accuracy near chance is
     "did not learn" (TrainingRun.outcome), so neither reads as an ordinary low accuracy. From the
     second step on, an epoch projected to take longer than config.max_epoch_seconds ends it as
-    "too slow"."""
+    "too slow". The model moves to the configured device (TrainConfig.device: EvaluationError
+    when it asks for a GPU this machine lacks)."""
+    device = training_device(config.device, config.amp)
+    model.to(device)
     train = split.train
+    images, labels = torch.from_numpy(train.images).to(device), torch.from_numpy(train.labels).to(device)
+    scaler = torch.amp.GradScaler(device.type, enabled=config.amp)
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
     if config.max_batches is not None:
         steps_per_epoch = min(steps_per_epoch, config.max_batches)
@@ -90,17 +100,20 @@ def train_proxy(
         model.train()
         permutation = order.permutation(len(train))
         for step in range(steps_per_epoch):
-            index = permutation[step * config.batch_size : (step + 1) * config.batch_size]
-            logits = model(torch.from_numpy(train.images[index]))
-            loss = F.cross_entropy(logits, torch.from_numpy(train.labels[index]))
+            index = torch.from_numpy(permutation[step * config.batch_size : (step + 1) * config.batch_size])
+            index = index.to(device)
+            with torch.autocast(device.type, enabled=config.amp):
+                logits = model(images[index])
+                loss = F.cross_entropy(logits, labels[index])
             why = _divergence(loss, logits)
             if why:
                 result.outcome = "diverged"
                 result.reason = f"diverged at epoch {epoch}, step {step + 1}: {why} (learning rate {config.lr})"
                 return result
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
             scheduler.step()
             if step and config.max_epoch_seconds is not None:
                 projected = (time.perf_counter() - start) / (step + 1) * steps_per_epoch
@@ -114,7 +127,7 @@ def train_proxy(
             if progress is not None:
                 done = (epoch - 1 + (step + 1) / steps_per_epoch) / config.epochs
                 progress(done, f"epoch {epoch}/{config.epochs}, loss {loss.item():.3f}")
-        acc = accuracy(model, split.val)
+        acc = accuracy(model, split.val, amp=config.amp)
         result.accuracy_per_epoch.append(acc)
         result.seconds_per_epoch.append(time.perf_counter() - start)
         if progress is not None:

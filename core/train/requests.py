@@ -2,7 +2,9 @@
 for `tessera evaluate` and the window's Evaluate Accuracy alike: a "fisher" job (Fisher
 Potential only), or a "train" job (Fisher Potential at initialisation, then proxy training
 early-stopped against the best curve stored for the same dataset, backbone and epochs),
-and, with a deployment, an "e2e" job (the network with the operator against the original,
+with `seeds` a "test" job (the network and the original trained again with each of the seeds
+after the settings' own, tested on the test split, paired, judged against `margin`), and,
+with a deployment, an "e2e" job (the network with the operator against the original,
 both with tuned kernels).
 
 Building the payloads imports neither torch nor TVM."""
@@ -14,12 +16,14 @@ from pathlib import Path
 
 from ..data.assignment import Assignment
 from ..data.datasets import check_source
+from ..jobs.contract import Payload
 from ..jobs.submit import PlannedJob, Subject
 from ..networks.settings import DeploySettings
 from ..store import Store
 from .early_stop import best_curve, check_theta
 from .errors import EvaluationError
-from .payloads import E2EPayload, FisherPayload, TrainPayload
+from .paired import MARGIN, SEEDS, report_seeds
+from .payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from .settings import EvalSettings, TrainConfig
 
 
@@ -29,6 +33,10 @@ class AccuracyRequest:
     epochs: int = TrainConfig.epochs
     theta: float = 0.5
     max_batches: int | None = None  # per epoch, for quick runs
+    device: str = TrainConfig.device  # where training runs (core.train.device)
+    amp: bool = TrainConfig.amp  # mixed precision, CUDA only
+    seeds: int = SEEDS  # test accuracy over this many seeds, paired with the original's (0: none)
+    margin: float = MARGIN  # what the paired interval is judged against
     fisher_only: bool = False  # no training: Fisher Potential at initialisation only
     deploy: DeploySettings | None = None  # time the network end to end, tuned, at this size
     tuning_root: str | None = None  # where the e2e job keeps tuning databases (None: the user's)
@@ -42,25 +50,42 @@ class AccuracyRequest:
         if self.max_batches is not None and (not isinstance(self.max_batches, int) or self.max_batches < 1):
             raise EvaluationError(f"batches per epoch must be a whole number >= 1, got {self.max_batches!r}")
         check_theta(self.theta)
+        if isinstance(self.seeds, bool) or not isinstance(self.seeds, int) or self.seeds < 0:
+            raise EvaluationError(f"seeds must be a whole number >= 0, got {self.seeds!r}")
+        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not 0 <= self.margin <= 1:
+            raise EvaluationError(f"the margin must be a fraction between 0 and 1 (0.01: 1 point), got {self.margin!r}")
+        _ = self.training  # TrainConfig checks the device and mixed precision
+
+    @property
+    def training(self) -> TrainConfig:
+        return TrainConfig(
+            epochs=self.epochs,
+            theta=self.theta,
+            max_batches=self.max_batches,
+            seed=self.settings.seed,
+            device=self.device,
+            amp=self.amp,
+        )
 
     def describe(self) -> str:
         """'Fisher Potential', 'proxy training (10 epochs)', '... and tuned end-to-end latency'."""
         what = "Fisher Potential" if self.fisher_only else f"proxy training ({self.epochs} epochs)"
+        if self.seeds and not self.fisher_only:
+            what += f", test accuracy over {self.seeds} seeds"
         if self.deploy is not None and not self.fisher_only:
             what += f" and tuned end-to-end latency at {self.deploy.label}"
         return f"{what} in {self.settings.spec.label} on {self.settings.dataset_label}"
 
-    def payloads(self, document: dict, best: list[float] | None) -> list[FisherPayload | TrainPayload | E2EPayload]:
+    def payloads(self, document: dict, best: list[float] | None) -> list[Payload]:
         """The payload of each job for the operator (or assignment) `document`; `best`: the
         curve to early-stop against (best_curve of the store the jobs go to)."""
         if self.fisher_only:
             return [FisherPayload(document, self.settings)]
-        training = TrainConfig(
-            epochs=self.epochs, theta=self.theta, max_batches=self.max_batches, seed=self.settings.seed
-        )
-        jobs: list[FisherPayload | TrainPayload | E2EPayload] = [
-            TrainPayload(document, self.settings, training, tuple(best) if best else None)
-        ]
+        training = self.training
+        jobs: list[Payload] = [TrainPayload(document, self.settings, training, tuple(best) if best else None)]
+        if self.seeds:
+            seeds = report_seeds(self.settings.seed, self.seeds)
+            jobs.append(HeldOutPayload(document, self.settings, training, seeds, margin=self.margin))
         if self.deploy is not None:
             root = str(Path(self.tuning_root).expanduser().resolve()) if self.tuning_root else None
             jobs.append(E2EPayload(document, self.deploy, self.settings, root))

@@ -6,13 +6,15 @@ the field (core.jobs.contract). Importing this imports neither torch nor TVM."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import statistics
+from dataclasses import dataclass, fields, replace
 
 from ..data.replacement import Replacement
 from ..jobs.contract import Result
 from ..networks.results import EndToEnd
 from ..store.score import Score
 from ..typed_json import refuse
+from .paired import PairedDifference, mean_std, paired_difference
 
 #: how a training run ended (core.train.proxy): in full, stopped by the early-stop rule, loss or
 #: activations no longer finite, a final accuracy near chance, or an epoch projected to take
@@ -57,6 +59,90 @@ class TrainResult(FisherResult):
         super().__post_init__()
         if self.outcome not in OUTCOMES:
             refuse(self, "outcome", f"one of {', '.join(OUTCOMES)}", self.outcome)
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    """One seed's training for a reported accuracy (core.train.seeds): test accuracy (None when
+    it diverged), the last validation accuracy, how it ended (OUTCOMES) and how long it took."""
+
+    seed: int
+    accuracy: float | None
+    val_accuracy: float | None
+    outcome: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class HeldOutResult(Result):
+    """Test accuracy of the network over seeds, and the original network's with the same seeds
+    (None when not compared), judged against `margin` by the paired interval (core.train.paired)."""
+
+    kind = "test"
+    score: Score
+    runs: tuple[SeedRun, ...]
+    original: tuple[float | None, ...] | None
+    margin: float
+    epochs: int
+
+    @property
+    def accuracies(self) -> list[float]:
+        """Test accuracy of every seed that did not diverge."""
+        return [r.accuracy for r in self.runs if r.accuracy is not None]
+
+    @property
+    def paired(self) -> PairedDifference | None:
+        """Seed by seed against the original, over the seeds where neither diverged."""
+        if self.original is None:
+            return None
+        pairs = [(r.accuracy, o) for r, o in zip(self.runs, self.original) if r.accuracy is not None and o is not None]
+        return paired_difference([a for a, _ in pairs], [o for _, o in pairs]) if pairs else None
+
+    def lines(self) -> list[str]:
+        """The report in words: mean +- std, the paired difference with its interval and the verdict."""
+        seeds = ", ".join(str(r.seed) for r in self.runs)
+        lines = [f"test accuracy over seeds {seeds} ({self.epochs} epochs each): {mean_std(self.accuracies)}"]
+        lines += [f"seed {r.seed}: {r.outcome}" for r in self.runs if r.accuracy is None]
+        if self.original is not None:
+            lines.append(f"the original's, same seeds: {mean_std([a for a in self.original if a is not None])}")
+            paired = self.paired
+            if paired is None:
+                lines.append("no seed where both trained: no difference to report")
+            else:
+                lines.append(
+                    f"difference {100 * paired.mean:+.1f} points (seed by seed); {paired.verdict(self.margin)}"
+                )
+        return lines
+
+    @classmethod
+    def of(
+        cls,
+        runs: list[SeedRun],
+        original: list[float | None] | None,
+        margin: float,
+        epochs: int,
+        dataset: str,
+        backbone: str,
+    ) -> HeldOutResult:
+        """The result of `runs`, its score recorded under the dataset and backbone labels."""
+        draft = cls(
+            Score(dataset, backbone), tuple(runs), None if original is None else tuple(original), margin, epochs
+        )
+        found, paired = draft.accuracies, draft.paired
+        interval = paired.interval if paired else None
+        score = Score(
+            dataset,
+            backbone,
+            epochs=epochs,
+            test_seeds=len(runs),
+            test_accuracy=statistics.fmean(found) if found else None,
+            test_accuracy_std=statistics.stdev(found) if len(found) > 1 else None,
+            test_difference=paired.mean if paired else None,
+            test_difference_low=interval[0] if interval else None,
+            test_difference_high=interval[1] if interval else None,
+            test_margin=margin if original is not None else None,
+        )
+        return replace(draft, score=score)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from torch import nn
 from core.analysis.fisher import fisher_potential, passes_fisher
 from core.data.assignment import Assignment
 from core.data.backbones import build_backbone
-from core.data.datasets import Split, load_dataset, split_dataset
+from core.data.datasets import ImageDataset, Split, load_dataset, split_dataset
 from core.data.replace import ReplacementReport, conv_input_sizes, replace_convs
 from core.ir.graph import OperatorGraph
 
@@ -33,9 +33,38 @@ from .errors import EvaluationError
 from .settings import EvalSettings
 
 
-def load_split(settings: EvalSettings) -> Split:
-    data = load_dataset(settings.dataset, settings.resolution)
-    return split_dataset(data, settings.val_fraction, settings.seed, settings.limit)
+def load_split(settings: EvalSettings, data: ImageDataset | None = None) -> Split:
+    """The settings' split of their dataset (`data`: that dataset, already loaded)."""
+    data = data if data is not None else load_dataset(settings.dataset, settings.resolution)
+    return split_dataset(data, settings.val_fraction, settings.seed, settings.limit, settings.test_fraction)
+
+
+def candidate_network(
+    settings: EvalSettings,
+    num_classes: int,
+    stand_in: OperatorGraph | Assignment,
+    sizes: dict[str, tuple[int, int]] | None = None,
+) -> tuple[nn.Module, ReplacementReport]:
+    """The settings' backbone, seeded with their seed, with the operator in every layer it fits
+    (or an assignment's operators in the layers it names); EvaluationError if it replaces none."""
+    net = build_backbone(settings.spec, num_classes, settings.seed)
+    return net, _replaced(net, stand_in, settings, sizes)
+
+
+def _replaced(
+    net: nn.Module,
+    stand_in: OperatorGraph | Assignment,
+    settings: EvalSettings,
+    sizes: dict[str, tuple[int, int]] | None,
+) -> ReplacementReport:
+    report = replace_convs(net, stand_in, settings.resolution, sizes=sizes, kinds=settings.spec.replace)
+    if not report.replaced:
+        reasons = sorted({o.detail for o in report.layers})
+        raise EvaluationError(
+            f"operator {report.operator} fits none of the {len(report.layers)} "
+            f"convolutions of {settings.spec.label}: {'; '.join(reasons)}"
+        )
+    return report
 
 
 def fisher_batch(split: Split, size: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -66,21 +95,11 @@ class FisherScreen:
         With `shared`, the layers it does not replace are the screen's original network's own
         modules, neither copied nor drawn anew: a network to score, never to train (see
         sharing_copy)."""
-        if shared:
-            net = sharing_copy(self._network)
-            torch.set_rng_state(self._draws)  # the operator's layers draw as after build_backbone
-        else:
-            net = build_backbone(self.settings.spec, self.num_classes, self.settings.seed)
-        report = replace_convs(
-            net, stand_in, self.settings.resolution, sizes=self.sizes, kinds=self.settings.spec.replace
-        )
-        if not report.replaced:
-            reasons = sorted({o.detail for o in report.layers})
-            raise EvaluationError(
-                f"operator {report.operator} fits none of the {len(report.layers)} "
-                f"convolutions of {self.settings.spec.label}: {'; '.join(reasons)}"
-            )
-        return net, report
+        if not shared:
+            return candidate_network(self.settings, self.num_classes, stand_in, self.sizes)
+        net = sharing_copy(self._network)
+        torch.set_rng_state(self._draws)  # the operator's layers draw as after build_backbone
+        return net, _replaced(net, stand_in, self.settings, self.sizes)
 
     def score(self, net: nn.Module, report: ReplacementReport) -> dict:
         """Fisher Potential of the candidate and of the original over the replaced layers, and

@@ -24,7 +24,8 @@ class EvalSettings:
     resolution: int = DEFAULT_RESOLUTION
     seed: int = 0
     val_fraction: float = 0.2
-    limit: int | None = None  # keep this many examples (stratified) before splitting
+    test_fraction: float = 0.2  # held out for the test split where the dataset sets none apart
+    limit: int | None = None  # keep this many examples (stratified) of those not in the test split
     # examples in the Fisher Potential minibatch: with 32 the verdicts are those of a 256-example
     # minibatch for 96% of random candidates (64: 99%), while another seed (initial weights and
     # examples) changes 8-9% of them at any size, and a candidate is screened in half the time
@@ -41,12 +42,10 @@ class EvalSettings:
             isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 10
         ):
             raise EvaluationError(f"evaluation setting limit must be a whole number >= 10, got {self.limit!r}")
-        if (
-            isinstance(self.val_fraction, bool)
-            or not isinstance(self.val_fraction, (int, float))
-            or not 0 < self.val_fraction < 1
-        ):
-            raise EvaluationError(f"evaluation setting val_fraction must be between 0 and 1, got {self.val_fraction!r}")
+        for name in ("val_fraction", "test_fraction"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise EvaluationError(f"evaluation setting {name} must be between 0 and 1, got {value!r}")
         if not isinstance(self.dataset, str) or not self.dataset:
             raise EvaluationError(f"evaluation setting dataset must be {SOURCES}, got {self.dataset!r}")
         object.__setattr__(self, "replace", self.spec.replace)  # checks them all (BackboneError), in order
@@ -68,6 +67,10 @@ class EvalSettings:
         return f"{Path(self.dataset).name}@{self.resolution}px"
 
 
+#: where training may run (core.train.device chooses): a GPU when torch sees one, the CPU, a GPU or fail
+TRAIN_DEVICES = ("auto", "cpu", "cuda")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     # 10 epochs of 23 steps on the default task: known efficient designs then land within a
@@ -87,6 +90,8 @@ class TrainConfig:
     # from the original network's epoch time; a module that materialises a large product
     # would otherwise hold a worker for many minutes)
     max_epoch_seconds: float | None = None
+    device: str = "auto"  # where to train (core.train.device): auto (CUDA when there is a GPU), cpu, cuda
+    amp: bool = False  # mixed precision (float16 with a gradient scaler); CUDA only
 
     def __post_init__(self):
         for name, low in (("epochs", 1), ("batch_size", 1)):
@@ -102,6 +107,12 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                 raise EvaluationError(f"training setting {name} must be a number >= 0, got {value!r}")
+        if self.device not in TRAIN_DEVICES:
+            raise EvaluationError(f"training device must be one of {', '.join(TRAIN_DEVICES)}, got {self.device!r}")
+        if not isinstance(self.amp, bool):
+            raise EvaluationError(f"training setting amp must be true or false, got {self.amp!r}")
+        if self.amp and self.device == "cpu":
+            raise EvaluationError("mixed precision (amp) needs a CUDA GPU; it cannot train on the CPU")
         if self.schedule not in ("cosine", "step"):
             raise EvaluationError(f"training schedule must be 'cosine' or 'step', got {self.schedule!r}")
         check_theta(self.theta)

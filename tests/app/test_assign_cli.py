@@ -46,7 +46,7 @@ def test_cli_builds_an_assignment_and_evaluates_it(tmp_path, capsys):
     assert "names layers of resnet18, not of vgg" in capsys.readouterr().err
     assert main(["evaluate", str(out), "--store", str(store), *task]) == 0
     printed = capsys.readouterr().out
-    assert "queued job 2 (train)" in printed and "queued job 3 (e2e)" in printed
+    assert "queued job 2 (train)" in printed and "queued job 3 (test)" in printed and "queued job 4 (e2e)" in printed
 
 
 def test_cli_assigns_strided_layers_when_asked(tmp_path, capsys):

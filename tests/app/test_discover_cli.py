@@ -42,15 +42,21 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
             "0",
             "--fisher-batch",
             "8",
+            "--seeds",
+            "2",
+            "--train-device",
+            "cpu",
             "--store",
             str(path),
         ]
     )
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "2 proposed" in out and "the original network's proxy accuracy" in out
+    assert "2 proposed" in out and "the original network's proxy (validation) accuracy" in out
+    assert "its test accuracy over seeds 1, 2: " in out and "(2 seeds)" in out
     with Store(path) as store:
         (search,) = store.db["searches"].rows
         config = json.loads(search["config"])
-        assert config["strategy"] == "canvas"
-        assert config["evaluation"]["fisher_batch"] == 8
+        assert config["strategy"] == "canvas" and config["test_seeds"] == 2
+        assert config["evaluation"]["fisher_batch"] == 8 and config["evaluation"]["device"] == "cpu"
+        assert len(json.loads(search["baseline_test"])) == 2

@@ -7,6 +7,7 @@ import pytest
 from app.cli import build_parser, main
 from app.cli.discover import config_of
 from core.jobs.queue import JobQueue
+from core.search.discovery import DiscoveryConfig
 from core.store import Store
 from core.train.errors import EvaluationError
 from core.train.settings import EvalSettings
@@ -55,9 +56,30 @@ def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
     assert main([*base, "--epochs", "0"]) == 1
     assert main([*base, "--theta", "2"]) == 1
     assert "theta" in capsys.readouterr().err
+    assert main([*base, "--train-device", "cpu", "--amp"]) == 1
+    assert "mixed precision (amp) needs a CUDA GPU; it cannot train on the CPU" in capsys.readouterr().err
+    assert main([*base, "--margin", "5"]) == 1
+    assert "the margin must be a fraction between 0 and 1 (0.01: 1 point), got 5.0" in capsys.readouterr().err
     assert not path.exists()
     with pytest.raises(EvaluationError, match="val_fraction"):
         EvalSettings(val_fraction=0)
+
+
+def test_evaluate_queues_a_test_over_seeds_after_its_own_and_can_train_the_deployed_width(tmp_path, capsys):
+    path = tmp_path / "q.db"
+    base = ["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path), "--seed", "4", "--no-e2e"]
+    assert main([*base, "--train-width", "deploy", "--train-device", "cpu"]) == 0
+    assert main([*base, "--train-width", "deploy", "--deploy-width", "32", "--seeds", "2", "--margin", "0.02"]) == 0
+    assert main([*base, "--width", "8", "--seeds", "0"]) == 0
+    assert "queued job 2 (test conv2d) on resnet18/w64" in capsys.readouterr().out
+    with Store(path) as store:
+        jobs = [(job.kind, job.payload) for job in JobQueue(store).jobs()]
+    assert [kind for kind, _ in jobs] == ["train", "test", "train", "test", "train"]
+    assert [p["settings"]["width"] for _, p in jobs] == [64, 64, 32, 32, 8]  # ResNet-18's standard width, or the given
+    (_, first), (_, second) = (j for j in jobs if j[0] == "test")
+    assert first["seeds"] == [5, 6, 7] and first["margin"] == 0.01 and first["pair"] and first["original"] is None
+    assert second["seeds"] == [5, 6] and second["margin"] == 0.02
+    assert first["training"]["device"] == "cpu" and jobs[2][1]["training"]["device"] == "auto"
 
 
 @pytest.mark.slow
@@ -65,15 +87,31 @@ def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
 def test_evaluate_now_prints_one_table_and_says_when_the_networks_are_not_tuned(tmp_path, capsys):
     path = tmp_path / "cli.db"
     args = ["evaluate", str(EXAMPLES / "depthwise_separable.json"), "--now", "--store", str(path)]
-    sizes = ["--backbone", "vgg", "--width", "4", "--resolution", "8", "--limit", "100", "--epochs", "1"]
+    sizes = [
+        "--backbone",
+        "vgg",
+        "--width",
+        "4",
+        "--resolution",
+        "8",
+        "--limit",
+        "100",
+        "--epochs",
+        "1",
+        "--seeds",
+        "2",
+    ]
     deploy = ["--deploy-width", "4", "--deploy-resolution", "8", "--tuning-dir", str(tmp_path / "tuning")]
     assert main([*args, *sizes, *deploy, "--no-transfer", "--from", str(tmp_path)]) == 1
     assert "--from names where transfer-tuning takes schedules from; drop --no-transfer" in capsys.readouterr().err
     assert main([*args, *sizes, *deploy, "--trials", "0", "--no-transfer"]) == 0
     out = capsys.readouterr().out
     table = out[out.rindex("with the operator") :].splitlines()
-    assert table[1].startswith("accuracy (proxy)") and table[2].startswith("Fisher Potential")
-    assert table[3].startswith("TVM, NOT all tuned (vgg/w4@8px)") and table[4].startswith("PyTorch eager")
+    assert table[1].startswith("accuracy (validation, 1 seed)") and table[2].startswith("accuracy (test, 2 seeds)")
+    assert "(2 seeds)" in table[2] and "points [" in table[2]  # mean +- std of both, the paired difference
+    assert table[3].startswith("Fisher Potential")
+    assert table[4].startswith("TVM, NOT all tuned (vgg/w4@8px)") and table[5].startswith("PyTorch eager")
+    assert table[6].startswith("on the test split, ") and "the 95% interval of the difference" in table[6]
     assert "not tuned (TVM's default, so no basis for a speedup)" in out
     with Store(path) as store:
         e2e = [row for row in scores(store) if row["e2e_latency_ms"] is not None]
@@ -88,7 +126,8 @@ def test_evaluate_and_discover_replace_strided_convolutions_when_asked(tmp_path,
     assert main(["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path), *replace]) == 0
     assert "on resnet18/w16[standard,strided] at" in capsys.readouterr().out
     with Store(path) as store:
-        train, e2e = JobQueue(store).jobs()
+        train, test, e2e = JobQueue(store).jobs()
+        assert test.payload["settings"]["replace"] == ["standard", "strided"]
         assert train.payload["settings"]["replace"] == ["standard", "strided"]
         assert e2e.payload["deploy"]["replace"] == ["standard", "strided"]
     discover = build_parser("discover")
@@ -99,3 +138,6 @@ def test_evaluate_and_discover_replace_strided_convolutions_when_asked(tmp_path,
     ]
     default = config_of(discover.parse_args(["discover"]))
     assert "replace" not in default["evaluation"] and "replace" not in default["deploy"]
+    assert not {"device", "amp"} & set(default["evaluation"])  # defaults left out: earlier runs keep their key
+    earlier = {k: v for k, v in default.items() if k != "test_seeds"}  # a run from before test accuracy
+    assert DiscoveryConfig.from_dict(earlier).key == DiscoveryConfig.from_dict(default).key

@@ -1,13 +1,17 @@
 """The discovery loop on this machine: can the proxy task tell operators apart, how fast does
 the Fisher Potential screen run, and what does a timed run of the whole loop find.
 
-Figure 1 (spread): the original network trained with 3 seeds (its run-to-run noise) against
-known designs (a 1x1 convolution, which sees no neighbouring pixel, depthwise-separable and
-grouped) and 20 random candidates (the Canvas sampler on conv2d), each in every convolution
-it fits, all on the default proxy task (digits-shifted, ResNet-18 width 16 at 24 px, 10 epochs)
-or the one --dataset, --resolution and --limit name. The task ranks operators only if the
-candidates' spread is clearly larger than the baseline's noise, and tells a convolution from
-the 1x1 network only if that falls clearly outside a 1-point margin.
+Figure 1 (spread): test accuracy (core.train.seeds: trained again with --seeds seeds, those after
+the task's seed, tested on the test split) of the original network (its run-to-run noise, and
+the test set's own sampling noise) against known designs with the same seeds, each paired with
+the original seed by seed (95% interval, judged against a 1-point margin: a 1x1 convolution,
+which sees no neighbouring pixel, depthwise-separable and grouped), and 20 random candidates (the
+Canvas sampler on conv2d, one seed each), each in every convolution it fits, all on the default
+proxy task (digits-shifted, ResNet-18 width 16 at 24 px, 10 epochs) or the one --dataset,
+--resolution, --limit and --epochs name. The task ranks operators only if the candidates'
+spread is clearly larger than the baseline's noise, ranks the known designs as the literature
+does (grouped about as accurate as a convolution, depthwise-separable a little below), and
+tells a convolution from the 1x1 network only if that falls clearly outside a 1-point margin.
 Figure 2 (screening): candidates per minute through the Fisher Potential screen (the data,
 minibatch and original's scores computed once per process; each candidate's operator layers
 built into a network that shares the original's other layers, one forward and backward
@@ -31,6 +35,7 @@ keeps would cap the speedup); `--replace standard,pointwise` gives the figures a
     python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
         [--threads 2] [--screen-workers 1] [--skip spread,screening,minibatch,loop] [--store PATH]
         [--dataset NAME|PATH] [--resolution PX] [--limit N] [--fisher-batch N] [--replace KINDS]
+        [--seeds 3] [--epochs 10]
 """
 
 from __future__ import annotations
@@ -50,8 +55,6 @@ import torch
 
 from app.cli import main as tessera
 from core.analysis.fisher import FisherError
-from core.data.backbones import build_backbone
-from core.data.replace import replace_convs
 from core.data.specs import REPLACE_KINDS, replace_kinds
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import graph_from_document, load_operator
@@ -59,10 +62,12 @@ from core.search.base import Budget
 from core.search.canvas_sampler import CanvasSampler
 from core.store import Store
 from core.store.searches import candidates, runs, stage_counts
+from core.train import paired
 from core.train.errors import EvaluationError
-from core.train.proxy import TrainConfig, train_proxy
-from core.train.screening import FisherScreen
-from core.train.settings import EvalSettings
+from core.train.paired import mean_std, paired_difference, report_seeds
+from core.train.screening import FisherScreen, load_split
+from core.train.seeds import train_over_seeds
+from core.train.settings import EvalSettings, TrainConfig
 from tests.support import EXAMPLES, chain
 
 PAPER_PER_MINUTE = 1000 / 5  # NAS-PTE
@@ -94,55 +99,68 @@ def known_designs() -> dict[str, OperatorGraph]:
     }
 
 
-def spread(settings: EvalSettings, count: int, seeds: int = 3) -> None:
-    screen = FisherScreen(settings)
-    config = TrainConfig()
+def spread(settings: EvalSettings, count: int, seeds: int = 3, epochs: int = TrainConfig.epochs) -> None:
+    """Test accuracy over `seeds` seeds (core.train.seeds) of the original network and of each
+    known design, each design paired with the original seed by seed; then `count` random
+    candidates, one seed each."""
+    config = TrainConfig(epochs=epochs)
+    split = load_split(settings)
+    chosen = report_seeds(settings.seed, seeds)
     print(
-        f"Proxy task: {settings.dataset_label}, {settings.spec.label}, {len(screen.split.train)} training images, "
-        f"{config.epochs} epochs, {torch.get_num_threads()} thread(s)"
+        f"Proxy task: {settings.dataset_label}, {settings.spec.label}, {len(split.train)} training / "
+        f"{len(split.val)} validation / {len(split.test)} test images, {config.epochs} epochs, seeds "
+        f"{', '.join(map(str, chosen))}, {torch.get_num_threads()} thread(s); test accuracy"
     )
-
-    def trained(graph: OperatorGraph | None, seed: int) -> tuple[float | None, str]:
-        """Final accuracy (None when it diverged or fits no layer) and the outcome."""
-        net = build_backbone(settings.spec, screen.num_classes, seed)
-        if graph is not None:
-            report = replace_convs(net, graph, settings.resolution, sizes=screen.sizes, kinds=settings.replace)
-            if not report.replaced:
-                return None, "fits no layer"
-        result = train_proxy(net, screen.split, TrainConfig(seed=seed))
-        return result.accuracy, result.outcome
-
-    base = [trained(None, seed)[0] for seed in range(seeds)]
-    noise = statistics.stdev(base)
-    mean = statistics.mean(base)
-    print(f"  original, {seeds} seeds: {', '.join(f'{a:.3f}' for a in base)} (mean {mean:.3f}, std {noise:.4f})")
+    base = train_over_seeds(None, settings, config, chosen)
+    accuracies = [r.accuracy for r in base]
+    if None in accuracies:
+        print(f"  original: diverged at a seed ({', '.join(r.outcome for r in base)})")
+        return
+    mean, noise = statistics.mean(accuracies), statistics.stdev(accuracies)
+    sampling = (mean * (1 - mean) / len(split.test)) ** 0.5
+    print(
+        f"  original: {', '.join(f'{a:.3f}' for a in accuracies)} ({mean_std(accuracies)}; the test set's "
+        f"own sampling std {sampling:.4f}); {statistics.mean(r.seconds for r in base) / epochs:.1f} s per epoch"
+    )
     for name, graph in known_designs().items():
-        acc, outcome = trained(graph, 0)
-        if acc is None:
-            print(f"  {name}: {outcome}")
+        try:
+            runs = train_over_seeds(graph, settings, config, chosen)
+        except EvaluationError as e:
+            print(f"  {name}: {e}")
             continue
+        found = [r.accuracy for r in runs]
+        if None in found:
+            print(f"  {name}: diverged at a seed ({', '.join(r.outcome for r in runs)})")
+            continue
+        paired = paired_difference(found, accuracies)
         print(
-            f"  {name}: {acc:.3f}, {100 * (acc - mean):+.1f} points ({(acc - mean) / max(noise, 1e-9):+.1f} std of "
-            f"the original's noise){'' if outcome == 'trained' else ', ' + outcome}"
+            f"  {name}: {', '.join(f'{a:.3f}' for a in found)} ({mean_std(found)}), "
+            f"{100 * paired.mean:+.1f} points paired; {paired.verdict(0.01)}; "
+            f"{statistics.mean(r.seconds for r in runs) / epochs:.1f} s per epoch"
         )
     if count < 2:
         return
-    found: list[float] = []
+    found = []
     learned: list[float] = []
     outcomes: dict[str, int] = {}
     for graph in random_operators():
         if len(found) >= count:
             break
-        acc, outcome = trained(graph, 0)
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        if acc is not None:
-            found.append(acc)
-            learned += [acc] if outcome == "trained" else []
+        try:
+            [run] = train_over_seeds(graph, settings, config, chosen[:1])
+        except EvaluationError:
+            outcomes["fits no layer"] = outcomes.get("fits no layer", 0) + 1
+            continue
+        outcomes[run.outcome] = outcomes.get(run.outcome, 0) + 1
+        if run.accuracy is not None:
+            found.append(run.accuracy)
+            learned += [run.accuracy] if run.outcome == "trained" else []
     spread_std = statistics.stdev(found)
     close = sum(abs(a - mean) <= 2 * noise for a in found)
     print(
-        f"  {len(found)} random candidates: min {min(found):.3f}, median {statistics.median(found):.3f}, "
-        f"max {max(found):.3f}, std {spread_std:.4f} ({spread_std / max(noise, 1e-9):.1f}x the original's noise)"
+        f"  {len(found)} random candidates (seed {chosen[0]}): min {min(found):.3f}, median "
+        f"{statistics.median(found):.3f}, max {max(found):.3f}, std {spread_std:.4f} "
+        f"({spread_std / max(noise, 1e-9):.1f}x the original's noise)"
     )
     print(f"  outcomes: {', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))}")
     low, _, high = statistics.quantiles(learned, n=4)
@@ -341,11 +359,20 @@ def report(store_path: Path) -> None:
         tuned = sorted((r for r in within if r["e2e_speedup"]), key=lambda r: -r["e2e_speedup"])
         if not tuned:
             print(f"  {len(within)} within {margin:g} of the original; none with a tuned end-to-end speedup yet")
+        if run.baseline_test:
+            print(f"  original on the test split: {mean_std([a for a in run.baseline_test if a is not None])}")
         for r in tuned:  # a timing taken while the other worker trained says so in its detail
             print(
-                f"  within {margin:g}: {r['operator_name']} accuracy {r['accuracy']:.3f} (original {base:.3f}), "
-                f"tuned end-to-end speedup {r['e2e_speedup']:.2f}x{'; ' + r['detail'] if r['detail'] else ''}"
+                f"  within {margin:g}: {r['operator_name']} accuracy {r['accuracy']:.3f} (original {base:.3f}; "
+                f"selected among {r['selected_from']} proposed), tuned end-to-end speedup {r['e2e_speedup']:.2f}x"
+                f"{'; ' + r['detail'] if r['detail'] else ''}"
             )
+            if r["test_accuracy"] is not None:
+                low, high = r["test_difference_low"], r["test_difference_high"]
+                print(
+                    f"    test split: {r['test_accuracy']:.3f}, {100 * r['test_difference']:+.1f} points against the "
+                    f"original seed by seed; {paired.verdict(None if low is None else (low, high), margin)}"
+                )
         if tuned:
             print("  published: Canvas 1.5x, Syno 2.06x (both tuned against tuned)")
         survivors = [graph_from_document(store.operator(r["operator_id"])["document"]) for r in within]
@@ -359,6 +386,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--candidates", type=int, default=20, help="random candidates trained for the spread")
+    parser.add_argument("--seeds", type=int, default=3, help="spread: seeds of the original and each known design")
+    parser.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="spread: training epochs")
     parser.add_argument("--screen", type=int, default=300, help="candidates through the Fisher screen")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
@@ -396,7 +425,7 @@ def main() -> None:
     if "minibatch" not in skip:
         minibatch(settings, args.screen)
     if "spread" not in skip:
-        spread(settings, args.candidates)
+        spread(settings, args.candidates, args.seeds, args.epochs)
     if "loop" not in skip:
         with tempfile.TemporaryDirectory() as tmp:
             loop(args.minutes, args.store or Path(tmp) / "discovery.db", settings.replace)

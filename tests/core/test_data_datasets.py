@@ -70,14 +70,47 @@ def test_split_is_seeded_stratified_and_standardised():
     a, b, c = (split_dataset(data, 0.25, seed=s) for s in (1, 1, 2))
     assert np.array_equal(a.val.labels, b.val.labels) and np.array_equal(a.train.images, b.train.images)
     assert not np.array_equal(a.val.images, c.val.images)
-    assert len(a.train) + len(a.val) == len(data) and len(a.val) == pytest.approx(0.25 * len(data), abs=1)
+    assert len(a.train) + len(a.val) + len(a.test) == len(data)
+    assert len(a.test) == pytest.approx(0.2 * len(data), abs=1)  # the default test fraction
+    assert len(a.val) == pytest.approx(0.25 * (len(data) - len(a.test)), abs=1)
     counts = np.bincount(a.val.labels, minlength=10)
-    assert counts.min() >= 40  # every class present in proportion
+    assert counts.min() >= 30  # every class present in proportion
     assert abs(float(a.train.images.mean())) < 1e-3 and float(a.train.images.std()) == pytest.approx(1.0, abs=1e-2)
     small = split_dataset(data, 0.2, seed=0, limit=100)
     assert len(small.train) + len(small.val) == 100 and set(small.val.labels) == set(range(10))
-    with pytest.raises(DatasetError, match="between 0 and 1"):
+    with pytest.raises(DatasetError, match="validation fraction must be between 0 and 1"):
         split_dataset(data, 1.5)
+    with pytest.raises(DatasetError, match="test fraction must be between 0 and 1"):
+        split_dataset(data, test_fraction=0.0)
+
+
+@pytest.mark.parametrize("source", ["digits", "own"])
+def test_validation_and_test_never_overlap_and_the_test_split_is_the_same_for_every_seed(source, tmp_path):
+    """Whatever the seed and the sample size, the three parts are disjoint and cover what they
+    were drawn from, and the test part is the same examples (held out by the dataset's files,
+    or drawn with the fixed TEST_SEED), so every training seed is tested alike."""
+    if source == "own":
+        rng = np.random.default_rng(0)
+        np.savez(
+            tmp_path / "own.npz",
+            x_train=rng.random((120, 8, 8)),
+            y_train=np.arange(120) % 4,
+            x_test=rng.random((40, 8, 8)),
+            y_test=np.arange(40) % 4,
+        )
+        source = str(tmp_path / "own.npz")
+    data = load_dataset(source, 8)
+    tests = []
+    for seed, limit in ((0, None), (1, None), (2, 60), (3, 100)):
+        split = split_dataset(data, 0.25, seed=seed, limit=limit)
+        train, val, test = (set(split.index[part].tolist()) for part in ("train", "val", "test"))
+        assert not (val & test) and not (train & test) and not (train & val)
+        assert np.array_equal(split.test.labels, data.labels[split.index["test"]])
+        assert len(train | val) == (limit or len(data) - len(test))
+        tests.append(split.index["test"])
+    assert all(np.array_equal(t, tests[0]) for t in tests)
+    if data.held_out is not None:
+        assert np.array_equal(tests[0], np.flatnonzero(data.held_out)) and len(tests[0]) == 40
 
 
 def test_cifar10_binary_folder(tmp_path):
@@ -88,10 +121,12 @@ def test_cifar10_binary_folder(tmp_path):
     (tmp_path / "test_batch.bin").write_bytes(cifar_records([5])[0])
     (tmp_path / "batches.meta.txt").write_text("\n".join(f"class{i}" for i in range(10)) + "\n")
     data = load_dataset(str(tmp_path), 32)
-    assert data.name == "cifar10" and data.labels.tolist() == [3, 0, 9, 1, 1]  # training batches only
+    assert data.name == "cifar10" and data.labels.tolist() == [3, 0, 9, 1, 1, 5]  # the test batch last
+    assert data.held_out.tolist() == [False] * 5 + [True]  # the archive's own test split
     assert data.classes[3] == "class3" and data.num_classes == 10
     assert np.allclose(data.images[0], px1[0] / 255.0)
-    assert load_dataset(str(tmp_path / "data_batch_1.bin"), 16).images.shape == (3, 3, 16, 16)
+    one = load_dataset(str(tmp_path / "data_batch_1.bin"), 16)
+    assert one.images.shape == (3, 3, 16, 16) and one.held_out.tolist() == [False] * 3
 
 
 def test_cifar100_binary_uses_fine_labels_and_parent_folder(tmp_path):
@@ -101,6 +136,9 @@ def test_cifar100_binary_uses_fine_labels_and_parent_folder(tmp_path):
     (folder / "train.bin").write_bytes(raw)
     data = load_dataset(str(tmp_path), 16)
     assert data.name == "cifar100" and data.labels.tolist() == [99, 0, 42] and data.num_classes == 100
+    (folder / "test.bin").write_bytes(cifar_records([7], label_bytes=2)[0])
+    with_test = load_dataset(str(tmp_path), 16)
+    assert with_test.labels.tolist() == [99, 0, 42, 7] and with_test.held_out.tolist() == [False] * 3 + [True]
 
 
 def test_truncated_and_corrupt_cifar_files_are_rejected(tmp_path):
@@ -134,6 +172,16 @@ def test_npz_layouts(tmp_path):
     assert load_dataset(str(tmp_path / "b.npz"), 9).images.shape == (6, 3, 9, 9)
     np.savez(tmp_path / "c.npz", images=rng.random((4, 8, 8)).astype(np.float32), labels=np.array([0, 1, 0, 1]))
     assert load_dataset(str(tmp_path / "c.npz"), 8).images.shape == (4, 3, 8, 8)
+    np.savez(
+        tmp_path / "d.npz",
+        images=nhwc,
+        labels=labels,
+        test_images=nhwc[:3],
+        test_labels=np.array([9, 9, 7]),
+    )
+    own = load_dataset(str(tmp_path / "d.npz"), 8)
+    assert own.held_out.tolist() == [False] * 12 + [True] * 3 and own.labels[-3:].tolist() == [1, 1, 0]
+    assert np.array_equal(own.images[12:], own.images[:3])  # the same pixels, scaled alike
 
 
 @pytest.mark.parametrize(
@@ -151,6 +199,32 @@ def test_npz_layouts(tmp_path):
         ({"images": np.array(["a", "b"]), "labels": np.zeros(2, int)}, "non-empty numeric array"),
         ({"images": np.full((2, 8, 8), np.nan), "labels": np.arange(2)}, "NaN"),
         ({"images": np.zeros((4, 8, 8)), "labels": np.zeros(4, int)}, "at least 2 classes"),
+        (
+            {"x_train": np.zeros((4, 8, 8)), "y_train": np.arange(4), "x_test": np.zeros((2, 8, 8))},
+            "x_test has no y_test beside it",
+        ),
+        (
+            {"images": np.zeros((4, 8, 8)), "labels": np.arange(4), "test_labels": np.arange(2)},
+            "test_labels has no test_images beside it",
+        ),
+        (
+            {
+                "images": np.zeros((4, 8, 8)),
+                "labels": np.arange(4),
+                "test_images": np.zeros((2, 9, 9)),
+                "test_labels": np.arange(2),
+            },
+            r"test_images are \(1, 9, 9\) \(C, H, W\) but images are \(1, 8, 8\)",
+        ),
+        (
+            {
+                "images": np.zeros((4, 8, 8)),
+                "labels": np.arange(4),
+                "test_images": np.zeros((2, 8, 8)),
+                "test_labels": np.arange(3),
+            },
+            "test_labels must be a 1-d integer array with one label per image",
+        ),
     ],
 )
 def test_bad_npz_contents_are_rejected(tmp_path, arrays, message):
@@ -201,6 +275,46 @@ def test_image_folder(tmp_path):
     data = load_dataset(str(tmp_path), 8)
     assert data.classes == ("ants", "bees") and data.labels.tolist() == [0, 0, 0, 1, 1, 1]
     assert data.images.shape == (6, 3, 8, 8)
+    assert data.held_out is None
     (tmp_path / "bees" / "broken.png").write_bytes(b"\x89PNG not really")
     with pytest.raises(DatasetError, match="broken.png: cannot read as an image"):
         load_dataset(str(tmp_path), 8)
+
+
+def test_image_folder_with_train_and_test_subfolders(tmp_path):
+    Image = pytest.importorskip("PIL.Image", reason="reading image folders needs Pillow")
+    rng = np.random.default_rng(0)
+    for part, classes in (("train", ("ants", "bees", "wasps")), ("test", ("bees", "ants"))):
+        for cls in classes:
+            (tmp_path / part / cls).mkdir(parents=True)
+            for i in range(2):
+                Image.fromarray(rng.integers(0, 256, (9, 9, 3), dtype=np.uint8)).save(
+                    tmp_path / part / cls / f"{i}.png"
+                )
+    data = load_dataset(str(tmp_path), 8)
+    assert data.classes == ("ants", "bees", "wasps")  # train's classes, not "test" and "train"
+    assert data.labels.tolist() == [0, 0, 1, 1, 2, 2, 0, 0, 1, 1]  # test's images labelled by name
+    assert data.held_out.tolist() == [False] * 6 + [True] * 4
+    (tmp_path / "test" / "moths").mkdir()
+    with pytest.raises(DatasetError, match=r"test: class folder\(s\) moths have no counterpart in .*train"):
+        load_dataset(str(tmp_path), 8)
+
+
+def test_bundled_fashion_mnist_is_real_28px_clothing_with_its_own_test_split(monkeypatch):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a bundled dataset opened a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    data = load_dataset("fashion-mnist", 28)
+    assert data.classes[0] == "T-shirt/top" and data.classes[-1] == "Ankle boot" and data.num_classes == 10
+    assert data.images.shape[1:] == (3, 28, 28) and data.images.min() >= 0.0 and data.images.max() <= 1.0
+    assert data.held_out is not None and 0 < data.held_out.sum() < len(data)
+    for part in (data.held_out, ~data.held_out):  # both parts hold every class alike
+        counts = np.bincount(data.labels[part], minlength=10)
+        assert counts.min() == counts.max() > 0
+    trouser, bag = data.images[data.labels == 1, 0].mean(axis=0), data.images[data.labels == 8, 0].mean(axis=0)
+    legs = trouser[24, 8:20]  # near the hem: two legs with the gap between them
+    assert legs[[3, 4, 8, 9]].min() > 3 * legs[6]
+    assert bag.mean() > trouser.mean()  # a bag covers more of its picture than a pair of trousers

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.ir.serialize import read_document
+from core.ir.serialize import load_operator, read_document
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor
+from core.search.base import Candidate
 from core.search.discovery import DiscoveryConfig, run_discovery
 from core.store import Store
 from core.store.searches import FINAL, candidates, open_run, set_baseline, stage_counts
@@ -17,6 +18,7 @@ from tests.support import EXAMPLES
 
 pytestmark = pytest.mark.slow
 
+PLANTED = ("grouped_conv", "depthwise_separable")
 PROXY = {"backbone": "vgg", "width": 4, "resolution": 8, "limit": 100, "epochs": 2, "max_batches": 2}
 
 
@@ -28,6 +30,7 @@ def config(**changes) -> dict:
         "minutes": 10.0,
         "fisher_threshold": 0.0,  # everything passes the screen unless a test says otherwise
         "tune": False,
+        "test_seeds": 0,  # no report over seeds unless a test says otherwise
         "evaluation": PROXY,
         **changes,
     }
@@ -123,15 +126,52 @@ def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_z
     assert told == [0.0, 0.0]
 
 
-def test_a_candidate_within_the_margin_is_timed_end_to_end_and_its_doubts_kept(tmp_path):
-    """Tuning at a tiny deployment size with no trials (reuse only, from an empty folder): the
-    candidate is timed against the original, and what makes the figure doubtful (kernels left
-    untuned, calls too short to time) is kept on its row for the window and the report."""
+def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_end_and_its_doubts_kept(
+    tmp_path, monkeypatch
+):
+    """Known designs planted as the strategy's candidates (random ones rarely learn at this size).
+    A survivor of the margin is trained again with the report seeds and tested on the test split,
+    paired with the original's test accuracies (measured once per run); its row keeps the figures and
+    how many candidates the run had proposed when it was selected. Tuning at a tiny deployment size
+    with no trials (reuse only, from an empty folder): the candidate is timed against the original,
+    and what makes the figure doubtful (kernels left untuned, calls too short to time) is kept on its
+    row for the window and the report."""
+    from core.search.canvas_sampler import CanvasSampler
+
+    planted = [Candidate(load_operator(EXAMPLES / f"{n}.json"), "planted", n[:8], 0, 0) for n in PLANTED]
+    monkeypatch.setattr(CanvasSampler, "ask", lambda self, n=1: [planted.pop(0)] if planted else [])
     deploy = {"backbone": "vgg", "width": 4, "resolution": 8, "trials": 0, "repeat": 2, "min_repeat_ms": 1.0}
-    # plain digits, 4 epochs of batches of 16: some candidates learn here
-    learns = {**PROXY, "dataset": "digits", "epochs": 4, "batch_size": 16, "max_batches": None, "limit": 300}
-    cfg = config(samples=3, margin=1.0, tune=True, evaluation=learns, deploy=deploy, tuning_root=str(tmp_path / "t"))
+    # plain digits, 4 epochs of batches of 16 at width 8: grouped convolution learns here
+    learns = {
+        **PROXY,
+        "dataset": "digits",
+        "epochs": 4,
+        "batch_size": 16,
+        "width": 8,
+        "max_batches": None,
+        "limit": 300,
+    }
+    cfg = config(
+        samples=2,
+        margin=1.0,
+        tune=True,
+        test_seeds=2,
+        evaluation=learns,
+        deploy=deploy,
+        tuning_root=str(tmp_path / "t"),
+    )
     summary = run(tmp_path / "d.db", cfg)
     tuned = [r for r in candidates_of(tmp_path / "d.db", cfg) if r["stage"] == "tuned"]
     assert tuned and summary["counts"]["tuned"] == len(tuned)  # those that learned: the margin lets all on
     assert all(r["e2e_speedup"] is None and "not every kernel got a schedule" in r["detail"] for r in tuned)
+    assert summary["counts"]["tested"] == len(tuned) and len(summary["baseline_test"]) == 2
+    assert summary["test_seeds"] == (1, 2)  # after the run's seed 0, which selected them
+    assert f"canvas-{PLANTED[0][:8]}" in {r["operator_name"] for r in tuned}  # named by the strategy and key
+    for row in tuned:
+        assert 1 <= row["selected_from"] <= 2 and row["test_accuracy"] is not None
+        assert row["test_difference_low"] <= row["test_difference"] <= row["test_difference_high"]
+    with Store(tmp_path / "d.db") as store:
+        tests = [job for job in JobQueue(store).jobs() if job.kind == "test"]
+        assert len(tests) == len(tuned) + 1  # each survivor's, and the original's once
+        payloads = [job.payload for job in tests if job.payload["original"] is not None]
+        assert all(p["original"] == list(summary["baseline_test"]) and p["seeds"] == [1, 2] for p in payloads)

@@ -234,8 +234,9 @@ def test_the_screen_scores_the_original_once_and_as_a_direct_computation_would()
 # either way, the numbers stay these, to what float32 allows: sums of thousands of float32
 # terms (eps 1.2e-7) in an order that changes with the thread count and the kernels chosen
 # (1.1e-6 apart seen in one full run).
-PINNED = {"depthwise_separable": (0.1145424218266271, 14), "involution": (9.959840469375195, 13)}
-PINNED_ORIGINAL = {"depthwise_separable": 0.18181964012910612, "involution": 0.13397452983190306}
+# on the training part of a split that holds the test split out (issue 33)
+PINNED = {"depthwise_separable": (0.11848544407985173, 14), "involution": (6.4791077039408265, 13)}
+PINNED_ORIGINAL = {"depthwise_separable": 0.24866385670611635, "involution": 0.17299239250132814}
 FLOAT32 = 1e-4
 
 

@@ -58,6 +58,27 @@ KEPT = {
         "epochs_planned": 2,
         "classes": 10,
     },
+    "test": {
+        "score": {
+            "dataset": "digits",
+            "backbone": "resnet18/w4",
+            "epochs": 2,
+            "test_seeds": 2,
+            "test_accuracy": 0.8,
+            "test_accuracy_std": 0.01,
+            "test_difference": -0.005,
+            "test_difference_low": -0.05,
+            "test_difference_high": 0.04,
+            "test_margin": 0.01,
+        },
+        "runs": [
+            {"seed": 1, "accuracy": 0.79, "val_accuracy": 0.8, "outcome": "trained", "seconds": 3.5},
+            {"seed": 2, "accuracy": 0.81, "val_accuracy": 0.75, "outcome": "trained", "seconds": 3.25},
+        ],
+        "original": [0.8, 0.81],
+        "margin": 0.01,
+        "epochs": 2,
+    },
     "e2e": {
         "score": {
             "dataset": "digits",
@@ -92,12 +113,13 @@ KEPT = {
 }
 #: a required field of each kind's result, and a bad value of one of its fields (by path)
 MISSING = {"measure": "latency_ms", "transfer": "latency_ms", "fisher": "fisher_original", "train": "outcome",
-           "e2e": "kernels", "search": "found"}  # fmt: skip
+           "test": "runs", "e2e": "kernels", "search": "found"}  # fmt: skip
 MISTYPED = {
     "measure": (("trials", 0, 1), "x", r"the measurement: trials\[0\]\[1\] must be a number, got 'x'"),
     "transfer": (("latency_ms",), -1.0, r"the measurement: latency_ms must be a positive number"),
     "fisher": (("fisher_layers", "layer1.0.conv1"), None, r"fisher_layers\['layer1.0.conv1'\] must be a number"),
     "train": (("outcome",), "done", r"the train result: outcome must be one of trained, stopped early,"),
+    "test": (("runs", 1, "seed"), "2", r"the test result: runs\[1\]: seed must be a whole number, got '2'"),
     "e2e": (("kernels", 0, "weight"), 1.5, r"the e2e result: kernels\[0\]: weight must be a whole number, got 1.5"),
     "search": (("failures",), "none", r"the search result: failures must be a list of which each is a string"),
 }

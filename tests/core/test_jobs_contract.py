@@ -23,7 +23,7 @@ from core.jobs.submit import PlannedJob, Subject, submit
 from core.networks.settings import DeploySettings
 from core.search.payloads import SearchPayload
 from core.store import Store
-from core.train.payloads import E2EPayload, FisherPayload, TrainPayload
+from core.train.payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from core.train.settings import EvalSettings, TrainConfig
 from tests.support import EXAMPLES
 
@@ -33,6 +33,7 @@ SAMPLES = {
     "transfer": TransferPayload(DOC, sources=("/tuning",), top_k=2),
     "fisher": FisherPayload(DOC, EvalSettings(width=8)),
     "train": TrainPayload(DOC, EvalSettings(width=8), TrainConfig(epochs=2), best_curve=(0.5, 0.75)),
+    "test": HeldOutPayload(DOC, EvalSettings(width=8), TrainConfig(epochs=2), (1, 2), original=(0.9, None)),
     "e2e": E2EPayload(DOC, DeploySettings("vgg", width=8, sources=("/a",)), EvalSettings(backbone="vgg")),
     "search": SearchPayload({"template": DOC, "strategy": "mcts"}),
 }
@@ -43,7 +44,7 @@ def test_every_declared_kind_has_a_sample_and_a_handler():
     assert set(kinds) == set(SAMPLES)
     for name, kind in kinds.items():
         assert callable(resolve(kind.handler)) and isinstance(SAMPLES[name], kind.payload)
-    assert set(cluster_kinds()) == {"fisher", "train"}
+    assert set(cluster_kinds()) == {"fisher", "train", "test"}
 
 
 def test_every_entry_point_of_the_group_is_the_job_kind_it_names():
@@ -83,6 +84,8 @@ def test_a_payload_reads_back_what_it_wrote(kind):
         ("train", {"settings": {"width": "8"}}, r"the train payload: settings: width must be a whole number"),
         ("train", {"training": {"epoch": 2}}, r"the train payload: training has unknown field\(s\) 'epoch'"),
         ("train", {"best_curve": [0.5, "x"]}, r"the train payload: best_curve\[1\] must be a number"),
+        ("test", {"seeds": [1, 1]}, r"the test payload: seeds must be distinct seeds, at least one, got \(1, 1\)"),
+        ("test", {"original": [0.9]}, r"the test payload: original must be one accuracy per seed \(2\)"),
         ("e2e", {"deploy": None}, r"the e2e payload: deploy must be an object, got None"),
         ("search", {"config": []}, r"the search payload: config must be an object, got \[\]"),
     ],

@@ -100,7 +100,7 @@ def test_bad_settings_are_clear_errors():
     with pytest.raises(ExecutorError, match=r"a Ray address \(10.0.0.5:6379\) was given, but the executor is 'local'"):
         choose_executor("local", "10.0.0.5:6379")
     assert RayExecutor("[::1]:6379").loopback and not RayExecutor("10.0.0.5:6379").loopback
-    assert RayExecutor().kinds(DECLARED) == {"fisher": DECLARED["fisher"], "train": DECLARED["train"]}
+    assert RayExecutor().kinds(DECLARED) == {k: DECLARED[k] for k in ("fisher", "test", "train")}
 
 
 def test_a_cluster_that_does_not_answer_is_a_clear_error(store_path, queue, capsys):
@@ -178,10 +178,10 @@ def test_fisher_and_training_through_ray_match_local_workers(tmp_path, ray_addre
         local.stop()
     out = capsys.readouterr().out
     assert (
-        f"runners: the Ray cluster at {ray_address} for fisher, train; "
-        "1 local worker process for e2e, measure, search, transfer"  # the kinds in name order
+        f"runners: the Ray cluster at {ray_address} for fisher, test, train; "
+        "1 local worker process for e2e, measure, search, transfer"
     ) in out
-    assert re.search(rf"Ray runner \d+ is on the Ray cluster at {ray_address} \(2 CPUs\) for fisher, train", out)
+    assert re.search(rf"Ray runner \d+ is on the Ray cluster at {ray_address} \(2 CPUs\) for fisher, test, train", out)
 
     local_rows, local_jobs = stored(local_path, ids)
     ray_rows, ray_jobs = stored(ray_path, ids)

@@ -43,8 +43,9 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
         ids = submit(store, replace(request, subjects=(Subject(doc, "dws", input_key="/some/file.json"),))).ids
         assert operator_parses[read:] == ["dws"]  # saved, versioned and planned from one reading
         jobs = [JobQueue(store).get(i) for i in ids]
-    assert [j.kind for j in jobs] == ["train", "e2e"] and {j.operator_name for j in jobs} == {"dws"}
-    train, e2e = (j.payload for j in jobs)
+    assert [j.kind for j in jobs] == ["train", "test", "e2e"] and {j.operator_name for j in jobs} == {"dws"}
+    train, test, e2e = (j.payload for j in jobs)
+    assert test["seeds"] == [1, 2, 3] and test["training"] == train["training"] and test["pair"]
     assert train["best_curve"] == [0.5, 0.8] and (train["training"]["epochs"], train["training"]["max_batches"]) == (
         2,
         3,
@@ -54,7 +55,8 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
     assert {j.input_version for j in jobs} == {content_hash(doc)}
     assert (
         request.describe()
-        == "proxy training (2 epochs) and tuned end-to-end latency at vgg/w8@16px in vgg/w4 on digits-shifted@8px"
+        == "proxy training (2 epochs), test accuracy over 3 seeds and tuned end-to-end latency at vgg/w8@16px "
+        "in vgg/w4 on digits-shifted@8px"
     )
     fisher = AccuracyRequest(SETTINGS, fisher_only=True, deploy=deploy)
     assert [p.kind for p in fisher.payloads(doc, None)] == ["fisher"]  # no training, so nothing to time
@@ -67,6 +69,10 @@ def test_bad_requests_are_refused_before_anything_is_queued(tmp_path):
         AccuracyRequest(SETTINGS, epochs=0)
     with pytest.raises(EvaluationError, match="batches per epoch"):
         AccuracyRequest(SETTINGS, max_batches=0)
+    with pytest.raises(EvaluationError, match="seeds must be a whole number >= 0, got -1"):
+        AccuracyRequest(SETTINGS, seeds=-1)
+    with pytest.raises(EvaluationError, match="training device must be one of auto, cpu, cuda"):
+        AccuracyRequest(SETTINGS, device="gpu")
 
 
 @pytest.mark.slow

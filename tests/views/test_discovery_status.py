@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from views.search.discovery_status import StageCounts, best_text
+from views.search.discovery_status import StageCounts, baseline_text, best_text
 
 
 def test_the_rarer_outcomes_are_counted_under_the_tiles(qtbot):
@@ -15,9 +15,22 @@ def test_the_rarer_outcomes_are_counted_under_the_tiles(qtbot):
 
 
 def test_a_best_speedup_timed_on_a_busy_machine_says_so():
-    best = {"name": "mcts-1", "accuracy": 0.96, "e2e_speedup": 2.5, "note": ""}
+    best = {"name": "mcts-1", "accuracy": 0.96, "e2e_speedup": 2.5, "note": "", "selected_from": 40, "test": None}
     assert best_text({"best": best}, tune=True) == (
-        "Best so far: mcts-1, 2.50x faster end to end than the tuned original at 96.0% accuracy."
+        "Best of 40 so far: mcts-1, 2.50x faster end to end than the tuned original, selected at 96.0% "
+        "validation accuracy."
     )
     doubtful = best_text({"best": {**best, "note": "unreliable: runs spread by 60%"}}, tune=True)
     assert doubtful.endswith("Timing in doubt (unreliable: runs spread by 60%): time it again on a quiet machine.")
+
+
+def test_the_best_and_the_original_are_reported_on_the_test_split_apart_from_their_selection():
+    test = {"accuracy": 0.951, "std": 0.004, "difference": -0.003, "low": -0.009, "high": 0.004}
+    verdict = "within 1 point: the 95% interval of the difference, -0.9 to +0.4 points, lies above -1"
+    best = {"name": "mcts-1", "accuracy": 0.96, "e2e_speedup": 2.5, "note": "", "selected_from": 40}
+    text = best_text({"best": {**best, "test": {**test, "verdict": verdict}}}, tune=True)
+    assert text.endswith(f"On the test split: 95.1%, -0.3 points against the original seed by seed; {verdict}.")
+    summary = {"baseline_accuracy": 0.97, "baseline_test": (0.95, 0.96, None)}
+    assert baseline_text(summary) == (
+        "The original network: 97.0% proxy (validation) accuracy; 0.955 +- 0.007 (2 seeds) on the test split."
+    )

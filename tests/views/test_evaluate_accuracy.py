@@ -48,11 +48,14 @@ def test_the_editors_operator_trains_with_a_growing_curve_and_lands_in_the_resul
     assert dialog.windowTitle() == "Evaluate Accuracy: depthwise_separable"
     tiny(qtbot, dialog)
     assert not dialog.deployment.isEnabled()  # end-to-end timing only when asked for
+    type_into(qtbot, dialog.seeds, "2")
     qtbot.mouseClick(dialog.evaluate_button, Qt.MouseButton.LeftButton)
     accuracy = window.explore.accuracy
-    assert accuracy.dock.isVisible() and "proxy training (2 epochs)" in window.statusBar().currentMessage()
+    message = window.statusBar().currentMessage()
+    assert accuracy.dock.isVisible() and "proxy training (2 epochs), test accuracy over 2 seeds" in message
     monitor = accuracy.monitor
-    [job_id] = monitor.items
+    job_id, tested = monitor.items
+    assert monitor.items[tested].text(1) == "test accuracy over seeds"
     qtbot.waitUntil(lambda: monitor.items[job_id].text(2) == DONE, timeout=120_000)
     job = window.explore.session.jobs[job_id]
     curve = job.result["accuracy_per_epoch"]
@@ -60,6 +63,8 @@ def test_the_editors_operator_trains_with_a_growing_curve_and_lands_in_the_resul
     assert list(x) == [1, 2] and list(y) == curve  # one point per epoch
     assert monitor.items[job_id].text(4).startswith(f"{curve[-1]:.1%}")
     assert monitor.items[job_id].text(3).startswith("100%")
+    qtbot.waitUntil(lambda: monitor.items[tested].text(2) == DONE, timeout=120_000)
+    assert "(2 seeds)" in monitor.items[tested].text(4) and "the 95% interval" in monitor.items[tested].text(4)
     monitor.grab().save(str(tmp_path / "accuracy-dock.png"))
 
     window.show_page("explorer")
@@ -91,7 +96,8 @@ def test_bad_settings_stay_in_the_dialog(qtbot, window, tmp_path, dialogs):
     assert dialog.isVisible() and dialog.error.isVisible()
     assert (
         dialog.error.text()
-        == f"{tmp_path / 'nowhere'}: no such file or folder; a dataset is 'digits' or 'digits-shifted' (bundled) "
+        == f"{tmp_path / 'nowhere'}: no such file or folder; a dataset is 'fashion-mnist' or 'digits' or "
+        "'digits-shifted' (bundled) "
         "or a path: a CIFAR binary folder or file, an .npz archive or an image folder"
     )
     assert window.explore.session.queue.jobs() == [] and dialogs.calls == []

@@ -460,7 +460,7 @@ def test_job_runner_setting_chooses_where_workers_send_jobs(qtbot, explorer):
     explore.session.message.connect(messages.append)
     explore.session.start_workers()
     try:
-        assert any("the Ray cluster at 127.0.0.1:6399 for fisher, train" in m for m in messages), messages
+        assert any("the Ray cluster at 127.0.0.1:6399 for fisher, test, train" in m for m in messages), messages
     finally:
         explore.session.stop_workers(grace=0.1)
 

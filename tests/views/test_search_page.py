@@ -74,7 +74,8 @@ def test_a_discovery_run_shows_its_stages_live_and_the_same_settings_resume_it(q
     assert error == "" and summary["counts"]["proposed"] == 2 and summary["counts"]["in flight"] == 0
     assert tile(panel, "proposed") == 2 and panel.progress.value() == 1000
     assert panel.status.text().startswith("Finished after") and "resumes" in panel.status.text()
-    assert "% proxy accuracy" in panel.baseline_label.text()  # the original network, trained once
+    assert "% proxy (validation) accuracy" in panel.baseline_label.text()  # the original network, trained once
+    assert "on the test split" in panel.baseline_label.text()  # and tested over the report seeds
     assert panel.start_button.isEnabled() and panel.settings.isEnabled()
     assert panel.resume_hint.text().startswith(f"Start resumes run {summary['run']}")
 

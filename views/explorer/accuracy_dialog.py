@@ -1,15 +1,16 @@
 """The Evaluate Accuracy dialog: score operators in a backbone as the discovery loop does.
 Fisher Potential at initialisation, proxy training (early-stopped against the best curve the
-store holds for the same task), and, if asked, the network with the operator timed end to
+store holds for the same task), test accuracy over seeds paired with the original's, and, if asked, the network with the operator timed end to
 end against the original, both tuned. The request is checked by core before it closes."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QFormLayout, QLabel, QVBoxLayout
 
+from core.train.paired import SEEDS
 from core.train.requests import AccuracyRequest
 
-from ..evaluation_forms import DeploymentForm, ProxyTaskForm
+from ..evaluation_forms import DeploymentForm, ProxyTaskForm, whole
 from .request_dialog import RequestDialog
 
 
@@ -25,6 +26,16 @@ class AccuracyDialog(RequestDialog):
         )
         intro.setWordWrap(True)
         self.proxy = ProxyTaskForm()
+        self.seeds = whole(
+            SEEDS,
+            0,
+            20,
+            "Train it and the original again with this many seeds, test both on the test split and report the "
+            "paired difference with its 95% interval",
+            special="no test",
+        )
+        seeds_row = QFormLayout()
+        seeds_row.addRow("Test seeds", self.seeds)
         self.fisher_only = QCheckBox("Fisher Potential only (seconds: no training)")
         self.e2e = QCheckBox("Time the network end to end, tuned against the tuned original")
         self.e2e.setToolTip("MetaSchedule tunes every kernel not tuned yet: minutes per network")
@@ -39,6 +50,7 @@ class AccuracyDialog(RequestDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.proxy)
+        layout.addLayout(seeds_row)
         layout.addWidget(self.fisher_only)
         layout.addWidget(self.e2e)
         layout.addWidget(self.deployment)
@@ -47,7 +59,7 @@ class AccuracyDialog(RequestDialog):
 
     def _enable(self) -> None:
         training = not self.fisher_only.isChecked()
-        for widget in (self.proxy.epochs, self.proxy.batches, self.e2e):
+        for widget in (self.proxy.epochs, self.proxy.batches, self.seeds, self.e2e):
             widget.setEnabled(training)
         self.deployment.setEnabled(training and self.e2e.isChecked())
 
@@ -58,6 +70,7 @@ class AccuracyDialog(RequestDialog):
             self.proxy.settings(),
             epochs=self.proxy.epochs.value(),
             max_batches=self.proxy.batches.value() or None,
+            seeds=self.seeds.value(),
             fisher_only=self.fisher_only.isChecked(),
             deploy=self.deployment.settings() if timed else None,
         )

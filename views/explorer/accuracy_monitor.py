@@ -15,7 +15,12 @@ from .plots import plot_widget
 from .session import ExplorerSession
 
 HEADERS = ("Operator", "Job", "State", "Progress", "Found")
-WHAT = {"fisher": "Fisher Potential", "train": "proxy training", "e2e": "tuned end to end"}
+WHAT = {
+    "fisher": "Fisher Potential",
+    "train": "proxy training",
+    "test": "test accuracy over seeds",
+    "e2e": "tuned end to end",
+}
 
 
 def found(job: Job) -> str:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.store.result_filter import sizes_filter
+from core.train.paired import verdict
 
 from .. import theme
 from ..result_columns import BY_KEY, DOUBT, cell_text, origin_color
@@ -42,6 +43,8 @@ FIELDS = (
     "torch_latency_ms",
     "speedup",
     "accuracy",
+    "test_accuracy",
+    "test_difference",
     "fisher_potential",
     "e2e_latency_ms",
     "e2e_speedup",
@@ -122,6 +125,10 @@ class ResultPanel(QWidget):
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.values[key] = label
             form.addRow(BY_KEY[key].title, label)
+        self.report = QLabel()  # the test accuracy's verdict against the margin, in words
+        self.report.setObjectName("inspectorDoc")
+        self.report.setWordWrap(True)
+        self.report.hide()
         self.doubt = QLabel()  # why its timings cannot be trusted, when they cannot
         self.doubt.setObjectName("warningText")
         self.doubt.setWordWrap(True)
@@ -144,6 +151,7 @@ class ResultPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.subtitle)
         layout.addLayout(form)
+        layout.addWidget(self.report)
         layout.addWidget(self.doubt)
         layout.addLayout(buttons)
         layout.addSpacing(6)
@@ -246,6 +254,8 @@ class ResultPanel(QWidget):
         for key, label in self.values.items():  # only what is known about this result
             label.setText(cell_text(row, key))
             self.form.setRowVisible(label, row[key] is not None)
+        self.report.setText(report_text(row))
+        self.report.setVisible(bool(self.report.text()))
         note = row["timing_note"] or ""
         self.doubt.setText(f"{DOUBT.strip()} Timings marked {DOUBT.strip()}: {note}" if note else "")
         self.doubt.setVisible(bool(note))
@@ -269,3 +279,16 @@ def _scrolling(page: QWidget) -> QScrollArea:
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     area.setWidget(page)
     return area
+
+
+def report_text(row: dict) -> str:
+    """How the result's test accuracy compares with the original's, in words ('' when not tested
+    against it): the rule the margin is judged by, and that the accuracy above selected it."""
+    if row["test_difference"] is None or row["test_margin"] is None:
+        return ""
+    low, high = row["test_difference_low"], row["test_difference_high"]
+    judged = verdict(None if low is None else (low, high), row["test_margin"])
+    return (
+        f"Test split, trained again with {row['test_seeds']} seeds and paired with the original: {judged}. "
+        "Accuracy above is the validation accuracy that selected it."
+    )

@@ -1,6 +1,7 @@
 """What a discovery run shows while it runs: the candidates at each stage of the loop as a
-row of tiles (proposed, screened, trained, within the margin, tuned, with those that left
-at each step), the original network's accuracy, the best candidate so far, and the time
+row of tiles (proposed, screened, trained, within the margin, tested, tuned, with those that
+left at each step), the original network's accuracy (validation, and test over seeds), the
+best candidate so far with its test report and how many it was selected from, and the time
 spent and left."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from core.jobs.queue import duration_text
+from core.train.paired import mean_std
 
 #: the tiles, in the loop's order: (count key, caption)
 TILES = (
@@ -18,6 +20,7 @@ TILES = (
     ("trained", "trained"),
     ("stopped early", "stopped early"),
     ("within margin", "within margin"),
+    ("tested", "tested"),
     ("tuned", "tuned"),
 )
 TILES_PER_ROW = 4  # two rows: the page fits a 1280x720 screen beside the settings
@@ -80,16 +83,25 @@ def baseline_text(summary: dict) -> str:
     accuracy = summary.get("baseline_accuracy")
     if accuracy is None:
         return "The original network is being trained once for this run (the accuracy every candidate must keep)."
-    return f"The original network: {accuracy:.1%} proxy accuracy."
+    tested = [a for a in summary.get("baseline_test") or () if a is not None]
+    test = f"; {mean_std(tested)} on the test split" if tested else ""
+    return f"The original network: {accuracy:.1%} proxy (validation) accuracy{test}."
 
 
 def best_text(summary: dict, tune: bool) -> str:
     best = summary.get("best")
     if best is not None:
         doubt = f" Timing in doubt ({best['note']}): time it again on a quiet machine." if best.get("note") else ""
+        test = best.get("test")
+        report = (
+            f" On the test split: {test['accuracy']:.1%}, {100 * test['difference']:+.1f} points against the "
+            f"original seed by seed; {test['verdict']}."
+            if test
+            else ""
+        )
         return (
-            f"Best so far: {best['name']}, {best['e2e_speedup']:.2f}x faster end to end than the tuned "
-            f"original at {best['accuracy']:.1%} accuracy.{doubt}"
+            f"Best of {best['selected_from']} so far: {best['name']}, {best['e2e_speedup']:.2f}x faster end to end "
+            f"than the tuned original, selected at {best['accuracy']:.1%} validation accuracy.{report}{doubt}"
         )
     within = summary.get("counts", {}).get("within margin", 0)
     if not tune:

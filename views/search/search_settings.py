@@ -27,6 +27,7 @@ from core.ir.serialize import read_document
 from core.search.discovery import discovery_config
 from core.search.driver import SearchConfig
 from core.search.strategies import EVALUATIONS, STRATEGIES
+from core.train.paired import SEEDS
 from resources import EXAMPLES
 
 from ..evaluation_forms import DeploymentForm, ProxyTaskForm, form_of, number, whole
@@ -90,6 +91,14 @@ class SearchSettings(QWidget):
         self.margin = number(
             1.0, 0.0, 100.0, " points", "How far below the original network's proxy accuracy a candidate may stay"
         )
+        self.test_seeds = whole(
+            SEEDS,
+            0,
+            20,
+            "Train each survivor and the original again with this many seeds and report their accuracy on the "
+            "test split, paired seed by seed; selection never reads it",
+            special="no report",
+        )
         self.tune = QCheckBox("time survivors end to end, tuned")
         self.tune.setChecked(True)
         self.tune.setToolTip("The network with the candidate against the original, both with tuned kernels")
@@ -97,6 +106,7 @@ class SearchSettings(QWidget):
         stages.addRow("", self.fisher)
         stages.addRow("Fisher threshold", self.fisher_threshold)
         stages.addRow("Accuracy margin", self.margin)
+        stages.addRow("Test seeds", self.test_seeds)
         stages.addRow("", self.tune)
 
         self.deployment = DeploymentForm(self.proxy.backbone)
@@ -176,6 +186,7 @@ class SearchSettings(QWidget):
             fisher=self.fisher.isChecked(),
             fisher_threshold=self.fisher_threshold.value(),
             margin=round(self.margin.value() / 100, 6),
+            test_seeds=self.test_seeds.value(),
             tune=self.tune.isChecked(),
             tuning_root=None,
             name="",

@@ -1,0 +1,60 @@
+"""A network's reported accuracy: trained again with several seeds, each tested on the test
+split, which nothing that chose the network (early stop, the margin, ranking) ever reads.
+
+Each seed sets the train/validation split, the initial weights and the order of the examples;
+the test split is the same for every seed (core.data.datasets). The seeds are those after the
+one the search selected with (core.train.paired.report_seeds), so the lucky run that chose a
+candidate is not also its report. Training runs every epoch (no early stop) where TrainConfig
+says (its device).
+Two networks trained with the same seeds compare pairwise (core.train.paired). Imports torch:
+worker processes and benchmarks only."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from core.data.assignment import Assignment
+from core.data.backbones import build_backbone
+from core.data.datasets import load_dataset
+from core.ir.graph import OperatorGraph
+
+from .proxy import accuracy, train_proxy
+from .results import SeedRun
+from .screening import candidate_network, load_split
+from .settings import EvalSettings, TrainConfig
+
+Progress = Callable[[float, str], None]
+
+
+def train_over_seeds(
+    stand_in: OperatorGraph | Assignment | None,
+    settings: EvalSettings,
+    config: TrainConfig,
+    seeds: Sequence[int],
+    progress: Progress | None = None,
+) -> list[SeedRun]:
+    """Train the settings' backbone (its width and resolution; with the operator in every layer
+    it fits, an assignment's operators in theirs, or as it is for None) once per seed for all of
+    config's epochs, and test each on the test split. EvaluationError when the operator fits no
+    layer."""
+    progress = progress or (lambda fraction, message: None)
+    data = load_dataset(settings.dataset, settings.resolution)
+    runs = []
+    for i, seed in enumerate(seeds):
+        seeded = replace(settings, seed=seed)
+        split = load_split(seeded, data)
+        if stand_in is None:
+            net = build_backbone(seeded.spec, split.train.num_classes, seed)
+        else:
+            net, _ = candidate_network(seeded, split.train.num_classes, stand_in)
+
+        def step(fraction: float, message: str, i: int = i, seed: int = seed) -> None:
+            progress((i + fraction) / len(seeds), f"seed {seed} ({i + 1} of {len(seeds)}): {message}")
+
+        start = time.perf_counter()
+        run = train_proxy(net, split, replace(config, seed=seed), progress=step)
+        tested = None if run.accuracy is None else accuracy(net, split.test, amp=config.amp)
+        runs.append(SeedRun(seed, tested, run.accuracy, run.outcome, time.perf_counter() - start))
+    return runs

@@ -1,0 +1,139 @@
+"""Selection and report kept apart: the paired interval rule, the training device, selection that
+never reads the test split, and a network trained again over seeds and tested on it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from core.data.backbones import build_backbone
+from core.ir.serialize import read_document
+from core.train import screening
+from core.train.device import training_device
+from core.train.errors import EvaluationError
+from core.train.handlers import fisher_job, held_out_job, train_job
+from core.train.paired import paired_difference, report_seeds, verdict
+from core.train.payloads import FisherPayload, HeldOutPayload, TrainPayload
+from core.train.proxy import train_proxy
+from core.train.seeds import train_over_seeds
+from core.train.settings import TrainConfig
+from tests.core.accuracy_settings import SHORT, TINY
+from tests.support import EXAMPLES, Ctx
+
+torch.set_num_threads(1)
+
+
+# -- the interval rule ---------------------------------------------------------------------------------
+def test_the_paired_t_interval_and_the_margin_rule_in_words():
+    # differences 1, 2, 3 points: mean 2, sd 1, t(0.975, 2) = 4.3027, so 2 +- 4.3027 / sqrt(3) = -0.484 .. 4.484
+    within = paired_difference([0.91, 0.92, 0.93], [0.90, 0.90, 0.90])
+    assert within.mean == pytest.approx(0.02) and within.interval == pytest.approx((-0.0048414, 0.0448414), abs=1e-6)
+    assert within.within(0.01) is True
+    assert (
+        within.verdict(0.01) == "within 1 point: the 95% interval of the difference, -0.5 to +4.5 points, lies above -1"
+    )
+    # differences -2, 0, +1 points: mean -0.33, sd 1.53: -4.1 .. +3.5 reaches below -1, though the mean is above
+    wide = paired_difference([0.88, 0.90, 0.91], [0.90, 0.90, 0.90])
+    assert wide.mean > -0.01 and wide.within(0.01) is False
+    assert wide.verdict(0.01) == (
+        "not shown within 1 point: the 95% interval of the difference, -4.1 to +3.5 points, reaches below -1"
+    )
+    assert wide.within(0.05) is True and "within 5 points" in wide.verdict(0.05)
+    one = paired_difference([0.95], [0.90])
+    assert one.interval is None and one.within(0.01) is None
+    assert one.verdict(0.005) == "cannot tell whether within 0.5 points: a 95% interval needs at least 2 seeds"
+    same = paired_difference([0.9, 0.8], [0.91, 0.81])  # no spread: the interval is the point
+    assert same.interval == pytest.approx((-0.01, -0.01)) and same.within(0.01) is False
+    assert verdict((-0.004, 0.02), 0.01).startswith("within 1 point")
+    with pytest.raises(ValueError, match="the same seeds on both sides"):
+        paired_difference([0.9, 0.9], [0.9])
+    assert report_seeds(0, 3) == (1, 2, 3) and report_seeds(7, 1) == (8,)  # never the selecting seed
+
+
+# -- where training runs -------------------------------------------------------------------------------
+def test_the_device_is_chosen_in_one_place_and_asking_for_a_missing_gpu_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert training_device("auto") == torch.device("cpu") and training_device("cpu") == torch.device("cpu")
+    with pytest.raises(
+        EvaluationError, match=r"training on CUDA was asked for \(--train-device cuda\), but torch sees no"
+    ):
+        training_device("cuda")
+    with pytest.raises(EvaluationError, match=r"mixed precision \(--amp\) needs a CUDA GPU"):
+        training_device("auto", amp=True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # as in a Ray task given a GPU
+    assert training_device("auto") == training_device("cuda") == torch.device("cuda")
+    assert training_device("cpu") == torch.device("cpu") and training_device("auto", amp=True).type == "cuda"
+    with pytest.raises(EvaluationError, match="training device must be one of auto, cpu, cuda, got 'tpu'"):
+        TrainConfig(device="tpu")
+    with pytest.raises(EvaluationError, match=r"mixed precision \(amp\) needs a CUDA GPU"):
+        TrainConfig(device="cpu", amp=True)
+
+
+def test_the_model_and_every_batch_are_on_the_chosen_device(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    split = screening.load_split(TINY)
+    net = build_backbone(TINY.spec, split.train.num_classes, 0)
+    seen: set[torch.device] = set()
+    net.register_forward_pre_hook(lambda module, inputs: seen.add(inputs[0].device))
+    train_proxy(net, split, dataclasses.replace(SHORT, device="auto"))
+    assert seen == {torch.device("cpu")} and {p.device for p in net.parameters()} == {torch.device("cpu")}
+    with pytest.raises(EvaluationError, match="torch sees no CUDA GPU"):
+        train_proxy(net, split, dataclasses.replace(SHORT, device="cuda"))
+
+
+# -- selection apart from the report --------------------------------------------------------------------
+class Sealed:
+    """A test split that fails whoever reads it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"read the test split's {name}")
+
+    def __len__(self):
+        raise AssertionError("read the test split's length")
+
+
+@pytest.mark.slow
+def test_selection_never_reads_the_test_split(monkeypatch):
+    """Fisher screening and proxy training with its early stop (what chooses candidates) run with the
+    test split sealed; the report over seeds is what reads it."""
+    split_dataset = screening.split_dataset
+    monkeypatch.setattr(
+        screening, "split_dataset", lambda *a, **k: dataclasses.replace(split_dataset(*a, **k), test=Sealed())
+    )
+    screening._screen.cache_clear()
+    document = read_document(EXAMPLES / "depthwise_separable.json")
+    settings = dataclasses.replace(TINY, seed=5)  # a setting no other test has screened in this process
+    fisher_job(FisherPayload(document, settings).to_dict(), Ctx())
+    trained = train_job(TrainPayload(document, settings, SHORT, best_curve=(0.99,)).to_dict(), Ctx())
+    assert trained.outcome in ("trained", "stopped early", "did not learn") and trained.accuracy_per_epoch
+    with pytest.raises(AssertionError, match="read the test split"):
+        train_over_seeds(None, settings, SHORT, (1,))
+    screening._screen.cache_clear()
+
+
+@pytest.mark.slow
+def test_a_network_is_trained_again_over_seeds_and_paired_with_the_original_on_the_test_split():
+    document = read_document(EXAMPLES / "depthwise_separable.json")
+    training = TrainConfig(epochs=2, max_batches=4, batch_size=16)
+    ctx = Ctx()
+    result = held_out_job(HeldOutPayload(document, TINY, training, (1, 2)).to_dict(), ctx)
+    test_size = len(screening.load_split(TINY).test)
+    assert [r.seed for r in result.runs] == [1, 2] and len(result.original) == 2
+    assert all(a is None or (a * test_size).is_integer() for a in [*result.accuracies, *result.original])
+    assert any("the original, seed 2" in message for _, message in ctx.seen)  # it trained the original too
+    # the same seeds train the same original network: the pairing is seed by seed
+    again = train_over_seeds(None, TINY, training, (1, 2))
+    assert [r.accuracy for r in again] == list(result.original)
+    score = result.score
+    assert score.test_seeds == 2 and score.test_accuracy == pytest.approx(sum(result.accuracies) / 2)
+    assert score.test_margin == 0.01 and score.accuracy is None and score.epochs == 2
+    paired = result.paired
+    assert score.test_difference == pytest.approx(paired.mean)
+    assert (score.test_difference_low, score.test_difference_high) == pytest.approx(paired.interval)
+    assert result.lines()[-1].endswith(paired.verdict(0.01)) and "2 seeds" in result.lines()[0]
+    given = held_out_job(HeldOutPayload(document, TINY, training, (1, 2), original=(0.5, 0.5)).to_dict(), Ctx())
+    assert given.original == (0.5, 0.5) and [r.accuracy for r in given.runs] == [r.accuracy for r in result.runs]
+    alone = held_out_job(HeldOutPayload(None, TINY, training, (1,), pair=False).to_dict(), Ctx())
+    assert alone.original is None and alone.score.test_difference is None and alone.score.test_margin is None
