@@ -33,7 +33,9 @@ def add_parsers(sub) -> None:
         help="cheapest by FLOPs, or by the latency TVM measures where two or more candidates pass (default flops)",
     )
     timed = p.add_argument_group("with --pick latency: where and how the candidates are timed")
-    options.deployment(timed, "MetaSchedule trials per candidate and layer size (default 32; 0: TVM's default)")
+    options.deployment(
+        timed, "MetaSchedule trials per candidate and layer size (default %(default)s; 0: TVM's default)"
+    )
     options.timing(timed)
     p.set_defaults(func=cmd_assign)
 

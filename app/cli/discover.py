@@ -1,13 +1,14 @@
 """`tessera discover`: the discovery loop (core.search.discovery) with a time budget: propose,
 screen with Fisher Potential, train with early stop, keep what is within the accuracy margin,
-time it tuned against the tuned original. Worker processes started here run the stages; the
-counts print as they change; running the same command again resumes the run."""
+test it over seeds, time it tuned against the tuned original, beside its references (the
+original narrowed to its FLOPs, depthwise-separable), and once the run has nothing else in
+flight, time every survivor and reference again alone. Worker processes started here run the
+stages; the counts print as they change; running the same command again resumes the run."""
 
 from __future__ import annotations
 
 import sys
 
-from core.networks.settings import DEPLOY_RESOLUTION
 from core.train.settings import TrainConfig
 
 from . import options
@@ -49,11 +50,20 @@ def add_parsers(sub) -> None:
     )
     options.fisher_batch(judge)
     options.report(judge)
-    judge.add_argument("--no-tune", action="store_true", help="stop at the margin; no end-to-end tuning")
+    judge.add_argument(
+        "--no-references",
+        action="store_true",
+        help="hold survivors against nothing but the original (by default each is held against the original "
+        "narrowed to its FLOPs and depthwise-separable, tested and tuned as it is)",
+    )
+    judge.add_argument(
+        "--no-tune",
+        action="store_true",
+        help="stop at the margin; no end-to-end tuning (else survivors are tuned while others train, and timed "
+        "again one at a time once the run has nothing else in flight: the figure reported is that one)",
+    )
     deploy = p.add_argument_group("the deployment size (latency)")
-    deploy.add_argument("--deploy-width", type=int, default=None, metavar="N")
-    deploy.add_argument("--deploy-resolution", type=int, default=DEPLOY_RESOLUTION, metavar="PX")
-    deploy.add_argument("--trials", type=int, default=32, metavar="N", help="MetaSchedule trials per untuned kernel")
+    options.deployment(deploy, "MetaSchedule trials per network kernel not tuned yet (default %(default)s)")
     deploy.add_argument("--no-transfer", action="store_true")
     options.transfer_sources(deploy)
     options.tuning_dir(deploy)
@@ -108,6 +118,7 @@ def config_of(args) -> dict:
         fisher_threshold=args.fisher_threshold,
         margin=args.margin,
         test_seeds=args.seeds,
+        references=not args.no_references,
         tune=not args.no_tune,
         tuning_root=args.tuning_dir,
         name=args.name,
@@ -154,6 +165,7 @@ def cmd_discover(args) -> int:
 def report_lines(summary: dict) -> list[str]:
     """The original's accuracies and the best candidate: selected by validation accuracy and
     speedup, reported by its test accuracy over seeds against the original's, in words."""
+    from core.search import references
     from core.train.paired import mean_std
 
     base, tested = summary["baseline_accuracy"], summary["baseline_test"]
@@ -166,18 +178,23 @@ def report_lines(summary: dict) -> list[str]:
     best = summary["best"]
     if best is None:
         return lines
+    alone = "timed alone" if best["timed_alone"] else "timed while other jobs ran"
     lines.append(
         f"  best of {best['selected_from']} candidates: {best['name']} (operator {best['operator_id']}), "
         f"selected at validation accuracy {best['accuracy']:.3f}, {best['e2e_speedup']:.2f}x faster end to end "
-        "than the tuned original" + (f" ({best['note']}; time it again on a quiet machine)" if best["note"] else "")
+        f"than the tuned original ({alone}"
+        + (f"; {best['note']}; time it again on a quiet machine)" if best["note"] else ")")
     )
     test = best["test"]
     if test is None:
         lines.append("  its test accuracy: not measured (--seeds 0)")
-        return lines
-    spread = "" if test["std"] is None else f" +- {test['std']:.3f}"
-    lines.append(
-        f"  its test accuracy: {test['accuracy']:.3f}{spread}, {100 * test['difference']:+.1f} points against "
-        f"the original seed by seed; {test['verdict']}"
-    )
+    else:
+        spread = "" if test["std"] is None else f" +- {test['std']:.3f}"
+        lines.append(
+            f"  its test accuracy: {test['accuracy']:.3f}{spread}, {100 * test['difference']:+.1f} points against "
+            f"the original seed by seed; {test['verdict']}"
+        )
+    lines.append("  beside its references (test accuracy over the seeds, FLOPs where timed, tuned latency):")
+    lines += [f"    {line}" for line in references.lines(best, best["references"])]
+    lines.append(f"  headline: {best['headline']}")
     return lines

@@ -54,7 +54,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
     p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end latency job")
-    options.deployment(p, "MetaSchedule trials for each network kernel not tuned yet (default 32; 0: reuse only)")
+    options.deployment(
+        p, "MetaSchedule trials for each network kernel not tuned yet (default %(default)s; 0: reuse only)"
+    )
     p.add_argument(
         "--no-transfer",
         action="store_true",

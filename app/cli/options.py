@@ -183,8 +183,9 @@ def replace(p) -> None:
 
 
 def deployment(p, trials_help: str) -> None:
-    """--deploy-width, --deploy-resolution and --trials: the network size kernels are timed at."""
-    from core.networks.settings import DEPLOY_RESOLUTION
+    """--deploy-width, --deploy-resolution and --trials: the network size kernels are timed at,
+    their defaults DeploySettings' (core.networks.settings, the one place they are set)."""
+    from core.networks.settings import DeploySettings
 
     p.add_argument(
         "--deploy-width",
@@ -196,11 +197,11 @@ def deployment(p, trials_help: str) -> None:
     p.add_argument(
         "--deploy-resolution",
         type=int,
-        default=DEPLOY_RESOLUTION,
+        default=DeploySettings.resolution,
         metavar="PX",
-        help=f"input side when timing (default {DEPLOY_RESOLUTION})",
+        help="input side when timing (default %(default)s)",
     )
-    p.add_argument("--trials", type=int, default=32, metavar="N", help=trials_help)
+    p.add_argument("--trials", type=int, default=DeploySettings.trials, metavar="N", help=trials_help)
 
 
 def fisher_batch(p) -> None:

@@ -2,7 +2,9 @@
 
 `width` is the channel count of the first stage (64 for the published ResNets,
 32 for MobileNetV2); every later stage scales with it, so width 8 at 16x16 pixels
-trains an epoch of the digits in seconds on this CPU. All nets end in adaptive
+trains an epoch of the digits in seconds on this CPU. A width multiplier (`scale`)
+narrows every layer, each one's channels rounded on their own, so a narrowed network's
+FLOPs follow the multiplier in small steps even at a small width. All nets end in adaptive
 average pooling, so any resolution >= 8 works. Their standard convolutions are
 plain nn.Conv2d modules, which core.data.replace swaps for IR operators.
 """
@@ -22,6 +24,11 @@ def conv_bn(c_in: int, c_out: int, k: int = 3, stride: int = 1, groups: int = 1)
     return [nn.Conv2d(c_in, c_out, k, stride, k // 2, groups=groups, bias=False), nn.BatchNorm2d(c_out)]
 
 
+def _narrowed(channels: float, scale: float) -> int:
+    """A layer's channels under the width multiplier `scale`, rounded on their own."""
+    return max(1, round(channels * scale))
+
+
 # -- ResNet (He et al.), CIFAR stem: 3x3 conv, no max-pool --------------------------------
 class BasicBlock(nn.Module):
     def __init__(self, c_in: int, c_out: int, stride: int):
@@ -38,12 +45,13 @@ class BasicBlock(nn.Module):
 
 
 class ResNet(nn.Module):
-    def __init__(self, blocks: tuple[int, ...], width: int, num_classes: int):
+    def __init__(self, blocks: tuple[int, ...], width: int, num_classes: int, scale: float = 1.0):
         super().__init__()
-        self.stem = nn.Sequential(*conv_bn(3, width), nn.ReLU())
-        layers, c_in = [], width
+        c_in = _narrowed(width, scale)
+        self.stem = nn.Sequential(*conv_bn(3, c_in), nn.ReLU())
+        layers = []
         for i, n in enumerate(blocks):
-            c_out = width * 2**i
+            c_out = _narrowed(width * 2**i, scale)
             for j in range(n):
                 layers.append(BasicBlock(c_in, c_out, 2 if i > 0 and j == 0 else 1))
                 c_in = c_out
@@ -58,15 +66,16 @@ class ResNet(nn.Module):
 class VGG(nn.Module):
     LAYOUT = (1, "M", 2, "M", 4, 4, "M", 8, 8, 8, 8)
 
-    def __init__(self, width: int, num_classes: int):
+    def __init__(self, width: int, num_classes: int, scale: float = 1.0):
         super().__init__()
         layers, c_in = [], 3
         for item in self.LAYOUT:
             if item == "M":
                 layers.append(nn.MaxPool2d(2))
             else:
-                layers += [*conv_bn(c_in, width * item), nn.ReLU()]
-                c_in = width * item
+                c_out = _narrowed(width * item, scale)
+                layers += [*conv_bn(c_in, c_out), nn.ReLU()]
+                c_in = c_out
         self.features = nn.Sequential(*layers)
         self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, num_classes))
 
@@ -106,9 +115,9 @@ class MobileNetV2(nn.Module):
         (6, 320, 1, 1),
     )
 
-    def __init__(self, width: int, num_classes: int):
+    def __init__(self, width: int, num_classes: int, scale: float = 1.0):
         super().__init__()
-        scale = width / 32
+        scale *= width / 32
         c_in = _round8(32 * scale)
         layers: list[nn.Module] = [*conv_bn(3, c_in), nn.ReLU6()]
         for t, c, n, s in self.SETTINGS:
@@ -125,11 +134,11 @@ class MobileNetV2(nn.Module):
         return self.head(self.features(x))
 
 
-BACKBONES: dict[str, Callable[[int, int], nn.Module]] = {
-    "resnet18": lambda width, classes: ResNet((2, 2, 2, 2), width, classes),
-    "resnet34": lambda width, classes: ResNet((3, 4, 6, 3), width, classes),
-    "vgg": lambda width, classes: VGG(width, classes),
-    "mobilenetv2": lambda width, classes: MobileNetV2(width, classes),
+BACKBONES: dict[str, Callable[[int, int, float], nn.Module]] = {
+    "resnet18": lambda width, classes, scale: ResNet((2, 2, 2, 2), width, classes, scale),
+    "resnet34": lambda width, classes, scale: ResNet((3, 4, 6, 3), width, classes, scale),
+    "vgg": VGG,
+    "mobilenetv2": MobileNetV2,
 }
 
 
@@ -140,4 +149,4 @@ def build_backbone(spec: BackboneSpec, num_classes: int, seed: int | None = 0) -
         raise BackboneError(f"{spec.name}: the number of classes must be an integer >= 2, got {num_classes!r}")
     if seed is not None:
         torch.manual_seed(seed)
-    return BACKBONES[spec.name](spec.width, num_classes)
+    return BACKBONES[spec.name](spec.width, num_classes, spec.scale)

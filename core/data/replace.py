@@ -88,7 +88,8 @@ class ReplacedConv(nn.Module):
 
 
 def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) -> dict[str, tuple[int, int]]:
-    """(H, W) of the input of every nn.Conv2d, from one forward pass at `resolution`."""
+    """(H, W) of the input of every nn.Conv2d, from one forward pass at `resolution` (on the
+    model's device: on the meta device it only computes shapes)."""
     sizes: dict[str, tuple[int, int]] = {}
 
     def record(name: str):
@@ -102,7 +103,7 @@ def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) ->
     try:
         model.eval()
         with torch.no_grad():
-            model(torch.zeros(1, in_channels, resolution, resolution))
+            model(torch.zeros(1, in_channels, resolution, resolution, device=next(model.parameters()).device))
     finally:
         model.train(was_training)
         for h in hooks:

@@ -37,12 +37,15 @@ def replace_kinds(value: str | Iterable[str]) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class BackboneSpec:
     """`width` is the channel count of the first stage; `resolution` the input's side in pixels;
-    `replace` the kinds of convolution (REPLACE_KINDS) an operator stands in for."""
+    `replace` the kinds of convolution (REPLACE_KINDS) an operator stands in for; `scale` a
+    width multiplier: every layer's channels times it, rounded (the network narrowed the plain
+    way, core.train.flops finds the one that computes a candidate's FLOPs)."""
 
     name: str = "resnet18"
     width: int = 16
     resolution: int = 16
     replace: tuple[str, ...] = DEFAULT_REPLACE
+    scale: float = 1.0
 
     def __post_init__(self):
         if self.name not in BACKBONE_NAMES:
@@ -50,11 +53,14 @@ class BackboneSpec:
         for what, value, low in (("width", self.width, 1), ("resolution", self.resolution, 8)):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise BackboneError(f"{self.name}: {what} must be an integer >= {low}, got {value!r}")
+        if isinstance(self.scale, bool) or not isinstance(self.scale, (int, float)) or not 0 < self.scale <= 1:
+            raise BackboneError(f"{self.name}: the width multiplier must be a number in (0, 1], got {self.scale!r}")
         object.__setattr__(self, "replace", replace_kinds(self.replace))  # a list read from JSON as well
 
     @property
     def label(self) -> str:
-        """Name with its width, and the convolutions replaced unless they are the default ones,
-        as scores record it: curves compare only like with like."""
+        """Name with its width (and multiplier), and the convolutions replaced unless they are
+        the default ones, as scores record it: curves compare only like with like."""
         replaced = "" if self.replace == DEFAULT_REPLACE else f"[{','.join(self.replace)}]"
-        return f"{self.name}/w{self.width}{replaced}"
+        narrowed = "" if self.scale == 1 else f"x{self.scale:.3g}"
+        return f"{self.name}/w{self.width}{narrowed}{replaced}"

@@ -2,7 +2,9 @@
 both with tuned kernels, timed in the same run with the same threads, at deployment size.
 
 Both networks are built at the deployment size (DeploySettings: by default the backbone's
-standard width at 32 px), from the same seed. PyTorch times both first (eager, a second
+standard width at 32 px), from the same seed; without an operator, the "candidate" is the
+backbone under the deployment's width multiplier (the original narrowed to a candidate's FLOPs,
+the plain alternative a candidate is held against), the original the backbone at full width. PyTorch times both first (eager, a second
 reference); then each is imported into relax (the operator's layers as its own kernel,
 core.networks.kernel_layers), its kernels are given schedules (core.networks.schedules: the
 original network's are tuned once per device and reused by every candidate; the operator's
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -29,6 +31,7 @@ from ..compile.tune import tuning_root
 from ..data.assignment import Assignment
 from ..data.backbones import build_backbone
 from ..data.replace import replace_convs
+from ..data.replacement import Replacement
 from ..ir.graph import OperatorGraph
 from .kernel_layers import use_kernels
 from .relax_import import to_relax
@@ -51,7 +54,7 @@ class BuiltNetwork:
 
 
 def tuned_end_to_end(
-    stand_in: OperatorGraph | Assignment,
+    stand_in: OperatorGraph | Assignment | None,
     deploy: DeploySettings,
     sources: Sequence[Source],
     root: Path | None = None,
@@ -59,29 +62,37 @@ def tuned_end_to_end(
     check_cancelled: Callable[[], None] = lambda: None,
 ) -> EndToEnd:
     """Both networks tuned and timed (this module's doc); `stand_in`: the operator in every
-    layer it fits, or an assignment's operators in the layers it names."""
+    layer it fits, an assignment's operators in the layers it names, or None (the backbone as it
+    is, at the deployment's width multiplier)."""
     threads = core_count()
     use_threads(threads)
     target = local_target(threads)
     folder = (root or tuning_root()) / "local" / DATABASE
     spec = deploy.spec
-    original = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
+    full = replace(deploy, scale=1.0)
+    original = build_backbone(full.spec, deploy.num_classes, deploy.seed).eval()
     candidate = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
-    report = replace_convs(candidate, stand_in, spec.resolution, kinds=spec.replace)
-    if not report.replaced:
-        reasons = sorted({o.detail for o in report.layers})
-        raise DeployError(f"{report.operator} fits none of the convolutions of {deploy.label}: {'; '.join(reasons)}")
+    if stand_in is None:
+        replacement, theirs = Replacement(deploy.label, 0, ()), deploy.label
+    else:
+        report = replace_convs(candidate, stand_in, spec.resolution, kinds=spec.replace)
+        if not report.replaced:
+            reasons = sorted({o.detail for o in report.layers})
+            raise DeployError(
+                f"{report.operator} fits none of the convolutions of {deploy.label}: {'; '.join(reasons)}"
+            )
+        replacement, theirs = report.record(), f"{deploy.label} with {report.operator}"
     example = torch.randn(1, 3, spec.resolution, spec.resolution, generator=torch.Generator().manual_seed(0))
-    progress(0.01, f"timing PyTorch's {deploy.label}, original and with {report.operator}")
+    progress(0.01, f"timing PyTorch's {full.label} and {theirs}")
     eager = {
         name: torch_timing(model, example, deploy.repeat, deploy.min_repeat_ms)
         for name, model in (("original", original), ("candidate", candidate))
     }
-    kernels = use_kernels(candidate, stand_in, report)
+    kernels = [] if stand_in is None else use_kernels(candidate, stand_in, report)
     built = {}
     for i, (name, model) in enumerate((("original", original), ("candidate", candidate))):
         check_cancelled()
-        what = f"{deploy.label}" if name == "original" else f"{deploy.label} with {report.operator}"
+        what = full.label if name == "original" else theirs
 
         def step(fraction: float, message: str, i=i) -> None:
             progress(0.05 + 0.45 * (i + fraction), f"{'original' if i == 0 else 'candidate'}: {message}")
@@ -118,7 +129,7 @@ def tuned_end_to_end(
             OperatorKernel(name, ms_, alone.get(name), ms_ / alone_ms if (alone_ms := alone.get(name)) else None)
             for name, ms_ in inside.items()
         ),
-        replacement=report.record(),
+        replacement=replacement,
     )
 
 

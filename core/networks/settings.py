@@ -40,6 +40,7 @@ class DeploySettings:
     num_classes: int = 10
     seed: int = 0
     replace: tuple[str, ...] = DEFAULT_REPLACE  # the kinds of convolution the operator stands in for
+    scale: float = 1.0  # width multiplier (BackboneSpec): the original narrowed, timed against itself at 1
 
     def __post_init__(self):
         if self.backbone not in BACKBONE_NAMES:
@@ -52,10 +53,15 @@ class DeploySettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise DeployError(f"deployment setting {name} must be a whole number >= {low}, got {value!r}")
+        try:
+            _ = self.spec  # built once here: BackboneError names a bad width multiplier
+        except BackboneError as e:
+            raise DeployError(f"deployment settings: {e}") from None
 
     @property
     def spec(self) -> BackboneSpec:
-        return BackboneSpec(self.backbone, self.width or STANDARD_WIDTH[self.backbone], self.resolution, self.replace)
+        width = self.width or STANDARD_WIDTH[self.backbone]
+        return BackboneSpec(self.backbone, width, self.resolution, self.replace, self.scale)
 
     @property
     def label(self) -> str:
@@ -63,10 +69,11 @@ class DeploySettings:
         return f"{self.spec.label}@{self.resolution}px"
 
     def to_payload(self) -> dict:
-        """Its fields as JSON; `replace` only when it is not the default, so that settings made
-        before it existed keep their discovery run's key."""
+        """Its fields as JSON; `replace` and `scale` only when not the default, so that settings
+        made before they existed keep their discovery run's key."""
         payload = {**asdict(self), "sources": list(self.sources), "replace": list(self.replace)}
-        return payload if self.replace != DEFAULT_REPLACE else {k: v for k, v in payload.items() if k != "replace"}
+        later = {"replace": DEFAULT_REPLACE, "scale": 1.0}
+        return {k: v for k, v in payload.items() if k not in later or getattr(self, k) != later[k]}
 
     @classmethod
     def from_payload(cls, payload: dict) -> DeploySettings:

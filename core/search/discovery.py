@@ -16,6 +16,13 @@ candidates at once) and every outcome kept in the store.
      stop, the margin and the ranking read validation accuracy only.
   5. Tuned end-to-end latency of the network with the candidate against the tuned original
      (core.networks.end_to_end).
+  6. Its references (core.search.references): the original narrowed to its FLOPs and
+     depthwise-separable, tested over the same seeds and tuned on the same budget, once each.
+  7. Its figure timed alone: a survivor is tuned while other candidates train (the schedules
+     it finds are what matters then), and once the run has nothing else in flight (its time or
+     candidates spent), every survivor and reference is timed again, one at a time, from the
+     schedules in the tuning database (no new trials): the loop's figure is taken with no
+     training of the run sharing the machine, and says so (timed_alone).
 The strategy is told each candidate's proxy accuracy as soon as it is known (Syno's reward,
 the FLOPs cap being the strategy's own hard limit), the accuracy at the stop for one stopped
 early, and 0 for one screened out, too slow or failed, so MCTS learns from every stage.
@@ -42,19 +49,23 @@ from ..networks.settings import DeploySettings
 from ..store import InvalidResult, Store
 from ..store.searches import (
     FINAL,
+    LIVE_JOB,
     SearchRun,
     candidates,
     open_run,
+    references,
+    row_of,
     set_baseline,
     set_baseline_test,
     set_stage,
     stage_counts,
 )
 from ..train.early_stop import best_curve
-from ..train.paired import MARGIN, SEEDS, report_seeds, verdict
+from ..train.paired import MARGIN, SEEDS, report_seeds
 from ..train.payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
-from ..train.results import FisherResult, HeldOutResult, TrainResult
+from ..train.results import E2EResult, FisherResult, HeldOutResult, NetworkFlops, TrainResult
 from ..train.settings import EvalSettings, TrainConfig, proxy_task
+from . import references as refs
 from .base import SearchError
 from .driver import SearchConfig, make_strategy
 from .strategies import STRATEGIES
@@ -93,6 +104,7 @@ class DiscoveryConfig:
     fisher_threshold: float = 1.0
     margin: float = MARGIN
     test_seeds: int = SEEDS  # a survivor's reported accuracy: seeds it and the original are trained with (0: none)
+    references: bool = True  # hold every survivor against the narrowed original and depthwise-separable
     tune: bool = True
     evaluation: dict = field(default_factory=dict)
     deploy: dict = field(default_factory=dict)
@@ -127,9 +139,11 @@ class DiscoveryConfig:
 
     @property
     def key(self) -> str:
-        """What identifies the run: everything but how long it runs and how wide (and the report's
-        seeds when the default, so that runs from before they were reported keep their key)."""
-        settings = {k: v for k, v in asdict(self).items() if k not in ("minutes", "samples", "in_flight", "name")}
+        """What identifies the run: everything but how long it runs and how wide, and the
+        references, which select nothing (and the report's seeds when the default, so that runs
+        from before they were reported keep their key)."""
+        unkeyed = ("minutes", "samples", "in_flight", "name", "references")
+        settings = {k: v for k, v in asdict(self).items() if k not in unkeyed}
         if self.test_seeds == SEEDS:
             del settings["test_seeds"]
         return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
@@ -213,10 +227,12 @@ def run_discovery(
                 loop.refill(cfg.samples)
             summary = loop.summary(elapsed)
             counts = summary["counts"]
-            progress(_fraction(cfg, counts, elapsed), _describe(counts))
+            alone = f"; timing {summary['to_time_alone']} alone" if loop.settling else ""
+            progress(_fraction(cfg, counts, elapsed), _describe(counts) + alone)
             if report is not None:
                 report(summary)
-            if not loop.busy() and (out_of_time or loop.exhausted or loop.full(cfg.samples)):
+            finished = out_of_time or loop.exhausted or loop.full(cfg.samples)
+            if finished and not loop.busy() and not loop.time_alone():
                 break
             time.sleep(poll_s)
         else:
@@ -232,28 +248,36 @@ class _Loop:
         self.queue = JobQueue(store)
         self.settings = cfg.settings
         self.exhausted = False
-        self.jobs: dict[int, tuple[int, str]] = {}  # job id -> (operator id, candidate key)
+        # job id -> (operator id, candidate key; None for a reference, which the strategy never hears of)
+        self.jobs: dict[int, tuple[int, str | None]] = {}
+        self.alone: set[int] = set()  # the jobs timing a survivor or reference again, alone
+        self.settling = False  # timing them alone: the run has nothing else to do
+        self.tried_alone: set[int] = set()  # operators timed alone (or tried) in this session
         if run.baseline_accuracy is None and run.baseline_job_id is None:
             self.run = set_baseline(store, run, job_id=self._baseline())
         if cfg.test_seeds and self.run.baseline_test is None and self.run.baseline_test_job_id is None:
             self.run = set_baseline_test(store, self.run, job_id=self._baseline_test())
-        for row in candidates(store, run):  # resuming: nothing is proposed or evaluated twice
-            document = store.operator(row["operator_id"])["document"]
-            strategy.seen.add(graph_from_document(document))
-            if row["stage"] in FINAL or row["detail"] in (WAITING, WAITING_FOR_TEST):
+        found = [(row, row["operator_hash"]) for row in candidates(store, run)]
+        for row, _ in found:
+            strategy.seen.add(graph_from_document(store.operator(row["operator_id"])["document"]))
+        for row, key in [*found, *((row, None) for row in references(store, run))]:  # resuming: nothing twice
+            operator_id = row["operator_id"]
+            if row["stage"] == "tuned" and row["job_state"] in LIVE_JOB:  # its timing alone went on
+                self.jobs[row["job_id"]] = (operator_id, key)
+                self.alone.add(row["job_id"])
+            elif row["stage"] in FINAL or row["detail"] in (WAITING, WAITING_FOR_TEST):
                 continue
-            if row["job_id"] is not None:  # its job went on while the loop was away
-                self.jobs[row["job_id"]] = (row["operator_id"], row["operator_hash"])
+            elif row["job_id"] is not None:  # its job went on while the loop was away
+                self.jobs[row["job_id"]] = (operator_id, key)
             elif row["stage"] == "screening":  # its job was stopped with the run: again
-                self._submit(
-                    row["operator_id"], row["operator_hash"], "screening", FisherPayload(document, self.settings)
-                )
+                document = store.operator(operator_id)["document"]
+                self._submit(operator_id, key, "screening", FisherPayload(document, self.settings))
             elif row["stage"] == "training":
-                self._train(row["operator_id"], row["operator_hash"], document)
+                self._train(operator_id, row["operator_hash"], store.operator(operator_id)["document"])
             elif row["stage"] == "testing":
-                self._test(row["operator_id"], row["operator_hash"])
+                self._test(operator_id, key)
             else:
-                self._tune(row["operator_id"], row["operator_hash"])
+                self._tune(operator_id, key)
 
     # -- proposing ------------------------------------------------------------------------
     def busy(self) -> bool:
@@ -294,20 +318,21 @@ class _Loop:
                 why = job.error or job.state
             except InvalidResult as e:  # a result an older Tessera kept
                 result, why = None, str(e)
-            if result is None:
+            if result is None and job_id in self.alone:  # its first timing stands, and says so
+                note = f"timing it alone failed ({why}): its figure is from a timing while other jobs ran"
+                set_stage(self.store, self.run, operator_id, "tuned", detail=note)
+            elif result is None:
                 self._final(operator_id, key, "failed", 0.0, detail=f"{job.kind}: {why}")
-            elif isinstance(result, TrainResult):
-                self._trained(operator_id, key, result)
-            elif isinstance(result, FisherResult):
-                self._screened(operator_id, key, result)
+            elif isinstance(result, FisherResult):  # a TrainResult too
+                assert key is not None  # only candidates are screened and trained
+                if isinstance(result, TrainResult):
+                    self._trained(operator_id, key, result)
+                else:
+                    self._screened(operator_id, key, result)
             elif isinstance(result, HeldOutResult):
                 self._tested(operator_id, key, result)
-            else:
-                score = result.score
-                speedup = score.e2e_speedup if score.e2e_tuned else None
-                notes = (result.timing_note, None if speedup is not None else "not every kernel got a schedule")
-                detail = "; ".join(n for n in notes if n)
-                set_stage(self.store, self.run, operator_id, "tuned", e2e_speedup=speedup, detail=detail)
+            elif isinstance(result, E2EResult):
+                self._timed(operator_id, key, result, alone=job_id in self.alone)
         for row in candidates(self.store, self.run):  # trained (or passed the margin) before the original was
             if row["stage"] == "training" and row["detail"] == WAITING:
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
@@ -357,15 +382,16 @@ class _Loop:
         else:
             self._tune(operator_id, key, **selected)
 
-    def _test(self, operator_id: int, key: str, **fields) -> None:
+    def _test(self, operator_id: int, key: str | None, **fields) -> None:
         """Train it again over the report seeds and test it, paired with the original's test
         accuracies (it waits until they are known)."""
         if self.run.baseline_test is None:
             set_stage(self.store, self.run, operator_id, "testing", detail=WAITING_FOR_TEST, **fields)
             return
+        document, settings, _ = self._network(operator_id)
         payload = HeldOutPayload(
-            self.store.operator(operator_id)["document"],
-            self.settings,
+            document,
+            settings,
             self.cfg.training,
             self.cfg.report_seeds,
             original=self.run.baseline_test,
@@ -373,7 +399,7 @@ class _Loop:
         )
         self._submit(operator_id, key, "testing", payload, **fields)
 
-    def _tested(self, operator_id: int, key: str, r: HeldOutResult) -> None:
+    def _tested(self, operator_id: int, key: str | None, r: HeldOutResult) -> None:
         s = r.score
         self._tune(
             operator_id,
@@ -383,26 +409,84 @@ class _Loop:
             test_difference=s.test_difference,
             test_difference_low=s.test_difference_low,
             test_difference_high=s.test_difference_high,
+            test_flops=_flops(r.flops),
         )
 
-    def _tune(self, operator_id: int, key: str, **fields) -> None:
+    def _tune(self, operator_id: int, key: str | None, **fields) -> None:
         if not self.cfg.tune:
-            set_stage(
-                self.store,
-                self.run,
-                operator_id,
-                "within margin",
-                detail="within the margin; end-to-end timing is off",
-                **fields,
-            )
+            if key is None:
+                set_stage(self.store, self.run, operator_id, "tested", detail="end-to-end timing is off", **fields)
+                return
+            detail = "within the margin; end-to-end timing is off"
+            set_stage(self.store, self.run, operator_id, "within margin", detail=detail, **fields)
+            self._survived(operator_id)
             return
-        payload = E2EPayload(
-            self.store.operator(operator_id)["document"],
-            DeploySettings.from_payload(self.cfg.deploy),
-            self.settings,
-            self.cfg.tuning_root,
+        self._submit(operator_id, key, "tuning", self._timing(operator_id), **fields)
+
+    def _timing(self, operator_id: int) -> E2EPayload:
+        document, settings, deploy = self._network(operator_id)
+        return E2EPayload(document, deploy, settings, self.cfg.tuning_root)
+
+    def _timed(self, operator_id: int, key: str | None, r: E2EResult, alone: bool) -> None:
+        speedup = r.score.e2e_speedup if r.score.e2e_tuned else None
+        notes = (r.timing_note, None if speedup is not None else "not every kernel got a schedule")
+        set_stage(
+            self.store,
+            self.run,
+            operator_id,
+            "tuned",
+            e2e_speedup=speedup,
+            e2e_latency_ms=r.latency_ms,
+            e2e_baseline_ms=r.baseline_latency_ms,
+            e2e_flops=_flops(r.flops),
+            timed_alone=int(alone),
+            detail="; ".join(n for n in notes if n),
         )
-        self._submit(operator_id, key, "tuning", payload, **fields)
+        if key is not None and not alone:
+            self._survived(operator_id)
+
+    def _network(self, operator_id: int) -> tuple[dict | None, EvalSettings, DeploySettings]:
+        """What a row's jobs train and time: its operator in the backbone, or for a narrowed
+        reference, no operator and the backbone under its width multipliers."""
+        deploy = DeploySettings.from_payload(self.cfg.deploy)
+        row = row_of(self.store, self.run, operator_id)
+        if row is not None and row["reference"] == refs.NARROWED:
+            trained, timed = row["scale"], row["deploy_scale"]
+            return None, replace(self.settings, scale=trained or timed), replace(deploy, scale=timed or trained)
+        return self.store.operator(operator_id)["document"], self.settings, deploy
+
+    def _survived(self, operator_id: int) -> None:
+        """A survivor has its figures: its references start, those the run has not already."""
+        row = row_of(self.store, self.run, operator_id)
+        if not self.cfg.references or not (self.cfg.test_seeds or self.cfg.tune) or row is None:
+            return
+        for reference, fields in refs.wanted(self.store, self.cfg.template, self.settings.backbone, row):
+            if row_of(self.store, self.run, reference) is None:
+                set_stage(self.store, self.run, reference, "testing", **fields)
+                if self.cfg.test_seeds:
+                    self._test(reference, None)
+                else:
+                    self._tune(reference, None)
+
+    def time_alone(self) -> bool:
+        """With nothing else of the run in flight: time the next survivor or reference not yet
+        timed alone again (its schedules are in the tuning database), one at a time. False when
+        none is left."""
+        rows = [(row, row["operator_hash"]) for row in candidates(self.store, self.run)]
+        rows += [(row, None) for row in references(self.store, self.run)]
+        for row, key in rows:
+            operator_id = row["operator_id"]
+            if row["stage"] == "tuned" and not row["timed_alone"] and operator_id not in self.tried_alone:
+                self.tried_alone.add(operator_id)
+                payload = self._timing(operator_id)
+                job_id = self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
+                self.jobs[job_id] = (operator_id, key)
+                self.alone.add(job_id)
+                set_stage(self.store, self.run, operator_id, "tuned", job_id=job_id)
+                self.settling = True
+                return True
+        self.settling = False
+        return False
 
     def _train(self, operator_id: int, key: str, document: dict) -> None:
         s = self.settings
@@ -424,13 +508,13 @@ class _Loop:
         seconds = job_result(job).seconds_per_epoch
         return SLOW * statistics.median(seconds) if seconds else None
 
-    def _final(self, operator_id: int, key: str, stage: str, reward: float, **fields) -> None:
-        if stage in ("screened out", "diverged", "too slow", "failed"):
+    def _final(self, operator_id: int, key: str | None, stage: str, reward: float, **fields) -> None:
+        if key is not None and stage in ("screened out", "diverged", "too slow", "failed"):
             self.strategy.tell(key, reward)
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
 
     # -- jobs -------------------------------------------------------------------------------------
-    def _submit(self, operator_id: int, key: str, stage: str, payload: Payload, **fields) -> None:
+    def _submit(self, operator_id: int, key: str | None, stage: str, payload: Payload, **fields) -> None:
         job_id = self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
         self.jobs[job_id] = (operator_id, key)
         set_stage(self.store, self.run, operator_id, stage, job_id=job_id, **{"detail": "", **fields})
@@ -470,7 +554,8 @@ class _Loop:
         """Stop the run's jobs; the next run of the same search submits them again."""
         for job_id, (operator_id, _) in self.jobs.items():
             self.queue.cancel(job_id, "the discovery run was stopped")
-            set_stage(self.store, self.run, operator_id, _STAGE_AGAIN[self.queue.get(job_id).kind], job_id=None)
+            again = "tuned" if job_id in self.alone else _STAGE_AGAIN[self.queue.get(job_id).kind]
+            set_stage(self.store, self.run, operator_id, again, job_id=None)
         if self.run.baseline_accuracy is None and self.run.baseline_job_id is not None:
             self.queue.cancel(self.run.baseline_job_id, "the discovery run was stopped")
             self.run = set_baseline(self.store, self.run)
@@ -480,50 +565,50 @@ class _Loop:
 
     # -- the report -----------------------------------------------------------------------------
     def summary(self, seconds: float) -> dict:
-        """The stage counts, the original's validation accuracy and test accuracies, and the best
-        candidate: ranked by its tuned end-to-end speedup among those within the margin of the
-        validation accuracy (selection never reads the test split), with its test report."""
-        rows = candidates(self.store, self.run)
-        tuned = [r for r in rows if r["stage"] == "tuned" and r["e2e_speedup"]]
-        best = max(tuned, key=lambda r: r["e2e_speedup"], default=None)
-        counts = stage_counts(self.store, self.run)
-        return {
-            "run": self.run.id,
-            "name": self.run.name,
-            "baseline_accuracy": self.run.baseline_accuracy,
-            "baseline_test": self.run.baseline_test,
-            "test_seeds": self.cfg.report_seeds,
-            "counts": counts,
-            "best": None
-            if best is None
-            else {
-                "operator_id": best["operator_id"],
-                "name": best["operator_name"],
-                "accuracy": best["accuracy"],
-                "e2e_speedup": best["e2e_speedup"],
-                "note": best["detail"] or "",  # the timing's doubt, if any
-                # ranked first of the candidates the run has judged
-                "selected_from": counts["proposed"] - counts["in flight"],
-                "test": self._test_report(best),
-            },
-            "seconds": round(seconds, 1),
-            "stats": self.strategy.stats,
-        }
+        return summarize(self.store, self.run, self.cfg, seconds, self.strategy.stats)
 
-    def _test_report(self, row: dict) -> dict | None:
-        """A candidate's test figures and the margin's verdict on them in words (None: untested)."""
-        if row["test_accuracy"] is None:
-            return None
-        low, high = row["test_difference_low"], row["test_difference_high"]
-        interval = None if low is None else (low, high)
-        return {
-            "accuracy": row["test_accuracy"],
-            "std": row["test_accuracy_std"],
-            "difference": row["test_difference"],
-            "low": low,
-            "high": high,
-            "verdict": verdict(interval, self.cfg.margin),
-        }
+
+def summarize(store: Store, run: SearchRun, cfg: DiscoveryConfig, seconds: float, stats: dict) -> dict:
+    """A run's report: the stage counts, the original's validation accuracy and test accuracies,
+    how many survivors and references are still to be timed alone, and the best candidate:
+    ranked by its tuned end-to-end speedup among those within the margin of the validation
+    accuracy (selection never reads the test split), with its test report, FLOPs and latency,
+    its references (core.search.references) and the headline they give."""
+    rows = candidates(store, run)
+    found = references(store, run)
+    tuned = [r for r in rows if r["stage"] == "tuned" and r["e2e_speedup"]]
+    best = max(tuned, key=lambda r: r["e2e_speedup"], default=None)
+    counts = stage_counts(store, run)
+    return {
+        "run": run.id,
+        "name": run.name,
+        "baseline_accuracy": run.baseline_accuracy,
+        "baseline_test": run.baseline_test,
+        "test_seeds": cfg.report_seeds,
+        "counts": counts,
+        "to_time_alone": sum(r["stage"] == "tuned" and not r["timed_alone"] for r in rows + found),
+        "best": None if best is None else _best(best, found, run, cfg, counts),
+        "seconds": round(seconds, 1),
+        "stats": stats,
+    }
+
+
+def _best(row: dict, found: list[dict], run: SearchRun, cfg: DiscoveryConfig, counts: dict) -> dict:
+    figures = refs.figures(row, cfg.margin)
+    beside = refs.beside(row, found, run.baseline_test, cfg.margin)
+    return {
+        **figures,
+        "accuracy": row["accuracy"],
+        # ranked first of the candidates the run has judged
+        "selected_from": counts["proposed"] - counts["in flight"],
+        "references": beside,
+        "headline": refs.headline(figures, beside, cfg.margin),
+    }
+
+
+def _flops(flops: NetworkFlops | None) -> str | None:
+    """A row's FLOPs as the store keeps them (JSON)."""
+    return None if flops is None else json.dumps(asdict(flops))
 
 
 def _name(cfg: DiscoveryConfig) -> str:

@@ -346,6 +346,28 @@ def _held_out_accuracy(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V11)
 
 
+def _references(db: sqlite_utils.Database) -> None:
+    """Version 13: references beside a discovery run's survivors (core.search.references): the
+    original narrowed to a survivor's FLOPs and depthwise-separable, kept among the run's rows
+    with `reference` naming which (NULL for a candidate), each on an operator row of its own
+    (origin 'reference'); a narrowed one keeps its width multipliers where it is trained and
+    where it is timed (scale, deploy_scale). Every row keeps its network's FLOPs against the
+    original's where it was tested and where it was timed (JSON), its tuned latency and the
+    original's, and whether that timing ran with no other job of the run in flight."""
+    table = db["search_candidates"]
+    for column, kind in (
+        ("reference", str),
+        ("scale", float),
+        ("deploy_scale", float),
+        ("test_flops", str),
+        ("e2e_flops", str),
+        ("e2e_latency_ms", float),
+        ("e2e_baseline_ms", float),
+        ("timed_alone", int),
+    ):
+        table.add_column(column, kind)
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -359,6 +381,7 @@ MIGRATIONS = [
     _operator_sequences,
     _canvas_sampler_key,
     _held_out_accuracy,
+    _references,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -4,7 +4,10 @@ the same search again resumes it), and every candidate's stage is kept as it mov
 outside margin, testing, within margin (end-to-end timing off), tuning, tuned, failed), with the
 reward the strategy was told, for resuming and counting. A run keeps the original network's
 validation accuracy (its margin) and its test accuracy per seed (what a survivor's reported
-accuracy is paired with); a survivor its test figures."""
+accuracy is paired with); a survivor its test figures, FLOPs and tuned latency. The run's
+references (core.search.references) are rows of the same table marked `reference`, which go
+through testing and tuning as a survivor does (`tested` when timing is off); candidates() and
+stage_counts() leave them out, references() lists them."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ STAGES = (
     "too slow",
     "outside margin",
     "testing",
+    "tested",  # a reference, tested, and no end-to-end timing asked for
     "within margin",  # kept, and no end-to-end timing asked for: not tuned
     "tuning",
     "tuned",
@@ -38,6 +42,7 @@ FINAL = (
     "diverged",
     "too slow",
     "outside margin",
+    "tested",
     "within margin",
     "tuned",
     "failed",
@@ -113,10 +118,12 @@ def _run(row: dict) -> SearchRun:
 
 
 def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fields) -> None:
-    """Where a candidate of the run stands now; `fields`: job_id (the job of its stage), reward,
-    accuracy, fisher_ratio, e2e_speedup, detail, selected_from (how many candidates the run had
-    proposed when the margin let this one through), test_accuracy, test_accuracy_std,
-    test_difference, test_difference_low, test_difference_high (kept from earlier stages unless given)."""
+    """Where a candidate (or a reference) of the run stands now; `fields`: job_id (the job of its
+    stage), reward, accuracy, fisher_ratio, e2e_speedup, detail, selected_from (how many
+    candidates the run had proposed when the margin let this one through), test_accuracy,
+    test_accuracy_std, test_difference, test_difference_low, test_difference_high, test_flops
+    and e2e_flops (JSON text), e2e_latency_ms, e2e_baseline_ms, timed_alone; reference, scale and
+    deploy_scale for a reference (kept from earlier stages unless given)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}")
     table = store.db.table("search_candidates")
@@ -132,12 +139,26 @@ def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fiel
 def candidates(store: Store, run: SearchRun) -> list[dict]:
     """The run's candidates, oldest first, each with its operator's name and hash and the
     state of its stage's job (None when it has none)."""
+    return _rows(store, run, "c.reference IS NULL")
+
+
+def references(store: Store, run: SearchRun) -> list[dict]:
+    """The run's references, oldest first, as candidates() gives its candidates."""
+    return _rows(store, run, "c.reference IS NOT NULL")
+
+
+def row_of(store: Store, run: SearchRun, operator_id: int) -> dict | None:
+    """The run's row of an operator (a candidate or a reference), or None."""
+    return next(iter(_rows(store, run, "c.operator_id = ?", [operator_id])), None)
+
+
+def _rows(store: Store, run: SearchRun, which: str, args: list | None = None) -> list[dict]:
     return list(
         store.db.query(
             "SELECT c.*, o.name AS operator_name, o.hash AS operator_hash, j.state AS job_state "
             "FROM search_candidates AS c JOIN operators AS o ON o.id = c.operator_id "
-            "LEFT JOIN jobs AS j ON j.id = c.job_id WHERE c.search_id = ? ORDER BY c.id",
-            [run.id],
+            f"LEFT JOIN jobs AS j ON j.id = c.job_id WHERE c.search_id = ? AND {which} ORDER BY c.id",
+            [run.id, *(args or [])],
         )
     )
 

@@ -179,11 +179,16 @@ class Store:
         name: str = "",
         origin: str = "hand-made",
         sequence: dict | None = None,
+        network: str = "",
     ) -> int:
         """Save an operator (its document, or its graph already read) in canonical form with
         its own bindings and its cost at them; the same operator saved again (same content
         hash, core.ir.serialize.content_hash) returns the existing row's id. `sequence`: the
-        transformation-sequence document it was found by, kept with it unless it has one."""
+        transformation-sequence document it was found by, kept with it unless it has one.
+        `network`: a row of its own for the operator in a network it does not make by itself (a
+        discovery run's reference, e.g. the template in a narrowed backbone), whose identity
+        (hash) is the operator's and this text's together: saved again with the same text, the
+        same row."""
         graph = operator if isinstance(operator, OperatorGraph) else graph_from_document(operator)
         with self.write():
             operator_id = self._add_unique(
@@ -192,6 +197,7 @@ class Store:
                 name,
                 origin,
                 {**operator_cost(graph), "bindings": json.dumps(graph.bindings) if graph.bindings else None},
+                network,
             )
             if sequence is not None and self.operator_sequence(operator_id) is None:
                 sequence_id = self.add_sequence(sequence, name, origin)
@@ -210,9 +216,12 @@ class Store:
         """Save a transformation-sequence document; equal documents (as sorted JSON) are one row."""
         return self._add_unique("sequences", json.dumps(doc, sort_keys=True, separators=(",", ":")), name, origin)
 
-    def _add_unique(self, table: str, text: str, name: str, origin: str, extra: dict | None = None) -> int:
-        """Insert unless a row with the same hash (sha256 of `text`) exists; return the row's id."""
-        digest = hashlib.sha256(text.encode()).hexdigest()
+    def _add_unique(
+        self, table: str, text: str, name: str, origin: str, extra: dict | None = None, network: str = ""
+    ) -> int:
+        """Insert unless a row with the same hash (sha256 of `text`, and of `network` after it
+        when given) exists; return the row's id."""
+        digest = hashlib.sha256((text + (f"\n{network}" if network else "")).encode()).hexdigest()
         with self.write():
             self.db.table(table).insert(
                 {

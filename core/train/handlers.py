@@ -13,10 +13,12 @@ from pathlib import Path
 import torch
 
 from core.data.assignment import Assignment, stand_in_from_document
+from core.data.datasets import load_dataset
 from core.ir.graph import OperatorGraph
 from core.jobs.errors import JobCancelled
 from core.store.score import Score
 
+from .flops import flops_match
 from .payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from .proxy import train_proxy
 from .results import E2EResult, FisherResult, HeldOutResult, TrainResult
@@ -106,8 +108,14 @@ def held_out_job(payload: dict, ctx) -> HeldOutResult:
     stand_in = None if p.operator is None else _stand_in(p.operator, p.settings.backbone)
     both = p.pair and p.original is None
     share = 0.5 if both else 1.0
+    data = load_dataset(p.settings.dataset, p.settings.resolution)
     runs = train_over_seeds(
-        stand_in, p.settings, p.training, p.seeds, lambda fraction, message: ctx.progress(share * fraction, message)
+        stand_in,
+        p.settings,
+        p.training,
+        p.seeds,
+        lambda fraction, message: ctx.progress(share * fraction, message),
+        data,
     )
     original = list(p.original) if p.original is not None else None
     if both:
@@ -117,31 +125,41 @@ def held_out_job(payload: dict, ctx) -> HeldOutResult:
             p.training,
             p.seeds,
             lambda fraction, message: ctx.progress(0.5 + 0.5 * fraction, f"the original, {message}"),
+            data,
         )
         original = [r.accuracy for r in base]
     return HeldOutResult.of(
-        runs, original if p.pair else None, p.margin, p.training.epochs, p.settings.dataset_label, p.settings.spec.label
+        runs,
+        original if p.pair else None,
+        p.margin,
+        p.training.epochs,
+        p.settings.dataset_label,
+        p.settings.spec.label,
+        flops_match(p.settings.spec, data.num_classes, stand_in),
     )
 
 
 def e2e_job(payload: dict, ctx) -> E2EResult:
-    """Inference latency (batch 1) of the whole network with the operator against the original,
-    both with tuned kernels, at the payload's deployment size (backbone, width, resolution,
-    trials per kernel, transfer, sources, ...), and PyTorch's eager times of both."""
+    """Inference latency (batch 1) of the whole network with the operator (or the backbone
+    narrowed by the deployment's width multiplier) against the original, both with tuned kernels,
+    at the payload's deployment size (backbone, width, resolution, trials per kernel, transfer,
+    sources, ...), PyTorch's eager times of both, and both networks' FLOPs."""
     from core.compile.transfer_sources import payload_sources  # TVM: worker only
     from core.compile.tune import tuning_root
     from core.networks.end_to_end import tuned_end_to_end
 
     p = E2EPayload.from_dict(payload)
     settings, deploy = p.settings, p.deploy
-    stand_in = _stand_in(p.operator, deploy.backbone)
+    stand_in = None if p.operator is None else _stand_in(p.operator, deploy.backbone)
     root = Path(p.tuning_root).expanduser() if p.tuning_root else tuning_root()
 
     def check_cancelled() -> None:
         if ctx.cancelled():
-            raise JobCancelled(f"timing {stand_in.name or 'the operator'} in {deploy.label} was cancelled")
+            what = "the narrowed network" if stand_in is None else stand_in.name or "the operator"
+            raise JobCancelled(f"timing {what} in {deploy.label} was cancelled")
 
     run = tuned_end_to_end(
         stand_in, deploy, payload_sources(list(deploy.sources) or None, root), root, ctx.progress, check_cancelled
     )
-    return E2EResult.of(run, settings.dataset_label, settings.spec.label)
+    flops = flops_match(deploy.spec, deploy.num_classes, stand_in)
+    return E2EResult.of(run, settings.dataset_label, settings.spec.label, flops)

@@ -62,7 +62,7 @@ class HeldOutPayload(Payload):
 @dataclass(frozen=True)
 class E2EPayload(Payload):
     kind = "e2e"
-    operator: dict
+    operator: dict | None  # None: the backbone as it is (narrowed by deploy.scale, the FLOPs-matched original)
     deploy: DeploySettings  # where and how both networks are tuned and timed
     settings: EvalSettings = field(default_factory=EvalSettings)  # what the score is recorded under
     tuning_root: str | None = None  # where the tuning databases are (None: the user's)

@@ -62,6 +62,18 @@ class TrainResult(FisherResult):
 
 
 @dataclass(frozen=True)
+class NetworkFlops:
+    """A network's FLOPs at one size (forward, batch 1, 2 per multiply-add; core.train.flops),
+    the original's, and the original narrowed to about the same: its width multiplier and FLOPs
+    (the reference a speedup that only reflects fewer FLOPs is held against)."""
+
+    flops: int
+    original: int
+    scale: float
+    matched: int
+
+
+@dataclass(frozen=True)
 class SeedRun:
     """One seed's training for a reported accuracy (core.train.seeds): test accuracy (None when
     it diverged), the last validation accuracy, how it ended (OUTCOMES) and how long it took."""
@@ -84,6 +96,7 @@ class HeldOutResult(Result):
     original: tuple[float | None, ...] | None
     margin: float
     epochs: int
+    flops: NetworkFlops | None = None  # of the network trained, against the original's (None: not counted)
 
     @property
     def accuracies(self) -> list[float]:
@@ -123,10 +136,11 @@ class HeldOutResult(Result):
         epochs: int,
         dataset: str,
         backbone: str,
+        flops: NetworkFlops | None = None,
     ) -> HeldOutResult:
         """The result of `runs`, its score recorded under the dataset and backbone labels."""
         draft = cls(
-            Score(dataset, backbone), tuple(runs), None if original is None else tuple(original), margin, epochs
+            Score(dataset, backbone), tuple(runs), None if original is None else tuple(original), margin, epochs, flops
         )
         found, paired = draft.accuracies, draft.paired
         interval = paired.interval if paired else None
@@ -152,9 +166,10 @@ class E2EResult(EndToEnd, Result):
 
     kind = "e2e"
     score: Score
+    flops: NetworkFlops | None = None  # both networks' at the deployment size (None: not counted)
 
     @classmethod
-    def of(cls, run: EndToEnd, dataset: str, backbone: str) -> E2EResult:
+    def of(cls, run: EndToEnd, dataset: str, backbone: str, flops: NetworkFlops | None = None) -> E2EResult:
         """The result of timing `run`, its score recorded under the accuracy side's dataset
         and backbone (so it joins the operator's accuracy in the results)."""
         score = Score(
@@ -168,4 +183,4 @@ class E2EResult(EndToEnd, Result):
             e2e_torch_ms=run.torch_latency_ms,
             e2e_torch_baseline_ms=run.torch_baseline_ms,
         )
-        return cls(**{f.name: getattr(run, f.name) for f in fields(EndToEnd)}, score=score)
+        return cls(**{f.name: getattr(run, f.name) for f in fields(EndToEnd)}, score=score, flops=flops)

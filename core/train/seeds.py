@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from core.data.assignment import Assignment
 from core.data.backbones import build_backbone
-from core.data.datasets import load_dataset
+from core.data.datasets import ImageDataset, load_dataset
 from core.ir.graph import OperatorGraph
 
 from .proxy import accuracy, train_proxy
@@ -34,13 +34,14 @@ def train_over_seeds(
     config: TrainConfig,
     seeds: Sequence[int],
     progress: Progress | None = None,
+    data: ImageDataset | None = None,
 ) -> list[SeedRun]:
     """Train the settings' backbone (its width and resolution; with the operator in every layer
     it fits, an assignment's operators in theirs, or as it is for None) once per seed for all of
-    config's epochs, and test each on the test split. EvaluationError when the operator fits no
-    layer."""
+    config's epochs, and test each on the test split (of `data` when the caller loaded the
+    settings' dataset already). EvaluationError when the operator fits no layer."""
     progress = progress or (lambda fraction, message: None)
-    data = load_dataset(settings.dataset, settings.resolution)
+    data = data or load_dataset(settings.dataset, settings.resolution)
     runs = []
     for i, seed in enumerate(seeds):
         seeded = replace(settings, seed=seed)

@@ -32,6 +32,7 @@ class EvalSettings:
     # (bench_discovery.py's minibatch figure)
     fisher_batch: int = 32
     replace: tuple[str, ...] = DEFAULT_REPLACE  # the kinds of convolution the operator stands in for
+    scale: float = 1.0  # width multiplier (BackboneSpec): a narrowed original, the FLOPs-matched reference
 
     def __post_init__(self):
         for name in ("width", "resolution", "fisher_batch"):
@@ -59,7 +60,7 @@ class EvalSettings:
 
     @property
     def spec(self) -> BackboneSpec:
-        return BackboneSpec(self.backbone, self.width, self.resolution, self.replace)
+        return BackboneSpec(self.backbone, self.width, self.resolution, self.replace, self.scale)
 
     @property
     def dataset_label(self) -> str:

@@ -15,7 +15,15 @@ def test_the_rarer_outcomes_are_counted_under_the_tiles(qtbot):
 
 
 def test_a_best_speedup_timed_on_a_busy_machine_says_so():
-    best = {"name": "mcts-1", "accuracy": 0.96, "e2e_speedup": 2.5, "note": "", "selected_from": 40, "test": None}
+    best = {
+        "name": "mcts-1",
+        "accuracy": 0.96,
+        "e2e_speedup": 2.5,
+        "note": "",
+        "selected_from": 40,
+        "test": None,
+        "timed_alone": True,
+    }
     assert best_text({"best": best}, tune=True) == (
         "Best of 40 so far: mcts-1, 2.50x faster end to end than the tuned original, selected at 96.0% "
         "validation accuracy."
@@ -27,7 +35,7 @@ def test_a_best_speedup_timed_on_a_busy_machine_says_so():
 def test_the_best_and_the_original_are_reported_on_the_test_split_apart_from_their_selection():
     test = {"accuracy": 0.951, "std": 0.004, "difference": -0.003, "low": -0.009, "high": 0.004}
     verdict = "within 1 point: the 95% interval of the difference, -0.9 to +0.4 points, lies above -1"
-    best = {"name": "mcts-1", "accuracy": 0.96, "e2e_speedup": 2.5, "note": "", "selected_from": 40}
+    best = {"name": "mcts-1", "accuracy": 0.96, "e2e_speedup": 2.5, "note": "", "selected_from": 40, "timed_alone": 1}
     text = best_text({"best": {**best, "test": {**test, "verdict": verdict}}}, tune=True)
     assert text.endswith(f"On the test split: 95.1%, -0.3 points against the original seed by seed; {verdict}.")
     summary = {"baseline_accuracy": 0.97, "baseline_test": (0.95, 0.96, None)}

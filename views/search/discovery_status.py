@@ -1,8 +1,8 @@
 """What a discovery run shows while it runs: the candidates at each stage of the loop as a
 row of tiles (proposed, screened, trained, within the margin, tested, tuned, with those that
 left at each step), the original network's accuracy (validation, and test over seeds), the
-best candidate so far with its test report and how many it was selected from, and the time
-spent and left."""
+best candidate so far with its test report, how many it was selected from, its references
+(core.search.references) and the headline they give, and the time spent and left."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from core.jobs.queue import duration_text
+from core.search import references
 from core.train.paired import mean_std
 
 #: the tiles, in the loop's order: (count key, caption)
@@ -92,6 +93,7 @@ def best_text(summary: dict, tune: bool) -> str:
     best = summary.get("best")
     if best is not None:
         doubt = f" Timing in doubt ({best['note']}): time it again on a quiet machine." if best.get("note") else ""
+        alone = "" if best["timed_alone"] else " (timed while other jobs ran; timed again alone when the run ends)"
         test = best.get("test")
         report = (
             f" On the test split: {test['accuracy']:.1%}, {100 * test['difference']:+.1f} points against the "
@@ -101,12 +103,22 @@ def best_text(summary: dict, tune: bool) -> str:
         )
         return (
             f"Best of {best['selected_from']} so far: {best['name']}, {best['e2e_speedup']:.2f}x faster end to end "
-            f"than the tuned original, selected at {best['accuracy']:.1%} validation accuracy.{report}{doubt}"
+            f"than the tuned original{alone}, selected at {best['accuracy']:.1%} validation accuracy.{report}{doubt}"
         )
     within = summary.get("counts", {}).get("within margin", 0)
     if not tune:
         return f"{within} candidate(s) within the margin; end-to-end timing is off."
     return "No candidate within the margin has a tuned end-to-end speedup yet."
+
+
+def references_text(summary: dict) -> str:
+    """The best candidate beside its references, a line each, and the headline they give ("" without a best)."""
+    best = summary.get("best")
+    if best is None:
+        return ""
+    beside = "\n".join(f"• {line}" for line in references.lines(best, best["references"]))
+    headline = best["headline"]
+    return f"Beside its references:\n{beside}\n{headline[0].upper()}{headline[1:]}."
 
 
 def time_text(elapsed: float, fraction: float, minutes: float | None, in_flight: int) -> str:

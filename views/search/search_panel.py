@@ -32,7 +32,7 @@ from core.search.discovery import DiscoveryConfig
 from core.search.driver import SearchRequest
 from core.store.searches import find_run, stage_counts
 
-from .discovery_status import StageCounts, baseline_text, best_text, time_text
+from .discovery_status import StageCounts, baseline_text, best_text, references_text, time_text
 from .discovery_thread import DiscoveryThread
 from .search_settings import SearchSettings
 
@@ -65,6 +65,8 @@ class SearchPanel(QWidget):
         self.counts = StageCounts()
         self.baseline_label = _label()
         self.best_label = _label()
+        self.references_label = _label()  # the best beside its references, and the headline
+        self.references_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status = _label()
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -86,6 +88,7 @@ class SearchPanel(QWidget):
         run.addWidget(self.counts)
         run.addWidget(self.baseline_label)
         run.addWidget(self.best_label)
+        run.addWidget(self.references_label)
         run.addWidget(self.status)
         run.addStretch(1)
 
@@ -146,6 +149,7 @@ class SearchPanel(QWidget):
         self.counts.show_counts(stage_counts(self.session.store, resumed) if resumed else {})
         self.baseline_label.setText(baseline_text({"baseline_accuracy": resumed and resumed.baseline_accuracy}))
         self.best_label.clear()
+        self.references_label.clear()
         self.progress.setValue(0)
         self.run = DiscoveryThread(config, str(self.session.path), self)
         self.run.reported.connect(self._reported)
@@ -163,6 +167,7 @@ class SearchPanel(QWidget):
         self.counts.show_counts(summary["counts"])
         self.baseline_label.setText(baseline_text(summary))
         self.best_label.setText(best_text(summary, self._run_config.tune))
+        self.references_label.setText(references_text(summary))
         self._show_time()
 
     def _ended(self, summary: dict | None, error: str) -> None:
@@ -245,7 +250,7 @@ class SearchPanel(QWidget):
     def _mode_changed(self) -> None:
         discovering = self.settings.discovering
         self.start_button.setText("Start discovery" if discovering else "Start search")
-        for widget in (self.counts, self.baseline_label, self.best_label, self.time_label):
+        for widget in (self.counts, self.baseline_label, self.best_label, self.references_label, self.time_label):
             widget.setVisible(discovering)
         self._settings_changed()
 
