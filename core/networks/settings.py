@@ -14,6 +14,7 @@ from ..data.specs import BACKBONE_NAMES, DEFAULT_REPLACE, BackboneSpec, replace_
 #: the width each backbone is published at (its first stage's channels); deployment's default
 STANDARD_WIDTH = {"resnet18": 64, "resnet34": 64, "vgg": 64, "mobilenetv2": 32}
 DEPLOY_RESOLUTION = 32  # CIFAR's images: the size Canvas and Syno report CPU latency at
+USERS_RESOLUTION = 224  # ImageNet's images: the size users deploy at (bench_discovery's deploy section)
 
 
 class DeployError(TesseraError):

@@ -17,12 +17,14 @@ candidates at once) and every outcome kept in the store.
   5. Tuned end-to-end latency of the network with the candidate against the tuned original
      (core.networks.end_to_end).
   6. Its references (core.search.references): the original narrowed to its FLOPs and
-     depthwise-separable, tested over the same seeds and tuned on the same budget, once each.
+     depthwise-separable, tested over the same seeds as it is trained, and tuned on the same
+     budget, once each.
   7. Its figure timed alone: a survivor is tuned while other candidates train (the schedules
-     it finds are what matters then), and once the run has nothing else in flight (its time or
-     candidates spent), every survivor and reference is timed again, one at a time, from the
-     schedules in the tuning database (no new trials): the loop's figure is taken with no
-     training of the run sharing the machine, and says so (timed_alone).
+     it finds are what matters then). Once the run has nothing else in flight (its time or
+     candidates spent), every survivor is timed again, one at a time, from the schedules in the
+     tuning database (no new trials), and every reference is tuned and timed, one at a time: the
+     loop's figures are taken with no job of the run sharing the machine, and say so
+     (timed_alone). The references are tuned alone too, which can only favour them.
 The strategy is told each candidate's proxy accuracy as soon as it is known (Syno's reward,
 the FLOPs cap being the strategy's own hard limit), the accuracy at the stop for one stopped
 early, and 0 for one screened out, too slow or failed, so MCTS learns from every stage.
@@ -82,6 +84,7 @@ _STAGE_AGAIN = {
 }  # where a stopped job's candidate resumes
 WAITING = "waiting for the baseline"  # trained before the original's validation accuracy was known
 WAITING_FOR_TEST = "waiting for the original's test"  # within the margin before the original was tested
+WAITING_ALONE = "to be tuned and timed alone, when the run has nothing else in flight"  # a reference, tested
 
 
 @dataclass
@@ -265,7 +268,7 @@ class _Loop:
             if row["stage"] == "tuned" and row["job_state"] in LIVE_JOB:  # its timing alone went on
                 self.jobs[row["job_id"]] = (operator_id, key)
                 self.alone.add(row["job_id"])
-            elif row["stage"] in FINAL or row["detail"] in (WAITING, WAITING_FOR_TEST):
+            elif row["stage"] in FINAL or row["detail"] in (WAITING, WAITING_FOR_TEST, WAITING_ALONE):
                 continue
             elif row["job_id"] is not None:  # its job went on while the loop was away
                 self.jobs[row["job_id"]] = (operator_id, key)
@@ -318,7 +321,7 @@ class _Loop:
                 why = job.error or job.state
             except InvalidResult as e:  # a result an older Tessera kept
                 result, why = None, str(e)
-            if result is None and job_id in self.alone:  # its first timing stands, and says so
+            if result is None and job_id in self.alone:  # a survivor's first timing stands, and says so
                 note = f"timing it alone failed ({why}): its figure is from a timing while other jobs ran"
                 set_stage(self.store, self.run, operator_id, "tuned", detail=note)
             elif result is None:
@@ -331,8 +334,8 @@ class _Loop:
                     self._screened(operator_id, key, result)
             elif isinstance(result, HeldOutResult):
                 self._tested(operator_id, key, result)
-            elif isinstance(result, E2EResult):
-                self._timed(operator_id, key, result, alone=job_id in self.alone)
+            elif isinstance(result, E2EResult):  # a reference is only ever timed alone
+                self._timed(operator_id, key, result, alone=job_id in self.alone or key is None)
         for row in candidates(self.store, self.run):  # trained (or passed the margin) before the original was
             if row["stage"] == "training" and row["detail"] == WAITING:
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
@@ -420,8 +423,10 @@ class _Loop:
             detail = "within the margin; end-to-end timing is off"
             set_stage(self.store, self.run, operator_id, "within margin", detail=detail, **fields)
             self._survived(operator_id)
-            return
-        self._submit(operator_id, key, "tuning", self._timing(operator_id), **fields)
+        elif key is None:
+            set_stage(self.store, self.run, operator_id, "tuning", detail=WAITING_ALONE, **fields)
+        else:
+            self._submit(operator_id, key, "tuning", self._timing(operator_id), **fields)
 
     def _timing(self, operator_id: int) -> E2EPayload:
         document, settings, deploy = self._network(operator_id)
@@ -469,21 +474,23 @@ class _Loop:
                     self._tune(reference, None)
 
     def time_alone(self) -> bool:
-        """With nothing else of the run in flight: time the next survivor or reference not yet
-        timed alone again (its schedules are in the tuning database), one at a time. False when
-        none is left."""
-        rows = [(row, row["operator_hash"]) for row in candidates(self.store, self.run)]
-        rows += [(row, None) for row in references(self.store, self.run)]
-        for row, key in rows:
+        """With nothing else of the run in flight, one at a time: time again the next survivor
+        not yet timed alone (its schedules are in the tuning database), else tune and time the
+        next reference waiting for it. False when none is left."""
+        self.settling = True
+        for row in candidates(self.store, self.run):
             operator_id = row["operator_id"]
             if row["stage"] == "tuned" and not row["timed_alone"] and operator_id not in self.tried_alone:
                 self.tried_alone.add(operator_id)
                 payload = self._timing(operator_id)
                 job_id = self.queue.submit(payload.kind, payload.to_dict(), operator_id=operator_id)
-                self.jobs[job_id] = (operator_id, key)
+                self.jobs[job_id] = (operator_id, row["operator_hash"])
                 self.alone.add(job_id)
                 set_stage(self.store, self.run, operator_id, "tuned", job_id=job_id)
-                self.settling = True
+                return True
+        for row in references(self.store, self.run):
+            if row["stage"] == "tuning" and row["detail"] == WAITING_ALONE:
+                self._submit(row["operator_id"], None, "tuning", self._timing(row["operator_id"]))
                 return True
         self.settling = False
         return False
@@ -586,7 +593,8 @@ def summarize(store: Store, run: SearchRun, cfg: DiscoveryConfig, seconds: float
         "baseline_test": run.baseline_test,
         "test_seeds": cfg.report_seeds,
         "counts": counts,
-        "to_time_alone": sum(r["stage"] == "tuned" and not r["timed_alone"] for r in rows + found),
+        "to_time_alone": sum(r["stage"] == "tuned" and not r["timed_alone"] for r in rows)
+        + sum(r["stage"] == "tuning" for r in found),
         "best": None if best is None else _best(best, found, run, cfg, counts),
         "seconds": round(seconds, 1),
         "stats": stats,

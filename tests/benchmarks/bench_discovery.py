@@ -25,8 +25,20 @@ from its store: the baseline's accuracy and tuned latency, candidates per stage,
 candidate within 1 point of the baseline's accuracy with its tuned end-to-end speedup (and
 the timing's doubt: in the loop the other worker trains while it is timed), and
 which known designs (by structure, see `design`) were among the survivors, and whether the
-trained candidates' accuracy rises from the first third of the run to the last. Published:
-Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
+trained candidates' accuracy rises from the first third of the run to the last; then the best
+survivor beside its references as the loop reports them (core.search.references: test accuracy
+over seeds, the paired difference with its interval, FLOPs, tuned latency timed alone at the
+loop's deployment size, speedup over the original and over the original narrowed to its FLOPs)
+and the headline. Published: Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
+Figure 4 (deploy, with --deploy): latency at the size users deploy (ResNet-18 at its standard
+width, 224 px, batch 1) of the best survivor of the loop (or --operator: a file or a bundled
+example, default shift_conv), the original, the original narrowed to the survivor's FLOPs at
+that size and depthwise-separable, every network tuned by MetaSchedule alone (no transfer) with
+--deploy-trials trials per kernel (default 8, 32 and 128), in --tuning-runs independent runs
+(each from empty tuning databases), each network timed against the original in alternating
+rounds: a table per budget and run, so the dependence on tuning shows, then the one table the
+README shows: accuracy from the loop's store (or, with --operator, trained here over --seeds
+seeds on the proxy task), FLOPs, latency and speedups at the largest budget (medians over runs).
 
 Every figure replaces the backbone's strided convolutions too (--replace, default
 standard,pointwise,strided: the stride-2 3x3 and 1x1 convolutions that a stride-1-only search
@@ -36,6 +48,8 @@ keeps would cap the speedup); `--replace standard,pointwise` gives the figures a
         [--threads 2] [--screen-workers 1] [--skip spread,screening,minibatch,loop] [--store PATH]
         [--dataset NAME|PATH] [--resolution PX] [--limit N] [--fisher-batch N] [--replace KINDS]
         [--seeds 3] [--epochs 10]
+        [--deploy [--operator FILE|NAME] [--deploy-trials 8,32,128] [--tuning-runs 2]
+         [--deploy-resolution 224] [--deploy-width N]]
 """
 
 from __future__ import annotations
@@ -54,17 +68,26 @@ import networkx as nx
 import torch
 
 from app.cli import main as tessera
+from app.cli.inputs import template_path
 from core.analysis.fisher import FisherError
+from core.data.datasets import load_dataset
 from core.data.specs import REPLACE_KINDS, replace_kinds
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import graph_from_document, load_operator
+from core.networks.end_to_end import tuned_end_to_end
+from core.networks.results import EndToEnd
+from core.networks.settings import USERS_RESOLUTION, DeploySettings
+from core.search import references
 from core.search.base import Budget
 from core.search.canvas_sampler import CanvasSampler
+from core.search.discovery import DiscoveryConfig, summarize
 from core.store import Store
-from core.store.searches import candidates, runs, stage_counts
+from core.store.searches import candidates, row_of, runs, stage_counts
 from core.train import paired
 from core.train.errors import EvaluationError
+from core.train.flops import flops_match
 from core.train.paired import mean_std, paired_difference, report_seeds
+from core.train.results import HeldOutResult
 from core.train.screening import FisherScreen, load_split
 from core.train.seeds import train_over_seeds
 from core.train.settings import EvalSettings, TrainConfig
@@ -327,17 +350,27 @@ def design(graph: OperatorGraph) -> str:
     return "other"
 
 
-def loop(minutes: float, store_path: Path, replace: tuple[str, ...]) -> None:
+def loop(minutes: float, store_path: Path, replace: tuple[str, ...]) -> Survivor | None:
     command = ["discover", "--minutes", str(minutes), "--replace", ",".join(replace)]
     print(f"Discovery loop: tessera {' '.join(command)}, 2 workers, default task (store {store_path})")
     start = time.perf_counter()
     code = tessera([*command, "--store", str(store_path), "--name", "bench_discovery"])
     print(f"  ran {time.perf_counter() - start:.0f} s, exit code {code}")
-    report(store_path)
+    return report(store_path)
 
 
-def report(store_path: Path) -> None:
-    """The loop's figures, from its store."""
+@dataclasses.dataclass(frozen=True)
+class Survivor:
+    """The loop's best survivor as the deploy section takes it: its operator, the test reports of
+    it and its references by kind, and the narrowed reference's multiplier where it was trained."""
+
+    graph: OperatorGraph
+    tests: dict[str, dict]
+    trained_scale: float | None
+
+
+def report(store_path: Path) -> Survivor | None:
+    """The loop's figures, from its store; its best survivor, if any."""
     with Store(store_path) as store:
         run = next(r for r in runs(store) if r.name == "bench_discovery")
         rows = candidates(store, run)
@@ -380,6 +413,142 @@ def report(store_path: Path) -> None:
         for graph in survivors:
             kinds[design(graph)] = kinds.get(design(graph), 0) + 1
         print("  survivors by design: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"))
+        best = best_beside_references(store, run)
+        if best is None:
+            return None
+        graph = graph_from_document(store.operator(best["operator_id"])["document"])
+        graph.set_declaration(name=best["name"])
+        tests = {"survivor": best["test"], **{r["kind"]: r["test"] for r in best["references"]}}
+        row = row_of(store, run, best["operator_id"])
+        return Survivor(graph, tests, None if row is None else references.scales(row)[0])
+
+
+def best_beside_references(store: Store, run) -> dict | None:
+    """The loop's best survivor beside its references, as the loop reports them; the best's
+    figures (core.search.discovery.summarize), or None without one."""
+    cfg = DiscoveryConfig.from_dict(run.config)
+    best = summarize(store, run, cfg, 0.0, {})["best"]
+    if best is None:
+        print("  no best survivor: none within the margin has a tuned speedup")
+        return None
+    deploy = DeploySettings.from_payload(cfg.deploy)
+    print(
+        f"  the best beside its references (test accuracy over seeds {', '.join(map(str, cfg.report_seeds))}; "
+        f"FLOPs and tuned latency at {deploy.label}, {deploy.trials} trials per kernel):"
+    )
+    for line in references.lines(best, best["references"]):
+        print(f"    {line}")
+    print(f"  headline: {best['headline']}")
+    return best
+
+
+def held_out(operator: OperatorGraph, settings: EvalSettings, seeds: int, epochs: int) -> tuple[dict[str, dict], float]:
+    """Test accuracy over `seeds` seeds (core.train.seeds) of the original, the operator, the
+    original narrowed to its FLOPs at the proxy size and depthwise-separable, each paired with
+    the original (as the loop's references are), by kind; and the narrowed one's multiplier."""
+    config, chosen = TrainConfig(epochs=epochs), report_seeds(settings.seed, seeds)
+    data = load_dataset(settings.dataset, settings.resolution)
+    original = [r.accuracy for r in train_over_seeds(None, settings, config, chosen, data=data)]
+    tested = [a for a in original if a is not None]
+    found: dict[str, dict] = {"original": {"accuracy": statistics.fmean(tested), "accuracies": tested}}
+    scale = flops_match(settings.spec, data.num_classes, operator).scale
+    for kind, stand_in, proxy in (
+        ("survivor", operator, settings),
+        (references.NARROWED, None, dataclasses.replace(settings, scale=scale)),
+        (references.SEPARABLE, load_operator(EXAMPLES / "depthwise_separable.json"), settings),
+    ):
+        runs = train_over_seeds(stand_in, proxy, config, chosen, data=data)
+        score = HeldOutResult.of(runs, original, paired.MARGIN, epochs, proxy.dataset_label, proxy.spec.label).score
+        found[kind] = references.test_report(dataclasses.asdict(score), paired.MARGIN)
+    return found, scale
+
+
+def deploy(
+    operator: OperatorGraph,
+    tests: dict[str, dict],
+    trained_scale: float | None,
+    base: DeploySettings,
+    trials: list[int],
+    runs: int,
+) -> None:
+    """The operator, the original narrowed to its FLOPs at the deployment size and
+    depthwise-separable, each tuned and timed against the original (core.networks.end_to_end)
+    with MetaSchedule alone at each budget of `trials`, in `runs` runs from empty tuning
+    databases; then the table of `tests` (test reports by kind) beside FLOPs, latency and
+    speedups at the largest budget (medians over the runs)."""
+    separable = load_operator(EXAMPLES / "depthwise_separable.json")
+    match = flops_match(base.spec, base.num_classes, operator)
+    networks = {
+        "survivor": (operator, base, match.flops),
+        references.NARROWED: (None, dataclasses.replace(base, scale=match.scale), match.matched),
+        references.SEPARABLE: (separable, base, flops_match(base.spec, base.num_classes, separable).flops),
+    }
+    print(
+        f"Deployed size: {base.label}, batch 1, {torch.get_num_threads()} thread(s), MetaSchedule only "
+        f"(no transfer), {runs} run(s) per budget from empty tuning databases; {operator.name}: "
+        f"{match.flops / 1e6:.1f} MFLOPs, the original {match.original / 1e6:.1f}, narrowed x{match.scale:.3g} "
+        f"{match.matched / 1e6:.1f} ({100 * (match.matched / match.flops - 1):+.1f}%)"
+    )
+    timed: dict[tuple[int, int, str], EndToEnd] = {}
+    for budget, run in itertools.product(trials, range(1, runs + 1)):
+        with tempfile.TemporaryDirectory() as root:
+            for kind, (stand_in, settings, _) in networks.items():
+                start = time.perf_counter()
+                found = tuned_end_to_end(stand_in, dataclasses.replace(settings, trials=budget), (), Path(root))
+                timed[budget, run, kind] = found
+                kernels = len({k.kernel for k in found.kernels})
+                doubt = "; ".join(filter(None, (found.timing_note, found.untuned_kernels and "kernels left untuned")))
+                print(
+                    f"  {budget} trials, run {run}, {kind}: {found.latency_ms:.2f} ms against the original's "
+                    f"{found.baseline_latency_ms:.2f} ms, {found.baseline_latency_ms / found.latency_ms:.2f}x "
+                    f"({kernels} kernels, {time.perf_counter() - start:.0f} s to tune and time)"
+                    + (f"; {doubt}" if doubt else "")
+                )
+        narrowed = timed[budget, run, references.NARROWED]
+        ours = timed[budget, run, "survivor"]
+        print(
+            f"  {budget} trials, run {run}: {operator.name} {_speedup(ours) / _speedup(narrowed):.2f}x the "
+            "narrowed original (the ratio of their speedups over the original)"
+        )
+    largest = max(trials)
+    rows = {}
+    for kind, (_, settings, flops) in networks.items():
+        found = [timed[largest, run, kind] for run in range(1, runs + 1)]
+        rows[kind] = {
+            "kind": kind,
+            "name": operator.name if kind == "survivor" else _reference_name(kind, base, trained_scale, settings),
+            "stage": "tuned",
+            "test": tests.get(kind),
+            "flops": flops,
+            "e2e_latency_ms": statistics.median(f.latency_ms for f in found),
+            "e2e_speedup": statistics.median(_speedup(f) for f in found),
+            "timed_alone": True,
+        }
+    original = {
+        "kind": "original",
+        "name": "the original",
+        "stage": "tuned",
+        "test": tests.get("original"),
+        "flops": match.original,
+        "e2e_latency_ms": statistics.median(t.baseline_latency_ms for (b, _, _), t in timed.items() if b == largest),
+        "e2e_speedup": 1.0,
+        "timed_alone": True,
+    }
+    survivor, beside = rows.pop("survivor"), [original, *rows.values()]
+    print(f"At {base.label}, {largest} trials per kernel (medians over {runs} runs):")
+    for line in references.lines(survivor, beside):
+        print(f"  {line}")
+    print(f"  headline: {references.headline(survivor, beside, paired.MARGIN)}")
+
+
+def _speedup(run: EndToEnd) -> float:
+    return run.baseline_latency_ms / run.latency_ms
+
+
+def _reference_name(kind: str, base: DeploySettings, trained: float | None, settings: DeploySettings) -> str:
+    if kind == references.NARROWED:
+        return references.narrowed_name(base.backbone, trained, settings.scale)
+    return kind
 
 
 def main() -> None:
@@ -410,6 +579,18 @@ def main() -> None:
         default=",".join(REPLACE_KINDS),
         help="the convolutions an operator stands in for (default %(default)s)",
     )
+    deployed = parser.add_argument_group("deploy: latency at the size users deploy (hours at the default budgets)")
+    deployed.add_argument("--deploy", action="store_true", help="run the deploy section (after the loop, if it runs)")
+    deployed.add_argument(
+        "--operator",
+        default=None,
+        help="the survivor: an operator file or a bundled example (default: the loop's best, else shift_conv); "
+        "its accuracy and its references' are then trained here over --seeds seeds for --epochs epochs",
+    )
+    deployed.add_argument("--deploy-trials", default="8,32,128", help="trials per kernel, comma-separated")
+    deployed.add_argument("--tuning-runs", type=int, default=2, help="independent tuning runs per budget")
+    deployed.add_argument("--deploy-resolution", type=int, default=USERS_RESOLUTION)
+    deployed.add_argument("--deploy-width", type=int, default=None, help="default: the backbone's standard width")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     torch.set_num_threads(args.threads)
@@ -426,9 +607,24 @@ def main() -> None:
         minibatch(settings, args.screen)
     if "spread" not in skip:
         spread(settings, args.candidates, args.seeds, args.epochs)
+    survivor = None
     if "loop" not in skip:
         with tempfile.TemporaryDirectory() as tmp:
-            loop(args.minutes, args.store or Path(tmp) / "discovery.db", settings.replace)
+            survivor = loop(args.minutes, args.store or Path(tmp) / "discovery.db", settings.replace)
+    if args.deploy:
+        if survivor is None or args.operator is not None:
+            graph = load_operator(template_path(args.operator or "shift_conv"))
+            tests, scale = held_out(graph, settings, args.seeds, args.epochs)
+            survivor = Survivor(graph, tests, scale)
+        base = DeploySettings(
+            settings.backbone,
+            args.deploy_width,
+            args.deploy_resolution,
+            transfer=False,
+            replace=settings.replace,
+        )
+        trials = [int(t) for t in args.deploy_trials.split(",")]
+        deploy(survivor.graph, survivor.tests, survivor.trained_scale, base, trials, args.tuning_runs)
 
 
 if __name__ == "__main__":

@@ -5,15 +5,18 @@ proposes nor trains anything twice."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from core.ir.serialize import load_operator, read_document
 from core.jobs.queue import JobQueue
 from core.jobs.supervisor import Supervisor
+from core.search import references as references_of
 from core.search.base import Candidate
 from core.search.discovery import DiscoveryConfig, run_discovery
 from core.store import Store
-from core.store.searches import FINAL, candidates, open_run, set_baseline, stage_counts
+from core.store.searches import FINAL, candidates, open_run, references, set_baseline, stage_counts
 from tests.support import EXAMPLES
 
 pytestmark = pytest.mark.slow
@@ -126,7 +129,7 @@ def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_z
     assert told == [0.0, 0.0]
 
 
-def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_end_and_its_doubts_kept(
+def test_a_survivor_is_tested_timed_held_against_its_references_and_timed_again_alone_after_training_stops(
     tmp_path, monkeypatch
 ):
     """Known designs planted as the strategy's candidates (random ones rarely learn at this size).
@@ -135,7 +138,10 @@ def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_en
     how many candidates the run had proposed when it was selected. Tuning at a tiny deployment size
     with no trials (reuse only, from an empty folder): the candidate is timed against the original,
     and what makes the figure doubtful (kernels left untuned, calls too short to time) is kept on its
-    row for the window and the report."""
+    row for the window and the report. Its references (the original narrowed to its FLOPs where it
+    is trained and where it is timed, depthwise-separable) are tested and timed the same way, on rows
+    and operators of their own. Once nothing else of the run is in flight, after the last training
+    ended, every survivor is timed again and every reference is tuned and timed, one at a time."""
     from core.search.canvas_sampler import CanvasSampler
 
     planted = [Candidate(load_operator(EXAMPLES / f"{n}.json"), "planted", n[:8], 0, 0) for n in PLANTED]
@@ -171,7 +177,40 @@ def test_a_candidate_within_the_margin_is_tested_over_seeds_then_timed_end_to_en
         assert 1 <= row["selected_from"] <= 2 and row["test_accuracy"] is not None
         assert row["test_difference_low"] <= row["test_difference"] <= row["test_difference_high"]
     with Store(tmp_path / "d.db") as store:
-        tests = [job for job in JobQueue(store).jobs() if job.kind == "test"]
-        assert len(tests) == len(tuned) + 1  # each survivor's, and the original's once
+        jobs = JobQueue(store).jobs()
+        found = references(store, open_run(store, DiscoveryConfig.from_dict(cfg).key, "", {}))
+        tests = [job for job in jobs if job.kind == "test"]
+        assert len(tests) == len(tuned) + 1 + len(found)  # each survivor's and reference's, the original's once
         payloads = [job.payload for job in tests if job.payload["original"] is not None]
         assert all(p["original"] == list(summary["baseline_test"]) and p["seeds"] == [1, 2] for p in payloads)
+
+        # the references: narrowed to each survivor's FLOPs (here one survivor), and depthwise-separable
+        assert sorted(r["reference"] for r in found) == ["depthwise-separable", "narrowed"]
+        assert all(store.operator(r["operator_id"])["origin"] == "reference" for r in found)
+        assert {r["operator_id"] for r in found}.isdisjoint(r["operator_id"] for r in tuned)
+        narrowed = next(r for r in found if r["reference"] == "narrowed")
+        survivor = tuned[0]
+        assert (narrowed["scale"], narrowed["deploy_scale"]) == references_of.scales(survivor)
+        assert 0 < narrowed["scale"] < 1 and 0 < narrowed["deploy_scale"] < 1
+        narrowed_jobs = [job.payload for job in jobs if job.operator_id == narrowed["operator_id"]]
+        assert all(p["operator"] is None for p in narrowed_jobs)
+        assert {p["settings"]["scale"] for p in narrowed_jobs if p.get("seeds")} == {narrowed["scale"]}
+        assert {p["deploy"]["scale"] for p in narrowed_jobs if "deploy" in p} == {narrowed["deploy_scale"]}
+        for row in found:
+            assert row["stage"] == "tuned" and row["test_accuracy"] is not None and row["e2e_latency_ms"] > 0
+            assert row["test_difference_low"] <= row["test_difference"] <= row["test_difference_high"]
+
+        # timed again alone: after every training, screening and testing job ended, one at a time
+        training_ended = max(job.finished for job in jobs if job.kind != "e2e")
+        timings = {}
+        for job in jobs:
+            if job.kind == "e2e":
+                timings.setdefault(job.operator_id, []).append(job)
+        assert {row["operator_id"] for row in tuned + found} == set(timings)
+        alone = sorted((t[-1] for t in timings.values()), key=lambda job: job.started)
+        assert all(len(timings[row["operator_id"]]) == 2 for row in tuned)  # tuned while others trained, then alone
+        assert all(len(timings[row["operator_id"]]) == 1 for row in found)  # tuned and timed alone
+        assert all(job.started >= training_ended for job in alone)
+        assert all(a.finished <= b.started for a, b in itertools.pairwise(alone))
+        assert all(row["timed_alone"] == 1 for row in tuned + found)
+    assert summary["to_time_alone"] == 0
