@@ -19,9 +19,9 @@ ALL = ("standard", "pointwise", "strided")
 
 def test_the_backbone_counts_its_convolutions_and_narrows_in_small_steps_at_the_deployed_width():
     assert backbone_flops(BackboneSpec("resnet18", 64, 32), 10) == 1_110_845_440  # CIFAR ResNet-18: 0.56 GMACs
-    steps = [backbone_flops(BackboneSpec("resnet18", 64, 32, scale=k / STEPS), 10) for k in range(16, 33)]
+    steps = [backbone_flops(BackboneSpec("resnet18", 64, 32, scale=k / STEPS), 10) for k in range(64, 80)]
     assert steps == sorted(steps)  # FLOPs grow with the multiplier
-    assert max(b / a for a, b in itertools.pairwise(steps)) < 1.1  # each layer rounded on its own: no big jumps
+    assert max(b / a for a, b in itertools.pairwise(steps)) < 1.07  # one channel of the first stage at most
 
 
 def test_a_candidate_costs_the_backbone_less_the_convolutions_it_replaces_plus_its_own():
