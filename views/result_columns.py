@@ -1,5 +1,5 @@
 """The columns of the results view as the explorer shows them: titles, number formats,
-which ones can be plot axes, and one colour per origin (hand-made, each search, baseline).
+which ones can be plot axes, and one colour per origin (hand-made, each search, baseline, reference).
 
 Which columns exist, which hold numbers and the names a filter accepts are the store's
 (core.store.result_fields); this adds how the window shows each. Qt-free."""
@@ -146,6 +146,7 @@ FRAME_COLUMNS = tuple(c.key for c in AXES)
 ORIGIN_COLORS = {
     "hand-made": "#2563eb",
     "baseline": "strong",  # the scheme's strongest text colour: near-black on light, near-white on dark
+    "reference": "#64748b",  # a discovery run's references (the narrowed original, ...): grey, beside the baseline
     "search:canvas": "#d97706",
     "search:mcts": "#7c3aed",
     "search:sequences": "#0d9488",

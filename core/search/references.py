@@ -190,4 +190,5 @@ def _line(r: dict, narrowed_speedup: float | None) -> str:
         timed += "" if r["timed_alone"] else " (timed while other jobs ran)"
     else:
         timed = "; not timed" if r["stage"] in ("tuned", "tested", "within margin") else f"; {r['stage']}"
-    return f"{r['name']} ({r['kind']}): {accuracy}{flops}{timed}"
+    name = f"{r['name']} (survivor)" if r["kind"] == "survivor" else r["name"]
+    return f"{name}: {accuracy}{flops}{timed}"

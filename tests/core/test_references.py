@@ -4,64 +4,17 @@ and the headline: the speedup over the FLOPs-matched original at equal accuracy,
 
 from __future__ import annotations
 
-import json
-
-from core.ir.serialize import read_document
 from core.search import references
-from core.search.discovery import DiscoveryConfig, summarize
+from core.search.discovery import summarize
 from core.store import Store
-from core.store.searches import candidates, open_run, set_stage, stage_counts
+from core.store.searches import candidates, stage_counts
 from core.store.searches import references as reference_rows
-from tests.support import EXAMPLES
-
-TEMPLATE = read_document(EXAMPLES / "conv2d.json")
-
-
-def flops(flops: int, scale: float) -> str:
-    return json.dumps({"flops": flops, "original": 1_110_800_000, "scale": scale, "matched": flops})
-
-
-def held_out(mean: float, low: float, high: float) -> dict:
-    return {
-        "test_accuracy": 0.95 + mean,
-        "test_accuracy_std": 0.004,
-        "test_difference": mean,
-        "test_difference_low": low,
-        "test_difference_high": high,
-    }
-
-
-def a_run(store: Store, narrowed: dict, narrowed_speedup: float) -> tuple:
-    """A run with one tuned survivor (2.5x the original, 1 point within), its narrowed original
-    and depthwise-separable, all timed alone."""
-    cfg = DiscoveryConfig.from_dict({"template": TEMPLATE, "samples": 4, "tune": True})
-    run = open_run(store, cfg.key, "run", {})
-    survivor = store.add_operator(read_document(EXAMPLES / "shift_conv.json"), "mcts-1", "search:mcts")
-    figures = {"e2e_baseline_ms": 10.0, "timed_alone": 1}
-    set_stage(
-        store,
-        run,
-        survivor,
-        "tuned",
-        accuracy=0.96,
-        e2e_speedup=2.5,
-        e2e_latency_ms=4.0,
-        test_flops=flops(200_000_000, 0.4375),
-        e2e_flops=flops(235_300_000, 0.453125),
-        **held_out(-0.002, -0.006, 0.002),
-        **figures,
-    )
-    row = candidates(store, run)[0]
-    for operator, fields in references.wanted(store, TEMPLATE, "resnet18", row):
-        timed = {"e2e_speedup": narrowed_speedup, "e2e_latency_ms": 10.0 / narrowed_speedup}
-        tests = narrowed if fields["reference"] == references.NARROWED else held_out(-0.004, -0.009, 0.001)
-        set_stage(store, run, operator, "tuned", **fields, **timed, **tests, **figures)
-    return cfg, run, row
+from tests.views.discovery_data import TEMPLATE, held_out, run_with_references
 
 
 def test_references_have_rows_and_operators_of_their_own_and_one_per_pair_of_multipliers(tmp_path):
     with Store(tmp_path / "s.db") as store:
-        _cfg, run, survivor = a_run(store, held_out(-0.003, -0.008, 0.002), 2.0)
+        _cfg, run, survivor = run_with_references(store, held_out(-0.003, -0.008, 0.002), 2.0)
         assert len(candidates(store, run)) == 1 and stage_counts(store, run)["proposed"] == 1
         found = reference_rows(store, run)
         assert [r["reference"] for r in found] == ["narrowed", "depthwise-separable"]
@@ -81,7 +34,7 @@ def test_references_have_rows_and_operators_of_their_own_and_one_per_pair_of_mul
 
 def test_the_headline_is_the_speedup_over_the_flops_matched_original_at_equal_accuracy(tmp_path):
     with Store(tmp_path / "s.db") as store:
-        cfg, run, _ = a_run(store, held_out(-0.003, -0.008, 0.002), 2.0)
+        cfg, run, _ = run_with_references(store, held_out(-0.003, -0.008, 0.002), 2.0)
         best = summarize(store, run, cfg, 1.0, {})["best"]
     assert [r["kind"] for r in best["references"]] == ["original", "narrowed", "depthwise-separable"]
     assert best["headline"] == (
@@ -93,19 +46,19 @@ def test_the_headline_is_the_speedup_over_the_flops_matched_original_at_equal_ac
         "mcts-1 (survivor): test 0.948 +- 0.004, -0.2 points [-0.6, +0.2]; 235.3 MFLOPs; 4.00 ms tuned, 2.50x the "
         "original, 1.25x the narrowed"
     )
-    assert lines[2].startswith("resnet18 narrowed (x0.438 trained, x0.453 timed) (narrowed): test 0.947")
+    assert lines[2].startswith("resnet18 narrowed (x0.438 trained, x0.453 timed): test 0.947")
     assert lines[2].endswith("5.00 ms tuned, 2.00x the original")
 
 
 def test_no_speedup_at_equal_accuracy_is_said_plainly(tmp_path):
     with Store(tmp_path / "s.db") as store:
-        cfg, run, _ = a_run(store, held_out(-0.003, -0.008, 0.002), 2.75)  # as accurate, and faster
+        cfg, run, _ = run_with_references(store, held_out(-0.003, -0.008, 0.002), 2.75)  # as accurate, and faster
         assert summarize(store, run, cfg, 1.0, {})["best"]["headline"] == (
             "no speedup at equal accuracy: resnet18 narrowed (x0.438 trained, x0.453 timed) is as accurate and "
             "1.10x faster"
         )
     with Store(tmp_path / "t.db") as store:
-        cfg, run, _ = a_run(store, held_out(-0.02, -0.03, -0.01), 2.0)  # the narrowed one loses accuracy
+        cfg, run, _ = run_with_references(store, held_out(-0.02, -0.03, -0.01), 2.0)  # the narrowed one loses accuracy
         assert summarize(store, run, cfg, 1.0, {})["best"]["headline"] == (
             "mcts-1 keeps the original's accuracy where resnet18 narrowed (x0.438 trained, x0.453 timed), of equal "
             "FLOPs, is not shown to (within 1 point); it is 1.25x faster than it and 2.50x faster than the original"

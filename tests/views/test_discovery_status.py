@@ -1,9 +1,13 @@
 """What a discovery run shows while it runs: the stage tiles with the rarer outcomes on one line
-(too slow among them), and a best speedup whose timing is in doubt said to be so."""
+(too slow among them), a best speedup whose timing is in doubt said to be so, and the best beside
+its references with the headline they give."""
 
 from __future__ import annotations
 
-from views.search.discovery_status import StageCounts, baseline_text, best_text
+from core.search.discovery import summarize
+from core.store import Store
+from tests.views.discovery_data import held_out, run_with_references
+from views.search.discovery_status import StageCounts, baseline_text, best_text, references_text
 
 
 def test_the_rarer_outcomes_are_counted_under_the_tiles(qtbot):
@@ -42,3 +46,22 @@ def test_the_best_and_the_original_are_reported_on_the_test_split_apart_from_the
     assert baseline_text(summary) == (
         "The original network: 97.0% proxy (validation) accuracy; 0.955 +- 0.007 (2 seeds) on the test split."
     )
+
+
+def test_the_best_is_shown_beside_its_references_with_the_headline(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        cfg, run, _ = run_with_references(store, held_out(-0.003, -0.008, 0.002), 2.75)
+        summary = summarize(store, run, cfg, 1.0, {})
+    lines = references_text(summary).splitlines()
+    assert lines[0] == "Beside its references:"
+    assert lines[1].startswith("• mcts-1 (survivor): test 0.948 +- 0.004, -0.2 points [-0.6, +0.2]; 235.3 MFLOPs")
+    assert [line.split(" (")[0].split(":")[0] for line in lines[2:5]] == [
+        "• the original",
+        "• resnet18 narrowed",
+        "• depthwise_separable",
+    ]
+    assert lines[6] == (
+        "No speedup at equal accuracy: resnet18 narrowed (x0.438 trained, x0.453 timed) is as accurate and 1.10x "
+        "faster."
+    )
+    assert references_text({"best": None}) == ""

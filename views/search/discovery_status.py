@@ -118,7 +118,7 @@ def references_text(summary: dict) -> str:
         return ""
     beside = "\n".join(f"• {line}" for line in references.lines(best, best["references"]))
     headline = best["headline"]
-    return f"Beside its references:\n{beside}\n{headline[0].upper()}{headline[1:]}."
+    return f"Beside its references:\n{beside}\n\n{headline[0].upper()}{headline[1:]}."
 
 
 def time_text(elapsed: float, fraction: float, minutes: float | None, in_flight: int) -> str:
