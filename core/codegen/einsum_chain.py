@@ -71,11 +71,11 @@ class Op:
 @dataclass(frozen=True)
 class Factor:
     """A tensor of the product: the chain's input (`batched`) or a share's weight, its axes as
-    groups of letters, the ops from index `since` on applying to it."""
+    groups of letters. The ops that apply to it are those of the letters it holds: a weight
+    holds letters of the value when its share came, which no earlier op consumed."""
 
     source: str
     axes: tuple[tuple[Letter, ...], ...]
-    since: int = 0
     batched: bool = False
 
 
@@ -178,7 +178,7 @@ class _Walk:
         assert step.weight is not None  # make_plan gives every share its weight
         lead = [[self.letter(step.weight.shape[0])]] if prim.size("out") is not None else []
         shared = [*lead, *(self.axes[d] for d in prim.shared_axes(step.ins[0]))]
-        weight = Factor(f"self.{step.weight.name}", tuple(tuple(a) for a in shared), len(self.ops))
+        weight = Factor(f"self.{step.weight.name}", tuple(tuple(a) for a in shared))
         self.factors.insert(len(self.factors) - 1, weight)
         self.axes = [*lead, *self.axes]
         for d in step.reduced:
@@ -294,7 +294,7 @@ def _replay(factor: Factor, ops: Sequence[Op]) -> tuple[str, list[Letter], list[
     if any(len(g) != 1 for g in factor.axes):
         expr += f".reshape({ints([letter.size for letter in layout])})"  # a weight: no batch axis
     applied = []
-    for op in ops[factor.since :]:
+    for op in ops:
         if op.letter not in layout:
             continue
         applied.append(op)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch.overrides import TorchFunctionMode
 
 from core.analysis import staging
 from core.analysis.kernel_stages import reductions
@@ -21,7 +20,7 @@ from core.search.base import Budget
 from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
 from core.search.syno import SynoRandom
-from tests.core.torch_checks import same_as_primitives
+from tests.core.torch_checks import largest_value, same_as_primitives
 from tests.support import CONV_KINDS, EXAMPLES, chain, reduction_orders
 
 LAYER = ConvShape(16, 16, 6, 5, 3)  # odd spatial sizes, channels that Canvas's groups and Syno's s divide
@@ -84,26 +83,6 @@ PRODUCTS = {
 }
 
 
-class _Largest(TorchFunctionMode):
-    """The most elements any torch function called in the block returned."""
-
-    def __init__(self):
-        super().__init__()
-        self.numel = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if isinstance(out, torch.Tensor):
-            self.numel = max(self.numel, out.numel())
-        return out
-
-
-def _largest_value(module: torch.nn.Module, x: torch.Tensor) -> int:
-    with _Largest() as seen:
-        module(x)
-    return seen.numel
-
-
 @pytest.mark.parametrize("name", PRODUCTS)
 def test_a_product_between_a_share_and_its_reduce_is_never_materialised(name):
     graph = PRODUCTS[name]
@@ -111,7 +90,7 @@ def test_a_product_between_a_share_and_its_reduce_is_never_materialised(name):
     assert "einsum = " in source
     x = torch.randn(2, 6, 5, 7)
     ends = max(x.numel(), 2 * 4 * 5 * 7)  # the input, the output
-    assert _largest_value(build_module(graph), x) <= ends < _largest_value(build_module(graph, layers=False), x)
+    assert largest_value(build_module(graph), x) <= ends < largest_value(build_module(graph, layers=False), x)
 
 
 def test_a_window_is_opened_after_the_sums_staging_plans_first():

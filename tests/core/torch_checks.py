@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from core.codegen import build_module, module_source
 
@@ -26,3 +27,25 @@ def same_as_primitives(graph, bindings=None, x_shape=None, batch=3):
     for a, b in zip(gw_fast, gw_slow):
         torch.testing.assert_close(a, b, atol=1e-3, rtol=1e-4)
     return module_source(graph, bindings)
+
+
+class _Largest(TorchFunctionMode):
+    """The most elements any torch function called in the block returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.numel = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor):
+            self.numel = max(self.numel, out.numel())
+        return out
+
+
+def largest_value(module: torch.nn.Module, x: torch.Tensor) -> int:
+    """The most elements of any tensor a torch function returns in the module's forward pass
+    (views included: an expanded broadcast counts at its full size)."""
+    with _Largest() as seen:
+        module(x)
+    return seen.numel
