@@ -7,8 +7,9 @@ width 16 at 24 px, batch 64, one torch thread as the training workers run).
 Figure 1 (too slow): a seeded sample of candidates from MCTS (as the discovery loop asks it,
 network-wide FLOPs cap, every score told 0) and from the Canvas sampler on conv2d; each
 network's epoch projected from its first --steps training steps, timed through
-core.train.proxy.train_proxy's progress hook from the epoch's start as its too-slow rule does,
-against SLOW (10) x the original's epoch (core.search.discovery's limit; the median of 3 one-
+core.train.proxy.train_proxy's progress hook from the epoch's start as its too-slow rule does
+(and stopped, as the loop stops it, at the step whose projection is over the limit), against
+SLOW (10) x the original's epoch (core.search.discovery's limit; the median of 3 one-
 epoch runs of the original here). The loop stopped 84 of 282 trained candidates as too slow.
 Figure 2 (slowest kinds): the --slowest candidates whose networks were slowest before, timed
 again in turns with the original: one training step (forward, loss, backward, SGD step),
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import statistics
@@ -84,8 +86,10 @@ class _Enough(Exception):
     """Raised from the progress hook once enough steps are timed."""
 
 
-def projected_epoch(task: Task, net: torch.nn.Module, steps: int) -> float:
-    """Seconds an epoch would take, from the first `steps` steps, as train_proxy's rule projects."""
+def projected_epoch(task: Task, net: torch.nn.Module, steps: int, limit: float) -> float | None:
+    """Seconds an epoch would take, from the first `steps` steps, as train_proxy's rule projects
+    it (from the epoch's start); like the loop, it stops at the step whose projection is over
+    `limit`. None when training diverged first."""
     stamps: list[float] = []
 
     def progress(fraction: float, message: str) -> None:
@@ -94,9 +98,13 @@ def projected_epoch(task: Task, net: torch.nn.Module, steps: int) -> float:
             raise _Enough
 
     start = time.perf_counter()
-    with contextlib.suppress(_Enough):
-        train_proxy(net, task.split, task.config, progress=progress)
-    return (stamps[-1] - start) / len(stamps) * task.steps_per_epoch
+    try:
+        run = train_proxy(net, task.split, dataclasses.replace(task.config, max_epoch_seconds=limit), progress=progress)
+    except _Enough:
+        return (stamps[-1] - start) / steps * task.steps_per_epoch
+    if run.outcome != "too slow":
+        return None
+    return (time.perf_counter() - start) / (len(stamps) + 1) * task.steps_per_epoch
 
 
 def original_epoch(task: Task, runs: int = 3) -> float:
@@ -121,7 +129,7 @@ def sample(strategy: str, count: int, seed: int, settings: EvalSettings) -> list
 
 
 def too_slow(task: Task, samples: dict, steps: int, before: bool) -> dict[str, tuple[float, float | None]]:
-    """Figure 1; returns key -> (projected epoch after, before or None)."""
+    """Figure 1; returns key -> (projected epoch now, before or None) for those that did not diverge."""
     limit = SLOW * original_epoch(task)
     print(
         f"Too slow: projected epoch over {SLOW} x the original's ({limit / SLOW:.2f} s, limit {limit:.1f} s), "
@@ -129,22 +137,28 @@ def too_slow(task: Task, samples: dict, steps: int, before: bool) -> dict[str, t
     )
     projected: dict[str, tuple[float, float | None]] = {}
     for strategy, candidates in samples.items():
-        fits = over_after = over_before = 0
+        fits = diverged = over_after = over_before = 0
         for key, graph in candidates:
             net = task.network(graph)
             if net is None:
                 continue
             fits += 1
-            after = projected_epoch(task, net, steps)
+            after = projected_epoch(task, net, steps, limit)
             earlier = None
             if before:
                 with before_einsum_chains():
-                    earlier = projected_epoch(task, task.network(graph), steps)
+                    earlier = projected_epoch(task, task.network(graph), steps, limit)
+            if after is None:
+                diverged += 1
+                continue
             projected[key] = (after, earlier)
             over_after += after > limit
             over_before += earlier is not None and earlier > limit
         shown = f"{over_before} before, " if before else ""
-        print(f"  {strategy:7} {len(candidates)} sampled, {fits} fit a layer: over the limit {shown}{over_after} now")
+        print(
+            f"  {strategy:7} {len(candidates)} sampled, {fits} fit a layer, {diverged} diverged in the first steps: "
+            f"over the limit {shown}{over_after} now"
+        )
     slowest = sorted(projected.items(), key=lambda kv: -kv[1][0])[:5]
     worst = ", ".join(f"{key[:8]} {after / limit * SLOW:.1f}x" for key, (after, _) in slowest)
     print(f"  slowest now (projected epoch / original's): {worst}; {load()}")
