@@ -40,6 +40,65 @@ def enumerate_chains(s: SynoSpace) -> dict[tuple, list[tuple[Step, ...]]]:
     return dict(forms)
 
 
+def random_weights(s: SynoSpace, steps, sizes: Mapping[str, int], seed: int) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(shape, generator=g, dtype=torch.float64) for shape in weight_shapes(s, steps, sizes)]
+
+
+def random_inputs(n: int, sizes: Mapping[str, int]) -> torch.Tensor:
+    """n inputs [C_in, H, W], the same for the same n."""
+    g = torch.Generator().manual_seed(n)
+    return torch.randn(n, sizes["C_in"], sizes["H"], sizes["W"], generator=g, dtype=torch.float64)
+
+
+def shares(steps) -> int:
+    return sum(s.op == "share" for s in steps)
+
+
+def twin_fit(canonical: SynoSpace, twin, raw: SynoSpace, chains, sizes: Mapping[str, int]) -> float:
+    """For a twin with one weight: the largest relative residual of least squares over its
+    weight that reproduces each chain's output at random weights, on more outputs than the
+    weight has entries (0: each chain's map, a random one of its function, is the twin's)."""
+    per_input = math.prod(int(d.size.evaluate(sizes)) for d in canonical.root.frontier)
+    x = random_inputs(math.prod(weight_shapes(canonical, twin, sizes)[0]) // per_input + 2, sizes)
+    matrix = design(canonical, twin, x, sizes)
+    outputs = [evaluate(raw, c, x, random_weights(raw, c, sizes, i), sizes).flatten() for i, c in enumerate(chains)]
+    wanted = torch.stack(outputs, 1)
+    solution = torch.linalg.lstsq(matrix, wanted, driver="gelsd").solution
+    return float(((matrix @ solution - wanted).norm(dim=0) / wanted.norm(dim=0)).max())
+
+
+def lost_functions(raw: SynoSpace, forms: dict, canonical: SynoSpace, twins: dict, sizes: Mapping[str, int]):
+    """What the canonical chains (`twins`, by form) fail to compute of the chains found
+    without the rules (`forms`): (forms no canonical chain has, chains their canonical twin
+    does not reproduce, chains checked by fitting a one-weight twin, chains checked with
+    every weight 1 against a twin with several weights, outputs compared up to a scale)."""
+    missing = [form for form in forms if form not in twins]
+    wrong, fitted, ones = [], 0, 0
+    x = random_inputs(2, sizes)
+    for form, chains in forms.items():
+        if form in missing:
+            continue
+        twin = min(twins[form], key=shares)
+        if shares(twin) == 1:
+            fitted += len(chains)
+            if twin_fit(canonical, twin, raw, chains, sizes) > 1e-8:
+                wrong += [(twin, c) for c in chains if twin_fit(canonical, twin, raw, [c], sizes) > 1e-8]
+            continue
+        ones += len(chains)
+        want = evaluate(canonical, twin, x, _ones(canonical, twin, sizes), sizes).flatten()
+        for c in chains:
+            y = evaluate(raw, c, x, _ones(raw, c, sizes), sizes).flatten()
+            scale = (y @ want) / (want @ want)
+            if not (scale > 0 and torch.allclose(y, scale * want, rtol=1e-9, atol=1e-9)):
+                wrong.append((twin, c))
+    return missing, wrong, fitted, ones
+
+
+def _ones(s: SynoSpace, steps, sizes: Mapping[str, int]) -> list[torch.Tensor]:
+    return [torch.ones(shape, dtype=torch.float64) for shape in weight_shapes(s, steps, sizes)]
+
+
 def canonical_rate(template: OperatorGraph, budget: Budget, samples: int, seed: int = 0) -> tuple[int, int, int]:
     """Syno's redundancy measure (86 canonical of 6,452 samples): random chains drawn with
     canonicalization off (shape distance on), how many pass every rule, and how many distinct
