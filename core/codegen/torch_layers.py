@@ -7,8 +7,10 @@ depthwise, KxK, Kx1, 1x1 pointwise) becomes one nn.functional.conv2d on the tens
 before its window, so oneDNN convolves instead of an einsum over an unfolded view (2-9x
 slower forward and backward), and the views only it read are left out. Windows multiplied
 by a kernel and summed over the window (core.codegen.window_product, involution's form)
-become one call of a helper that never materialises the windows. Reduces in a row become
-one sum over all their axes. Every line still names the nodes it stands for."""
+become one call of a helper that never materialises the windows. A chain of views, shares
+and reduces that would materialise a product larger than its input and output becomes one
+einsum, staged as core.analysis.staging plans (core.codegen.einsum_chain). Reduces in a row
+become one sum over all their axes. Every line still names the nodes it stands for."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 
 from ..ir.primitives import Reduce, Unfold
 from .conv_spec import ConvMatch, conv_sites
+from .einsum_chain import EinsumChain, einsum_chains
+from .einsum_chain import lines as einsum_lines
 from .torch_ops import conv, expression, ints, unfolded_axis, windows
 from .torch_plan import Plan, Step
 from .window_product import HELPER, WindowProductMatch, window_product, window_products
@@ -36,19 +40,24 @@ def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
     """One line per step, or (with `layers`) per recognised layer and per run of reduces;
     lines whose value nothing reads any more are left out."""
     sites = conv_sites(plan) if layers else {}
-    after = {n for node, site in sites.items() for n in site.nodes[site.nodes.index(node) + 1 :]}
     products = window_products(plan) if layers else {}
-    after |= {r.node for site in products.values() for r in site.reduces}
+    chains = einsum_chains(plan, _layer_nodes(sites, products)) if layers else {}
+    chained = {s.node for chain in chains.values() for s in chain.steps}
+    sites = {node: site for node, site in sites.items() if not chained & set(site.nodes)}
+    after = {n for node, site in sites.items() for n in site.nodes[site.nodes.index(node) + 1 :]}
+    after |= {r.node for site in products.values() for r in site.reduces} | chained
     steps = {s.result: s for s in plan.steps}
     sums: dict[str, _Sum] = {}
     lines: list[Line] = []
     for step in plan.steps:
-        if step.node in sites:
+        if step.node in chains:
+            lines += _einsum_lines(chains[step.node])
+        elif step.node in sites:
             lines.append(_conv_line(sites[step.node], plan))
         elif step.node in products:
             lines.append(_window_product_line(products[step.node]))
         elif step.node in after:
-            continue  # a stride after a convolution, a reduce of a window product: part of that line
+            continue  # a stride after a convolution, a reduce of a window product, a step of a chain: part of that line
         elif layers and isinstance(step.prim, Reduce):
             lines.append(_sum_line(step, plan, steps, sums))
         elif layers and isinstance(step.prim, Unfold) and _windowable(step):
@@ -56,6 +65,31 @@ def forward_lines(plan: Plan, layers: bool = True) -> list[Line]:
         else:
             lines.append(Line(step.result, expression(step), _describe(step), step.args))
     return _live(lines, plan.result)
+
+
+def _layer_nodes(sites: dict[str, ConvMatch], products: dict[str, WindowProductMatch]) -> set[str]:
+    """The nodes that convolutions with a window and window products stand for: oneDNN
+    convolves and the helper multiplies windows faster than an einsum reads them. A 1x1
+    convolution is a contraction like any other, which an einsum chain may take in."""
+    taken = {n for site in sites.values() if site.spec.kernel != (1, 1) for n in site.nodes}
+    for site in products.values():
+        taken |= {s.node for s in (*site.views, site.product, *site.reduces)}
+    return taken
+
+
+def _einsum_lines(chain: EinsumChain) -> list[Line]:
+    """The chain's einsum, after its first stage where core.analysis.staging plans one."""
+    covered = ", ".join(_nodes(s) for s in chain.steps)
+    written = einsum_lines(chain)
+    lines, reads = [], chain.source
+    for i, (result, einsum) in enumerate(written):
+        last = i == len(written) - 1
+        comment = (
+            f"einsum = {covered}: {chain.steps[-1].out}" if last else f"first stage of the einsum below: {covered}"
+        )
+        lines.append(Line(result, einsum, comment, (reads,)))
+        reads = result
+    return lines
 
 
 def _describe(step: Step) -> str:

@@ -75,9 +75,17 @@ class Size:
         return Size(self.coef**k, {v: e * k for v, e in self.powers})
 
     def __eq__(self, other) -> bool:
+        if self is other:
+            return True
         if isinstance(other, int):
             other = Size(other)
-        return isinstance(other, Size) and self.coef == other.coef and self.powers == other.powers
+        return (
+            isinstance(other, Size)
+            and self._hash == other._hash
+            and self.powers == other.powers
+            and self.coef.numerator == other.coef.numerator
+            and self.coef.denominator == other.coef.denominator
+        )
 
     def __hash__(self) -> int:
         return self._hash

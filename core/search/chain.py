@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import combinations
+from math import prod
+from random import Random
 from typing import ClassVar
 
 from core.errors import TesseraError
@@ -43,52 +46,97 @@ class Action:
     frontier: TensorType  # the frontier after adding the step (closer to the input)
 
 
+def reduce_sizes(primaries: list[Size], coefficients: list[Size]) -> list[Size]:
+    """The sizes a reduce may sum over, Syno's monomials with bounded exponents: a coefficient,
+    or a channel primary divided by up to two different coefficients (C_in/g, C_out/(g*s))."""
+    sizes = list(coefficients)
+    for p in primaries:
+        for k in range(3):
+            for divisors in combinations(coefficients, k):
+                sizes.append(p / prod(divisors, start=Size(1)))
+    return sizes
+
+
 class Synthesizer:
-    """Enumerates bottom-up actions from a frontier. `coefficients` are the small
-    sizes it may introduce (K, s); LIMITS caps low-quality primitives per chain;
-    frontiers must have whole sizes at the reference `bindings`."""
+    """Enumerates bottom-up actions from a frontier towards `input_type`. `coefficients` are
+    the small sizes it may introduce (K, s, g); reduces sum over `reduce_sizes` of them and
+    the channel primaries of the input and `output_type`; LIMITS caps low-quality primitives
+    per chain; frontiers (and so reduced sizes) must be whole at the reference `bindings`."""
 
     LIMITS: ClassVar[dict[str, int]] = {"expand": 1, "stride": 1, "shift": 2}
 
     def __init__(
-        self, input_type: TensorType, kinds: Mapping[str, VarKind], coefficients: list[str], bindings: Mapping[str, int]
+        self,
+        input_type: TensorType,
+        kinds: Mapping[str, VarKind],
+        coefficients: list[str],
+        bindings: Mapping[str, int],
+        output_type: TensorType | None = None,
     ):
         self.target = input_type
         self.kinds = dict(kinds)
         self.bindings = dict(bindings)
         self.coefficients = [Size.var(c) for c in coefficients]
-        self._cache: dict[TensorType, list[Action]] = {}
-        primaries = [
-            Size.var(v)
-            for d in input_type
+        self._cache: dict[TensorType, tuple[list, dict[int, Action | None], set[Dim]]] = {}
+        primaries = {
+            v
+            for t in (input_type, output_type or input_type)
+            for d in t
             for v in d.size.variables
             if kind_of(v, kinds) is VarKind.PRIMARY and not d.spatial
-        ]
-        self.new_sizes = primaries + self.coefficients  # sizes a reduce may sum over
+        }
+        self._whole: dict[Size, bool] = {}
+        self._prims: dict[Step, Primitive] = {}  # steps repeat across frontiers
+        sizes = reduce_sizes([Size.var(v) for v in sorted(primaries)], self.coefficients)
+        self.new_sizes = [size for size in sizes if self.whole(size)]
+        self._new_axes = [Dim(size, False) for size in self.new_sizes]
 
     def done(self, frontier: TensorType) -> bool:
         return tuple(frontier) == tuple(self.target)
 
     def actions(self, frontier: TensorType, steps: tuple[Step, ...]) -> list[Action]:
-        counts = {op: sum(1 for s in steps if s.op == op) for op in self.LIMITS}
-        if frontier not in self._cache:
-            self._cache[frontier] = [
-                Action(step, before)
-                for step, before in self._candidates(frontier)
-                if self._valid(step, before, frontier)
-            ]
-        return [
-            a
-            for a in self._cache[frontier]
-            if a.step.op not in self.LIMITS or counts[a.step.op] < self.LIMITS[a.step.op]
-        ]
+        """Every valid action from the frontier within the per-chain LIMITS."""
+        return list(self.drawn(frontier, steps))
 
-    def _valid(self, step: Step, before: TensorType, frontier: TensorType) -> bool:
-        """The top-down rule is the judge; sizes must also be whole at the reference bindings."""
+    def drawn(self, frontier: TensorType, steps: tuple[Step, ...], rng: Random | None = None) -> Iterator[Action]:
+        """The valid actions within the LIMITS, in a random order with `rng`, each checked only
+        when it is reached (remembered per frontier): a rollout needs the first that works."""
+        candidates, checked, have = self._frontier(frontier)
+        order = list(range(len(candidates)))
+        if rng is not None:
+            rng.shuffle(order)
+        counts = {op: sum(1 for s in steps if s.op == op) for op in self.LIMITS}
+        for i in order:
+            if i not in checked:
+                step, before = candidates[i]
+                checked[i] = Action(step, before) if self._valid(step, before, frontier, have) else None
+            a = checked[i]
+            if a is not None and (a.step.op not in self.LIMITS or counts[a.step.op] < self.LIMITS[a.step.op]):
+                yield a
+
+    def _frontier(self, frontier: TensorType):
+        """(candidate steps, the verdicts on those checked so far, the frontier's axes)."""
+        if frontier not in self._cache:
+            self._cache[frontier] = (list(self._candidates(frontier)), {}, set(frontier))
+        return self._cache[frontier]
+
+    def whole(self, size: Size) -> bool:
+        """Whether a size is a whole number at the reference bindings (remembered)."""
+        known = self._whole.get(size)
+        if known is None:
+            known = self._whole[size] = size.evaluate(self.bindings).denominator == 1
+        return known
+
+    def _valid(self, step: Step, before: TensorType, frontier: TensorType, have: set[Dim]) -> bool:
+        """The top-down rule is the judge; sizes must also be whole at the reference bindings
+        (those of the frontier's axes, `have`, are)."""
+        if not all(self.whole(d.size) for d in before if d not in have):
+            return False
+        prim = self._prims.get(step)
+        if prim is None:
+            prim = self._prims[step] = step.prim()
         try:
-            if tuple(step.prim().infer([before], self.kinds)) != tuple(frontier):
-                return False
-            return all(d.size.evaluate(self.bindings).denominator == 1 for d in before)
+            return tuple(prim.infer([before], self.kinds)) == tuple(frontier)
         except TesseraError:
             return False
 
@@ -97,8 +145,9 @@ class Synthesizer:
         first_spatial = spatial[0] if spatial else len(s)
         # reduce: the part above produced one more axis, summed here
         for d in range(first_spatial + 1):
-            for size in self.new_sizes:
-                yield Step.of("reduce", dim=d), TensorType([*s[:d], Dim(size, False), *s[d:]])
+            step = Step.of("reduce", dim=d)
+            for axis in self._new_axes:
+                yield step, TensorType([*s[:d], axis, *s[d:]])
         # share with a new weight axis: the leading axis exists only in the weight
         if channel and channel[0] == 0:
             rest = TensorType(s[1:])
@@ -119,10 +168,11 @@ class Synthesizer:
                 yield Step.of("split", dim=d, B=str(s[d + 1].size)), s.replace(d, [merged]).replace(d + 1, [])
         # merge: one channel axis came from two
         for d in channel:
+            step = Step.of("merge", dim=d)
             for b in self.coefficients:
                 outer = s[d].size / b
                 if not outer.divisor_blockers(self.kinds) and outer != Size(1):
-                    yield Step.of("merge", dim=d), s.replace(d, [Dim(outer, False), Dim(b, False)])
+                    yield step, s.replace(d, [Dim(outer, False), Dim(b, False)])
         for d in spatial:
             for amount in (1, -1):
                 yield Step.of("shift", dim=d, amount=amount), s

@@ -3,19 +3,22 @@
 Syno reads an operator as index expressions: every output coordinate and every reduction
 variable map to one input coordinate and one coordinate per weight. Two chains with the
 same expressions (up to renaming reduction variables, the weights' axes and the weights'
-order) compute the same function, so `Algebra.key` is a canonical form: it merges equal
-search states (MCTS's transposition table) and counts duplicates. Building the expressions
-applies Syno's term rewriting (`[(C*i+j)/(B*C), (C*i+j)%(B*C)] -> [i/B, C*(i%B)+j]`, rolls
-composing, ...). A rewrite that fires means a simpler chain computes the same thing, so it
-is recorded by name for the canonicalization rules; rewrites that hold only when a split
-factor is much larger than the small sizes added to it (Syno's approximate rules) are
-recorded apart.
+order, and what the weights absorb: `absorbed`) compute the same function, the set of maps
+over all weights, so `Algebra.key` is a canonical form: it merges equal search states
+(MCTS's transposition table) and counts duplicates. Building the expressions applies Syno's
+term rewriting (`[(C*i+j)/(B*C), (C*i+j)%(B*C)] -> [i/B, C*(i%B)+j]`, rolls composing, ...).
+A rewrite that fires means a simpler chain computes the same thing, so it is recorded by
+name for the canonicalization rules; rewrites that hold only when a split factor is much
+larger than the small sizes added to it (Syno's approximate rules) are recorded apart.
 
 Expressions are tuples: ("v", name, size), ("+", ((coef, expr), ...)), ("/", e, D),
-("%", e, D), ("roll", e, shift, N), ("win", x, k, K) (x + k - K//2, zero outside the axis)."""
+("%", e, D), ("roll", e, shift, N) ((e + shift) mod N), ("win", x, k, N) (x + k - K//2
+for a window k of K, zero outside the axis of N)."""
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -125,7 +128,7 @@ class Algebra:
         elif op == "share":
             out = step.get("out")
             lead, rest = (c[:1], c[1:]) if out not in (None, "") else ([], c)
-            w = tuple(sorted((*lead, *(rest[d] for d in step.get("dims"))), key=repr))
+            w = weight_coords((*lead, *(rest[d] for d in step.get("dims"))))
             if w in weights:
                 fired.append("same_weight")
             weights, c = (*weights, w), rest
@@ -137,8 +140,14 @@ class Algebra:
                 fired.append("window_reduced")
             c[d] = ("win", c[d], k, before[d].size)
         elif op == "split":
-            d = step.get("dim")
-            c[d : d + 2] = [lin([(as_size(step.get("B")), c[d]), (ONE, c[d + 1])])]
+            d, b = step.get("dim"), as_size(step.get("B"))
+            q, r = c[d], c[d + 1]
+            if q == ("/", r[1], b) and r == ("%", q[1], b):  # [e / B, e % B] merged back: e
+                if not any(_contains(x, q) or _contains(x, r) for w in weights for x in w):
+                    fired.append("split_of_merge")  # a weight reading one digit ties entries: no rewrite then
+                c[d : d + 2] = [q[1]]
+            else:
+                c[d : d + 2] = [lin([(b, q), (ONE, r)])]
         elif op == "merge":
             d = step.get("dim")
             c[d : d + 1] = self.divmod(c[d], before[d + 1].size, fired, approx)
@@ -157,9 +166,12 @@ class Algebra:
         return Coords(tuple(c), weights, reduced, (*state.rewrites, *fired), (*state.approximate, *approx))
 
     def roll(self, e: Expr, shift: int, n: Size, fired: list[str]) -> Expr:
+        """Rolls of one axis compose into one expression; only rolls that cancel are redundant
+        (a roll by 2 is two shifts, the only chain that makes it)."""
         if e[0] == "roll" and e[3] == n:
-            fired.append("rolls_compose")
             e, shift = e[1], e[2] + shift
+            if shift == 0:
+                fired.append("rolls_cancel")
         return e if shift == 0 else ("roll", e, shift, n)
 
     def divmod(self, e: Expr, b: Size, fired: list[str], approx: list[str]) -> list[Expr]:
@@ -193,18 +205,107 @@ class Algebra:
         return all(kind_of(v, self.kinds) is VarKind.COEFFICIENT for v in size.variables)
 
     def key(self, state: Coords) -> tuple:
-        """Canonical form: reduction variables renamed by first use (coordinates, then the
-        weights in a name-blind order), weights sorted, unused reductions kept by size."""
-        names: dict[str, str] = {}
+        """Canonical form: the coordinates and the weights as they absorb each other
+        (`absorbed`), reduction variables renamed in an order that does not depend on their
+        names (by where they are read; variables read alike are tried in every order, the least
+        form kept). Equal forms compute the same functions, the weights chosen to suit."""
         blind = {r[1]: "r?" for r in state.reduced}
-        order = [*state.coords, *sorted((e for w in state.weights for e in w), key=lambda e: repr(rename(e, blind)))]
-        for e in order:
-            for name in _reductions(e, blind):
-                names.setdefault(name, f"r{len(names)}")
-        unused = tuple(sorted(repr(r[2]) for r in state.reduced if r[1] not in names))
-        coords = tuple(rename(e, names) for e in state.coords)
-        weights = sorted(repr(tuple(sorted((rename(e, names) for e in w), key=repr))) for w in state.weights)
-        return (coords, tuple(weights), unused)
+        weights = absorbed(state.coords, state.weights, blind)
+        read = sorted({n for e in (*state.coords, *(x for w in weights for x in w)) for n in _reductions(e, blind)})
+
+        def context(name: str) -> tuple:
+            """Where a reduction is read, with every reduction but it blind."""
+            mark = {**blind, name: "r*"}
+            at = [(i, repr(rename(e, mark))) for i, e in enumerate(state.coords) if name in _reductions(e, blind)]
+            inside = [
+                repr(sorted(repr(rename(x, mark)) for x in w))
+                for w in weights
+                if any(name in _reductions(x, blind) for x in w)
+            ]
+            return (tuple(at), tuple(sorted(inside)))
+
+        groups = [list(g) for _, g in itertools.groupby(sorted(read, key=context), key=context)]
+        forms = []
+        for order in itertools.product(*(itertools.permutations(g) for g in groups)):
+            names = {n: f"r{i}" for i, n in enumerate(n for g in order for n in g)}
+            coords = tuple(rename(e, names) for e in state.coords)
+            forms.append((coords, tuple(sorted(repr(weight_coords(rename(x, names) for x in w)) for w in weights))))
+        return min(forms, key=repr)
+
+
+def digits(e: Expr) -> tuple[Expr, ...]:
+    """The digits of a mixed-radix coordinate: b*q + r with r < b indexes what [q, r] does, one
+    to one (c*t alone is t); any other coordinate is itself."""
+    if e[0] != "+":
+        return (e,)
+    for c, t in e[1]:
+        rest = tuple(x for x in e[1] if x != (c, t))
+        below = mixed_radix(rest)
+        if below is not None and fits(below, c):
+            return (*digits(t), *(digits(lin(rest)) if rest else ()))
+    return (e,)
+
+
+def weight_coords(axes) -> tuple[Expr, ...]:
+    """A weight's coordinates up to a one-to-one relabelling of the entries it reads, which
+    changes no function it can express: a mixed-radix coordinate is its digits, the digits
+    [e / B, e % B] together are e, and a coordinate read twice is one. Sorted, without repeats."""
+    out = {d for e in axes for d in digits(e)}
+    pair = next((q for q in out if q[0] == "/" and ("%", q[1], q[2]) in out), None)
+    while pair is not None:
+        out -= {pair, ("%", pair[1], pair[2])}
+        out |= set(digits(pair[1]))
+        pair = next((q for q in out if q[0] == "/" and ("%", q[1], q[2]) in out), None)
+    return tuple(sorted(out, key=repr))
+
+
+def absorbed(coords: tuple[Expr, ...], weights, reductions: Mapping[str, str]) -> list[tuple[Expr, ...]]:
+    """The weights up to what they absorb, which changes no function the operator can compute
+    for some weights: a coordinate made only of reductions read nowhere else sums the weight
+    over them (any weight of its other coordinates is such a sum; an expanded axis summed is
+    the case with no weight), and a weight whose coordinates another weight also has is
+    absorbed by that one (their product is any weight of the larger), which also merges
+    repeated weights. Repeated until nothing changes."""
+    ws = {weight_coords(w) for w in weights}
+    while True:
+        reads = Counter(n for e in (*coords, *(x for w in ws for x in w)) for n in _reductions(e, reductions))
+        kept = {tuple(x for x in w if not _summed(x, reads, reductions)) for w in ws}
+        kept = {w for w in kept if w and not any(set(w) < set(v) for v in kept)}
+        if kept == ws:
+            return sorted(ws, key=repr)
+        ws = kept
+
+
+def _summed(e: Expr, reads: Counter, reductions: Mapping[str, str]) -> bool:
+    """Whether a coordinate is made only of reductions read nowhere else."""
+    return all(n in reductions and reads[n] == k for n, k in Counter(_names(e)).items())
+
+
+def _names(e: Expr):
+    """Every variable an expression reads, once per read."""
+    tag = e[0]
+    if tag == "v":
+        yield e[1]
+    elif tag == "+":
+        for _, t in e[1]:
+            yield from _names(t)
+    elif tag == "win":
+        yield from _names(e[1])
+        yield from _names(e[2])
+    else:
+        yield from _names(e[1])
+
+
+def _contains(e: Expr, part: Expr) -> bool:
+    if e == part:
+        return True
+    if e[0] == "v":
+        return False
+    if e[0] == "+":
+        return any(_contains(t, part) for _, t in e[1])
+    if e[0] == "win":
+        return _contains(e[1], part) or _contains(e[2], part)
+    return _contains(e[1], part)
 
 
 def rename(e: Expr, names: Mapping[str, str]) -> Expr:
@@ -219,15 +320,4 @@ def rename(e: Expr, names: Mapping[str, str]) -> Expr:
 
 
 def _reductions(e: Expr, blind: Mapping[str, str]):
-    tag = e[0]
-    if tag == "v":
-        if e[1] in blind:
-            yield e[1]
-    elif tag == "+":
-        for _, t in e[1]:
-            yield from _reductions(t, blind)
-    elif tag == "win":
-        yield from _reductions(e[1], blind)
-        yield from _reductions(e[2], blind)
-    else:
-        yield from _reductions(e[1], blind)
+    return (n for n in _names(e) if n in blind)

@@ -9,6 +9,7 @@ proposed once."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from random import Random
 
@@ -21,8 +22,10 @@ from .chain import Action, Step, Synthesizer, chain_graph
 from .coords import Algebra, Coords
 from .distance import shape_distance
 
-#: small sizes the synthesis may introduce beyond the template's own (Syno's s)
-COEFFICIENTS = {"K": 3, "s": 2}
+#: small sizes the synthesis may introduce beyond the template's own: Syno's coefficients.
+#: Syno's artifact has g = 32 for 64-512 channels; 8 keeps C/(g*s) whole down to the
+#: proxy network's 16 channels (core.train.settings), so a grouped candidate fits every layer
+COEFFICIENTS = {"K": 3, "s": 2, "g": 8}
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,8 @@ class SynoSpace:
         self.extra_bindings = {c: v for c, v in COEFFICIENTS.items() if c not in bindings}
         bindings = {**bindings, **self.extra_bindings}
         coefficients = sorted(v for v in bindings if v not in kinds or kinds[v] is VarKind.COEFFICIENT)
-        self.synth = Synthesizer(template.input_type(), kinds, coefficients, bindings)
+        out = TensorType(d._replace(size=s) for d, s in zip(template.input_type(), template.output_template()))
+        self.synth = Synthesizer(template.input_type(), kinds, coefficients, bindings, out)
         self.algebra = Algebra(self.synth.kinds)
         self.template, self.strategy = template, strategy
         self.max_primitives = strategy.budget.max_primitives
@@ -48,7 +52,6 @@ class SynoSpace:
         self._distances: dict[TensorType, int] = {}
         self.seen: set[tuple] = set()  # canonical forms of every complete chain proposed
         strategy.stats.update(pruned_distance=0, pruned_canonical=0, dead_ends=0, equivalent=0)
-        out = TensorType(d._replace(size=s) for d, s in zip(template.input_type(), template.output_template()))
         self.root = Partial(out, (), self.algebra.start(out))
 
     # -- states --------------------------------------------------------------------------
@@ -82,19 +85,37 @@ class SynoSpace:
         return self.synth.done(p.frontier) and any(s.op == "share" for s in p.steps)
 
     def actions(self, p: Partial) -> list[Action]:
+        return list(self._allowed(p, self.synth.actions(p.frontier, p.steps)))
+
+    def _allowed(self, p: Partial, actions: Iterable[Action]) -> Iterator[Action]:
+        """The actions that pass the pair rules and fit the primitive budget, lazily (a
+        rollout needs only the first that works)."""
         remaining = self.max_primitives - len(p.steps) - 1
         if remaining < 0:
-            return []
-        stats, out = self.strategy.stats, []
+            return
+        stats = self.strategy.stats
         last = p.steps[-1] if p.steps else None
-        for a in self.synth.actions(p.frontier, p.steps):
+        shared = any(s.op == "share" for s in p.steps)
+        for a in actions:
             if self.use_canonical and violation(a.step, last):
                 stats["pruned_canonical"] += 1
-            elif self.use_distance and self._distance(a.frontier) > remaining:
+            elif self.use_distance and self._needed(a, shared, remaining) > remaining:
                 stats["pruned_distance"] += 1
             else:
-                out.append(a)
-        return out
+                yield a
+
+    def _needed(self, a: Action, shared: bool, remaining: int) -> int:
+        """Steps still needed after the action (at least; exactly as far as above `remaining`):
+        the shape distance, and a complete chain has a share, which removes an axis that
+        another step then adds back if the shape is reached. A step adds or removes at most
+        one axis, which prunes most actions before the distance is computed."""
+        axes = abs(len(a.frontier) - len(self.synth.target))
+        if axes > remaining:
+            return axes
+        distance = self._distance(a.frontier)
+        if shared or a.step.op == "share":
+            return distance
+        return distance or 2
 
     def child(self, p: Partial, a: Action) -> Partial | None:
         """The partial chain one action further, or None if a coordinate rewrite fires there
@@ -114,18 +135,31 @@ class SynoSpace:
 
     # -- sampling ------------------------------------------------------------------------
     def rollout(self, p: Partial, rng: Random) -> Partial | None:
-        """A random completion of p, or None if it ran into a dead end."""
-        while not self.complete(p):
-            options = self.actions(p)
-            rng.shuffle(options)
-            nxt = next((c for c in (self.child(p, a) for a in options) if c is not None), None)
+        """A random completion of p, or None if it ran into dead ends. Steps are drawn at
+        random; from a state with no way on (or a complete chain a rule rejects) the next
+        option of the state before is tried, up to twice the primitives left in steps taken:
+        the shape distance is a lower bound, so many states it admits are dead ends, and
+        starting over costs more than looking a step back."""
+        steps = 2 * (self.max_primitives - len(p.steps))
+        stack = [(p, self._options(p, rng))]
+        while stack and steps > 0:
+            q, options = stack[-1]
+            if self.complete(q):
+                if not (self.use_canonical and chain_violation(list(reversed(q.steps)), self.spatial)):
+                    return q
+                self.strategy.stats["pruned_canonical"] += 1
+                stack.pop()
+                continue
+            nxt = next((c for c in (self.child(q, a) for a in options) if c is not None), None)
             if nxt is None:
-                return None
-            p = nxt
-        if self.use_canonical and chain_violation(list(reversed(p.steps)), self.spatial):
-            self.strategy.stats["pruned_canonical"] += 1
-            return None
-        return p
+                stack.pop()
+                continue
+            steps -= 1
+            stack.append((nxt, self._options(nxt, rng)))
+        return None
+
+    def _options(self, p: Partial, rng: Random) -> Iterator[Action]:
+        return self._allowed(p, self.synth.drawn(p.frontier, p.steps, rng))
 
     def propose(self, p: Partial) -> tuple[tuple, Candidate | None]:
         """(canonical form, the candidate if it is new, valid and within budget). A form is

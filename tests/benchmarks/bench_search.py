@@ -4,8 +4,9 @@ canonicalization, and what staging reductions (rfactor) does to the FLOPs budget
 
 Published references: Syno reports 86 canonical of 6,452 random samples without
 canonicalization (>70x redundancy), and 253 distinct operators from 5 million trials in
-68 s on 192 cores with shape distance, none without. Anchors measured on this machine
-(issue 23): Canvas's own sampler 0.55-0.68 kernels/s, Syno's 0.30/s."""
+68 s on 192 cores with shape distance, none without. The canonical rate here counts the
+same way: random chains drawn with canonicalization off, how many pass every rule. Anchors
+measured on this machine (issue 23): Canvas's own sampler 0.55-0.68 kernels/s, Syno's 0.30/s."""
 
 from __future__ import annotations
 
@@ -14,16 +15,21 @@ import pstats
 import sys
 import time
 
+import torch
+
 from core.analysis.summary import summarize
 from core.ir.serialize import load_operator
 from core.search.base import Budget, Limits
 from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
 from core.search.syno import SynoRandom
+from tests.core.search_enumeration import canonical_rate, enumerate_chains, lost_functions, space
 from tests.support import ROOT
 
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
 SAMPLES = 2000  # random chains drawn without canonicalization
+CHECKED, ENUMERATED = 5, 6  # every chain up to these primitives: checked numerically, counted
+CHECK_SIZES = {"C_in": 8, "C_out": 16, "H": 4, "W": 5, "K": 3, "s": 2, "g": 4}
 #: stage -> functions whose cumulative time is that stage ("propose" is the rest)
 STAGES = {
     "shape inference": ("summarize",),
@@ -62,23 +68,36 @@ def stages(make) -> str:
 
 
 def redundancy(template, budget) -> str:
-    """Syno's measure: random chains drawn with canonicalization off; how many pass every
-    rule, and how many distinct functions (canonical forms of coordinate expressions) they are."""
-    raw = SynoRandom(template, budget, seed=0, use_canonical=False).space
-    judge = SynoRandom(template, budget, seed=0).space
-    rng = SynoRandom(template, budget, seed=0).rng
-    drawn, canonical, forms = 0, 0, set()
-    while drawn < SAMPLES:
-        p = raw.rollout(raw.root, rng)
-        if p is None:
-            continue
-        drawn += 1
-        canonical += judge.violation(p) is None
-        forms.add(raw.algebra.key(p.coords))
+    """Syno's measure, framed as its 86 of 6,452: random chains drawn with canonicalization off,
+    how many pass every rule, and how many distinct functions they are."""
+    drawn, canonical, functions = canonical_rate(template, budget, SAMPLES)
     return (
-        f"{drawn} random chains without canonicalization: {canonical} canonical ({drawn / max(canonical, 1):.1f}x "
-        f"redundancy), {len(forms)} distinct functions (canonicalization removes {drawn - len(forms)} duplicates)"
+        f"canonical rate: {canonical} of {drawn} random chains drawn without canonicalization pass every rule "
+        f"({drawn / max(canonical, 1):.0f}x redundancy; Syno: 86 of 6,452), {functions} distinct functions"
     )
+
+
+def lossless(template) -> list[str]:
+    """Every chain up to ENUMERATED primitives (no FLOPs cap) with the rules and without: the
+    functions (canonical forms) without them that no canonical chain has; up to CHECKED
+    primitives also numerically (tests/core/test_search_lossless.py explains the check)."""
+    lines = []
+    torch.set_num_threads(1)  # thousands of tiny tensors
+    for depth in range(CHECKED, ENUMERATED + 1):
+        start = time.perf_counter()
+        raw, canonical = space(template, depth, False), space(template, depth, True)
+        forms, twins = enumerate_chains(raw), enumerate_chains(canonical)
+        counts = f"{sum(map(len, forms.values())):,} chains, {len(forms):,} functions"
+        line = (
+            f"at most {depth} primitives: without the rules {counts}; with them "
+            f"{sum(map(len, twins.values())):,} chains, {len(twins):,} functions; lost "
+            f"{sum(form not in twins for form in forms)}"
+        )
+        if depth == CHECKED:
+            _, wrong, fitted, ones = lost_functions(raw, forms, canonical, twins, CHECK_SIZES)
+            line += f"; numerically {len(wrong)} lost ({fitted:,} chains fitted by a one-weight twin, {ones:,} with weights 1)"
+        lines.append(f"{line} ({time.perf_counter() - start:.0f} s)")
+    return lines
 
 
 def staging(template, budget, n: int = 500) -> str:
@@ -119,6 +138,9 @@ def main() -> None:
         per_s, n = rate(make())
         print(f"{label:34s} {per_s:7.1f} valid distinct/s ({n} found); time: {stages(make)}")
     print(redundancy(template, budget))
+    print("canonicalization loses no function (enumerated on conv2d, shape distance on):")
+    for line in lossless(template):
+        print("  " + line)
     print(staging(template, budget))
 
 

@@ -13,8 +13,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.codegen import build_module, module_source
+from core.codegen import build_module
 from core.ir.serialize import load_operator
+from tests.core.torch_checks import same_as_primitives
 from tests.support import CONV_KINDS, EXAMPLES, chain
 
 
@@ -36,27 +37,6 @@ def _share(dims=(0, 1, 2), reduces=(1, 1, 1), src="uw"):
 def _convs(source: str) -> list[str]:
     """The conv2d calls of a module's forward, as 'conv C->K, khxkw' descriptions."""
     return re.findall(r"# (conv \d+->\d+, \d+x\d+)", source)
-
-
-def _same_as_primitives(graph, bindings=None, x_shape=None, batch=3):
-    """The module with layers and the one without, same weights: equal outputs and gradients."""
-    torch.manual_seed(0)
-    fast, slow = build_module(graph, bindings), build_module(graph, bindings, layers=False)
-    with torch.no_grad():
-        for p in fast.parameters():
-            p.normal_()
-    slow.load_state_dict(fast.state_dict())
-    shape = x_shape or (batch, *[graph.bindings.get(v, 0) for v in ("C_in", "H", "W")])
-    x = torch.randn(shape, requires_grad=True)
-    y_fast, y_slow = fast(x), slow(x)
-    torch.testing.assert_close(y_fast, y_slow, atol=1e-4, rtol=1e-4)
-    grad = torch.randn_like(y_fast)
-    (gx_fast, *gw_fast) = torch.autograd.grad(y_fast, [x, *fast.parameters()], grad)
-    (gx_slow, *gw_slow) = torch.autograd.grad(y_slow, [x, *slow.parameters()], grad)
-    torch.testing.assert_close(gx_fast, gx_slow, atol=1e-3, rtol=1e-4)
-    for a, b in zip(gw_fast, gw_slow):
-        torch.testing.assert_close(a, b, atol=1e-3, rtol=1e-4)
-    return module_source(graph, bindings)
 
 
 # -- convolutions become conv2d ------------------------------------------------------------
@@ -163,7 +143,7 @@ CONVS = {
 @pytest.mark.parametrize("name", CONVS)
 def test_a_convolution_becomes_one_conv2d_on_the_unwindowed_tensor(name):
     graph, expected = CONVS[name]
-    source = _same_as_primitives(graph)
+    source = same_as_primitives(graph)
     assert _convs(source) == expected
     assert "unfold(" not in source and "einsum" not in source and "::" not in source
 
@@ -186,7 +166,7 @@ def test_the_examples_run_torch_layers_where_they_are_layers():
     for path in sorted(EXAMPLES.glob("*.json")):
         graph = load_operator(path)
         graph.bindings = {k: v for k, v in sizes.items() if k in graph.mentioned_variables()}
-        source = _same_as_primitives(graph)
+        source = same_as_primitives(graph)
         assert _convs(source) == expected[path.stem], path.stem
         assert ("einsum" in source) == (path.stem == "syno_operator1"), path.stem  # its W window kept apart
         assert ("WindowProduct.apply(" in source) == (path.stem == "involution"), path.stem
@@ -302,7 +282,7 @@ MISSES = {
 @pytest.mark.parametrize("name", MISSES)
 def test_a_near_miss_is_not_read_as_the_convolution_it_resembles(name):
     graph, expected = MISSES[name]
-    source = _same_as_primitives(graph)
+    source = same_as_primitives(graph)
     assert _convs(source) == expected
 
 
@@ -320,7 +300,7 @@ def test_a_window_read_elsewhere_too_stays_for_that_reader():
         variables=CONV_KINDS,
         bindings={"C_in": 4, "H": 5, "W": 3, "K": 3},
     )
-    source = _same_as_primitives(graph)
+    source = same_as_primitives(graph)
     assert _convs(source) == ["conv 4->4, 3x1"] and source.count("unfold(") == 1
 
 
@@ -337,7 +317,7 @@ def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
         variables=CONV_KINDS,
         bindings={"C_in": 3, "H": 5, "W": 4, "K": 3},
     )
-    assert ".sum((2, 3))  # reduce 'r1', 'r2'" in _same_as_primitives(windows)
+    assert ".sum((2, 3))  # reduce 'r1', 'r2'" in same_as_primitives(windows)
     graph = chain(
         ["C", "H", "W"],
         ["H"],
@@ -349,7 +329,7 @@ def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
         ],
         bindings={"C": 3, "H": 4, "W": 5},
     )
-    source = _same_as_primitives(graph, x_shape=(2, 3, 4, 5))
+    source = same_as_primitives(graph, x_shape=(2, 3, 4, 5))
     assert "x.sum(1)" in source and "t_r1.sum(2)" in source
     chained = chain(
         ["C", "H", "W"],
@@ -357,7 +337,7 @@ def test_reduces_in_a_row_are_one_sum_unless_a_value_between_is_read():
         [("r1", "reduce", {"dim": -1}, ["input"]), ("r2", "reduce", {"dim": 0}, ["r1"])],
         bindings={"C": 3, "H": 4, "W": 5},
     )
-    assert "x.sum((1, 3))" in _same_as_primitives(chained, x_shape=(2, 3, 4, 5))
+    assert "x.sum((1, 3))" in same_as_primitives(chained, x_shape=(2, 3, 4, 5))
 
 
 # -- windows times a kernel, summed over the window: one WindowProduct -----------------------
@@ -420,7 +400,7 @@ WINDOW_PRODUCTS = {
 
 @pytest.mark.parametrize("name", WINDOW_PRODUCTS)
 def test_windows_times_a_kernel_summed_over_the_window_is_one_window_product(name):
-    forward = _same_as_primitives(WINDOW_PRODUCTS[name]).split("def forward(self")[1]
+    forward = same_as_primitives(WINDOW_PRODUCTS[name]).split("def forward(self")[1]
     assert forward.count("WindowProduct.apply(") == 1
     assert "unfold(" not in forward and "# reduce 'r" not in forward  # the window's reduces are in it
 
@@ -445,7 +425,7 @@ def _windows_times_their_relu(*readers):
 
 
 def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
-    forward = _same_as_primitives(_windows_times_their_relu()).split("def forward(self")[1]
+    forward = same_as_primitives(_windows_times_their_relu()).split("def forward(self")[1]
     assert "WindowProduct.apply(" in forward and forward.count("nn.functional.unfold(") == 1  # the kernel
     for ports in (["k", "uw"], ["uw", "k"]):  # a per-channel kernel, the windows on either side
         per_channel = chain(
@@ -463,7 +443,7 @@ def test_a_window_product_with_a_kernel_made_of_the_windows_or_of_their_shape():
             variables=CONV_KINDS,
             bindings={"C_in": 4, "H": 5, "W": 3, "K": 3},
         )
-        source = _same_as_primitives(per_channel)
+        source = same_as_primitives(per_channel)
         assert "WindowProduct.apply(" in source and "unfold(" not in source.split("def forward(self")[1], ports
 
 
@@ -488,7 +468,7 @@ WINDOW_MISSES = {
 
 @pytest.mark.parametrize("name", WINDOW_MISSES)
 def test_a_near_miss_of_a_window_product_stays_what_it_is(name):
-    source = _same_as_primitives(WINDOW_MISSES[name])
+    source = same_as_primitives(WINDOW_MISSES[name])
     assert "WindowProduct" not in source
 
 
@@ -498,7 +478,7 @@ def test_a_window_product_whose_product_is_read_elsewhere_stays_what_it_is():
         ("m2", "fold", {"dim": 1, "fn": "max"}, ["m1"]),
         ("add", "broadcast", {"fn": "add"}, ["m2", "r2"]),
     )
-    assert "WindowProduct" not in _same_as_primitives(graph)
+    assert "WindowProduct" not in same_as_primitives(graph)
 
 
 def test_a_conv_with_an_even_window_pads_like_unfold():
@@ -536,5 +516,5 @@ def test_windows_are_one_im2col_in_the_operators_layout(name, kh, kw):
     graph = chain(
         ["C_in", "H", "W"], out, steps, variables=CONV_KINDS, bindings={"C_in": 3, "H": 5, "W": 7, "Kh": kh, "Kw": kw}
     )
-    source = _same_as_primitives(graph)
+    source = same_as_primitives(graph)
     assert source.count("nn.functional.unfold(") == 1 and ".unfold(" not in source.replace("functional.unfold(", "")

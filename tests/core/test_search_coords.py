@@ -7,7 +7,7 @@ from core.ir.serialize import load_operator
 from core.ir.symbolic import Size, parse_size
 from core.search.base import Budget
 from core.search.chain import Step
-from core.search.coords import Algebra, lin, var
+from core.search.coords import Algebra, absorbed, lin, var, weight_coords
 from core.search.syno import SynoRandom
 from tests.support import EXAMPLES
 
@@ -39,6 +39,13 @@ def test_syno_rule_for_a_coarser_merge():
     assert fired == ["merge_of_split"]
 
 
+def test_a_regrouping_merge_is_left_alone():
+    """[C_in, s] merged and split by C_in into [s, C_in]: s is no multiple of C_in, no rewrite."""
+    i, j = v("i", "s"), v("j", "C_in")
+    (q, r), fired, approx = _divmod(lin([(parse_size("C_in"), i), (Size(1), j)]), "s")
+    assert q[0] == "/" and r[0] == "%" and not fired and not approx
+
+
 def test_unrelated_merge_is_left_alone():
     (q, r), fired, approx = _divmod(v("i", "C"), "B")
     assert q[0] == "/" and r[0] == "%" and not fired and not approx
@@ -54,6 +61,21 @@ def test_approximate_rule_when_the_split_factor_is_much_larger_than_the_window()
     assert q[0] == "/" and not approx
 
 
+def test_weights_absorb_what_changes_no_function():
+    """A weight summed over an axis only it reads is any weight of its other axes; a weight whose
+    coordinates another has is absorbed by it; a mixed-radix coordinate is its digits, and the
+    digits [e / B, e % B] together are e (both one-to-one relabellings of entries)."""
+    o, i, j = v("o0", "C_out"), v("r0", "C_in"), v("r1", "s")
+    reductions = {"r0": "r?", "r1": "r?"}
+    assert absorbed((i,), [(o, i, j)], reductions) == [weight_coords((o, i))]
+    assert absorbed((i,), [(o, i), (i,)], reductions) == [weight_coords((o, i))]
+    assert absorbed((i, j), [(o, i, j), (o, j)], reductions) == [weight_coords((o, i, j))]
+    assert weight_coords([lin([(parse_size("s"), i), (Size(1), j)])]) == weight_coords((i, j))
+    b = parse_size("s")
+    assert weight_coords([("/", i, b), ("%", i, b), o]) == weight_coords((i, o))
+    assert weight_coords([("/", i, b), o]) != weight_coords((i, o))  # one digit ties entries
+
+
 @pytest.fixture(scope="module")
 def space():
     template = load_operator(EXAMPLES / "conv2d.json")
@@ -66,7 +88,8 @@ CONV = (S("reduce", dim=0), S("share", dims=(0,), out="C_out"))  # a 1x1 convolu
 @pytest.mark.parametrize(
     "chain,rewrite",
     [
-        ((S("shift", dim=1, amount=1), S("shift", dim=1, amount=-1), *CONV), "rolls_compose"),
+        ((S("shift", dim=1, amount=1), S("shift", dim=1, amount=-1), *CONV), "rolls_cancel"),
+        ((S("shift", dim=1, amount=1), S("shift", dim=1, amount=1), *CONV), None),  # a roll by 2
         ((S("reduce", dim=0), S("expand", dim=0, size="K"), *CONV), "expand_reduced"),
         (
             (
@@ -82,6 +105,13 @@ CONV = (S("reduce", dim=0), S("share", dims=(0,), out="C_out"))  # a 1x1 convolu
 def test_rewrites_name_redundant_chains(space, chain, rewrite):
     coords = space.coords_of(chain)
     assert (coords.rewrites[:1] or [None])[0] == rewrite
+
+
+def test_two_rolls_one_way_are_a_roll_by_two(space):
+    """Not one shift (the issue's reviewer found 293 such chains dropped): a different function."""
+    twice = (S("shift", dim=1, amount=1), S("shift", dim=1, amount=1), *CONV)
+    assert space.form(twice) != space.form(twice[1:])
+    assert space.coords_of(twice).coords[1] == ("roll", v("o1", "H"), -2, parse_size("H"))
 
 
 def test_canonical_forms_are_shared_by_equal_chains_only(space):

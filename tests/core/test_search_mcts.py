@@ -111,7 +111,8 @@ def _proposals_until_planted(strategy, limit=400) -> int:
 
 def test_mcts_finds_a_planted_best_operator_sooner_than_random_sampling(conv):
     """Reward 1.0 for the planted operator, 0.8 x the share of its steps for others; a space of
-    146 distinct operators (at most 5 primitives); proposals counted over six seeds."""
+    448 distinct functions of at most 5 primitives before the FLOPs cap (test_search_lossless);
+    proposals counted over six seeds."""
     budget = Budget(max_primitives=5)
     mcts = [_proposals_until_planted(SynoMCTS(conv, budget, seed=seed)) for seed in range(6)]
     rand = [_proposals_until_planted(SynoRandom(conv, budget, seed=seed)) for seed in range(6)]

@@ -14,7 +14,7 @@ from core.search.mcts import SynoMCTS
 from core.search.strategies import STRATEGIES
 from tests.support import EXAMPLES
 
-SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3}
+SMALL = {"C_in": 8, "C_out": 8, "H": 6, "W": 6, "K": 3, "g": 2}  # g: the search says 8, which needs 16 channels
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def _reward(candidate) -> float:
 
 
 def _mean_reward(conv, seed: int, learn: bool, n: int = 80) -> float:
-    s = SynoMCTS(conv, Budget(flops=2.0, max_primitives=7), seed=seed)
+    s = SynoMCTS(conv, Budget(flops=2.0, max_primitives=5), seed=seed)
     rewards = []
     for _ in range(n):
         for c in s.ask(1):
@@ -91,8 +91,8 @@ def _mean_reward(conv, seed: int, learn: bool, n: int = 80) -> float:
 
 def test_mcts_improves_its_reward(conv):
     """The same search with scores told back finds better operators than without them."""
-    learned = sum(_mean_reward(conv, seed, True, 200) for seed in (0, 1, 2)) / 3
-    blind = sum(_mean_reward(conv, seed, False, 200) for seed in (0, 1, 2)) / 3
+    learned = sum(_mean_reward(conv, seed, True, 100) for seed in (0, 1, 2)) / 3
+    blind = sum(_mean_reward(conv, seed, False, 100) for seed in (0, 1, 2)) / 3
     assert learned > blind + 0.01
 
 
