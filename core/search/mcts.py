@@ -41,7 +41,6 @@ EXPLORATION = 0.35
 WIDENING = 1.5
 
 
-
 @dataclass(eq=False)
 class Node:
     state: Partial
