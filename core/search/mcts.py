@@ -35,6 +35,7 @@ from .syno import Partial, SynoSpace
 #: reduce and shift only, the 60-minute run's survivors, earn 1, others at most 0.1; at most 8
 #: primitives; 150 proposals; 5 seeds) MCTS found 18.0 such chains at sqrt(2) (Syno's UCB1
 #: constant), 26.6 at 0.7, 43.6 at 0.5, 58.0 at 0.35 and 53.8 at 0.2; random sampling 12.8
+#: (`python -m tests.benchmarks.bench_discovery --section exploration`; not yet checked on the loop)
 EXPLORATION = 0.35
 #: progressive widening: a node gets a new child while it has fewer than WIDENING x sqrt(tries + 1)
 #: (on the same surrogate at 0.35: 45.4 at 0.75, 58.0 at 1.5, 49.4 at 3)

@@ -468,7 +468,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results = args.results or Path(tmp)
         if "exploration" not in skip:
-            strategy_comparison.surrogate((1.41, 1.0, 0.7, 0.5, 0.35, 0.2), (1.5,))
+            strategy_comparison.surrogate()
         if "strategies" not in skip:
             task = ["--dataset", args.dataset, "--resolution", str(args.resolution), "--replace", args.replace]
             task += ["--fisher-batch", str(args.fisher_batch), "--epochs", str(args.epochs)]

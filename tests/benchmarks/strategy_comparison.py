@@ -193,8 +193,13 @@ def _hits(strategy: Strategy, proposals: int) -> int:
     return hits
 
 
-def surrogate(constants: tuple[float, ...], widenings: tuple[float, ...], seeds: int = 5, proposals: int = 150) -> None:
-    """MCTS with each exploration constant (and progressive widening) against random sampling:
+#: (exploration, widening) pairs the exploration section tries: the constant at today's widening,
+#: then the widening at the chosen constant
+SURROGATE = (*((c, 1.5) for c in (1.41, 1.0, 0.7, 0.5, 0.35, 0.2)), (0.35, 0.75), (0.35, 3.0))
+
+
+def surrogate(pairs: tuple[tuple[float, float], ...] = SURROGATE, seeds: int = 5, proposals: int = 150) -> None:
+    """MCTS with each exploration constant and progressive widening against random sampling:
     ShiftNet-like chains among the first `proposals` (conv2d, at most 8 primitives)."""
     conv, budget = load_operator(EXAMPLES / "conv2d.json"), Budget(max_primitives=8)
     print(
@@ -203,11 +208,10 @@ def surrogate(constants: tuple[float, ...], widenings: tuple[float, ...], seeds:
     )
     kept = mcts.EXPLORATION, mcts.WIDENING
     try:
-        for widening in widenings:
-            for constant in constants:
-                mcts.EXPLORATION, mcts.WIDENING = constant, widening
-                found = [_hits(SynoMCTS(conv, budget, seed=seed), proposals) for seed in range(seeds)]
-                print(f"  exploration {constant:g}, widening {widening:g}: {statistics.mean(found):.1f} {found}")
+        for constant, widening in pairs:
+            mcts.EXPLORATION, mcts.WIDENING = constant, widening
+            found = [_hits(SynoMCTS(conv, budget, seed=seed), proposals) for seed in range(seeds)]
+            print(f"  exploration {constant:g}, widening {widening:g}: {statistics.mean(found):.1f} {found}")
     finally:
         mcts.EXPLORATION, mcts.WIDENING = kept
     found = [_hits(SynoRandom(conv, budget, seed=seed), proposals) for seed in range(seeds)]
