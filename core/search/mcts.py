@@ -77,7 +77,6 @@ class SynoMCTS(Strategy):
         layers: Mapping[ConvShape, int] | None = None,
     ):
         super().__init__(template, budget, seed, layers)
-
         self.space = SynoSpace(template, self, use_distance, use_canonical)
         self.reward = RewardScale(scores)
         self.rollouts_per_ask = rollouts_per_ask
