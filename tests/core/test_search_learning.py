@@ -116,3 +116,17 @@ def test_random_sampling_proposes_valid_distinct_operators_in_syno_space(conv):
     again = make_strategy(config, (PROXY,))
     again.ask(20)
     assert [c.key for c in s.ask(5)] == [c.key for c in again.ask(5)]
+
+
+def test_the_flops_penalty_is_a_setting_of_the_run():
+    """0 (the default) is the run as before the setting existed; another value is another run; a
+    negative one is refused."""
+    from core.search.base import SearchError
+    from core.search.discovery import DiscoveryConfig
+
+    base = {"template": read_document(EXAMPLES / "conv2d.json"), "tune": False}
+    plain = DiscoveryConfig.from_dict(base)
+    assert DiscoveryConfig.from_dict({**base, "flops_penalty": 0.0}).key == plain.key
+    assert DiscoveryConfig.from_dict({**base, "flops_penalty": 0.5}).key != plain.key
+    with pytest.raises(SearchError, match="flops_penalty must be a number >= 0"):
+        DiscoveryConfig.from_dict({**base, "flops_penalty": -1})
