@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from core.train.settings import TrainConfig
+from core.train.settings import FISHER_THRESHOLD, TrainConfig
 
 from . import options
 from .inputs import template_path, transfer_sources
@@ -44,9 +44,9 @@ def add_parsers(sub) -> None:
     judge.add_argument(
         "--fisher-threshold",
         type=float,
-        default=1.0,
+        default=FISHER_THRESHOLD,
         metavar="R",
-        help="screen out below R x the original's Fisher Potential (default 1)",
+        help="screen out below R x the original's Fisher Potential (default %(default)s)",
     )
     options.fisher_batch(judge)
     options.report(judge)
@@ -61,6 +61,14 @@ def add_parsers(sub) -> None:
         action="store_true",
         help="stop at the margin; no end-to-end tuning (else survivors are tuned while others train, and timed "
         "again one at a time once the run has nothing else in flight: the figure reported is that one)",
+    )
+    judge.add_argument(
+        "--flops-penalty",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="the search's latency term: each reward times 1 - W x the candidate's FLOPs over the original's "
+        "(default 0: accuracy alone)",
     )
     deploy = p.add_argument_group("the deployment size (latency)")
     options.deployment(deploy, "MetaSchedule trials per network kernel not tuned yet (default %(default)s)")
@@ -116,6 +124,7 @@ def config_of(args) -> dict:
         in_flight=args.in_flight or args.workers,
         fisher=not args.no_fisher,
         fisher_threshold=args.fisher_threshold,
+        flops_penalty=args.flops_penalty,
         margin=args.margin,
         test_seeds=args.seeds,
         references=not args.no_references,

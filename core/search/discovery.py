@@ -25,9 +25,12 @@ candidates at once) and every outcome kept in the store.
      tuning database (no new trials), and every reference is tuned and timed, one at a time: the
      loop's figures are taken with no job of the run sharing the machine, and say so
      (timed_alone). The references are tuned alone too, which can only favour them.
-The strategy is told each candidate's proxy accuracy as soon as it is known (Syno's reward,
-the FLOPs cap being the strategy's own hard limit), the accuracy at the stop for one stopped
-early, and 0 for one screened out, too slow or failed, so MCTS learns from every stage.
+The strategy is told a reward for every candidate as soon as its outcome is known (Syno's
+reward, the FLOPs cap being the strategy's own hard limit; core.search.reward.outcome_reward):
+its proxy accuracy (at the stop for one stopped early) normalised against the original's, a
+small hint from the Fisher Potential for one screened out or too slow, 0 for one that diverged
+or failed, each times the optional FLOPs penalty, so MCTS learns from every stage. An accuracy
+known before the original's is told once the original's is.
 
 Asking and telling are asynchronous: up to `in_flight` candidates are between stages at any
 time, and results arrive in any order. A run is kept in the store under the key of its
@@ -66,10 +69,11 @@ from ..train.early_stop import best_curve
 from ..train.paired import MARGIN, SEEDS, report_seeds
 from ..train.payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from ..train.results import E2EResult, FisherResult, HeldOutResult, NetworkFlops, TrainResult
-from ..train.settings import EvalSettings, TrainConfig, proxy_task
+from ..train.settings import FISHER_THRESHOLD, EvalSettings, TrainConfig, proxy_task
 from . import references as refs
 from .base import SearchError
 from .driver import SearchConfig, make_strategy
+from .reward import TRAINED, outcome_reward
 from .strategies import STRATEGIES
 
 #: a candidate whose epoch would take this many times the original network's is stopped as
@@ -104,11 +108,12 @@ class DiscoveryConfig:
     samples: int | None = None
     in_flight: int = 2
     fisher: bool = True
-    fisher_threshold: float = 1.0
+    fisher_threshold: float = FISHER_THRESHOLD
     margin: float = MARGIN
     test_seeds: int = SEEDS  # a survivor's reported accuracy: seeds it and the original are trained with (0: none)
     references: bool = True  # hold every survivor against the narrowed original and depthwise-separable
     tune: bool = True
+    flops_penalty: float = 0.0  # the reward's latency term (core.search.reward): 0 leaves it out
     evaluation: dict = field(default_factory=dict)
     deploy: dict = field(default_factory=dict)
     tuning_root: str | None = None
@@ -132,7 +137,7 @@ class DiscoveryConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
                 raise SearchError(f"{name} must be a whole number >= {low}, got {value!r}")
-        for name in ("fisher_threshold", "margin", "minutes"):
+        for name in ("fisher_threshold", "margin", "minutes", "flops_penalty"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise SearchError(f"{name} must be a number >= 0, got {value!r}")
@@ -143,12 +148,14 @@ class DiscoveryConfig:
     @property
     def key(self) -> str:
         """What identifies the run: everything but how long it runs and how wide, and the
-        references, which select nothing (and the report's seeds when the default, so that runs
-        from before they were reported keep their key)."""
+        references, which select nothing (and the report's seeds and the FLOPs penalty when the
+        defaults, so that runs from before them keep their key)."""
         unkeyed = ("minutes", "samples", "in_flight", "name", "references")
         settings = {k: v for k, v in asdict(self).items() if k not in unkeyed}
         if self.test_seeds == SEEDS:
             del settings["test_seeds"]
+        if not self.flops_penalty:
+            del settings["flops_penalty"]
         return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
 
     @property
@@ -256,6 +263,9 @@ class _Loop:
         self.alone: set[int] = set()  # the jobs timing a survivor or reference again, alone
         self.settling = False  # timing them alone: the run has nothing else to do
         self.tried_alone: set[int] = set()  # operators timed alone (or tried) in this session
+        self.flops_ratio: dict[str, float] = {}  # candidate key -> its FLOPs over the original's
+        self.untold: list[tuple[int, str, str, float]] = []  # ended with an accuracy before the original's was known
+        self.chance: float | None = None  # 1 / the dataset's classes
         if run.baseline_accuracy is None and run.baseline_job_id is None:
             self.run = set_baseline(store, run, job_id=self._baseline())
         if cfg.test_seeds and self.run.baseline_test is None and self.run.baseline_test_job_id is None:
@@ -297,6 +307,7 @@ class _Loop:
                 self.exhausted = True
                 return
             c = batch[0]
+            self.flops_ratio[c.key] = c.flops / self.strategy.limits.reference_flops
             operator_id = self.store.add_operator(
                 c.graph, f"{self.strategy.name}-{c.key[:8]}", c.origin, c.info.get("sequence")
             )
@@ -325,7 +336,8 @@ class _Loop:
                 note = f"timing it alone failed ({why}): its figure is from a timing while other jobs ran"
                 set_stage(self.store, self.run, operator_id, "tuned", detail=note)
             elif result is None:
-                self._final(operator_id, key, "failed", 0.0, detail=f"{job.kind}: {why}")
+                reward = 0.0 if key is None else self._reward(key, "failed")  # a reference earns nothing
+                self._final(operator_id, key, "failed", reward, detail=f"{job.kind}: {why}")
             elif isinstance(result, FisherResult):  # a TrainResult too
                 assert key is not None  # only candidates are screened and trained
                 if isinstance(result, TrainResult):
@@ -336,6 +348,8 @@ class _Loop:
                 self._tested(operator_id, key, result)
             elif isinstance(result, E2EResult):  # a reference is only ever timed alone
                 self._timed(operator_id, key, result, alone=job_id in self.alone or key is None)
+        if self.run.baseline_accuracy is not None:
+            self._tell_untold()
         for row in candidates(self.store, self.run):  # trained (or passed the margin) before the original was
             if row["stage"] == "training" and row["detail"] == WAITING:
                 self._margin(row["operator_id"], row["operator_hash"], row["accuracy"])
@@ -349,7 +363,7 @@ class _Loop:
                 operator_id,
                 key,
                 "screened out",
-                0.0,
+                self._reward(key, "screened out", fisher_ratio=ratio),
                 fisher_ratio=ratio,
                 detail=f"Fisher Potential {ratio:.3g}x the original's (below {self.cfg.fisher_threshold:g}x)",
             )
@@ -358,28 +372,31 @@ class _Loop:
         self._train(operator_id, key, self.store.operator(operator_id)["document"])
 
     def _trained(self, operator_id: int, key: str, r: TrainResult) -> None:
-        if r.outcome in ("diverged", "too slow"):  # no accuracy to speak of: rewarded like a screened-out one
-            self._final(operator_id, key, r.outcome, 0.0, detail=r.reason)
+        if r.outcome in ("diverged", "too slow"):  # no accuracy to speak of: at most a hint from the screen
+            reward = self._reward(key, r.outcome, fisher_ratio=r.fisher_ratio)
+            self._final(operator_id, key, r.outcome, reward, detail=r.reason)
             return
-        accuracy = r.accuracy_per_epoch[-1]
-        self.strategy.tell(key, accuracy)  # Syno's reward: the proxy accuracy, also at an early stop
+        accuracy = r.accuracy_per_epoch[-1]  # the last epoch's, also at an early stop
+
         if r.outcome in ("stopped early", "did not learn"):
-            self._final(operator_id, key, r.outcome, accuracy, accuracy=accuracy, detail=r.reason)
+            reward = self._reward(key, r.outcome, accuracy=accuracy)
+            self._final(operator_id, key, r.outcome, reward, accuracy=accuracy, detail=r.reason)
             return
         self._margin(operator_id, key, accuracy)
 
     def _margin(self, operator_id: int, key: str, accuracy: float) -> None:
         base = self.run.baseline_accuracy
         if base is None:
-            set_stage(self.store, self.run, operator_id, "training", accuracy=accuracy, reward=accuracy, detail=WAITING)
+            set_stage(self.store, self.run, operator_id, "training", accuracy=accuracy, detail=WAITING)
             return
+        reward = self._reward(key, "trained", accuracy=accuracy)
         if accuracy < base - self.cfg.margin:
             detail = f"accuracy {accuracy:.3f} vs the original's {base:.3f}: more than {self.cfg.margin:g} below"
             set_stage(
-                self.store, self.run, operator_id, "outside margin", accuracy=accuracy, reward=accuracy, detail=detail
+                self.store, self.run, operator_id, "outside margin", accuracy=accuracy, reward=reward, detail=detail
             )
             return
-        selected = {"accuracy": accuracy, "reward": accuracy, "selected_from": len(candidates(self.store, self.run))}
+        selected = {"accuracy": accuracy, "reward": reward, "selected_from": len(candidates(self.store, self.run))}
         if self.cfg.test_seeds:
             self._test(operator_id, key, **selected)
         else:
@@ -515,10 +532,45 @@ class _Loop:
         seconds = job_result(job).seconds_per_epoch
         return SLOW * statistics.median(seconds) if seconds else None
 
-    def _final(self, operator_id: int, key: str | None, stage: str, reward: float, **fields) -> None:
-        if key is not None and stage in ("screened out", "diverged", "too slow", "failed"):
-            self.strategy.tell(key, reward)
+    def _final(self, operator_id: int, key: str | None, stage: str, reward: float | None, **fields) -> None:
+        """Record a candidate's last stage with its reward (None: an accuracy to reward once the
+        original's is known, _tell_untold)."""
+        if reward is None:
+            self.untold.append((operator_id, key, stage, fields["accuracy"]))
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
+
+    # -- rewards ------------------------------------------------------------------------------
+    def _reward(self, key: str, outcome: str, **facts) -> float | None:
+        """The candidate's reward for how it ended (core.search.reward.outcome_reward), told to the
+        strategy; None for an accuracy while the original's is not known yet."""
+        if outcome in TRAINED:
+            if self.run.baseline_accuracy is None:
+                return None
+            facts.update(original=self.run.baseline_accuracy, chance=self._chance())
+        reward = outcome_reward(
+            outcome,
+            threshold=self.cfg.fisher_threshold,
+            flops_ratio=self.flops_ratio.get(key),
+            flops_penalty=self.cfg.flops_penalty,
+            **facts,
+        )
+        self.strategy.tell(key, reward)
+        return reward
+
+    def _tell_untold(self) -> None:
+        """Reward the candidates that ended with an accuracy before the original's was known."""
+        for operator_id, key, stage, accuracy in self.untold:
+            set_stage(self.store, self.run, operator_id, stage, reward=self._reward(key, stage, accuracy=accuracy))
+        self.untold = []
+
+    def _chance(self) -> float:
+        """1 / the dataset's classes, read from the original network's training (0 when the run
+        has no such job to read: the reward then normalises by the original's accuracy alone)."""
+        if self.chance is None:
+            job_id = self.run.baseline_job_id
+            job = None if job_id is None else self.queue.get(job_id)
+            self.chance = 1 / job_result(job).classes if job is not None and job.state == DONE else 0.0
+        return self.chance
 
     # -- jobs -------------------------------------------------------------------------------------
     def _submit(self, operator_id: int, key: str | None, stage: str, payload: Payload, **fields) -> None:

@@ -13,20 +13,32 @@ path that found it). A rollout finishes a chain at random; the operator is propo
   is a dead end, counted apart, and only lowers its path's exploration bonus;
 - a proposed operator whose score has not come back is pending, likewise.
 
-FLOPs are a hard cap (Strategy.admit)."""
+FLOPs are a hard cap (Strategy.admit), network-wide when the search knows the network: the
+operator's FLOPs summed over every convolution it replaces, against the original's (so an
+operator that fits the template's one layer but costs more across the network is refused)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..data.replacement import ConvShape
 from ..ir.graph import OperatorGraph
 from .base import Budget, Candidate, Strategy
 from .chain import Action
 from .reward import RewardScale
 from .syno import Partial, SynoSpace
 
-EXPLORATION = 0.7
+#: UCT's exploration constant, for rewards in [0, 1] (core.search.reward). The loop's rewards are
+#: sparse: most candidates earn near 0 and a few near 1. On a surrogate of them (chains of share,
+#: reduce and shift only, the 60-minute run's survivors, earn 1, others at most 0.1; at most 8
+#: primitives; 150 proposals; 5 seeds) MCTS found 18.0 such chains at sqrt(2) (Syno's UCB1
+#: constant), 26.6 at 0.7, 43.6 at 0.5, 58.0 at 0.35 and 53.8 at 0.2; random sampling 12.8
+#: (`python -m tests.benchmarks.bench_discovery --section exploration`; not yet checked on the loop)
+EXPLORATION = 0.35
+#: progressive widening: a node gets a new child while it has fewer than WIDENING x sqrt(tries + 1)
+#: (on the same surrogate at 0.35: 45.4 at 0.75, 58.0 at 1.5, 49.4 at 3)
 WIDENING = 1.5
 
 
@@ -51,6 +63,7 @@ class Node:
 
 class SynoMCTS(Strategy):
     name = "mcts"
+    network_wide = True
 
     def __init__(
         self,
@@ -61,8 +74,9 @@ class SynoMCTS(Strategy):
         use_canonical: bool = True,
         rollouts_per_ask: int = 400,
         scores: str = "bounded",
+        layers: Mapping[ConvShape, int] | None = None,
     ):
-        super().__init__(template, budget, seed)
+        super().__init__(template, budget, seed, layers)
         self.space = SynoSpace(template, self, use_distance, use_canonical)
         self.reward = RewardScale(scores)
         self.rollouts_per_ask = rollouts_per_ask

@@ -22,6 +22,9 @@ STRATEGIES = {
             "canvas", "Canvas sampler (random micro-DAGs with solvers)", "core.search.canvas_sampler:CanvasSampler"
         ),
         StrategyEntry("mcts", "MCTS with canonicalization (Syno)", "core.search.mcts:SynoMCTS"),
+        StrategyEntry(
+            "random", "Random sampling in Syno's space (MCTS's actions, no statistics)", "core.search.syno:SynoRandom"
+        ),
         StrategyEntry("sequences", "Transformation sequences (NAS-PTE)", "core.search.sequences:SequenceSearch"),
     )
 }

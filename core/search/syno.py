@@ -9,10 +9,11 @@ proposed once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from random import Random
 
+from ..data.replacement import ConvShape
 from ..ir.graph import OperatorGraph
 from ..ir.symbolic import VarKind
 from ..ir.tensor import TensorType
@@ -178,13 +179,22 @@ class SynoSpace:
 
 
 class SynoRandom(Strategy):
-    """Random sampling in Syno's space: independent random completions from the output,
-    the baseline MCTS must beat."""
+    """Random sampling in Syno's space: independent random completions from the output, each
+    step drawn uniformly from the actions MCTS would have (no tree, no statistics): the
+    baseline MCTS must beat. Judged network-wide like MCTS."""
 
-    name = "syno-random"
+    name = "random"
+    network_wide = True
 
-    def __init__(self, template: OperatorGraph, budget: Budget = Budget(), seed: int = 0, **space):
-        super().__init__(template, budget, seed)
+    def __init__(
+        self,
+        template: OperatorGraph,
+        budget: Budget = Budget(),
+        seed: int = 0,
+        layers: Mapping[ConvShape, int] | None = None,
+        **space,
+    ):
+        super().__init__(template, budget, seed, layers)
         self.space = SynoSpace(template, self, space.get("use_distance", True), space.get("use_canonical", True))
         self.attempts = space.get("attempts", 400)
 

@@ -68,6 +68,11 @@ class EvalSettings:
         return f"{Path(self.dataset).name}@{self.resolution}px"
 
 
+#: the discovery loop screens out a candidate whose Fisher Potential is below this many times the
+#: original network's over the same layers: NAS-PTE's rule (bench_discovery.py's fisher section
+#: measures what each threshold screens out and which of the best candidates it would lose)
+FISHER_THRESHOLD = 1.0
+
 #: where training may run (core.train.device chooses): a GPU when torch sees one, the CPU, a GPU or fail
 TRAIN_DEVICES = ("auto", "cpu", "cuda")
 

@@ -40,6 +40,15 @@ rounds: a table per budget and run, so the dependence on tuning shows, then the 
 README shows: accuracy from the loop's store (or, with --operator, trained here over --seeds
 seeds on the proxy task), FLOPs, latency and speedups at the largest budget (medians over runs).
 
+Sections run only when named with --section (hours each; tests/benchmarks/strategy_comparison.py
+and fisher_prediction.py say what they do): `strategies`, MCTS against random sampling in Syno's
+space and Canvas's sampler, the discovery loop for --minutes per strategy and seed (--strategies,
+--strategy-seeds), a table per run and each strategy's mean; `exploration`, MCTS's exploration
+constants on a surrogate reward (seconds); `fisher`, Fisher Potential against the trained
+accuracy of --fisher candidates (Spearman's rho, a bootstrap interval, what each threshold screens
+out and which of the best it loses). Their stores go in --results DIR (default a temporary
+folder): give one to resume or add seeds and candidates later.
+
 Every figure replaces the backbone's strided convolutions too (--replace, default
 standard,pointwise,strided: the stride-2 3x3 and 1x1 convolutions that a stride-1-only search
 keeps would cap the speedup); `--replace standard,pointwise` gives the figures as before.
@@ -50,6 +59,8 @@ keeps would cap the speedup); `--replace standard,pointwise` gives the figures a
         [--seeds 3] [--epochs 10]
         [--deploy [--operator FILE|NAME] [--deploy-trials 8,32,128] [--tuning-runs 2]
          [--deploy-resolution 224] [--deploy-width N]]
+        [--section strategies,exploration,fisher] [--strategies mcts,random,canvas] [--strategy-seeds 3]
+        [--fisher 100] [--fisher-strategy random] [--results DIR]
 """
 
 from __future__ import annotations
@@ -91,8 +102,12 @@ from core.train.results import HeldOutResult
 from core.train.screening import FisherScreen, load_split
 from core.train.seeds import train_over_seeds
 from core.train.settings import EvalSettings, TrainConfig
+from tests.benchmarks import fisher_prediction, strategy_comparison
 from tests.support import EXAMPLES, chain
 
+#: the figures this benchmark prints; those OPT_IN run only when --section names them
+SECTIONS = ("screening", "minibatch", "spread", "loop", "exploration", "strategies", "fisher")
+OPT_IN = ("exploration", "strategies", "fisher")
 PAPER_PER_MINUTE = 1000 / 5  # NAS-PTE
 GOAL_PER_MINUTE = 1000
 
@@ -556,7 +571,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--candidates", type=int, default=20, help="random candidates trained for the spread")
     parser.add_argument("--seeds", type=int, default=3, help="spread: seeds of the original and each known design")
-    parser.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="spread: training epochs")
+    parser.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="spread, fisher: training epochs")
     parser.add_argument("--screen", type=int, default=300, help="candidates through the Fisher screen")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
@@ -566,6 +581,19 @@ def main() -> None:
         help="screen in this many processes of 1 thread each (the loop's local workers) instead of one of --threads",
     )
     parser.add_argument("--skip", default="", help="comma-separated: spread, screening, minibatch, loop")
+    parser.add_argument(
+        "--section",
+        default="",
+        help=f"comma-separated: run only these, of {', '.join(SECTIONS)} (strategies, exploration and fisher "
+        "run only when named)",
+    )
+    parser.add_argument("--strategies", default=",".join(strategy_comparison.STRATEGIES), help="strategies section")
+    parser.add_argument("--strategy-seeds", type=int, default=3, help="strategies: seeds 0..N-1 per strategy")
+    parser.add_argument("--fisher", type=int, default=100, help="fisher: candidates trained")
+    parser.add_argument("--fisher-strategy", default="random", help="fisher: the strategy drawing them")
+    parser.add_argument(
+        "--results", type=Path, default=None, help="strategies, fisher: folder of their stores (default temporary)"
+    )
     parser.add_argument("--store", type=Path, default=None, help="the loop's store (default a new temporary file)")
     task = EvalSettings()
     parser.add_argument("--dataset", default=task.dataset, help="spread and screening: the proxy task's dataset")
@@ -593,6 +621,14 @@ def main() -> None:
     deployed.add_argument("--deploy-width", type=int, default=None, help="default: the backbone's standard width")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    if args.section:
+        named = set(args.section.split(","))
+        unknown = named - set(SECTIONS)
+        if unknown:
+            parser.error(f"unknown section(s) {', '.join(sorted(unknown))}; known: {', '.join(SECTIONS)}")
+        skip = set(SECTIONS) - named
+    else:
+        skip |= set(OPT_IN)
     torch.set_num_threads(args.threads)
     settings = EvalSettings(
         dataset=args.dataset,
@@ -625,6 +661,20 @@ def main() -> None:
         )
         trials = [int(t) for t in args.deploy_trials.split(",")]
         deploy(survivor.graph, survivor.tests, survivor.trained_scale, base, trials, args.tuning_runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = args.results or Path(tmp)
+        if "exploration" not in skip:
+            strategy_comparison.surrogate()
+        if "strategies" not in skip:
+            task = ["--dataset", args.dataset, "--resolution", str(args.resolution), "--replace", args.replace]
+            task += ["--fisher-batch", str(args.fisher_batch), "--epochs", str(args.epochs)]
+            task += [] if args.limit is None else ["--limit", str(args.limit)]
+            strategies = tuple(args.strategies.split(","))
+            strategy_comparison.compare(strategies, args.strategy_seeds, args.minutes, results, task, design)
+        if "fisher" not in skip:
+            fisher_prediction.fisher_prediction(
+                settings, args.fisher, results / "fisher.db", args.epochs, args.fisher_strategy
+            )
 
 
 if __name__ == "__main__":

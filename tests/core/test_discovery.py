@@ -1,6 +1,6 @@
 """The discovery loop with real Fisher and training jobs in worker processes at tiny sizes:
 stages recorded for every candidate, the early stop against a stored best curve, the margin
-against the original network, the strategy told the accuracy, and a resumed run that neither
+against the original network, the strategy told its reward, and a resumed run that neither
 proposes nor trains anything twice."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from core.jobs.supervisor import Supervisor
 from core.search import references as references_of
 from core.search.base import Candidate
 from core.search.discovery import DiscoveryConfig, run_discovery
+from core.search.reward import HINT, accuracy_reward
 from core.store import Store
 from core.store.searches import FINAL, candidates, open_run, references, set_baseline, stage_counts
 from tests.support import EXAMPLES
@@ -69,7 +70,9 @@ def test_every_candidate_reaches_a_final_stage_and_a_resumed_run_goes_on(tmp_pat
         assert stage_counts(store, run_)["trained"] == sum(r["accuracy"] is not None for r in rows)
 
 
-def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_accuracy(tmp_path, monkeypatch):
+def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_normalised_accuracy(tmp_path, monkeypatch):
+    """Its reward is its accuracy at the stop against the original's (core.search.reward), told
+    once the original's is known even when it stopped before."""
     from core.search.canvas_sampler import CanvasSampler
 
     told: list[tuple[str, float]] = []
@@ -90,7 +93,10 @@ def test_a_candidate_behind_the_best_curve_is_stopped_early_and_rewarded_its_acc
     summary = run(path, config(samples=2))
     stopped = [r for r in candidates_of(path, config()) if r["stage"] == "stopped early"]
     assert summary["counts"]["stopped early"] == len(stopped) >= 1
-    assert all(r["reward"] == r["accuracy"] and "stopped after epoch 1" in r["detail"] for r in stopped)
+    base = summary["baseline_accuracy"]
+    for r in stopped:  # digits: 10 classes
+        assert r["reward"] == pytest.approx(accuracy_reward(r["accuracy"], base, 0.1))
+        assert "stopped after epoch 1" in r["detail"]
     assert sorted(score for _, score in told) == sorted(r["reward"] for r in candidates_of(path, config()))
 
 
@@ -109,7 +115,7 @@ def test_the_margin_and_the_screen_decide_who_goes_on(tmp_path):
     assert screened["counts"]["trained"] == 0
 
 
-def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_zero(tmp_path, monkeypatch):
+def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_half_a_hint(tmp_path, monkeypatch):
     """The loop's limit is SLOW x the original's epoch; here SLOW is so small that every
     candidate's first epoch is projected over it. One worker takes the jobs in order, so the
     original (queued first) has trained before any candidate's training is queued."""
@@ -125,8 +131,10 @@ def test_a_candidate_slower_than_the_limit_is_stopped_as_too_slow_and_rewarded_z
     assert summary["baseline_accuracy"] is not None  # the original itself trains without a limit
     slow = [r for r in rows if r["stage"] == "too slow"]
     assert len(slow) == 2 and summary["counts"]["too slow"] == 2
-    assert all(r["reward"] == 0.0 and r["detail"].startswith("too slow to train: epoch 1") for r in slow)
-    assert told == [0.0, 0.0]
+    assert all(r["detail"].startswith("too slow to train: epoch 1") for r in slow)
+    # it passed the screen (the threshold here is 0): half the most a candidate never trained earns
+    assert all(r["fisher_ratio"] > 0 and r["reward"] == HINT / 2 for r in slow)
+    assert told == [HINT / 2, HINT / 2]
 
 
 def test_a_survivor_is_tested_timed_held_against_its_references_and_timed_again_alone_after_training_stops(

@@ -80,7 +80,7 @@ def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):
 @pytest.mark.parametrize(
     "bad,message",
     [
-        ({"strategy": "genetic"}, "strategy must be one of canvas, mcts, sequences"),
+        ({"strategy": "genetic"}, "strategy must be one of canvas, mcts, random, sequences"),
         ({"evaluate": "vibes"}, "evaluate must be one of none, fisher, train"),
         ({"samples": None, "minutes": None}, "give a number of samples or a time limit"),
         ({"budget_flops": -1}, "budget_flops must be a positive number"),

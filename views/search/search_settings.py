@@ -28,6 +28,7 @@ from core.search.discovery import discovery_config
 from core.search.driver import SearchConfig
 from core.search.strategies import EVALUATIONS, STRATEGIES
 from core.train.paired import SEEDS
+from core.train.settings import FISHER_THRESHOLD
 from resources import EXAMPLES
 
 from ..evaluation_forms import DeploymentForm, ProxyTaskForm, form_of, number, whole
@@ -85,7 +86,11 @@ class SearchSettings(QWidget):
         self.fisher = QCheckBox("screen with Fisher Potential")
         self.fisher.setChecked(True)
         self.fisher_threshold = number(
-            1.0, 0.0, 1000.0, " x the original's", "Screen out candidates below this share of the original network's"
+            FISHER_THRESHOLD,
+            0.0,
+            1000.0,
+            " x the original's",
+            "Screen out candidates below this share of the original network's",
         )
         self.fisher.toggled.connect(self.fisher_threshold.setEnabled)
         self.margin = number(
