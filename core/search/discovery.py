@@ -534,8 +534,8 @@ class _Loop:
 
     def _final(self, operator_id: int, key: str | None, stage: str, reward: float | None, **fields) -> None:
         """Record a candidate's last stage with its reward (None: an accuracy to reward once the
-        original's is known, _tell_untold)."""
-        if reward is None:
+        original's is known, _tell_untold); a reference (key None) earns nothing."""
+        if reward is None and key is not None:
             self.untold.append((operator_id, key, stage, fields["accuracy"]))
         set_stage(self.store, self.run, operator_id, stage, reward=reward, **fields)
 
