@@ -61,6 +61,11 @@ def test_training_job_through_a_worker_into_the_store(tmp_path):
     assert "binding error" in failed.error and "stride 2" in failed.error
 
 
+def origin(kernel: dict) -> str:
+    """Where a kernel's schedule came from, without the note on records skipped as wrong."""
+    return kernel["source"].split(";")[0]
+
+
 @pytest.mark.slow
 @pytest.mark.tvm
 def test_tuned_against_tuned_end_to_end_through_a_worker_into_the_store(tmp_path):
@@ -87,19 +92,20 @@ def test_tuned_against_tuned_end_to_end_through_a_worker_into_the_store(tmp_path
     assert row["e2e_speedup"] == pytest.approx(first["baseline_latency_ms"] / first["latency_ms"])
     assert first["deploy"] == "vgg/w4@8px" and first["torch_latency_ms"] > 0 and first["torch_baseline_ms"] > 0
     assert "timing_note" in first  # None, or why the network timings are in doubt (a busy machine)
-    assert {k["source"] for k in first["kernels"] + first["baseline_kernels"]} <= {"tuned", "database", "default kept"}
+    # a source may add "; N faster record(s) computed wrong numbers and were skipped" (core.networks.schedules)
+    assert {origin(k) for k in first["kernels"] + first["baseline_kernels"]} <= {"tuned", "database", "default kept"}
     operator_kernels = [k for k in first["kernels"] if k["kernel"].startswith("tessera_")]
     assert len(operator_kernels) == len(first["operator_kernels"]) >= 4  # one per layer size
     assert all(k["in_network_ms"] > 0 and k["alone_ms"] > 0 for k in first["operator_kernels"])
     assert first["replacement"]["replaced"] == 8  # every conv, the 3-channel stem too
 
     again, _ = evaluate("depthwise_separable", trials=0)
-    assert {k["source"] for k in again["kernels"] + again["baseline_kernels"]} == {"database"}
+    assert {origin(k) for k in again["kernels"] + again["baseline_kernels"]} == {"database"}
 
     other, row = evaluate("grouped_conv", trials=0, transfer=False)  # its kernels were never tuned
     assert not other["score"]["e2e_tuned"] and all(k.startswith("tessera_") for k in other["untuned_kernels"])
     assert row["e2e_speedup"] is None  # no speedup without tuned kernels on both sides
 
     moved, _ = evaluate("depthwise_separable", trials=0, resolution=16)  # new sizes: transfer
-    sources = {k["kernel"]: k["source"] for k in moved["kernels"] if k["kernel"].startswith("tessera_")}
+    sources = {k["kernel"]: origin(k) for k in moved["kernels"] if k["kernel"].startswith("tessera_")}
     assert all(s.startswith("transfer:") or s == "default kept" for s in sources.values()), sources
