@@ -18,7 +18,7 @@ from ..ir.graph import OperatorGraph
 from ..ir.symbolic import VarKind, parse_size
 from ..ir.tensor import Dim, TensorType
 from .base import Budget, Candidate, SearchError, Strategy
-from .canonical import chain_violation, violation
+from .canonical import chain_violation, unfold_window_summed, violation
 from .chain import Action, Step, Synthesizer, chain_graph
 from .coords import Algebra, Coords
 from .distance import shape_distance
@@ -121,7 +121,7 @@ class SynoSpace:
         last = p.steps[-1] if p.steps else None
         shared = any(s.op == "share" for s in p.steps)
         for a in actions:
-            if self.use_canonical and violation(a.step, last):
+            if self.use_canonical and (violation(a.step, last) or unfold_window_summed(a.step, last, a.frontier)):
                 stats["pruned_canonical"] += 1
             elif self.use_distance and self._needed(a, shared, remaining) > remaining:
                 stats["pruned_distance"] += 1
