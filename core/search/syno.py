@@ -74,7 +74,11 @@ class SynoSpace:
             found = [a for a in self.actions(p) if a.step == Step.of("reduce", dim=at) and a.frontier == frontier]
             child = self.child(p, found[0]) if found else None
             if child is None:
-                raise SearchError(f"the search cannot start by summing {size} over {p.frontier}")
+                raise SearchError(
+                    f"the search cannot start by summing {size} over {p.frontier}: a reduce sums a coefficient"
+                    f" or a channel size over at most two coefficients, whole at the template's bindings,"
+                    f" with the chain still within {self.max_primitives} primitives"
+                )
             p = child
         return p
 
