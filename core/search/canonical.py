@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+from ..ir.tensor import TensorType
 from .chain import Step
 
 Rule = Callable[[Step, Step], str | None]
@@ -144,6 +145,19 @@ def violation(upper: Step, lower: Step | None) -> str | None:
         reason = rule(upper, lower)
         if reason:
             return f"{rule.__name__}: {reason}"
+    return None
+
+
+def unfold_window_summed(upper: Step, lower: Step | None, before: TensorType) -> str | None:
+    """The part of unfold_reductions a growing chain can check at each step, so that a chain
+    bound to break it is never built (MCTS merges states by their function: a partial chain
+    that breaks it only when complete would stand for one that does not): a reduce right
+    below an UNFOLD sums the window axis, which sits just before the spatial axes of the
+    unfold's input `before`."""
+    if upper.op == "unfold" and lower is not None and lower.op == "reduce":
+        window = before.spatial_dims[0] if before.spatial_dims else len(before)
+        if lower.get("dim") != window:
+            return "unfold_reductions: unfold commutes with the reduce below it; canonical order reduces first"
     return None
 
 

@@ -20,7 +20,7 @@ operator that fits the template's one layer but costs more across the network is
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..data.replacement import ConvShape
@@ -75,9 +75,10 @@ class SynoMCTS(Strategy):
         rollouts_per_ask: int = 400,
         scores: str = "bounded",
         layers: Mapping[ConvShape, int] | None = None,
+        reductions: Sequence[str] = (),
     ):
         super().__init__(template, budget, seed, layers)
-        self.space = SynoSpace(template, self, use_distance, use_canonical)
+        self.space = SynoSpace(template, self, use_distance, use_canonical, reductions)
         self.reward = RewardScale(scores)
         self.rollouts_per_ask = rollouts_per_ask
         self.root = Node(self.space.root)

@@ -9,16 +9,16 @@ proposed once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from random import Random
 
 from ..data.replacement import ConvShape
 from ..ir.graph import OperatorGraph
-from ..ir.symbolic import VarKind
-from ..ir.tensor import TensorType
-from .base import Budget, Candidate, Strategy
-from .canonical import chain_violation, violation
+from ..ir.symbolic import VarKind, parse_size
+from ..ir.tensor import Dim, TensorType
+from .base import Budget, Candidate, SearchError, Strategy
+from .canonical import chain_violation, unfold_window_summed, violation
 from .chain import Action, Step, Synthesizer, chain_graph
 from .coords import Algebra, Coords
 from .distance import shape_distance
@@ -37,7 +37,19 @@ class Partial:
 
 
 class SynoSpace:
-    def __init__(self, template: OperatorGraph, strategy: Strategy, use_distance: bool, use_canonical: bool):
+    """`reductions` (size expressions) fixes the sums every operator starts with from the
+    output, as Syno's search chooses its reductions before its views: each summed axis sits
+    after the output's channel axes, the first given nearest the output; the search explores
+    what lies above them."""
+
+    def __init__(
+        self,
+        template: OperatorGraph,
+        strategy: Strategy,
+        use_distance: bool,
+        use_canonical: bool,
+        reductions: Sequence[str] = (),
+    ):
         kinds = template.kinds()
         bindings = strategy.limits.bindings
         self.extra_bindings = {c: v for c, v in COEFFICIENTS.items() if c not in bindings}
@@ -53,7 +65,22 @@ class SynoSpace:
         self._distances: dict[TensorType, int] = {}
         self.seen: set[tuple] = set()  # canonical forms of every complete chain proposed
         strategy.stats.update(pruned_distance=0, pruned_canonical=0, dead_ends=0, equivalent=0)
-        self.root = Partial(out, (), self.algebra.start(out))
+        self.root = self._reduced(Partial(out, (), self.algebra.start(out)), reductions)
+
+    def _reduced(self, p: Partial, reductions: Sequence[str]) -> Partial:
+        at = len(p.frontier.channel_dims)
+        for size in map(parse_size, reductions):
+            frontier = TensorType([*p.frontier[:at], Dim(size, False), *p.frontier[at:]])
+            found = [a for a in self.actions(p) if a.step == Step.of("reduce", dim=at) and a.frontier == frontier]
+            child = self.child(p, found[0]) if found else None
+            if child is None:
+                raise SearchError(
+                    f"the search cannot start by summing {size} over {p.frontier}: a reduce sums a coefficient"
+                    f" or a channel size over at most two coefficients, whole at the template's bindings,"
+                    f" with the chain still within {self.max_primitives} primitives"
+                )
+            p = child
+        return p
 
     # -- states --------------------------------------------------------------------------
     def key(self, p: Partial) -> tuple:
@@ -98,7 +125,7 @@ class SynoSpace:
         last = p.steps[-1] if p.steps else None
         shared = any(s.op == "share" for s in p.steps)
         for a in actions:
-            if self.use_canonical and violation(a.step, last):
+            if self.use_canonical and (violation(a.step, last) or unfold_window_summed(a.step, last, a.frontier)):
                 stats["pruned_canonical"] += 1
             elif self.use_distance and self._needed(a, shared, remaining) > remaining:
                 stats["pruned_distance"] += 1
@@ -195,7 +222,13 @@ class SynoRandom(Strategy):
         **space,
     ):
         super().__init__(template, budget, seed, layers)
-        self.space = SynoSpace(template, self, space.get("use_distance", True), space.get("use_canonical", True))
+        self.space = SynoSpace(
+            template,
+            self,
+            space.get("use_distance", True),
+            space.get("use_canonical", True),
+            space.get("reductions", ()),
+        )
         self.attempts = space.get("attempts", 400)
 
     def ask(self, n: int = 1) -> list[Candidate]:

@@ -164,7 +164,9 @@ def fit(s: SynoSpace, steps, x: torch.Tensor, sizes: Mapping[str, int], wanted: 
     for _ in range(rounds if len(weights) > 1 else 1):
         for k, w in enumerate(weights):
             matrix = design(s, steps, x, sizes, weights, k)
-            weights[k] = torch.linalg.lstsq(matrix, wanted.unsqueeze(1), driver="gelsd").solution.reshape(w.shape)
+            normal = matrix.T @ matrix
+            normal += torch.eye(len(normal), dtype=x.dtype) * (1e-9 * normal.trace() / len(normal) + 1e-12)
+            weights[k] = torch.linalg.solve(normal, matrix.T @ wanted).reshape(w.shape)
     return float((design(s, steps, x, sizes, weights, 0) @ weights[0].flatten() - wanted).norm() / wanted.norm())
 
 

@@ -177,3 +177,17 @@ def test_unfold_reductions_are_caught_over_the_chain():
 def test_shape_distance_matches_hand_values(frontier, expected):
     spatial = 3 if frontier[-1] == "K" else 2
     assert shape_distance(_t(*frontier, spatial=spatial), _t("C_in", "H", "W"), {}) == expected
+
+
+def test_a_growing_chain_checks_that_a_reduce_right_below_an_unfold_sums_its_window():
+    """What unfold_reductions rejects in a whole chain, refused a step at a time (bottom-up, with
+    the unfold's input): the unfold of W on [C, K, H, W] puts its window at 2, before H."""
+    before = _t("C", "K", "H", "W")
+    unfold = S("unfold", dim=3, K="K")
+    assert canonical.unfold_window_summed(unfold, S("reduce", dim=2), before) is None
+    assert canonical.unfold_window_summed(unfold, S("reduce", dim=1), before).startswith("unfold_reductions")
+    assert canonical.unfold_window_summed(unfold, None, before) is None
+    spatial = [False, False, True, True]
+    for lower, verdict in ((S("reduce", dim=2), None), (S("reduce", dim=1), "unfold_reductions")):
+        whole = canonical.chain_violation([unfold, lower], spatial)
+        assert (whole is None) if verdict is None else whole.startswith(verdict)
