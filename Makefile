@@ -35,12 +35,17 @@ $(PACKAGING): $(STAMP)
 	else echo "note: install desktop-file-utils and appstream to validate packaging/ in the tests"; fi
 	touch $(PACKAGING)
 
+# The suite on both cores (pytest-xdist): a file's tests stay in one process, so a module's
+# fixture (the RPC cluster, the Ray cluster) starts once; TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+XDIST = -n $(TEST_WORKERS) --dist loadfile --durations=25
+
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # Everything but TVM tuning and training (the `slow` marker): the quick loop while editing.
 test-fast: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 # The file loaders' fuzz with new random cases (make test replays the same 1,000 per loader).
 CASES ?= 10000
