@@ -1,5 +1,10 @@
 """Backbone networks in plain torch (no torchvision), CIFAR-style and scalable.
 
+ResNets take the stem their input size calls for, as the published ones do: CIFAR's 3x3
+convolution without a max-pool below IMAGENET_STEM_FROM pixels, ImageNet's 7x7 stride-2
+convolution and 3x3 stride-2 max-pool from there (at 224 px the first stage then runs at
+56x56, as in the network users deploy, not at 224x224 with 15x its FLOPs).
+
 `width` is the channel count of the first stage (64 for the published ResNets,
 32 for MobileNetV2); every later stage scales with it, so width 8 at 16x16 pixels
 trains an epoch of the digits in seconds on this CPU. A width multiplier (`scale`)
@@ -29,7 +34,11 @@ def _narrowed(channels: float, scale: float) -> int:
     return max(1, round(channels * scale))
 
 
-# -- ResNet (He et al.), CIFAR stem: 3x3 conv, no max-pool --------------------------------
+#: inputs at least this large (pixels a side) get ResNet's ImageNet stem
+IMAGENET_STEM_FROM = 128
+
+
+# -- ResNet (He et al.): CIFAR stem (3x3 conv, no max-pool) or ImageNet's (7x7/2 conv, max-pool) ----
 class BasicBlock(nn.Module):
     def __init__(self, c_in: int, c_out: int, stride: int):
         super().__init__()
@@ -45,10 +54,15 @@ class BasicBlock(nn.Module):
 
 
 class ResNet(nn.Module):
-    def __init__(self, blocks: tuple[int, ...], width: int, num_classes: int, scale: float = 1.0):
+    def __init__(
+        self, blocks: tuple[int, ...], width: int, num_classes: int, scale: float = 1.0, imagenet_stem: bool = False
+    ):
         super().__init__()
         c_in = _narrowed(width, scale)
-        self.stem = nn.Sequential(*conv_bn(3, c_in), nn.ReLU())
+        if imagenet_stem:
+            self.stem = nn.Sequential(*conv_bn(3, c_in, 7, 2), nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        else:
+            self.stem = nn.Sequential(*conv_bn(3, c_in), nn.ReLU())
         layers = []
         for i, n in enumerate(blocks):
             c_out = _narrowed(width * 2**i, scale)
@@ -134,11 +148,12 @@ class MobileNetV2(nn.Module):
         return self.head(self.features(x))
 
 
-BACKBONES: dict[str, Callable[[int, int, float], nn.Module]] = {
-    "resnet18": lambda width, classes, scale: ResNet((2, 2, 2, 2), width, classes, scale),
-    "resnet34": lambda width, classes, scale: ResNet((3, 4, 6, 3), width, classes, scale),
-    "vgg": VGG,
-    "mobilenetv2": MobileNetV2,
+#: name -> (width, classes, width multiplier, input side in pixels) -> the network
+BACKBONES: dict[str, Callable[[int, int, float, int], nn.Module]] = {
+    "resnet18": lambda width, classes, scale, px: ResNet((2, 2, 2, 2), width, classes, scale, px >= IMAGENET_STEM_FROM),
+    "resnet34": lambda width, classes, scale, px: ResNet((3, 4, 6, 3), width, classes, scale, px >= IMAGENET_STEM_FROM),
+    "vgg": lambda width, classes, scale, px: VGG(width, classes, scale),
+    "mobilenetv2": lambda width, classes, scale, px: MobileNetV2(width, classes, scale),
 }
 
 
@@ -149,4 +164,4 @@ def build_backbone(spec: BackboneSpec, num_classes: int, seed: int | None = 0) -
         raise BackboneError(f"{spec.name}: the number of classes must be an integer >= 2, got {num_classes!r}")
     if seed is not None:
         torch.manual_seed(seed)
-    return BACKBONES[spec.name](spec.width, num_classes, spec.scale)
+    return BACKBONES[spec.name](spec.width, num_classes, spec.scale, spec.resolution)

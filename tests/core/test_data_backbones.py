@@ -51,6 +51,20 @@ def test_backbone_shapes_follow_the_published_layouts():
     assert mobile.head[-1].in_features == 1280
 
 
+def test_a_resnet_takes_the_stem_its_input_size_calls_for():
+    """At ImageNet's size ResNet-18 is the published network (7x7/2 stem and max-pool: the first
+    stage at 56x56, 1.82 G multiply-adds with 1000 classes); below it CIFAR's 3x3 stem keeps
+    every pixel (at 224 px that would be 15x the FLOPs of what users deploy)."""
+    from core.train.flops import backbone_flops
+
+    imagenet = build_backbone(BackboneSpec("resnet18", 64, 224), 1000)
+    first = imagenet.stem(torch.randn(1, 3, 224, 224))
+    assert first.shape == (1, 64, 56, 56) and imagenet.stem[0].kernel_size == (7, 7)
+    assert backbone_flops(BackboneSpec("resnet18", 64, 224), 1000) == pytest.approx(2 * 1.82e9, rel=0.01)
+    cifar = build_backbone(BackboneSpec("resnet18", 64, 32), 10)
+    assert cifar.stem(torch.randn(1, 3, 32, 32)).shape == (1, 64, 32, 32) and cifar.stem[0].kernel_size == (3, 3)
+
+
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
 @pytest.mark.parametrize("name", BACKBONE_NAMES)
 def test_every_example_operator_in_every_backbone(path, name):
