@@ -377,7 +377,6 @@ class _Loop:
             self._final(operator_id, key, r.outcome, reward, detail=r.reason)
             return
         accuracy = r.accuracy_per_epoch[-1]  # the last epoch's, also at an early stop
-
         if r.outcome in ("stopped early", "did not learn"):
             reward = self._reward(key, r.outcome, accuracy=accuracy)
             self._final(operator_id, key, r.outcome, reward, accuracy=accuracy, detail=r.reason)

@@ -219,17 +219,14 @@ class SynoRandom(Strategy):
         budget: Budget = Budget(),
         seed: int = 0,
         layers: Mapping[ConvShape, int] | None = None,
-        **space,
+        use_distance: bool = True,
+        use_canonical: bool = True,
+        reductions: Sequence[str] = (),
+        attempts: int = 400,
     ):
         super().__init__(template, budget, seed, layers)
-        self.space = SynoSpace(
-            template,
-            self,
-            space.get("use_distance", True),
-            space.get("use_canonical", True),
-            space.get("reductions", ()),
-        )
-        self.attempts = space.get("attempts", 400)
+        self.space = SynoSpace(template, self, use_distance, use_canonical, reductions)
+        self.attempts = attempts
 
     def ask(self, n: int = 1) -> list[Candidate]:
         found: list[Candidate] = []
