@@ -111,7 +111,7 @@ def tune(
     schedule = None
     if any(latency is not None for latency in records):
         try:
-            best = ms.tir_integration.compile_tir(ms.database.JSONDatabase(work_dir=str(work_dir)), mod, target)
+            best = ms.tir_integration.compile_tir(tuning_database(work_dir), mod, target)
         except (RuntimeError, ValueError) as e:
             raise TuningError(
                 f"the best schedule in {work_dir} does not apply to this kernel ({e}); delete that folder to tune again"
@@ -210,6 +210,19 @@ def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> ms.space_gener
 def recorded_trials(work_dir: Path, *mods: tvm.IRModule) -> list[float | None]:
     """Latency (ms, mean of the runs) of every trial of these kernels in `work_dir`, in measured order."""
     return [latency for found in recorded_trials_by_kernel(work_dir, mods) for latency in found]
+
+
+def tuning_database(work_dir: Path) -> ms.database.JSONDatabase:
+    """The MetaSchedule database in `work_dir`. TVM replays every record's steps on its kernel
+    while loading, and one record that does not apply (a hand-edited or foreign file) makes it
+    refuse the whole folder: TuningError naming the folder, not TVM's bare error."""
+    try:
+        return ms.database.JSONDatabase(work_dir=str(work_dir))
+    except (RuntimeError, ValueError, TypeError) as e:
+        raise TuningError(
+            f"tuning database {work_dir} cannot be loaded: TVM could not replay its records ({e}); "
+            "delete that folder to start over"
+        ) from None
 
 
 def recorded_trials_by_kernel(work_dir: Path, mods) -> list[list[float | None]]:

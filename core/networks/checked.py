@@ -7,7 +7,12 @@ to fail the whole network's check against torch. So each kernel's records are tr
 first: each is built and run against TVM's default schedule on the same random inputs
 (core.compile.transfer.Bench), and the first that agrees is the one the network is compiled
 with; TVM's default when none does. Verdicts are kept beside the database (checked.json), so
-a record is checked once per device, not once per candidate network."""
+a record is checked once per device, not once per candidate network.
+
+A record is found by its kernel's structure, which ignores block names, while its trace finds
+blocks by name; equal kernels of two networks may name a block after different relax variables
+(a mean's "lv88_red" and "lv102_red"). So a record's trace is renamed to the kernel at hand
+before it is checked or compiled (_for_kernel)."""
 
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..atomic import write_text_atomically
 from ..compile.transfer import Bench, NotApplicable
+from ..compile.tune import tuning_database
 
 VERDICTS = "checked.json"  # in the database folder: record key -> "" (right) or why it is wrong
 TRIES = 4  # records tried per kernel, fastest first, before falling back to TVM's default
@@ -55,7 +61,7 @@ class Checked:
 def checked_records(kernels: Sequence, benches: Benches, folder: Path) -> dict[str, Checked]:
     """Kernel name -> its Checked record in the database at `folder`; the caller holds the
     folder's lock (core.networks.schedules.locked), since verdicts are written there."""
-    database = ms.database.JSONDatabase(work_dir=str(folder))
+    database = tuning_database(folder)
     path = folder / VERDICTS
     verdicts = _read(path)
     known = len(verdicts)
@@ -87,7 +93,8 @@ def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -
     wrong = 0
     if not database.has_workload(kernel.mod):
         return Checked(None, None, 0)  # never scheduled: nothing to check (and nothing written to the database)
-    for record in database.get_top_k(database.commit_workload(kernel.mod), TRIES):
+    for stored in database.get_top_k(database.commit_workload(kernel.mod), TRIES):
+        record = _for_kernel(stored, kernel.mod)
         key = _key(kernel.mod, record.trace)
         if key not in verdicts:
             verdicts[key] = _verdict(kernel.mod, record.trace, benches.of(kernel))
@@ -96,6 +103,46 @@ def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -
             continue
         return Checked(record, sum(float(s) for s in record.run_secs) / len(record.run_secs) * 1e3, wrong)
     return Checked(None, None, wrong)
+
+
+def _for_kernel(record: ms.database.TuningRecord, mod: tvm.IRModule) -> ms.database.TuningRecord:
+    """`record` with its trace's block names those of `mod`, a kernel equal in structure to the
+    one it was recorded on (blocks correspond in program order; a block the trace made, such as
+    "lv88_red_rf", follows the one it was made from). Unchanged where the names already agree
+    or the renamed trace does not apply (the check then says why)."""
+    renames = {old: new for old, new in zip(_block_names(record.workload.mod), _block_names(mod)) if old != new}
+    if not renames:
+        return record
+    insts, decisions = record.trace.as_json(remove_postproc=False)
+    for inst in insts:
+        if inst[0] == "GetSBlock":
+            inst[2][0] = _renamed(inst[2][0], renames)
+    sch = s_tir.Schedule(mod)
+    try:
+        s_tir.schedule.Trace.apply_json_to_schedule([insts, decisions], sch)
+    except (RuntimeError, ValueError, TypeError):  # TVM raises these through its FFI
+        return record
+    return ms.database.TuningRecord(
+        sch.trace, record.workload, run_secs=record.run_secs, target=record.target, args_info=record.args_info
+    )
+
+
+def _block_names(mod: tvm.IRModule) -> list[str]:
+    """The names of a kernel's blocks, outer before inner, in program order."""
+    sch = s_tir.Schedule(mod)
+    names, pending = [], [sch.get_sblock("root")]
+    while pending:
+        block = pending.pop(0)
+        names.append(sch.get(block).name_hint)
+        pending[:0] = sch.get_child_blocks(block)
+    return names
+
+
+def _renamed(name: str, renames: dict[str, str]) -> str:
+    if name in renames:
+        return renames[name]
+    made_from = max((old for old in renames if name.startswith(old + "_")), key=len, default=None)
+    return renames[made_from] + name[len(made_from) :] if made_from else name
 
 
 def _verdict(mod: tvm.IRModule, trace, bench: Bench) -> str:
@@ -108,7 +155,7 @@ def _verdict(mod: tvm.IRModule, trace, bench: Bench) -> str:
         bench.check(bench.build(sch.mod))
     except NotApplicable as e:
         return str(e)
-    except (tvm.error.TVMError, RuntimeError, ValueError) as e:  # the trace no longer applies
+    except (RuntimeError, ValueError, TypeError) as e:  # the trace no longer applies (TVM raises these)
         return f"does not apply: {type(e).__name__}"
     return ""
 

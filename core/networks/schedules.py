@@ -37,7 +37,7 @@ from ..compile.kernel_class import KernelClass, kernel_class
 from ..compile.transfer import transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, schedules_of
 from ..compile.transfer_sources import Source
-from ..compile.tune import recorded_trials_by_kernel, tune_kernels
+from ..compile.tune import tuning_database, recorded_trials_by_kernel, tune_kernels
 from .checked import Benches, Checked, checked_records, database_of
 from .results import KernelSchedule
 
@@ -182,7 +182,7 @@ def _transfer(
     for k in kernels:
         per_class[k.kclass.key] += k.weight  # no untuned timing yet: weigh classes by use
     chosen, _ = choose_source(sources, per_class)
-    database = ms.database.JSONDatabase(work_dir=str(folder))
+    database = tuning_database(folder)
     done: dict[str, tuple[str, float]] = {}
     for i, k in enumerate(kernels):
         check_cancelled()
@@ -206,7 +206,7 @@ def _keep_default(k: NetworkKernel, benches: Benches, folder: Path, found: tuple
     """Time TVM's default schedule of a kernel that was searched and record it beside what was
     found, so the faster of the two is what the network runs: (where it came from, latency)."""
     default_ms = untuned_latency(k.mod, benches.of(k))
-    database = ms.database.JSONDatabase(work_dir=str(folder))
+    database = tuning_database(folder)
     _commit(database, k.mod, s_tir.Schedule(k.mod).trace, default_ms, benches.target)
     return ("default kept", default_ms) if default_ms < found[1] else found
 

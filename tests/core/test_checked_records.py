@@ -12,7 +12,7 @@ from torch import nn
 from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
-from core.compile.errors import NumericalMismatch
+from core.compile.errors import NumericalMismatch, TuningError
 from core.compile.target import local_target
 from core.networks.checked import VERDICTS
 from core.networks.relax_import import to_relax
@@ -61,3 +61,48 @@ def test_a_record_that_computes_wrong_numbers_is_skipped_and_remembered(tmp_path
     (tmp_path / VERDICTS).write_text(json.dumps(dict.fromkeys(verdicts, "remembered as wrong")))
     [again] = schedule_kernels([kernel], target, tmp_path, trials_per_kernel=0).kernels
     assert again.source == "untuned; 2 faster record(s) computed wrong numbers and were skipped"  # not re-checked
+
+
+def test_a_record_applies_to_an_equal_kernel_whose_blocks_another_network_named(tmp_path):
+    """Both networks end in the same mean, named after different relax variables ("lv3_red",
+    "lv7_red"): the record tuned on the first (an rfactor, whose block the postprocessing finds
+    by its made-up name) is renamed to compile the second, not refused by TVM's build."""
+    target = local_target(1)
+    example = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+    head = [nn.Conv2d(3, 4, 3, padding=1), nn.ReLU()]
+    first = nn.Sequential(*head, nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
+    second = nn.Sequential(*head, nn.Conv2d(4, 4, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
+    means = []
+    for model in (first, second):
+        [mean] = [k for k in network_kernels(fused(to_relax(model, example, "net")), target) if k.name == "mean"]
+        means.append(mean)
+    [reduction] = [name for name in means[0].mod.script().split('"') if name.endswith("_red")][:1]
+    assert reduction not in means[1].mod.script()  # the premise: the two name the block differently
+    sch = s_tir.Schedule(means[0].mod)
+    sch.rfactor(sch.get_loops(sch.get_sblock(reduction))[-1], 0)
+    sch.enter_postproc()
+    sch.parallel(sch.get_loops(sch.get_sblock(f"{reduction}_rf"))[1])
+    _commit(tmp_path, means[0], sch, 1e-6, target)
+
+    mod = to_relax(second, example, "the second network")
+    scheduled = schedule_kernels(network_kernels(fused(mod), target), target, tmp_path, trials_per_kernel=0)
+    [schedule] = [k for k in scheduled.kernels if k.kernel == "mean"]
+    assert schedule.source == "database"  # the first network's record, renamed and checked right
+    assert check_network(vm_of(compile_scheduled(mod, target, scheduled.database)), second, example, "net") < 1e-4
+
+
+def test_a_database_whose_record_does_not_fit_its_kernel_is_refused_by_name(tmp_path):
+    """A record of another kernel's steps under this kernel's workload (a hand-edited or foreign
+    file): TVM refuses to load the folder, and the error names it and what to do."""
+    target = local_target(1)
+    example = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(0))
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1)).eval()
+    kernels = network_kernels(fused(to_relax(model, example, "net")), target)
+    [conv] = [k for k in kernels if "conv2d" in k.name]
+    [mean] = [k for k in kernels if k.name == "mean"]
+    foreign = s_tir.Schedule(mean.mod)
+    foreign.parallel(foreign.get_loops(foreign.get_sblock("T_divide"))[1])
+    _commit(tmp_path, conv, foreign, 1e-6, target)
+
+    with pytest.raises(TuningError, match=f"tuning database {tmp_path} cannot be loaded.*delete that folder"):
+        schedule_kernels(kernels, target, tmp_path, trials_per_kernel=0)
