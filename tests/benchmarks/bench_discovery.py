@@ -463,6 +463,10 @@ def held_out(operator: OperatorGraph, settings: EvalSettings, seeds: int, epochs
     the original (as the loop's references are), by kind; and the narrowed one's multiplier."""
     config, chosen = TrainConfig(epochs=epochs), report_seeds(settings.seed, seeds)
     data = load_dataset(settings.dataset, settings.resolution)
+    print(
+        f"Test accuracy: {settings.spec.label} on {settings.dataset_label}, {epochs} epochs, "
+        f"seeds {', '.join(map(str, chosen))}, each network paired with the original seed by seed"
+    )
     original = [r.accuracy for r in train_over_seeds(None, settings, config, chosen, data=data)]
     tested = [a for a in original if a is not None]
     found: dict[str, dict] = {"original": {"accuracy": statistics.fmean(tested), "accuracies": tested}}
