@@ -37,7 +37,7 @@ from ..compile.kernel_class import KernelClass, kernel_class
 from ..compile.transfer import transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, schedules_of
 from ..compile.transfer_sources import Source
-from ..compile.tune import tuning_database, recorded_trials_by_kernel, tune_kernels
+from ..compile.tune import recorded_trials_by_kernel, tune_kernels, tuning_database
 from .checked import Benches, Checked, checked_records, database_of
 from .results import KernelSchedule
 
