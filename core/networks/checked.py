@@ -93,8 +93,10 @@ def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -
     wrong = 0
     if not database.has_workload(kernel.mod):
         return Checked(None, None, 0)  # never scheduled: nothing to check (and nothing written to the database)
-    for stored in database.get_top_k(database.commit_workload(kernel.mod), TRIES):
-        record = _for_kernel(stored, kernel.mod)
+    workload = database.commit_workload(kernel.mod)  # as stored: block names of the kernel it was first seen in
+    renames = {old: new for old, new in zip(_block_names(workload.mod), _block_names(kernel.mod)) if old != new}
+    for stored in database.get_top_k(workload, TRIES):
+        record = _for_kernel(stored, kernel.mod, renames)
         key = _key(kernel.mod, record.trace)
         if key not in verdicts:
             verdicts[key] = _verdict(kernel.mod, record.trace, benches.of(kernel))
@@ -105,12 +107,14 @@ def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -
     return Checked(None, None, wrong)
 
 
-def _for_kernel(record: ms.database.TuningRecord, mod: tvm.IRModule) -> ms.database.TuningRecord:
+def _for_kernel(
+    record: ms.database.TuningRecord, mod: tvm.IRModule, renames: dict[str, str]
+) -> ms.database.TuningRecord:
     """`record` with its trace's block names those of `mod`, a kernel equal in structure to the
-    one it was recorded on (blocks correspond in program order; a block the trace made, such as
-    "lv88_red_rf", follows the one it was made from). Unchanged where the names already agree
-    or the renamed trace does not apply (the check then says why)."""
-    renames = {old: new for old, new in zip(_block_names(record.workload.mod), _block_names(mod)) if old != new}
+    one it was recorded on: `renames` maps that kernel's block names to `mod`'s (blocks
+    correspond in program order; a block the trace made, such as "lv88_red_rf", follows the one
+    it was made from). Unchanged where the names already agree or the renamed trace does not
+    apply (the check then says why)."""
     if not renames:
         return record
     insts, decisions = record.trace.as_json(remove_postproc=False)
