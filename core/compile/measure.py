@@ -144,7 +144,7 @@ def _measurement(
 ) -> Measurement:
     time, variant = kept.timing, kept.variant
     flops, params = workload.cost()
-    behind = time.behind(tuning.best_ms) if tuning is not None and variant.tuned else ""
+    behind = time.behind(tuning.chosen_ms) if tuning is not None and variant.tuned else ""
     torch: dict[str, Any] = {}
     if torch_time is not None:
         torch = {
@@ -181,7 +181,7 @@ def _measurement(
         threads=place.threads,
         algorithm=variant.algorithm,
         layout=variant.layout,
-        schedule_source=_source(kept, timed),
+        schedule_source=_source(kept, timed, tuning),
         tuned=variant.tuned,
         algorithm_details=variant.details,
         transfer=transfer,
@@ -190,9 +190,13 @@ def _measurement(
     )
 
 
-def _source(kept: _Timed, timed: list[_Timed]) -> str:
-    """Where the kept schedule came from; says so when a tuned one lost to the untuned kernel."""
+def _source(kept: _Timed, timed: list[_Timed], tuning: Tuning | None) -> str:
+    """Where the kept schedule came from; says so when a tuned one lost to the untuned kernel
+    and when faster tuned records were skipped for computing wrong numbers."""
     slower = [t for t in timed if t.variant.tuned and t is not kept]
+    source = kept.variant.source
     if not kept.variant.tuned and slower:
-        return f"untuned (the tuned schedule ran slower: {slower[0].timing.median_ms:.4g} ms)"
-    return kept.variant.source
+        source = f"untuned (the tuned schedule ran slower: {slower[0].timing.median_ms:.4g} ms)"
+    if tuning is not None and tuning.wrong:
+        source += f"; {tuning.wrong} faster tuned record(s) computed wrong numbers and were skipped"
+    return source

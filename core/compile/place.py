@@ -32,7 +32,7 @@ from ..devices.device import Device
 from ..devices.session import Session, open_session
 from .remote import device_target, upload
 from .target import local_target, use_threads
-from .tune import local_runner, trial_evaluator
+from .timing import TRIAL
 
 
 @dataclass
@@ -168,6 +168,16 @@ class RpcDevice:
             return Loaded(module, dev, [tvm.runtime.tensor(arg.numpy(), dev) for arg in args])
         except RuntimeError as exc:
             raise session.translate(exc, "copying the inputs") from None
+
+
+def trial_evaluator() -> ms.runner.EvaluatorConfig:
+    """How a trial is timed, wherever it runs (core.compile.timing.TRIAL)."""
+    return ms.runner.EvaluatorConfig(**TRIAL)
+
+
+def local_runner() -> ms.runner.Runner:
+    """Trials timed on this CPU."""
+    return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=trial_evaluator())
 
 
 def place_for(device: Device, threads: int) -> ThisMachine | RpcDevice:

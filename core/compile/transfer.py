@@ -33,7 +33,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from .errors import CompileError
 from .kernel_class import KernelClass
-from .place import Loaded, Place, ThisMachine
+from .place import Loaded, Place
 from .timing import TRIAL, check_close, time_kernel
 from .transfer_records import TunedSchedule
 from .warm import warm_tensor_intrin
@@ -115,16 +115,16 @@ class Bench:
         self.place, self.args, self.reference, self.name = place, args, reference, name
 
     @classmethod
-    def of_kernel(cls, mod: tvm.IRModule, target: tvm.target.Target, name: str, seed: int = 0) -> Bench:
-        """Random inputs for a kernel without a torch counterpart (a task of a network, on this
-        machine): the untuned default build gives the reference."""
+    def of_kernel(cls, mod: tvm.IRModule, place: Place, name: str, seed: int = 0) -> Bench:
+        """Random inputs for a kernel checked without its torch counterpart (a task of a
+        network, a tuning record): the untuned default build at `place` gives the reference."""
         rng = np.random.default_rng(seed)
         func = next(iter(mod.functions.values()))
         args = [
             tvm.runtime.tensor(_random(tuple(int(d) for d in arg.shape), arg.dtype, rng))
             for arg in ms.arg_info.ArgInfo.from_prim_func(func)
         ]
-        bench = cls(ThisMachine(target), args, np.empty(0), name)
+        bench = cls(place, args, np.empty(0), name)
         bench.reference = bench.build(mod).run().copy()
         return bench
 

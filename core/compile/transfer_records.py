@@ -17,9 +17,9 @@ from pathlib import Path
 from tvm.s_tir import meta_schedule as ms
 from tvm.s_tir.schedule import Trace
 
+from .database import read_database
 from .kernel_class import KernelClass, TransferError, kernel_class
 from .transfer_sources import Source, rank_sources
-from .tune import read_database
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ convergence plots."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -21,12 +20,13 @@ from tvm.ir.utils import derived_object
 from tvm.s_tir import meta_schedule as ms
 
 from .build_pool import pooled_builder
+from .checked import Benches, Kernel, checked_records
+from .database import recorded_trials
 from .errors import TuningError
-from .timing import TRIAL
+from .place import Place, ThisMachine
 from .warm import warm_tensor_intrin
 
 COST_MODELS = ("xgb", "random")
-_FAILED = 1e9  # MetaSchedule records a failed build or run as 1e10 seconds
 _LOGGER = "tvm.s_tir.meta_schedule"
 
 
@@ -45,15 +45,23 @@ def tuning_dir(content_hash: str, bindings: Mapping[str, int], device: str, root
 @dataclass(frozen=True)
 class Tuning:
     work_dir: Path
-    schedule: tvm.IRModule | None  # the best recorded schedule; None if no trial succeeded
+    schedule: tvm.IRModule | None  # the fastest right record's schedule; None if no trial gave one
     trials: list[tuple[int, float | None]]  # (index, latency ms) in measured order; None = failed
     new_trials: int  # measured by this call (0: everything came from the database)
     cost_model: str | None = None  # MetaSchedule's cost model; None for a search without one
+    schedule_ms: float | None = None  # the latency recorded for `schedule`
+    wrong: int = 0  # faster records skipped because they computed wrong numbers
 
     @property
     def best_ms(self) -> float | None:
         done = [latency for _, latency in self.trials if latency is not None]
         return min(done) if done else None
+
+    @property
+    def chosen_ms(self) -> float | None:
+        """The trial latency of `schedule`: its checked record's, or the best trial's where a
+        search keeps its best (core.compile.kernels.gspc)."""
+        return self.schedule_ms if self.schedule_ms is not None else self.best_ms
 
 
 #: on_progress(done, total, what): trials done (fractional within a batch) of the budget, and the phase
@@ -70,13 +78,15 @@ def tune(
     seed: int = 0,
     on_progress: OnProgress | None = None,
     check_cancelled: Callable[[], None] | None = None,
-    runner: ms.runner.Runner | None = None,
+    place: Place | None = None,
 ) -> Tuning:
     """Spend what is left of a `trials` budget on `mod` (its own earlier trials count), then
-    return the best schedule. `on_progress(done, trials, what)` follows each phase of each batch;
-    `check_cancelled()` may raise there to stop tuning (trials measured so far are kept).
-    Trials run on this CPU, or with `runner` where it times them (core.compile.place: on an RPC
-    device, a trial whose server dies fails alone; the next ones go to the servers still there)."""
+    return the fastest schedule that computes what TVM's default does (core.compile.checked).
+    `on_progress(done, trials, what)` follows each phase of each batch; `check_cancelled()` may
+    raise there to stop tuning (trials measured so far are kept). Trials run and are checked on
+    this CPU, or at `place` (core.compile.place: on an RPC device, a trial whose server dies
+    fails alone; the next ones go to the servers still there)."""
+    place = place or ThisMachine(target)
     if cost_model not in COST_MODELS:
         raise TuningError(f"unknown cost model {cost_model!r} (use {' or '.join(COST_MODELS)})")
     spent = len(recorded_trials(work_dir, mod))
@@ -101,23 +111,31 @@ def tune(
                     seed=seed,
                     measure_callbacks=callbacks,
                     builder=progress.builder(builder),
-                    runner=progress.runner(runner or local_runner()),
+                    runner=progress.runner(place.runner()),
                 )
         except (RuntimeError, ValueError) as e:  # TVM's errors; ValueError: a failed check
             if progress.stopped is not None:  # TVM wraps what the callback raised; re-raise it as it was
                 raise progress.stopped from None
             raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
     records = recorded_trials(work_dir, mod)
-    schedule = None
-    if any(latency is not None for latency in records):
-        try:
-            best = ms.tir_integration.compile_tir(tuning_database(work_dir), mod, target)
-        except (RuntimeError, ValueError) as e:
-            raise TuningError(
-                f"the best schedule in {work_dir} does not apply to this kernel ({e}); delete that folder to tune again"
-            ) from None
-        schedule = best.mod if best is not None else None
-    return Tuning(work_dir, schedule, list(enumerate(records)), max(remaining, 0), cost_model)
+    if not any(latency is not None for latency in records):
+        return Tuning(work_dir, None, list(enumerate(records)), max(remaining, 0), cost_model)
+    chosen = checked_records([Kernel("main", mod)], Benches(place), work_dir)["main"]
+    try:
+        schedule = chosen.schedule(mod)
+    except (RuntimeError, ValueError, TypeError) as e:  # TVM raises these through its FFI
+        raise TuningError(
+            f"the schedule chosen in {work_dir} does not apply to this kernel ({e}); delete that folder to tune again"
+        ) from None
+    return Tuning(
+        work_dir,
+        schedule,
+        list(enumerate(records)),
+        max(remaining, 0),
+        cost_model,
+        chosen.latency_ms,
+        chosen.wrong,
+    )
 
 
 def tune_kernels(
@@ -173,7 +191,7 @@ def tune_kernels(
                 cost_model=_cost_model(cost_model),
                 measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
                 builder=progress.builder(builder),
-                runner=progress.runner(local_runner()),
+                runner=progress.runner(ThisMachine(target).runner()),
             )
     except (RuntimeError, ValueError) as e:  # TVM's errors; ValueError: a failed check
         raise TuningError(f"MetaSchedule failed (logs in {work_dir / 'logs'}): {e}") from None
@@ -205,69 +223,6 @@ def design_space(mod: tvm.IRModule, target: tvm.target.Target) -> ms.space_gener
     return ms.space_generator.PostOrderApply(
         sch_rules=rules, postprocs=list(space.postprocs), mutator_probs=dict(space.mutator_probs)
     )
-
-
-def recorded_trials(work_dir: Path, *mods: tvm.IRModule) -> list[float | None]:
-    """Latency (ms, mean of the runs) of every trial of these kernels in `work_dir`, in measured order."""
-    return [latency for found in recorded_trials_by_kernel(work_dir, mods) for latency in found]
-
-
-def tuning_database(work_dir: Path) -> ms.database.JSONDatabase:
-    """The MetaSchedule database in `work_dir`. TVM replays every record's steps on its kernel
-    while loading, and one record that does not apply (a hand-edited or foreign file) makes it
-    refuse the whole folder: TuningError naming the folder, not TVM's bare error."""
-    try:
-        return ms.database.JSONDatabase(work_dir=str(work_dir))
-    except (RuntimeError, ValueError, TypeError) as e:
-        raise TuningError(
-            f"tuning database {work_dir} cannot be loaded: TVM could not replay its records ({e}); "
-            "delete that folder to start over"
-        ) from None
-
-
-def recorded_trials_by_kernel(work_dir: Path, mods) -> list[list[float | None]]:
-    """For each kernel, the latencies (ms) of its trials in `work_dir`, in measured order; the
-    database is read once."""
-    keys = [ms.database.Workload(mod).as_json()[0] for mod in mods]
-    try:
-        workloads, trials = read_database(work_dir)
-    except (ValueError, TypeError, IndexError) as e:
-        raise TuningError(f"tuning database {work_dir} is damaged ({e}); delete that folder to start over") from None
-    by_key: dict[str, list[float | None]] = {}
-    for workload, latency, _ in trials:
-        by_key.setdefault(workloads[workload][0], []).append(latency)
-    return [by_key.get(key, []) for key in keys]
-
-
-def read_database(work_dir: Path) -> tuple[list[list], list[tuple[int, float | None, list]]]:
-    """A MetaSchedule database folder as written: its workloads (JSON, [structural hash, module])
-    and its trials in measured order, (workload index, latency ms (mean of the runs) or None if
-    the trial failed, the record's JSON). Missing files read as empty; a damaged line raises
-    ValueError, TypeError or IndexError for the caller to name the folder."""
-    workloads = [json.loads(line) for line in _lines(work_dir / "database_workload.json")]
-    trials = []
-    for line in _lines(work_dir / "database_tuning_record.json"):
-        index, record = json.loads(line)
-        run_secs = record[1]
-        ok = run_secs and all(0 < s < _FAILED for s in run_secs)
-        trials.append((index, sum(run_secs) / len(run_secs) * 1e3 if ok else None, record))
-    return workloads, trials
-
-
-def _lines(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def trial_evaluator() -> ms.runner.EvaluatorConfig:
-    """How a trial is timed, wherever it runs (core.compile.timing.TRIAL)."""
-    return ms.runner.EvaluatorConfig(**TRIAL)
-
-
-def local_runner() -> ms.runner.Runner:
-    """Trials timed on this CPU."""
-    return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=trial_evaluator())
 
 
 def _prepare_logging() -> None:

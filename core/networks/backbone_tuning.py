@@ -24,6 +24,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from ..compile.errors import CompileError
 from ..compile.handlers import quiet_stdout
+from ..compile.place import ThisMachine
 from ..compile.target import core_count, local_target, use_threads
 from ..compile.transfer import Bench, NotApplicable, transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, measured_trials, schedules_of
@@ -64,7 +65,7 @@ def untuned_times(
     benches, untuned = {}, {}
     for i, k in enumerate(kernels):
         progress(0.3 * i / len(kernels), f"timing the untuned kernel {k.name}")
-        benches[k.name] = Bench.of_kernel(k.mod, target, k.name)
+        benches[k.name] = Bench.of_kernel(k.mod, ThisMachine(target), k.name)
         untuned[k.name] = untuned_latency(k.mod, benches[k.name])
     return benches, untuned
 

@@ -16,7 +16,7 @@ network then has no basis for a speedup). Where transfer or tuning ran, TVM's de
 too and recorded beside them (a record of no schedule steps), so the fastest of all is what
 the network runs: a few trials that found nothing better cost no speed. Compiling the network then applies
 the database's records (MetaSchedule's relax integration), each kernel's fastest record that
-computes what TVM's default does (core.networks.checked). One process tunes a database at
+computes what TVM's default does (core.compile.checked). One process tunes a database at
 a time (a file lock), so concurrent evaluations share their work instead of racing."""
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ import tvm
 from tvm import relax, s_tir
 from tvm.s_tir import meta_schedule as ms
 
+from ..compile.checked import Benches, Checked, Kernel, checked_records, database_of
+from ..compile.database import recorded_trials_by_kernel, tuning_database
 from ..compile.errors import CompileError
 from ..compile.kernel_class import KernelClass, kernel_class
+from ..compile.place import ThisMachine
 from ..compile.transfer import transfer_kernel, untuned_latency
 from ..compile.transfer_records import choose_source, schedules_of
 from ..compile.transfer_sources import Source
-from ..compile.tune import recorded_trials_by_kernel, tune_kernels, tuning_database
-from .checked import Benches, Checked, checked_records, database_of
+from ..compile.tune import tune_kernels
 from .results import KernelSchedule
 
 Progress = Callable[[float, str], None]
@@ -46,9 +48,9 @@ DATABASE = "networks"  # the folder of the device's network database, under <tun
 
 
 @dataclass(frozen=True)
-class NetworkKernel:
-    name: str  # relax's name for the task, e.g. "fused_conv2d_add_relu"
-    mod: tvm.IRModule
+class NetworkKernel(Kernel):
+    """A network's kernel: its name is relax's for the task, e.g. "fused_conv2d_add_relu"."""
+
     weight: int  # how many times one forward pass runs it
     kclass: KernelClass
 
@@ -106,7 +108,7 @@ def schedule_kernels(
     """Give every kernel a schedule in the database at `folder` (the steps of this module's doc;
     `sources` empty: no transfer) and check the records the network would run; hold the folder's
     lock while doing so."""
-    benches = Benches(target)
+    benches = Benches(ThisMachine(target))
     with locked(folder):
         recorded = _recorded(folder, kernels)
         missing = [k for k in kernels if k.name not in recorded]
@@ -141,7 +143,7 @@ def schedule_kernels(
 
 def _told(found: tuple[str, float] | None, checked: Checked) -> tuple[str, float | None]:
     """Where the schedule the network runs came from, and its latency, saying so when faster
-    records were skipped for computing wrong numbers (core.networks.checked)."""
+    records were skipped for computing wrong numbers (core.compile.checked)."""
     source, latency = found or ("untuned", None)
     if checked.wrong:
         skipped = f"{checked.wrong} faster record(s) computed wrong numbers and were skipped"

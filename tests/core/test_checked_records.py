@@ -1,6 +1,6 @@
-"""A network is compiled only with tuning records that compute what TVM's default schedule
-computes (core.networks.checked): a faster record that computes wrong numbers is skipped,
-said so, and remembered, instead of failing the network's check against torch."""
+"""A network, and a measured operator, are compiled only with tuning records that compute what
+TVM's default schedule computes (core.compile.checked): a faster record that computes wrong
+numbers is skipped, said so, and remembered, instead of failing the check against torch."""
 
 from __future__ import annotations
 
@@ -12,23 +12,30 @@ from torch import nn
 from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
+from core.compile.checked import VERDICTS
 from core.compile.errors import NumericalMismatch, TuningError
+from core.compile.kernels.protocol import make_kernel
+from core.compile.measure import measure_operator
+from core.compile.place import ThisMachine
+from core.compile.settings import Settings
 from core.compile.target import local_target
-from core.networks.checked import VERDICTS
+from core.compile.workload import Workload
+from core.ir.serialize import load_operator
 from core.networks.relax_import import to_relax
 from core.networks.schedules import compile_scheduled, fused, network_kernels, schedule_kernels
 from core.networks.timing import check_network, vm_of
+from tests.support import EXAMPLES, QUICK, TINY
 
 
-def _commit(folder, kernel, sch: s_tir.Schedule, seconds: float, target) -> None:
+def _commit(folder, mod, sch: s_tir.Schedule, seconds: float, target) -> None:
     database = ms.database.JSONDatabase(work_dir=str(folder))
     database.commit_tuning_record(
         ms.database.TuningRecord(
             sch.trace,
-            database.commit_workload(kernel.mod),
+            database.commit_workload(mod),
             run_secs=[seconds],
             target=target,
-            args_info=ms.arg_info.ArgInfo.from_prim_func(next(iter(kernel.mod.functions.values()))),
+            args_info=ms.arg_info.ArgInfo.from_prim_func(next(iter(mod.functions.values()))),
         )
     )
 
@@ -43,8 +50,8 @@ def test_a_record_that_computes_wrong_numbers_is_skipped_and_remembered(tmp_path
     right.split(right.get_loops(right.get_sblock("conv2d_nchw"))[-1], factors=[None, 3])
     wrong = s_tir.Schedule(kernel.mod)  # the padded input kept as integers: TVM applies it as told
     wrong.unsafe_set_dtype(wrong.get_sblock("pad_temp"), 0, "int32")
-    _commit(tmp_path, kernel, right, 2e-3, target)
-    _commit(tmp_path, kernel, wrong, 1e-3, target)  # the faster: the one a database would pick
+    _commit(tmp_path, kernel.mod, right, 2e-3, target)
+    _commit(tmp_path, kernel.mod, wrong, 1e-3, target)  # the faster: the one a database would pick
 
     unchecked = ms.database.JSONDatabase(work_dir=str(tmp_path))
     with pytest.raises(NumericalMismatch, match="tiny: TVM's output differs"):  # the network runs the wrong one
@@ -82,7 +89,7 @@ def test_a_record_applies_to_an_equal_kernel_whose_blocks_another_network_named(
     sch.rfactor(sch.get_loops(sch.get_sblock(reduction))[-1], 0)
     sch.enter_postproc()
     sch.parallel(sch.get_loops(sch.get_sblock(f"{reduction}_rf"))[1])
-    _commit(tmp_path, means[0], sch, 1e-6, target)
+    _commit(tmp_path, means[0].mod, sch, 1e-6, target)
 
     mod = to_relax(second, example, "the second network")
     scheduled = schedule_kernels(network_kernels(fused(mod), target), target, tmp_path, trials_per_kernel=0)
@@ -102,7 +109,32 @@ def test_a_database_whose_record_does_not_fit_its_kernel_is_refused_by_name(tmp_
     [mean] = [k for k in kernels if k.name == "mean"]
     foreign = s_tir.Schedule(mean.mod)
     foreign.parallel(foreign.get_loops(foreign.get_sblock("T_divide"))[1])
-    _commit(tmp_path, conv, foreign, 1e-6, target)
+    _commit(tmp_path, conv.mod, foreign, 1e-6, target)
 
     with pytest.raises(TuningError, match=f"tuning database {tmp_path} cannot be loaded.*delete that folder"):
         schedule_kernels(kernels, target, tmp_path, trials_per_kernel=0)
+
+
+def test_measuring_an_operator_skips_a_faster_tuned_record_that_computes_wrong_numbers(tmp_path):
+    """The operator's tuning folder holds a right record and a faster wrong one (as a tuned
+    winograd convolution once doubled its output): the measurement keeps the right one and
+    says what it skipped, instead of failing its check against torch."""
+    workload = Workload.prepare(load_operator(EXAMPLES / "conv2d.json"), TINY, 1, 0)
+    place = ThisMachine(local_target(1))
+    settings = Settings(tune_trials=2, cost_model="random", work_dir=tmp_path, **QUICK)
+    mod = workload.lowered.module()
+    right = s_tir.Schedule(mod)
+    output = right.get_child_blocks(right.get_sblock("root"))[-1]
+    right.split(right.get_loops(output)[-1], factors=[None, 2])
+    wrong = s_tir.Schedule(mod)  # the input read through a copy kept as integers: TVM applies it as told
+    copy = wrong.cache_read(wrong.get_child_blocks(wrong.get_sblock("root"))[-1], 0, "global")
+    wrong.unsafe_set_dtype(copy, 0, "int32")
+    _commit(tmp_path, mod, right, 2e-3, place.target)
+    _commit(tmp_path, mod, wrong, 1e-3, place.target)  # the faster: the one a database would pick
+
+    measured = measure_operator(workload, make_kernel(workload, place, settings), place, settings)
+    assert measured.new_trials == 0 and measured.trial_count == 2  # the budget was spent: nothing tuned
+    assert measured.max_abs_error < 1e-4
+    assert measured.schedule_source.endswith("; 1 faster tuned record(s) computed wrong numbers and were skipped")
+    verdicts = json.loads((tmp_path / VERDICTS).read_text())
+    assert sorted(bool(v) for v in verdicts.values()) == [False, True]

@@ -33,7 +33,7 @@ def tuned_with_metaschedule(
         cost_model=settings.cost_model,
         seed=settings.seed,
         check_cancelled=check_cancelled,
-        runner=place.runner(),
+        place=place,
         on_progress=lambda done, total, what: progress(0.05 + 0.75 * done / total, f"tuning: {what}"),
     )
     untuned = variant(module, "untuned")

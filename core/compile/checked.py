@@ -1,13 +1,14 @@
-"""Only schedules that compute the right numbers reach a network.
+"""Only schedules that compute the right numbers are built: a network's, and a single kernel's.
 
 TVM has miscompiled tuned schedules of Tessera's kernels (a padding stage computed under a
 tile, a roll inlined into a tiled loop: 17 of 32 records of one searched operator gave wrong
-results before those lowerings changed), and one wrong record in a network's database used
-to fail the whole network's check against torch. So each kernel's records are tried fastest
-first: each is built and run against TVM's default schedule on the same random inputs
-(core.compile.transfer.Bench), and the first that agrees is the one the network is compiled
-with; TVM's default when none does. Verdicts are kept beside the database (checked.json), so
-a record is checked once per device, not once per candidate network.
+results before those lowerings changed; a tuned winograd convolution doubled its output), and
+one wrong record used to fail a whole network's check against torch, or a measurement. So a
+kernel's records are tried fastest first: each is built and run against TVM's default
+schedule on the same random inputs (core.compile.transfer.Bench), where the kernel runs, and
+the first that agrees is the one the kernel is compiled with; TVM's default when none does.
+Verdicts are kept beside the database (checked.json), so a record is checked once per device,
+not once per candidate network or measurement.
 
 A record is found by its kernel's structure, which ignores block names, while its trace finds
 blocks by name; equal kernels of two networks may name a block after different relax variables
@@ -27,24 +28,39 @@ from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
 from ..atomic import write_text_atomically
-from ..compile.transfer import Bench, NotApplicable
-from ..compile.tune import tuning_database
+from .database import tuning_database
+from .place import Place
+from .transfer import Bench, NotApplicable
 
 VERDICTS = "checked.json"  # in the database folder: record key -> "" (right) or why it is wrong
 TRIES = 4  # records tried per kernel, fastest first, before falling back to TVM's default
 
 
-class Benches:
-    """Each kernel's Bench (random inputs, the default schedule's output), built once per
-    network and shared by transfer, the default's timing and the checks here."""
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel as the checks know it: the name its bench is kept under, its module (a
+    network's kernels add how often they run, core.networks.schedules.NetworkKernel)."""
 
-    def __init__(self, target: tvm.target.Target):
-        self.target = target
+    name: str
+    mod: tvm.IRModule
+
+
+class Benches:
+    """Each kernel's Bench (random inputs, the default schedule's output at `place`), built
+    when first needed, once per network, and shared by transfer, the default's timing and the
+    checks here."""
+
+    def __init__(self, place: Place):
+        self.place = place
         self._made: dict[str, Bench] = {}
 
-    def of(self, kernel) -> Bench:
+    @property
+    def target(self) -> tvm.target.Target:
+        return self.place.target
+
+    def of(self, kernel: Kernel) -> Bench:
         if kernel.name not in self._made:
-            self._made[kernel.name] = Bench.of_kernel(kernel.mod, self.target, kernel.name)
+            self._made[kernel.name] = Bench.of_kernel(kernel.mod, self.place, kernel.name)
         return self._made[kernel.name]
 
 
@@ -57,10 +73,20 @@ class Checked:
     latency_ms: float | None
     wrong: int
 
+    def schedule(self, mod: tvm.IRModule) -> tvm.IRModule | None:
+        """`mod` scheduled by the record (its postprocessing included); None without one."""
+        if self.record is None:
+            return None
+        sch = s_tir.Schedule(mod)
+        self.record.trace.apply_to_schedule(sch, remove_postproc=False)  # checked: it applies
+        return sch.mod
 
-def checked_records(kernels: Sequence, benches: Benches, folder: Path) -> dict[str, Checked]:
-    """Kernel name -> its Checked record in the database at `folder`; the caller holds the
-    folder's lock (core.networks.schedules.locked), since verdicts are written there."""
+
+def checked_records(kernels: Sequence[Kernel], benches: Benches, folder: Path) -> dict[str, Checked]:
+    """Kernel name -> its Checked record in the database at `folder`. Verdicts are written
+    there at once (atomically): a network's caller holds the folder's lock
+    (core.networks.schedules.locked); elsewhere two processes may each lose the other's new
+    verdicts, which are then checked again."""
     database = tuning_database(folder)
     path = folder / VERDICTS
     verdicts = _read(path)
@@ -71,7 +97,7 @@ def checked_records(kernels: Sequence, benches: Benches, folder: Path) -> dict[s
     return chosen
 
 
-def database_of(kernels: Sequence, chosen: dict[str, Checked]) -> ms.database.Database:
+def database_of(kernels: Sequence[Kernel], chosen: dict[str, Checked]) -> ms.database.Database:
     """An in-memory database holding only the chosen records, to compile the network with."""
     memory = ms.database.MemoryDatabase()
     for k in kernels:
@@ -89,7 +115,7 @@ def database_of(kernels: Sequence, chosen: dict[str, Checked]) -> ms.database.Da
     return memory
 
 
-def _first_right(kernel, benches: Benches, database, verdicts: dict[str, str]) -> Checked:
+def _first_right(kernel: Kernel, benches: Benches, database, verdicts: dict[str, str]) -> Checked:
     wrong = 0
     if not database.has_workload(kernel.mod):
         return Checked(None, None, 0)  # never scheduled: nothing to check (and nothing written to the database)
