@@ -39,6 +39,8 @@ that size and depthwise-separable, every network tuned by MetaSchedule alone (no
 rounds: a table per budget and run, so the dependence on tuning shows, then the one table the
 README shows: accuracy from the loop's store (or, with --operator, trained here over --seeds
 seeds on the proxy task), FLOPs, latency and speedups at the largest budget (medians over runs).
+A run at 128 trials takes hours here: with --deploy-dir DIR the runs are kept there and the
+same command resumes a stopped one at the network it stopped in (tests/benchmarks/kept_runs.py).
 
 Sections run only when named with --section (hours each; tests/benchmarks/strategy_comparison.py
 and fisher_prediction.py say what they do): `strategies`, MCTS against random sampling in Syno's
@@ -58,7 +60,7 @@ keeps would cap the speedup); `--replace standard,pointwise` gives the figures a
         [--dataset NAME|PATH] [--resolution PX] [--limit N] [--fisher-batch N] [--replace KINDS]
         [--seeds 3] [--epochs 10]
         [--deploy [--operator FILE|NAME] [--deploy-trials 8,32,128] [--tuning-runs 2]
-         [--deploy-resolution 224] [--deploy-width N]]
+         [--deploy-resolution 224] [--deploy-width N] [--deploy-dir DIR]]
         [--section strategies,exploration,fisher] [--strategies mcts,random,canvas] [--strategy-seeds 3]
         [--fisher 100] [--fisher-strategy random] [--results DIR]
 """
@@ -66,6 +68,7 @@ keeps would cap the speedup); `--replace standard,pointwise` gives the figures a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import itertools
@@ -84,7 +87,7 @@ from core.analysis.fisher import FisherError
 from core.data.datasets import load_dataset
 from core.data.specs import REPLACE_KINDS, replace_kinds
 from core.ir.graph import OperatorGraph
-from core.ir.serialize import graph_from_document, load_operator
+from core.ir.serialize import content_hash, graph_from_document, load_operator
 from core.networks.end_to_end import tuned_end_to_end
 from core.networks.results import EndToEnd
 from core.networks.settings import USERS_RESOLUTION, DeploySettings
@@ -103,6 +106,7 @@ from core.train.screening import FisherScreen, load_split
 from core.train.seeds import train_over_seeds
 from core.train.settings import EvalSettings, TrainConfig
 from tests.benchmarks import fisher_prediction, strategy_comparison
+from tests.benchmarks.kept_runs import KeptRun
 from tests.support import EXAMPLES, chain
 
 #: the figures this benchmark prints; those OPT_IN run only when --section names them
@@ -489,12 +493,14 @@ def deploy(
     base: DeploySettings,
     trials: list[int],
     runs: int,
+    folder: Path | None = None,
 ) -> None:
     """The operator, the original narrowed to its FLOPs at the deployment size and
     depthwise-separable, each tuned and timed against the original (core.networks.end_to_end)
     with MetaSchedule alone at each budget of `trials`, in `runs` runs from empty tuning
     databases; then the table of `tests` (test reports by kind) beside FLOPs, latency and
-    speedups at the largest budget (medians over the runs)."""
+    speedups at the largest budget (medians over the runs). Runs are kept in `folder` (default
+    a temporary one), where a stopped run resumes (tests.benchmarks.kept_runs)."""
     separable = load_operator(EXAMPLES / "depthwise_separable.json")
     match = flops_match(base.spec, base.num_classes, operator)
     networks = {
@@ -509,19 +515,31 @@ def deploy(
         f"{match.matched / 1e6:.1f} ({100 * (match.matched / match.flops - 1):+.1f}%)"
     )
     timed: dict[tuple[int, int, str], EndToEnd] = {}
-    for budget, run in itertools.product(trials, range(1, runs + 1)):
-        with tempfile.TemporaryDirectory() as root:
+    with contextlib.ExitStack() as stack:
+        root = folder or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        for budget, run in itertools.product(trials, range(1, runs + 1)):
+            configuration = {
+                "operator": content_hash(operator),
+                "deploy": base.label,
+                "trials": budget,
+                "threads": torch.get_num_threads(),
+            }
+            kept = KeptRun(root / f"{budget}-trials-run-{run}", configuration)
             for kind, (stand_in, settings, _) in networks.items():
-                start = time.perf_counter()
-                found = tuned_end_to_end(stand_in, dataclasses.replace(settings, trials=budget), (), Path(root))
+                found, took = kept.result(kind), f"kept in {kept.folder}"
+                if found is None:
+                    start = time.perf_counter()
+                    kept.restore()
+                    found = tuned_end_to_end(stand_in, dataclasses.replace(settings, trials=budget), (), kept.tuning)
+                    kept.finish(kind, found)
+                    took = f"{time.perf_counter() - start:.0f} s to tune and time"
                 timed[budget, run, kind] = found
                 kernels = len({k.kernel for k in found.kernels})
                 doubt = "; ".join(filter(None, (found.timing_note, found.untuned_kernels and "kernels left untuned")))
                 print(
                     f"  {budget} trials, run {run}, {kind}: {found.latency_ms:.2f} ms against the original's "
                     f"{found.baseline_latency_ms:.2f} ms, {found.baseline_latency_ms / found.latency_ms:.2f}x "
-                    f"({kernels} kernels, {time.perf_counter() - start:.0f} s to tune and time)"
-                    + (f"; {doubt}" if doubt else "")
+                    f"({kernels} kernels, {took})" + (f"; {doubt}" if doubt else "")
                 )
         narrowed = timed[budget, run, references.NARROWED]
         ours = timed[budget, run, "survivor"]
@@ -623,6 +641,13 @@ def main() -> None:
     deployed.add_argument("--tuning-runs", type=int, default=2, help="independent tuning runs per budget")
     deployed.add_argument("--deploy-resolution", type=int, default=USERS_RESOLUTION)
     deployed.add_argument("--deploy-width", type=int, default=None, help="default: the backbone's standard width")
+    deployed.add_argument(
+        "--deploy-dir",
+        type=Path,
+        default=None,
+        help="keep each tuning run's databases and results here, so a stopped deploy section resumes at the "
+        "network it stopped in (default a temporary folder)",
+    )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     if args.section:
@@ -664,7 +689,7 @@ def main() -> None:
             replace=settings.replace,
         )
         trials = [int(t) for t in args.deploy_trials.split(",")]
-        deploy(survivor.graph, survivor.tests, survivor.trained_scale, base, trials, args.tuning_runs)
+        deploy(survivor.graph, survivor.tests, survivor.trained_scale, base, trials, args.tuning_runs, args.deploy_dir)
     with tempfile.TemporaryDirectory() as tmp:
         results = args.results or Path(tmp)
         if "exploration" not in skip:

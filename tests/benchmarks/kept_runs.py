@@ -1,0 +1,60 @@
+"""Tuning runs of the deploy benchmark kept in a folder, so a run cut short after hours resumes.
+
+One run tunes several networks in turn into the same tuning databases (the original's kernels
+tuned once, for the first). Each finished network's result (core.networks.results.EndToEnd) is
+written beside a copy of the databases as that network left them. A network cut short leaves
+kernels with part of their budget, which network tuning would take as they are (a kernel with
+a record is reused), so a resumed run starts its next network from that copy: every network is
+tuned in one go on the state the networks before it left, as in a run that was never stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from core.atomic import write_text_atomically
+from core.networks.results import EndToEnd
+
+
+class KeptRun:
+    """One tuning run in `folder`: `tuning` is the tuning root the networks use; results.json
+    names the copy the run resumes from (tuning.after-<network>), written only once complete."""
+
+    def __init__(self, folder: Path, configuration: dict):
+        self.folder, self.tuning = folder, folder / "tuning"
+        self._results = folder / "results.json"
+        folder.mkdir(parents=True, exist_ok=True)
+        kept = {"configuration": configuration, "networks": {}, "resume_from": None}
+        if self._results.exists():
+            kept = json.loads(self._results.read_text(encoding="utf-8"))
+            if kept.get("configuration") != configuration:
+                raise SystemExit(
+                    f"{folder} holds a run of {kept.get('configuration')}, not of {configuration}: "
+                    "give --deploy-dir another folder"
+                )
+        self._kept = kept
+
+    def result(self, kind: str) -> EndToEnd | None:
+        """The network's result if this run finished it."""
+        found = self._kept["networks"].get(kind)
+        return EndToEnd.from_dict(found) if found is not None else None
+
+    def restore(self) -> None:
+        """The tuning databases as the last finished network left them (none before the first)."""
+        shutil.rmtree(self.tuning, ignore_errors=True)
+        if self._kept["resume_from"] is not None:
+            shutil.copytree(self.folder / self._kept["resume_from"], self.tuning)
+
+    def finish(self, kind: str, found: EndToEnd) -> None:
+        """Keep the network's result and a copy of the databases as it left them; the copy is
+        named in results.json only once it is complete, and the older one then goes."""
+        older, copy = self._kept["resume_from"], f"tuning.after-{kind}"
+        shutil.rmtree(self.folder / copy, ignore_errors=True)
+        shutil.copytree(self.tuning, self.folder / copy)
+        self._kept["networks"][kind] = found.to_dict()
+        self._kept["resume_from"] = copy
+        write_text_atomically(self._results, json.dumps(self._kept, indent=1))
+        if older is not None and older != copy:
+            shutil.rmtree(self.folder / older, ignore_errors=True)
