@@ -3,9 +3,9 @@
 The database directory is named by the operator's content hash and its
 bindings, so a later run (in any process) finds the trials already measured:
 it only tunes the part of the trial budget not yet spent, and with nothing
-left it takes the best recorded schedule straight away. Trials are read back in
-the order they were measured (database_tuning_record.json, one line each) for
-convergence plots."""
+left it takes the recorded schedule straight away: the fastest that computes the
+right numbers (core.compile.checked). Trials are read back in the order they were
+measured (core.compile.database) for convergence plots."""
 
 from __future__ import annotations
 
