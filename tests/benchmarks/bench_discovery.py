@@ -517,14 +517,9 @@ def deploy(
     timed: dict[tuple[int, int, str], EndToEnd] = {}
     with contextlib.ExitStack() as stack:
         root = folder or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        kept_as = {"operator": content_hash(operator), "deploy": base.label, "threads": torch.get_num_threads()}
         for budget, run in itertools.product(trials, range(1, runs + 1)):
-            configuration = {
-                "operator": content_hash(operator),
-                "deploy": base.label,
-                "trials": budget,
-                "threads": torch.get_num_threads(),
-            }
-            kept = KeptRun(root / f"{budget}-trials-run-{run}", configuration)
+            kept = KeptRun(root / f"{budget}-trials-run-{run}", {**kept_as, "trials": budget})
             for kind, (stand_in, settings, _) in networks.items():
                 found, took = kept.result(kind), f"kept in {kept.folder}"
                 if found is None:
@@ -541,12 +536,12 @@ def deploy(
                     f"{found.baseline_latency_ms:.2f} ms, {found.baseline_latency_ms / found.latency_ms:.2f}x "
                     f"({kernels} kernels, {took})" + (f"; {doubt}" if doubt else "")
                 )
-        narrowed = timed[budget, run, references.NARROWED]
-        ours = timed[budget, run, "survivor"]
-        print(
-            f"  {budget} trials, run {run}: {operator.name} {_speedup(ours) / _speedup(narrowed):.2f}x the "
-            "narrowed original (the ratio of their speedups over the original)"
-        )
+            narrowed = timed[budget, run, references.NARROWED]
+            ours = timed[budget, run, "survivor"]
+            print(
+                f"  {budget} trials, run {run}: {operator.name} {_speedup(ours) / _speedup(narrowed):.2f}x the "
+                "narrowed original (the ratio of their speedups over the original)"
+            )
     largest = max(trials)
     rows = {}
     for kind, (_, settings, flops) in networks.items():
