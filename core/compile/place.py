@@ -97,7 +97,7 @@ class ThisMachine:
         return None
 
     def runner(self) -> ms.runner.Runner:
-        return local_runner()
+        return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=trial_evaluator())
 
     def load(self, executable: Any, args: list) -> Loaded:
         return Loaded(executable.mod, tvm.cpu(), args)
@@ -173,11 +173,6 @@ class RpcDevice:
 def trial_evaluator() -> ms.runner.EvaluatorConfig:
     """How a trial is timed, wherever it runs (core.compile.timing.TRIAL)."""
     return ms.runner.EvaluatorConfig(**TRIAL)
-
-
-def local_runner() -> ms.runner.Runner:
-    """Trials timed on this CPU."""
-    return ms.runner.LocalRunner(timeout_sec=60, evaluator_config=trial_evaluator())
 
 
 def place_for(device: Device, threads: int) -> ThisMachine | RpcDevice:
