@@ -53,3 +53,24 @@ def test_a_folder_of_another_configuration_is_refused_by_name(tmp_path):
     run.finish("survivor", RESULT)
     with pytest.raises(SystemExit, match="run-1 holds a run of .*'trials': 128.*give --deploy-dir another folder"):
         KeptRun(tmp_path / "run-1", {**CONFIGURATION, "trials": 32})
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (lambda text: text[: len(text) // 2].encode(), "Expecting|Unterminated"),  # cut short
+        (lambda text: b"[]", "not an object of configuration, networks and resume_from"),
+        (lambda text: text.replace("tuning.after-survivor", "elsewhere").encode(), "names elsewhere"),
+        (lambda text: text.replace('"latency_ms"', '"latency"', 1).encode(), "the end-to-end timing"),
+        (lambda text: b"\xff\xfe" + text.encode(), "can't decode"),
+    ],
+)
+def test_a_damaged_results_file_is_refused_with_its_name_not_a_traceback(tmp_path, damage, said):
+    run = KeptRun(tmp_path / "run-1", CONFIGURATION)
+    run.restore()
+    _tune(run, "survivor")
+    run.finish("survivor", RESULT)
+    results = tmp_path / "run-1" / "results.json"
+    results.write_bytes(damage(results.read_text(encoding="utf-8")))
+    with pytest.raises(SystemExit, match=rf"results.json cannot be resumed from \(.*({said}).*move its folder away"):
+        KeptRun(tmp_path / "run-1", CONFIGURATION)

@@ -31,8 +31,9 @@ over seeds, the paired difference with its interval, FLOPs, tuned latency timed 
 loop's deployment size, speedup over the original and over the original narrowed to its FLOPs)
 and the headline. Published: Canvas 1.5x at about 1% accuracy loss, Syno 2.06x on CPU within 1%.
 Figure 4 (deploy, with --deploy): latency at the size users deploy (ResNet-18 at its standard
-width, 224 px, batch 1) of the best survivor of the loop (or --operator: a file or a bundled
-example, default shift_conv), the original, the original narrowed to the survivor's FLOPs at
+width, 224 px, batch 1) of the best survivor of the loop (or, with the loop skipped, of the
+newest run in the --store of a loop run before; or --operator: a file or a bundled example,
+default shift_conv), the original, the original narrowed to the survivor's FLOPs at
 that size and depthwise-separable, every network tuned by MetaSchedule alone (no transfer) with
 --deploy-trials trials per kernel (default 8, 32 and 128), in --tuning-runs independent runs
 (each from empty tuning databases), each network timed against the original in alternating
@@ -114,6 +115,7 @@ SECTIONS = ("screening", "minibatch", "spread", "loop", "exploration", "strategi
 OPT_IN = ("exploration", "strategies", "fisher")
 PAPER_PER_MINUTE = 1000 / 5  # NAS-PTE
 GOAL_PER_MINUTE = 1000
+LOOP_NAME = "bench_discovery"  # the run the loop section starts, in its store
 
 
 def random_operators(seed: int = 0):
@@ -373,9 +375,9 @@ def loop(minutes: float, store_path: Path, replace: tuple[str, ...]) -> Survivor
     command = ["discover", "--minutes", str(minutes), "--replace", ",".join(replace)]
     print(f"Discovery loop: tessera {' '.join(command)}, 2 workers, default task (store {store_path})")
     start = time.perf_counter()
-    code = tessera([*command, "--store", str(store_path), "--name", "bench_discovery"])
+    code = tessera([*command, "--store", str(store_path), "--name", LOOP_NAME])
     print(f"  ran {time.perf_counter() - start:.0f} s, exit code {code}")
-    return report(store_path)
+    return report(store_path, LOOP_NAME)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -388,10 +390,17 @@ class Survivor:
     trained_scale: float | None
 
 
-def report(store_path: Path) -> Survivor | None:
-    """The loop's figures, from its store; its best survivor, if any."""
+def report(store_path: Path, name: str | None = None) -> Survivor | None:
+    """The loop's figures, from its store: of the run called `name`, or of the newest (a loop
+    run earlier, say by `tessera discover`); its best survivor, if any."""
+    if not store_path.is_file():
+        raise SystemExit(f"{store_path}: no such store (give the --store of a discovery run)")
     with Store(store_path) as store:
-        run = next(r for r in runs(store) if r.name == "bench_discovery")
+        run = next((r for r in reversed(runs(store)) if name in (None, r.name)), None)
+        if run is None:
+            raise SystemExit(f"{store_path} holds no discovery run" + (f" called {name}" if name else ""))
+        if name is None:
+            print(f"Discovery run {run.name!r} in {store_path}")
         rows = candidates(store, run)
         counts = stage_counts(store, run)
         [baseline] = store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1")
@@ -414,9 +423,10 @@ def report(store_path: Path) -> Survivor | None:
         if run.baseline_test:
             print(f"  original on the test split: {mean_std([a for a in run.baseline_test if a is not None])}")
         for r in tuned:  # a timing taken while the other worker trained says so in its detail
+            among = f"; selected among {r['selected_from']} proposed" if r["selected_from"] else ""
             print(
-                f"  within {margin:g}: {r['operator_name']} accuracy {r['accuracy']:.3f} (original {base:.3f}; "
-                f"selected among {r['selected_from']} proposed), tuned end-to-end speedup {r['e2e_speedup']:.2f}x"
+                f"  within {margin:g}: {r['operator_name']} accuracy {r['accuracy']:.3f} (original {base:.3f}{among}), "
+                f"tuned end-to-end speedup {r['e2e_speedup']:.2f}x"
                 f"{'; ' + r['detail'] if r['detail'] else ''}"
             )
             if r["test_accuracy"] is not None:
@@ -611,7 +621,13 @@ def main() -> None:
     parser.add_argument(
         "--results", type=Path, default=None, help="strategies, fisher: folder of their stores (default temporary)"
     )
-    parser.add_argument("--store", type=Path, default=None, help="the loop's store (default a new temporary file)")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="the loop's store (default a new temporary file); with the loop skipped and --deploy, the store of a "
+        "loop run before, whose newest run's best survivor the deploy section takes",
+    )
     task = EvalSettings()
     parser.add_argument("--dataset", default=task.dataset, help="spread and screening: the proxy task's dataset")
     parser.add_argument("--resolution", type=int, default=task.resolution, help="spread and screening: its pixels")
@@ -629,7 +645,8 @@ def main() -> None:
     deployed.add_argument(
         "--operator",
         default=None,
-        help="the survivor: an operator file or a bundled example (default: the loop's best, else shift_conv); "
+        help="the survivor: an operator file or a bundled example (default: the best of the loop, or of the "
+        "--store of a loop run before, else shift_conv); "
         "its accuracy and its references' are then trained here over --seeds seeds for --epochs epochs",
     )
     deployed.add_argument("--deploy-trials", default="8,32,128", help="trials per kernel, comma-separated")
@@ -671,6 +688,8 @@ def main() -> None:
     if "loop" not in skip:
         with tempfile.TemporaryDirectory() as tmp:
             survivor = loop(args.minutes, args.store or Path(tmp) / "discovery.db", settings.replace)
+    elif args.deploy and args.store is not None and args.operator is None:
+        survivor = report(args.store)  # a loop run before: its newest run's best survivor
     if args.deploy:
         if survivor is None or args.operator is not None:
             graph = load_operator(template_path(args.operator or "shift_conv"))

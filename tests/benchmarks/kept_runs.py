@@ -27,19 +27,19 @@ class KeptRun:
         self._results = folder / "results.json"
         folder.mkdir(parents=True, exist_ok=True)
         kept = {"configuration": configuration, "networks": {}, "resume_from": None}
+        self._finished: dict[str, EndToEnd] = {}
         if self._results.exists():
-            kept = json.loads(self._results.read_text(encoding="utf-8"))
-            if kept.get("configuration") != configuration:
+            kept, self._finished = _read(self._results)
+            if kept["configuration"] != configuration:
                 raise SystemExit(
-                    f"{folder} holds a run of {kept.get('configuration')}, not of {configuration}: "
+                    f"{folder} holds a run of {kept['configuration']}, not of {configuration}: "
                     "give --deploy-dir another folder"
                 )
         self._kept = kept
 
     def result(self, kind: str) -> EndToEnd | None:
         """The network's result if this run finished it."""
-        found = self._kept["networks"].get(kind)
-        return EndToEnd.from_dict(found) if found is not None else None
+        return self._finished.get(kind)
 
     def restore(self) -> None:
         """The tuning databases as the last finished network left them (none before the first)."""
@@ -54,7 +54,25 @@ class KeptRun:
         shutil.rmtree(self.folder / copy, ignore_errors=True)
         shutil.copytree(self.tuning, self.folder / copy)
         self._kept["networks"][kind] = found.to_dict()
+        self._finished[kind] = found
         self._kept["resume_from"] = copy
         write_text_atomically(self._results, json.dumps(self._kept, indent=1))
         if older is not None and older != copy:
             shutil.rmtree(self.folder / older, ignore_errors=True)
+
+
+def _read(path: Path) -> tuple[dict, dict[str, EndToEnd]]:
+    """results.json and its networks' results, or SystemExit saying what in the file is wrong."""
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(kept, dict) or set(kept) != {"configuration", "networks", "resume_from"}:
+            raise ValueError("not an object of configuration, networks and resume_from")
+        if not isinstance(kept["networks"], dict) or not isinstance(kept["resume_from"], str | None):
+            raise ValueError("networks must be an object and resume_from a folder name or null")
+        if kept["resume_from"] is not None and not (path.parent / kept["resume_from"]).is_dir():
+            raise ValueError(f"resume_from names {kept['resume_from']}, which is not in the folder")
+        return kept, {kind: EndToEnd.from_dict(found) for kind, found in kept["networks"].items()}
+    except (OSError, UnicodeDecodeError, ValueError, EndToEnd.error) as exc:
+        raise SystemExit(
+            f"{path} cannot be resumed from ({exc}): move its folder away to tune that run again from the start"
+        ) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from core.ir.serialize import read_document
@@ -65,7 +66,7 @@ def run_with_references(store: Store, narrowed: dict, narrowed_speedup: float) -
     its speedup) and depthwise-separable (2.0x, within), all timed alone, each row's scores as
     its jobs record them. Returns (its settings, the run, the survivor's row)."""
     cfg = DiscoveryConfig.from_dict({"template": TEMPLATE, "samples": 4, "tune": True})
-    run = open_run(store, cfg.key, "run", {})
+    run = open_run(store, cfg.key, "run", dataclasses.asdict(cfg))
     set_baseline(store, run, 0.96)
     labels = {"dataset": "fashion-mnist@24px", "backbone": "resnet18/w16", "epochs": 10}
     timing = {"e2e_baseline_ms": 10.0, "timed_alone": 1}
