@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from core.store import Store
+from core.store.searches import open_run
 from tests.benchmarks.bench_discovery import report
-from tests.views.discovery_data import held_out, run_with_references
+from tests.views.discovery_data import TEMPLATE, held_out, run_with_references
 
 
 def test_the_best_survivor_of_a_stored_run_comes_with_its_recorded_test_reports(tmp_path, capsys):
@@ -34,3 +35,10 @@ def test_a_store_that_is_missing_or_holds_no_run_is_named(tmp_path):
         report(tmp_path / "empty.db")
     with pytest.raises(SystemExit, match="empty.db holds no discovery run called bench_discovery"):
         report(tmp_path / "empty.db", "bench_discovery")
+
+
+def test_a_run_whose_settings_cannot_be_read_is_named(tmp_path):
+    with Store(tmp_path / "old.db") as store:
+        open_run(store, "k", "an older run", {"template": TEMPLATE, "strategy": "annealing", "minutes": 5})
+    with pytest.raises(SystemExit, match="the run 'an older run' has settings this version cannot read: strategy"):
+        report(tmp_path / "old.db")

@@ -87,6 +87,7 @@ from app.cli.inputs import template_path
 from core.analysis.fisher import FisherError
 from core.data.datasets import load_dataset
 from core.data.specs import REPLACE_KINDS, replace_kinds
+from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document, load_operator
 from core.networks.end_to_end import tuned_end_to_end
@@ -401,6 +402,12 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
             raise SystemExit(f"{store_path} holds no discovery run" + (f" called {name}" if name else ""))
         if name is None:
             print(f"Discovery run {run.name!r} in {store_path}")
+        try:
+            cfg = DiscoveryConfig.from_dict(run.config)
+        except (TesseraError, TypeError) as exc:
+            raise SystemExit(
+                f"{store_path}: the run {run.name!r} has settings this version cannot read: {exc}"
+            ) from None
         rows = candidates(store, run)
         counts = stage_counts(store, run)
         [baseline] = store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1")
@@ -415,7 +422,7 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
                 "  does the search learn? proxy accuracy of the trained candidates by thirds of the run: "
                 + "; ".join(f"median {statistics.median(t):.3f}, best {max(t):.3f}" for t in thirds)
             )
-        base, margin = run.baseline_accuracy or 0.0, run.config["margin"]  # the margin the loop ran with
+        base, margin = run.baseline_accuracy or 0.0, cfg.margin  # the margin the loop ran with
         within = [r for r in rows if r["accuracy"] is not None and r["accuracy"] >= base - margin]
         tuned = sorted((r for r in within if r["e2e_speedup"]), key=lambda r: -r["e2e_speedup"])
         if not tuned:
@@ -442,7 +449,7 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
         for graph in survivors:
             kinds[design(graph)] = kinds.get(design(graph), 0) + 1
         print("  survivors by design: " + (", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none"))
-        best = best_beside_references(store, run)
+        best = best_beside_references(store, run, cfg)
         if best is None:
             return None
         graph = graph_from_document(store.operator(best["operator_id"])["document"])
@@ -452,10 +459,9 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
         return Survivor(graph, tests, None if row is None else references.scales(row)[0])
 
 
-def best_beside_references(store: Store, run) -> dict | None:
+def best_beside_references(store: Store, run, cfg: DiscoveryConfig) -> dict | None:
     """The loop's best survivor beside its references, as the loop reports them; the best's
     figures (core.search.discovery.summarize), or None without one."""
-    cfg = DiscoveryConfig.from_dict(run.config)
     best = summarize(store, run, cfg, 0.0, {})["best"]
     if best is None:
         print("  no best survivor: none within the margin has a tuned speedup")
