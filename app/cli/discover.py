@@ -136,7 +136,7 @@ def config_of(args) -> dict:
 
 def cmd_discover(args) -> int:
     from core.jobs.supervisor import Supervisor
-    from core.search.discovery import run_discovery
+    from core.search.discovery import EMPTY_ASKS, run_discovery
     from core.store import Store
 
     config = config_of(args)  # checked: clear errors before any process starts
@@ -164,6 +164,8 @@ def cmd_discover(args) -> int:
     counts = summary["counts"]
     print(f"run {summary['run']} ({summary['name']}) after {summary['seconds']:g} s:")
     print("  " + ", ".join(f"{n} {stage}" for stage, n in counts.items()))
+    if summary["exhausted"]:
+        print(f"  the strategy found nothing new in {EMPTY_ASKS} asks in a row: the run stopped proposing early")
     for line in report_lines(summary):
         print(line)
     if summary["best"] is None:

@@ -80,6 +80,11 @@ from .strategies import STRATEGIES
 #: "too slow" (its module materialises a product the original never makes): on the default
 #: task the original's epoch is about 4 s, and the slowest candidates' took minutes
 SLOW = 10
+#: a strategy's ask returns nothing when its tries (MCTS: 400 rollouts) find nothing new; the run
+#: stops proposing only after this many such asks in a row, as later asks draw afresh (a
+#: 60-minute run that stopped at its first empty ask, after 119 operators, replayed: the fourth
+#: ask after it found new ones)
+EMPTY_ASKS = 5
 _STAGE_AGAIN = {
     "fisher": "screening",
     "train": "training",
@@ -257,7 +262,8 @@ class _Loop:
         self.store, self.cfg, self.strategy, self.run = store, cfg, strategy, run
         self.queue = JobQueue(store)
         self.settings = cfg.settings
-        self.exhausted = False
+        self.exhausted = False  # the strategy found nothing new in EMPTY_ASKS asks in a row
+        self.empty_asks = 0
         # job id -> (operator id, candidate key; None for a reference, which the strategy never hears of)
         self.jobs: dict[int, tuple[int, str | None]] = {}
         self.alone: set[int] = set()  # the jobs timing a survivor or reference again, alone
@@ -304,8 +310,10 @@ class _Loop:
         while len(self.jobs) < self.cfg.in_flight and not self.exhausted and not self.full(samples):
             batch = self.strategy.ask(1)
             if not batch:
-                self.exhausted = True
+                self.empty_asks += 1
+                self.exhausted = self.empty_asks >= EMPTY_ASKS
                 return
+            self.empty_asks = 0
             c = batch[0]
             self.flops_ratio[c.key] = c.flops / self.strategy.limits.reference_flops
             operator_id = self.store.add_operator(
@@ -623,7 +631,7 @@ class _Loop:
 
     # -- the report -----------------------------------------------------------------------------
     def summary(self, seconds: float) -> dict:
-        return summarize(self.store, self.run, self.cfg, seconds, self.strategy.stats)
+        return {**summarize(self.store, self.run, self.cfg, seconds, self.strategy.stats), "exhausted": self.exhausted}
 
 
 def summarize(store: Store, run: SearchRun, cfg: DiscoveryConfig, seconds: float, stats: dict) -> dict:

@@ -7,10 +7,11 @@ path that found it). A rollout finishes a chain at random; the operator is propo
 `ask` and its score comes back through `tell`, turned into a reward on a fixed scale
 (core.search.reward). What counts:
 
-- `visits` and `value` only hold rollouts whose reward came back (or whose operator's score
-  was already known);
-- a rollout that found no new valid operator within budget is no evidence about rewards: it
-  is a dead end, counted apart, and only lowers its path's exploration bonus;
+- `visits` and `value` only hold rollouts whose reward came back;
+- a rollout that found no new valid operator within budget (none at all, one over budget, or
+  one proposed before) is no evidence about rewards: it is a dead end, counted apart, and only
+  lowers its path's exploration bonus (an operator drawn again once backed up its old reward,
+  and in a 60-minute loop one subtree so gathered 671 visits from 119 operators);
 - a proposed operator whose score has not come back is pending, likewise.
 
 FLOPs are a hard cap (Strategy.admit), network-wide when the search knows the network: the
@@ -32,13 +33,15 @@ from .syno import Partial, SynoSpace
 
 #: UCT's exploration constant, for rewards in [0, 1] (core.search.reward). The loop's rewards are
 #: sparse: most candidates earn near 0 and a few near 1. On a surrogate of them (chains of share,
-#: reduce and shift only, the 60-minute run's survivors, earn 1, others at most 0.1; at most 8
-#: primitives; 150 proposals; 5 seeds) MCTS found 18.0 such chains at sqrt(2) (Syno's UCB1
-#: constant), 26.6 at 0.7, 43.6 at 0.5, 58.0 at 0.35 and 53.8 at 0.2; random sampling 12.8
-#: (`python -m tests.benchmarks.bench_discovery --section exploration`; not yet checked on the loop)
+#: reduce and shift only earn 1, others at most 0.1; at most 8 primitives; 150 proposals; seeds
+#: 0-4; `python -m tests.benchmarks.bench_discovery --section exploration`), 2026-11-28 on the
+#: current space: 6.8 found at sqrt(2) (Syno's UCB1 constant), 7.2 at 0.7, 13.0 at 0.5, 21.8 at
+#: 0.35 and 32.6 at 0.2; random sampling 7.6. 0.35 was chosen when it led (58.0 against 53.8 at
+#: 0.2 on 2026-11-27, before later changes to the space and to what a re-draw earns); 0.2 leads
+#: now, not yet checked on the loop
 EXPLORATION = 0.35
 #: progressive widening: a node gets a new child while it has fewer than WIDENING x sqrt(tries + 1)
-#: (on the same surrogate at 0.35: 45.4 at 0.75, 58.0 at 1.5, 49.4 at 3)
+#: (on the same surrogate at 0.35, 2026-11-28: 25.6 at 0.75, 21.8 at 1.5, 13.6 at 3)
 WIDENING = 1.5
 
 
@@ -83,8 +86,7 @@ class SynoMCTS(Strategy):
         self.rollouts_per_ask = rollouts_per_ask
         self.root = Node(self.space.root)
         self.table: dict[tuple, Node] = {self.space.key(self.root.state): self.root}
-        self.paths: dict[str, tuple[list[Node], tuple]] = {}  # candidate key -> (path, canonical form)
-        self.scores: dict[tuple, float] = {}  # canonical form -> reward
+        self.paths: dict[str, list[Node]] = {}  # candidate key -> the path that proposed it
         self.stats.update(transpositions=0)
 
     # -- ask/tell -------------------------------------------------------------------
@@ -103,28 +105,23 @@ class SynoMCTS(Strategy):
             if done is None:
                 self._dead_end(path)
                 continue
-            form, candidate = self.space.propose(done)
+            candidate = self.space.propose(done)
             if candidate is None:
-                if form in self.scores:  # an operator found before: its reward again
-                    self._backup(path, self.scores[form])
-                else:
-                    self._dead_end(path)
+                self._dead_end(path)
                 continue
             for node in path:
                 node.pending += 1
-            self.paths[candidate.key] = (path, form)
+            self.paths[candidate.key] = path
             found.append(candidate)
         return found
 
     def tell(self, key: str, score: float) -> None:
-        entry = self.paths.pop(key, None)
-        if entry is None:
+        path = self.paths.pop(key, None)
+        if path is None:
             return
-        path, form = entry
         for node in path:
             node.pending -= 1
-        self.scores[form] = self.reward(score)
-        self._backup(path, self.scores[form])
+        self._backup(path, self.reward(score))
 
     # -- tree -----------------------------------------------------------------------
     def _untried(self, node: Node) -> list[Action]:

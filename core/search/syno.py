@@ -189,20 +189,20 @@ class SynoSpace:
     def _options(self, p: Partial, rng: Random) -> Iterator[Action]:
         return self._allowed(p, self.synth.drawn(p.frontier, p.steps, rng))
 
-    def propose(self, p: Partial) -> tuple[tuple, Candidate | None]:
-        """(canonical form, the candidate if it is new, valid and within budget). A form is
+    def propose(self, p: Partial) -> Candidate | None:
+        """The candidate of a complete chain if it is new, valid and within budget. A form is
         remembered once proposed: another chain of it may still fit where this one did not
         (the order of views changes the cost)."""
         form = self.algebra.key(p.coords)
         if form in self.seen:
             self.strategy.stats["equivalent"] += 1
-            return form, None
+            return None
         graph = chain_graph(self.template, p.steps)
         graph.bindings = dict(self.extra_bindings)
         candidate = self.strategy.admit(graph, {"steps": len(p.steps)})
         if candidate is not None:
             self.seen.add(form)
-        return form, candidate
+        return candidate
 
 
 class SynoRandom(Strategy):
@@ -237,7 +237,7 @@ class SynoRandom(Strategy):
             if p is None:
                 self.stats["dead_ends"] += 1
                 continue
-            _, candidate = self.space.propose(p)
+            candidate = self.space.propose(p)
             if candidate is not None:
                 found.append(candidate)
         return found

@@ -34,6 +34,21 @@ def test_rollouts_that_propose_nothing_are_no_visits(conv):
     assert s.root.dead_ends == 50
 
 
+def test_an_operator_drawn_again_earns_nothing(conv):
+    """A rollout that re-draws an operator already scored is a dead end: its old reward is not
+    backed up again, so old operators do not pile visits onto their subtree (in a 60-minute loop
+    that stopped proposing after 119 operators, one subtree held 671 visits)."""
+    s = SynoMCTS(conv, Budget(max_primitives=5), seed=0, rollouts_per_ask=5)
+    drawn = []
+    real = s.space.rollout
+    s.space.rollout = lambda p, rng: drawn.append(real(p, rng)) or drawn[-1]
+    [good] = s.ask(1)
+    s.tell(good.key, 1.0)
+    s.space.rollout = lambda p, rng: drawn[0]  # every rollout now finds the same operator
+    assert s.ask(1) == []
+    assert s.root.visits == 1 and s.root.value == 1.0 and s.root.dead_ends == 5
+
+
 def test_visits_count_rewards_that_came_back(conv):
     s = SynoMCTS(conv, Budget(max_primitives=5), seed=0)
     found = s.ask(3)

@@ -49,7 +49,7 @@ def test_the_synthesizer_reaches_the_operator_from_the_empty_graph(name):
     strategy = SynoRandom(template, Budget(max_primitives=len(steps)), seed=0)
     p = replay(strategy.space, steps)
     assert strategy.space.complete(p) and strategy.space.violation(p) is None
-    _, candidate = strategy.space.propose(p)
+    candidate = strategy.space.propose(p)
     assert candidate is not None and candidate.flops < 0.6 * strategy.limits.reference_flops
 
     torch.manual_seed(0)
