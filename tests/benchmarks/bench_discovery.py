@@ -20,7 +20,8 @@ thread each sharing the candidates, as the loop's local workers run the screen. 
 NAS-PTE screens 1000 in under 5 minutes (200/min); the issue's goal is 1000 in under a minute.
 Figure 2b (minibatch): how often the verdict changes with the minibatch's size (16 to 256
 examples) against how often it changes with the seed, on the first --screen candidates.
-Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers, then
+Figure 3 (loop): `tessera discover` for --minutes on the default task with 2 workers (the
+search's seed --loop-seed, so that a second run is a second draw, not the same one), then
 from its store: the baseline's accuracy and tuned latency, candidates per stage, every
 candidate within 1 point of the baseline's accuracy with its tuned end-to-end speedup (and
 the timing's doubt: in the loop the other worker trains while it is timed), and
@@ -56,7 +57,7 @@ Every figure replaces the backbone's strided convolutions too (--replace, defaul
 standard,pointwise,strided: the stride-2 3x3 and 1x1 convolutions that a stride-1-only search
 keeps would cap the speedup); `--replace standard,pointwise` gives the figures as before.
 
-    python -m tests.benchmarks.bench_discovery [--minutes 60] [--candidates 20] [--screen 300]
+    python -m tests.benchmarks.bench_discovery [--minutes 60] [--loop-seed 0] [--candidates 20] [--screen 300]
         [--threads 2] [--screen-workers 1] [--skip spread,screening,minibatch,loop] [--store PATH]
         [--dataset NAME|PATH] [--resolution PX] [--limit N] [--fisher-batch N] [--replace KINDS]
         [--seeds 3] [--epochs 10]
@@ -372,8 +373,8 @@ def design(graph: OperatorGraph) -> str:
     return "other"
 
 
-def loop(minutes: float, store_path: Path, replace: tuple[str, ...]) -> Survivor | None:
-    command = ["discover", "--minutes", str(minutes), "--replace", ",".join(replace)]
+def loop(minutes: float, store_path: Path, replace: tuple[str, ...], seed: int = 0) -> Survivor | None:
+    command = ["discover", "--minutes", str(minutes), "--replace", ",".join(replace), "--seed", str(seed)]
     print(f"Discovery loop: tessera {' '.join(command)}, 2 workers, default task (store {store_path})")
     start = time.perf_counter()
     code = tessera([*command, "--store", str(store_path), "--name", LOOP_NAME])
@@ -384,11 +385,13 @@ def loop(minutes: float, store_path: Path, replace: tuple[str, ...]) -> Survivor
 @dataclasses.dataclass(frozen=True)
 class Survivor:
     """The loop's best survivor as the deploy section takes it: its operator, the test reports of
-    it and its references by kind, and the narrowed reference's multiplier where it was trained."""
+    it and its references by kind, the narrowed reference's multiplier where it was trained, and
+    the kinds of convolution it replaced there (the deploy section replaces the same)."""
 
     graph: OperatorGraph
     tests: dict[str, dict]
     trained_scale: float | None
+    replace: tuple[str, ...]
 
 
 def report(store_path: Path, name: str | None = None) -> Survivor | None:
@@ -456,7 +459,8 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
         graph.set_declaration(name=best["name"])
         tests = {"survivor": best["test"], **{r["kind"]: r["test"] for r in best["references"]}}
         row = row_of(store, run, best["operator_id"])
-        return Survivor(graph, tests, None if row is None else references.scales(row)[0])
+        kinds = DeploySettings.from_payload(cfg.deploy).replace
+        return Survivor(graph, tests, None if row is None else references.scales(row)[0], kinds)
 
 
 def best_beside_references(store: Store, run, cfg: DiscoveryConfig) -> dict | None:
@@ -602,6 +606,7 @@ def _reference_name(kind: str, base: DeploySettings, trained: float | None, sett
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--loop-seed", type=int, default=0, help="loop: the search's seed (tessera discover --seed)")
     parser.add_argument("--candidates", type=int, default=20, help="random candidates trained for the spread")
     parser.add_argument("--seeds", type=int, default=3, help="spread: seeds of the original and each known design")
     parser.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="spread, fisher: training epochs")
@@ -693,20 +698,23 @@ def main() -> None:
     survivor = None
     if "loop" not in skip:
         with tempfile.TemporaryDirectory() as tmp:
-            survivor = loop(args.minutes, args.store or Path(tmp) / "discovery.db", settings.replace)
+            store = args.store or Path(tmp) / "discovery.db"
+            survivor = loop(args.minutes, store, settings.replace, args.loop_seed)
     elif args.deploy and args.store is not None and args.operator is None:
         survivor = report(args.store)  # a loop run before: its newest run's best survivor
     if args.deploy:
         if survivor is None or args.operator is not None:
             graph = load_operator(template_path(args.operator or "shift_conv"))
             tests, scale = held_out(graph, settings, args.seeds, args.epochs)
-            survivor = Survivor(graph, tests, scale)
+            survivor = Survivor(graph, tests, scale, settings.replace)
+        elif survivor.replace != settings.replace:
+            print(f"  replacing {', '.join(survivor.replace)} convolutions, as the loop run did (not --replace)")
         base = DeploySettings(
             settings.backbone,
             args.deploy_width,
             args.deploy_resolution,
             transfer=False,
-            replace=settings.replace,
+            replace=survivor.replace,
         )
         trials = [int(t) for t in args.deploy_trials.split(",")]
         deploy(survivor.graph, survivor.tests, survivor.trained_scale, base, trials, args.tuning_runs, args.deploy_dir)

@@ -60,12 +60,13 @@ def _flops(flops: int, scale: float) -> str:
     return json.dumps({"flops": flops, "original": 1_110_800_000, "scale": scale, "matched": flops})
 
 
-def run_with_references(store: Store, narrowed: dict, narrowed_speedup: float) -> tuple:
+def run_with_references(store: Store, narrowed: dict, narrowed_speedup: float, deploy: dict | None = None) -> tuple:
     """A run as the loop leaves it with one survivor (shift_conv as mcts-1: 2.5x the original,
     within 1 point) and its references, the narrowed original (`narrowed`: its test figures, and
     its speedup) and depthwise-separable (2.0x, within), all timed alone, each row's scores as
-    its jobs record them. Returns (its settings, the run, the survivor's row)."""
-    cfg = DiscoveryConfig.from_dict({"template": TEMPLATE, "samples": 4, "tune": True})
+    its jobs record them; `deploy`: the run's deployment settings (default the loop's). Returns
+    (its settings, the run, the survivor's row)."""
+    cfg = DiscoveryConfig.from_dict({"template": TEMPLATE, "samples": 4, "tune": True, "deploy": deploy or {}})
     run = open_run(store, cfg.key, "run", dataclasses.asdict(cfg))
     set_baseline(store, run, 0.96)
     labels = {"dataset": "fashion-mnist@24px", "backbone": "resnet18/w16", "epochs": 10}
