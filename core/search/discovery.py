@@ -262,8 +262,7 @@ class _Loop:
         self.store, self.cfg, self.strategy, self.run = store, cfg, strategy, run
         self.queue = JobQueue(store)
         self.settings = cfg.settings
-        self.exhausted = False  # the strategy found nothing new in EMPTY_ASKS asks in a row
-        self.empty_asks = 0
+        self.empty_asks = 0  # the strategy's empty asks in a row
         # job id -> (operator id, candidate key; None for a reference, which the strategy never hears of)
         self.jobs: dict[int, tuple[int, str | None]] = {}
         self.alone: set[int] = set()  # the jobs timing a survivor or reference again, alone
@@ -306,12 +305,16 @@ class _Loop:
     def full(self, samples: int | None) -> bool:
         return samples is not None and len(candidates(self.store, self.run)) >= samples
 
+    @property
+    def exhausted(self) -> bool:
+        """Whether the strategy found nothing new in EMPTY_ASKS asks in a row."""
+        return self.empty_asks >= EMPTY_ASKS
+
     def refill(self, samples: int | None) -> None:
         while len(self.jobs) < self.cfg.in_flight and not self.exhausted and not self.full(samples):
             batch = self.strategy.ask(1)
             if not batch:
                 self.empty_asks += 1
-                self.exhausted = self.empty_asks >= EMPTY_ASKS
                 return
             self.empty_asks = 0
             c = batch[0]
