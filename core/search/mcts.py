@@ -9,9 +9,9 @@ path that found it). A rollout finishes a chain at random; the operator is propo
 
 - `visits` and `value` only hold rollouts whose reward came back;
 - a rollout that found no new valid operator within budget (none at all, one over budget, or
-  one proposed before) is no evidence about rewards: it is a dead end, counted apart, and only
-  lowers its path's exploration bonus (an operator drawn again once backed up its old reward,
-  and in a 60-minute loop one subtree so gathered 671 visits from 119 operators);
+  one proposed before) is a dead end, counted apart: it lowers its path's exploration bonus and
+  weighs DEAD_END_WEIGHT of a zero reward in its mean (an operator drawn again once backed up its
+  old reward, and in a 60-minute loop one subtree so gathered 671 visits from 119 operators);
 - a proposed operator whose score has not come back is pending, likewise.
 
 FLOPs are a hard cap (Strategy.admit), network-wide when the search knows the network: the
@@ -33,16 +33,25 @@ from .syno import Partial, SynoSpace
 
 #: UCT's exploration constant, for rewards in [0, 1] (core.search.reward). The loop's rewards are
 #: sparse: most candidates earn near 0 and a few near 1. On a surrogate of them (chains of share,
-#: reduce and shift only earn 1, others at most 0.1; at most 8 primitives; 150 proposals; seeds
-#: 0-4; `python -m tests.benchmarks.bench_discovery --section exploration`), 2026-11-28 on the
-#: current space: 6.8 found at sqrt(2) (Syno's UCB1 constant), 7.2 at 0.7, 13.0 at 0.5, 21.8 at
-#: 0.35 and 32.6 at 0.2; random sampling 7.6. 0.35 was chosen when it led (58.0 against 53.8 at
-#: 0.2 on 2026-11-27, before later changes to the space and to what a re-draw earns); 0.2 leads
-#: now, not yet checked on the loop
-EXPLORATION = 0.35
+#: reduce and shift only earn 1, others at most 0.1; at most 8 primitives; 150 proposals;
+#: `python -m tests.benchmarks.bench_discovery --section exploration`), 2026-11-28, seeds 0-9 with
+#: dead ends diluting (DEAD_END_WEIGHT 0.1): 27.5 found at 0.2, 16.3 at 0.35 (without the
+#: dilution 34.7 and 20.5); seeds 0-4: 12.8 at sqrt(2) (Syno's UCB1 constant), 15.0 at 0.7, 6.2 at
+#: 0.5; random sampling 7.6. 0.35 led on 2026-11-27 (58.0 against 53.8), before later changes to the
+#: space and to what a re-draw earns; 0.2 has led since
+EXPLORATION = 0.2
 #: progressive widening: a node gets a new child while it has fewer than WIDENING x sqrt(tries + 1)
-#: (on the same surrogate at 0.35, 2026-11-28: 25.6 at 0.75, 21.8 at 1.5, 13.6 at 3)
+#: (on the same surrogate at 0.35, seeds 0-4, 2026-11-28: 20.0 at 0.75, 14.0 at 1.5, 11.8 at 3)
 WIDENING = 1.5
+#: how much of a zero reward a dead end weighs in its path's mean. At 0, a subtree that has run
+#: out of new operators keeps the mean of the ones it gave: a 30-minute loop (its store replayed,
+#: 2026-11-28) narrowed onto one whose rollouts had dead-ended 2,733 times against 23 rewards, and
+#: stopped proposing. Continued from that state for 150 asks (rewards of the nearest scored
+#: operator): 8 empty asks at 0, none at 0.03, 0.1, 0.3 or 1. On the planted Operator 1
+#: (tests/core/test_search_planted.py, seeds 0-9, asks until found, limit 200, exploration 0.2)
+#: 0.1 finds all ten (mean 63 asks; 49 at 0); 0.3 and 1 (dead ends as zero rewards) miss one, and
+#: 1 needs over 125 asks for six. The cost on the exploration surrogate is above
+DEAD_END_WEIGHT = 0.1
 
 
 @dataclass(eq=False)
@@ -61,7 +70,8 @@ class Node:
         return self.visits + self.pending + self.dead_ends
 
     def mean(self, default: float) -> float:
-        return self.value / self.visits if self.visits else default
+        """The rewards' mean, dead ends diluting it (DEAD_END_WEIGHT); `default` before any reward."""
+        return self.value / (self.visits + DEAD_END_WEIGHT * self.dead_ends) if self.visits else default
 
 
 class SynoMCTS(Strategy):

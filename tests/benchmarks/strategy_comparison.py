@@ -195,7 +195,7 @@ def _hits(strategy: Strategy, proposals: int) -> int:
 
 #: (exploration, widening) pairs the exploration section tries: the constant at today's widening,
 #: then the widening at the chosen constant
-SURROGATE = (*((c, 1.5) for c in (1.41, 1.0, 0.7, 0.5, 0.35, 0.2)), (0.35, 0.75), (0.35, 3.0))
+SURROGATE = (*((c, 1.5) for c in (1.41, 1.0, 0.7, 0.5, 0.35, 0.2)), (0.2, 0.75), (0.2, 3.0))
 
 
 def surrogate(pairs: tuple[tuple[float, float], ...] = SURROGATE, seeds: int = 5, proposals: int = 150) -> None:

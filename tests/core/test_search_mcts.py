@@ -11,7 +11,7 @@ from core.ir.serialize import load_operator, read_document
 from core.search.base import Budget
 from core.search.chain import Step, chain_steps
 from core.search.driver import SearchConfig, make_strategy
-from core.search.mcts import SynoMCTS
+from core.search.mcts import Node, SynoMCTS
 from core.search.reward import RewardScale
 from core.search.syno import SynoRandom
 from tests.support import EXAMPLES
@@ -47,6 +47,19 @@ def test_an_operator_drawn_again_earns_nothing(conv):
     s.space.rollout = lambda p, rng: drawn[0]  # every rollout now finds the same operator
     assert s.ask(1) == []
     assert s.root.visits == 1 and s.root.value == 1.0 and s.root.dead_ends == 5
+
+
+def test_dead_ends_dilute_the_mean_of_the_subtree_they_come_from(conv):
+    """A subtree that once earned well but now only dead-ends (it ran out of new operators) gives
+    way to a sibling that earns less but still proposes: a 30-minute loop stopped proposing when
+    MCTS narrowed onto one whose rollouts had dead-ended 2,733 times against 23 rewards."""
+    s = SynoMCTS(conv, Budget(max_primitives=5), seed=0)
+    parent = Node(s.root.state, visits=220, value=26.0, dead_ends=2000)
+    spent = Node(s.root.state, visits=20, value=6.0, dead_ends=2000)  # 0.3 a reward, 1 in 100 tries
+    fresh = Node(s.root.state, visits=200, value=20.0)  # 0.1 a reward, every try
+    assert spent.mean(0.5) < fresh.mean(0.5) < 0.3
+    assert s._uct(parent, fresh) > s._uct(parent, spent)
+    assert Node(s.root.state, dead_ends=5).mean(0.5) == 0.5  # no reward yet: the default
 
 
 def test_visits_count_rewards_that_came_back(conv):

@@ -14,9 +14,9 @@ The space: Operator 1's primitive budget (10) and its four sums (K, K, g, C_out/
 cap). Without `reductions` MCTS did not find it in 300 asks (seeds 0-2), at about 40 s a seed.
 
 Figures (this file's search, asks until Operator 1 is proposed, limit 200; 2 slow cores):
-MCTS seeds 0-9: 69, 5, 76, 30, 85, 73, 92, 115, 43, 47 (all found; about 1-4 s a seed;
-2026-11-28, since an operator drawn again earns nothing; before: 69, 5, 99, 122, 80, 80, 104,
-82, 40, 106).
+MCTS seeds 0-9: 91, 18, 80, 119, 42, 79, 40, 69, 39, 49 (all found; about 1 s a seed;
+2026-11-28, exploration 0.2 and dead ends diluting a node's mean, core.search.mcts; before,
+at 0.35 with an operator drawn again earning nothing: 69, 5, 76, 30, 85, 73, 92, 115, 43, 47).
 Random sampling (SynoRandom, same options and seeds): 157, 107, >300, >200, >200, 51, >200, 167,
 >200, >200 (found in 4 of 10 within 200; 2 of 10 within the test's 125), about 5-10 s a seed,
 too slow to run here, so the test asserts MCTS's half only."""
