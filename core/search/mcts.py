@@ -41,7 +41,8 @@ from .syno import Partial, SynoSpace
 #: space and to what a re-draw earns; 0.2 has led since
 EXPLORATION = 0.2
 #: progressive widening: a node gets a new child while it has fewer than WIDENING x sqrt(tries + 1)
-#: (on the same surrogate at 0.35, seeds 0-4, 2026-11-28: 20.0 at 0.75, 14.0 at 1.5, 11.8 at 3)
+#: (on the same surrogate at 0.2, seeds 0-4, 2026-11-28: 30.8 at 0.75, 23.6 at 1.5, 23.0 at 3; within
+#: the seeds' spread, so unchanged until a loop says otherwise)
 WIDENING = 1.5
 #: how much of a zero reward a dead end weighs in its path's mean. At 0, a subtree that has run
 #: out of new operators keeps the mean of the ones it gave: a 30-minute loop (its store replayed,
