@@ -155,14 +155,17 @@ def cmd_evaluate(args) -> int:
 
 
 def _run_now(store: Store, ids: list[int]) -> int:
-    """One worker process runs the jobs; progress lines as they change, then each result."""
+    """One worker process runs the jobs; progress lines as they change, then each result (a
+    failure the worker's events already said is not said twice)."""
     queue = JobQueue(store)
     shown: dict[int, str] = {}
+    said: set[str] = set()
     supervisor = Supervisor(store.path, workers=1)
     supervisor.start()
     try:
         while True:
             for line in supervisor.poll():
+                said.add(line)
                 print(line, flush=True)
             jobs = [queue.get(i) for i in ids]
             for job in jobs:
@@ -179,7 +182,8 @@ def _run_now(store: Store, ids: list[int]) -> int:
     jobs = [queue.get(i) for i in ids]
     for job in jobs:
         if job.state != DONE:
-            print(f"{job.describe()} {job.state}: {job.error}")
+            if (line := f"{job.describe()} {job.state}: {job.error}") not in said:
+                print(line)
             continue
         print(f"{job.describe()} done:")
         for line in describe_result(job_result(job)):

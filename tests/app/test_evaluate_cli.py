@@ -46,6 +46,19 @@ def test_evaluate_fisher_only_now(tmp_path, capsys):
         assert row["fisher_potential"] > 0
 
 
+@pytest.mark.slow
+def test_evaluate_now_says_a_failed_job_once_with_the_file_and_the_reason(tmp_path, capsys):
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"PK\x03\x04 not a zip archive")
+    args = ["evaluate", str(EXAMPLES / "conv2d.json"), "--fisher-only", "--now", "--store", str(tmp_path / "s.db")]
+    assert main([*args, "--dataset", str(broken)]) == 1
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if " failed: " in line]
+    assert failed == [
+        f"job 1 (fisher conv2d) failed: DatasetError: {broken}: cannot read as a NumPy .npz archive (File is not a zip file)"
+    ]
+
+
 def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
     path = tmp_path / "none.db"
     base = ["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path)]
