@@ -21,7 +21,13 @@ def add_parsers(sub) -> None:
         help="find operators faster than the template at equal accuracy: screen, train, tune, in a time budget",
     )
     options.search_space(p, "mcts")
-    p.add_argument("--minutes", type=float, default=60.0, metavar="M", help="time budget (default 60)")
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=60.0,
+        metavar="M",
+        help="time budget of this sitting (default 60; 0 finishes what a resumed run has in flight, proposing nothing)",
+    )
     p.add_argument("--samples", type=int, default=None, metavar="N", help="stop after N candidates")
     p.add_argument("--workers", type=int, default=2, help="worker processes running the stages (default 2)")
     p.add_argument("--in-flight", type=int, default=None, metavar="N", help="candidates between stages at once")
@@ -135,11 +141,16 @@ def config_of(args) -> dict:
 
 
 def cmd_discover(args) -> int:
+    from core.data.datasets import check_source
     from core.jobs.supervisor import Supervisor
-    from core.search.discovery import EMPTY_ASKS, run_discovery
+    from core.search.discovery import EMPTY_ASKS, DiscoveryConfig, run_discovery
     from core.store import Store
+    from core.train.device import training_device
 
     config = config_of(args)  # checked: clear errors before any process starts
+    checked = DiscoveryConfig.from_dict(config)
+    check_source(checked.settings.dataset)  # DatasetError names a missing file or folder
+    training_device(checked.training.device, checked.training.amp)  # the workers are this machine's
     with Store(args.store) as store:
         path = str(store.path)
     print(f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes; results in {path}")

@@ -687,8 +687,8 @@ def _name(cfg: DiscoveryConfig) -> str:
 
 
 def _fraction(cfg: DiscoveryConfig, counts: dict[str, int], elapsed: float) -> float:
-    if cfg.minutes is not None:
-        return min(elapsed / (cfg.minutes * 60), 1.0)
+    if cfg.minutes is not None:  # 0 minutes: a resumed run finishes what it has, proposing nothing
+        return min(elapsed / (cfg.minutes * 60), 1.0) if cfg.minutes else 1.0
     done = counts["proposed"] - counts["in flight"] - counts["waiting"]
     return min(done / cfg.samples, 1.0) if cfg.samples else 0.0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from app.cli import main
 from core.store import Store
@@ -16,40 +17,39 @@ PROXY = {"backbone": "vgg", "width": 4, "resolution": 8, "limit": 100, "epochs":
 
 def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
     path = tmp_path / "cli.db"
-    code = main(
-        [
-            "discover",
-            "--strategy",
-            "canvas",
-            "--samples",
-            "2",
-            "--minutes",
-            "5",
-            "--backbone",
-            "vgg",
-            "--width",
-            "4",
-            "--resolution",
-            "8",
-            "--epochs",
-            "1",
-            "--limit",
-            "100",
-            "--max-batches",
-            "2",
-            "--no-tune",
-            "--fisher-threshold",
-            "0",
-            "--fisher-batch",
-            "8",
-            "--seeds",
-            "2",
-            "--train-device",
-            "cpu",
-            "--store",
-            str(path),
-        ]
-    )
+    args = [
+        "discover",
+        "--strategy",
+        "canvas",
+        "--samples",
+        "2",
+        "--minutes",
+        "5",
+        "--backbone",
+        "vgg",
+        "--width",
+        "4",
+        "--resolution",
+        "8",
+        "--epochs",
+        "1",
+        "--limit",
+        "100",
+        "--max-batches",
+        "2",
+        "--no-tune",
+        "--fisher-threshold",
+        "0",
+        "--fisher-batch",
+        "8",
+        "--seeds",
+        "2",
+        "--train-device",
+        "cpu",
+        "--store",
+        str(path),
+    ]
+    code = main(args)
     out = capsys.readouterr().out
     assert code == 0, out
     assert "2 proposed" in out and "the original network's proxy (validation) accuracy" in out
@@ -60,3 +60,22 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
         assert config["strategy"] == "canvas" and config["test_seeds"] == 2
         assert config["evaluation"]["fisher_batch"] == 8 and config["evaluation"]["device"] == "cpu"
         assert len(json.loads(search["baseline_test"])) == 2
+    # 0 minutes resumes the run and finishes what it has, proposing nothing
+    assert main([*args, "--minutes", "0"]) == 0  # the last --minutes counts
+    out = capsys.readouterr().out
+    assert "for 0 minutes" in out and "run 1 (" in out and "2 proposed" in out
+
+
+def test_tessera_discover_refuses_a_missing_dataset_or_a_gpu_this_machine_lacks_before_starting(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    path = tmp_path / "never.db"
+    base = ["discover", "--store", str(path)]
+    assert main([*base, "--dataset", str(tmp_path / "missing")]) == 1
+    assert f"{tmp_path / 'missing'}: no such file or folder" in capsys.readouterr().err
+    assert main([*base, "--train-device", "cuda"]) == 1
+    assert "training on CUDA was asked for (--train-device cuda), but torch sees no CUDA GPU" in capsys.readouterr().err
+    assert main([*base, "--amp"]) == 1
+    assert "mixed precision (--amp) needs a CUDA GPU" in capsys.readouterr().err
+    assert not path.exists()
