@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
 QUICK = {"repeat": 3, "min_repeat_ms": 5}  # timing settings for tests: a few short repeats
 TINY = {"C_in": 4, "C_out": 4, "H": 8, "W": 8, "K": 3}  # conv2d sizes that build in seconds
+TINY_NETWORK = ["--backbone", "vgg", "--width", "4", "--resolution", "8"]  # trains and tunes in seconds
 # variable kinds for hand-made convolution-like graphs (chain(..., variables=CONV_KINDS))
 CONV_KINDS = {
     "C": "primary",

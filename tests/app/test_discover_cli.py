@@ -9,6 +9,7 @@ import torch
 
 from app.cli import main
 from core.store import Store
+from tests.support import TINY_NETWORK
 
 pytestmark = pytest.mark.slow
 
@@ -25,12 +26,7 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
         "2",
         "--minutes",
         "5",
-        "--backbone",
-        "vgg",
-        "--width",
-        "4",
-        "--resolution",
-        "8",
+        *TINY_NETWORK,
         "--epochs",
         "1",
         "--limit",

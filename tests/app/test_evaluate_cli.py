@@ -12,7 +12,7 @@ from core.store import Store
 from core.train.errors import EvaluationError
 from core.train.settings import EvalSettings
 from tests.core.accuracy_settings import scores
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, TINY_NETWORK
 
 
 @pytest.mark.slow
@@ -26,12 +26,7 @@ def test_evaluate_fisher_only_now(tmp_path, capsys):
             "--now",
             "--store",
             str(path),
-            "--backbone",
-            "vgg",
-            "--width",
-            "4",
-            "--resolution",
-            "8",
+            *TINY_NETWORK,
             "--limit",
             "100",
         ]
@@ -101,12 +96,7 @@ def test_evaluate_now_prints_one_table_and_says_when_the_networks_are_not_tuned(
     path = tmp_path / "cli.db"
     args = ["evaluate", str(EXAMPLES / "depthwise_separable.json"), "--now", "--store", str(path)]
     sizes = [
-        "--backbone",
-        "vgg",
-        "--width",
-        "4",
-        "--resolution",
-        "8",
+        *TINY_NETWORK,
         "--limit",
         "100",
         "--epochs",

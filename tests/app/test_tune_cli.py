@@ -11,7 +11,7 @@ from app.cli.tune import _transfer_report
 from core.compile.transfer_records import tuned_kernels
 from core.compile.transfer_sources import open_source
 from core.store import Store
-from tests.support import EXAMPLES, tessera
+from tests.support import EXAMPLES, TINY_NETWORK, tessera
 
 pytestmark = [pytest.mark.tvm, pytest.mark.slow]
 
@@ -80,12 +80,7 @@ def test_cli_tune_refuses_bad_requests_clearly(tmp_path):
 def test_cli_tune_transfer_on_a_backbone_reports_every_kernel(tuned_root):
     out = tessera(
         "tune",
-        "--backbone",
-        "vgg",
-        "--width",
-        "4",
-        "--resolution",
-        "8",
+        *TINY_NETWORK,
         "--only",
         "conv2d",
         "--transfer",
