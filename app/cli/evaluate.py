@@ -140,6 +140,10 @@ def cmd_evaluate(args) -> int:
         subjects=subjects,
         assignments=assignments,
     )
+    if args.now and not args.fisher_only:
+        from core.train.device import training_device
+
+        training_device(args.train_device, args.amp)  # --now trains on this machine: refuse a GPU it lacks
     with Store(args.store) as store:
         ids = submit(store, request).ids
         queue = JobQueue(store)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from app.cli import build_parser, main
 from app.cli.discover import config_of
@@ -54,7 +55,7 @@ def test_evaluate_now_says_a_failed_job_once_with_the_file_and_the_reason(tmp_pa
     ]
 
 
-def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
+def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys, monkeypatch):
     path = tmp_path / "none.db"
     base = ["evaluate", str(EXAMPLES / "conv2d.json"), "--store", str(path)]
     assert main([*base, "--dataset", str(tmp_path / "missing")]) == 1
@@ -68,6 +69,11 @@ def test_evaluate_rejects_bad_requests_before_queueing(tmp_path, capsys):
     assert "mixed precision (amp) needs a CUDA GPU; it cannot train on the CPU" in capsys.readouterr().err
     assert main([*base, "--margin", "5"]) == 1
     assert "the margin must be a fraction between 0 and 1 (0.01: 1 point), got 5.0" in capsys.readouterr().err
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert (
+        main([*base, "--train-device", "cuda", "--now", "--no-e2e"]) == 1
+    )  # queued, a job may train on a Ray node's GPU
+    assert "torch sees no CUDA GPU here" in capsys.readouterr().err
     assert not path.exists()
     with pytest.raises(EvaluationError, match="val_fraction"):
         EvalSettings(val_fraction=0)
