@@ -19,6 +19,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from core.store import Store, StoreError
+from core.store.stored_json import stored_json
 
 from .registry import record_result
 
@@ -62,8 +63,8 @@ class Job:
     @classmethod
     def from_row(cls, row: dict) -> Job:
         fields = {name: row[name] for name in cls.__dataclass_fields__}
-        fields["payload"] = json.loads(row["payload"])
-        fields["result"] = json.loads(row["result"]) if row["result"] else None
+        fields["payload"] = stored_json(row["payload"], "jobs", row["id"], "payload")
+        fields["result"] = stored_json(row["result"], "jobs", row["id"], "result") if row["result"] else None
         return cls(**fields)
 
     def describe(self) -> str:

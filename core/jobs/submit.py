@@ -17,6 +17,7 @@ from typing import Protocol
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document
 from core.store import Store
+from core.store.stored_json import stored_json
 
 from .contract import Payload
 from .queue import JobQueue
@@ -53,7 +54,7 @@ def result_subjects(store: Store, rows, each_size: bool = True) -> list[Subject]
     backbone)."""
     subjects: dict[tuple, Subject] = {}
     for row in rows:
-        bindings = json.loads(row["bindings"] or "null") or {}
+        bindings = stored_json(row["bindings"] or "null", "results", row["result_key"], "bindings") or {}
         key = (row["operator_id"], json.dumps(bindings, sort_keys=True) if each_size else None)
         if key not in subjects:
             operator = store.operator(row["operator_id"])

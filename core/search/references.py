@@ -17,26 +17,26 @@ accuracy, where both are within the margin of the original by the paired interva
 
 from __future__ import annotations
 
-import json
-
 from resources import EXAMPLES
 
 from ..ir.serialize import read_document
 from ..store import Store
+from ..store.stored_json import stored_json
 from ..train.paired import mean_std, verdict, within
 
 NARROWED, SEPARABLE = "narrowed", "depthwise-separable"
 ORIGIN = "reference"  # the operator rows of references
 
 
-def _flops(text: str | None) -> dict | None:
+def _flops(row: dict, column: str) -> dict | None:
     """A row's FLOPs (core.train.results.NetworkFlops as JSON), or None when not counted."""
-    return None if text is None else json.loads(text)
+    text = row[column]
+    return None if text is None else stored_json(text, "search_candidates", row["id"], column)
 
 
 def scales(row: dict) -> tuple[float | None, float | None]:
     """A survivor's FLOPs-matched width multipliers: where it is trained, where it is timed."""
-    trained, timed = _flops(row["test_flops"]), _flops(row["e2e_flops"])
+    trained, timed = _flops(row, "test_flops"), _flops(row, "e2e_flops")
     return (None if trained is None else trained["scale"]), (None if timed is None else timed["scale"])
 
 
@@ -84,7 +84,7 @@ def test_report(row: dict, margin: float) -> dict | None:
 def figures(row: dict, margin: float) -> dict:
     """What the report shows of a survivor or a reference: its test report, FLOPs where it was
     timed (else where it was tested), tuned latency and speedup over the original."""
-    flops = _flops(row["e2e_flops"]) or _flops(row["test_flops"])
+    flops = _flops(row, "e2e_flops") or _flops(row, "test_flops")
     return {
         "operator_id": row["operator_id"],
         "name": row["operator_name"],

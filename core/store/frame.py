@@ -53,7 +53,7 @@ def read_chunk(db, keys: Sequence[str], where: str = "", args=()) -> FrameChunk:
         ids.append(np.array(part[0], dtype=np.int64))
         index.append(np.array([names.setdefault(o or "", len(names)) for o in part[1]], dtype=np.intp))
         for column, values in zip(columns, part[2:]):
-            column.append(np.array(values, dtype=float))  # None -> NaN
+            column.append(_floats(values))
     if not ids:
         return FrameChunk.empty(keys)
     return FrameChunk(
@@ -62,6 +62,14 @@ def read_chunk(db, keys: Sequence[str], where: str = "", args=()) -> FrameChunk:
         np.concatenate(index),
         {key: np.concatenate(column) for key, column in zip(keys, columns)},
     )
+
+
+def _floats(values: Sequence) -> np.ndarray:
+    """A column as float64, NaN where the store has NULL or, changed outside Tessera, text."""
+    try:
+        return np.array(values, dtype=float)
+    except (TypeError, ValueError):
+        return np.array([v if isinstance(v, (int, float)) else None for v in values], dtype=float)
 
 
 def concat(chunks: list[FrameChunk], keys: Sequence[str]) -> FrameChunk:

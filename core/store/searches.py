@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .store import Store
+from .stored_json import stored_json
 
 #: the stages a candidate can be in, in the order of the loop
 STAGES = (
@@ -109,10 +110,10 @@ def _run(row: dict) -> SearchRun:
         row["id"],
         row["key"],
         row["name"],
-        json.loads(row["config"]),
+        stored_json(row["config"], "searches", row["id"], "config"),
         row["baseline_accuracy"],
         row["baseline_job_id"],
-        None if test is None else tuple(json.loads(test)),
+        None if test is None else tuple(stored_json(test, "searches", row["id"], "baseline_test")),
         row["baseline_test_job_id"],
     )
 

@@ -28,10 +28,12 @@ from .location import default_store_path
 from .measurement import Measurement
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
+from .result_fields import numbers_only
 from .result_filter import ResultFilter
 from .salvage import Salvage, salvage
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .score import Score
+from .stored_json import stored_json
 
 #: numeric columns of the results view and the direction in which each is better
 RESULT_OBJECTIVES = {
@@ -210,7 +212,7 @@ class Store:
             "SELECT s.document FROM operators AS o JOIN sequences AS s ON s.id = o.sequence_id WHERE o.id = ?",
             [operator_id],
         ).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else stored_json(row[0], "operators", operator_id, "sequence's document")
 
     def add_sequence(self, doc: dict, name: str = "", origin: str = "hand-made") -> int:
         """Save a transformation-sequence document; equal documents (as sorted JSON) are one row."""
@@ -240,9 +242,9 @@ class Store:
         """The operators row with `document` parsed back into a dict, carrying the bindings
         the operator was first saved with."""
         row = self._get("operators", operator_id)
-        document = json.loads(row["document"])
+        document = stored_json(row["document"], "operators", operator_id, "document")
         if row["bindings"]:
-            document["bindings"] = json.loads(row["bindings"])
+            document["bindings"] = stored_json(row["bindings"], "operators", operator_id, "bindings")
         return {**row, "document": document}
 
     def add_device(self, name: str, kind: str = "local", config: dict | None = None) -> int:
@@ -262,7 +264,10 @@ class Store:
                 raise StoreError(f"no operator {operator_id} in {self.path}")
 
     def devices(self) -> list[dict]:
-        return [{**row, "config": json.loads(row["config"])} for row in self.db["devices"].rows_where(order_by="id")]
+        return [
+            {**row, "config": stored_json(row["config"], "devices", row["id"], "config")}
+            for row in self.db["devices"].rows_where(order_by="id")
+        ]
 
     def _get(self, table: str, row_id: int) -> dict:
         try:
@@ -320,7 +325,7 @@ class Store:
         operator's latest score, plus operators not measured yet (measurement_id NULL);
         each row has a `result_key`; `bindings` stays JSON text. From a damaged store: the
         rows that can still be read (Store.readable)."""
-        return self.readable["results"].rows_where(where, where_args, order_by=order_by)
+        return map(numbers_only, self.readable["results"].rows_where(where, where_args, order_by=order_by))
 
     def pareto(
         self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None

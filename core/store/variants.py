@@ -7,10 +7,10 @@ to beat; without one, the slowest variant."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from .errors import StoreError
+from .stored_json import stored_json
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def read_variants(store, measurement_id: int) -> Variants:
     if not rows:
         raise StoreError(f"there is no measurement {measurement_id} in {store.path}")
     first = rows[0]
-    sizes = json.loads(first["bindings"] or "{}")
+    sizes = stored_json(first["bindings"] or "{}", "results", first["result_key"], "bindings")
     same = [
         r
         for r in store.results(
@@ -94,7 +94,7 @@ def read_variants(store, measurement_id: int) -> Variants:
             [first["operator_id"], first["device_id"]],
             order_by="latency_ms, measurement_id",
         )
-        if json.loads(r["bindings"] or "{}") == sizes
+        if stored_json(r["bindings"] or "{}", "results", r["result_key"], "bindings") == sizes
     ]
     if not same:
         raise StoreError(f"measurement {measurement_id} has no latency to compare")
