@@ -19,7 +19,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from core.store import Store, StoreError
-from core.store.stored_json import stored_json
+from core.store.stored_values import stored_json
 
 from .registry import record_result
 

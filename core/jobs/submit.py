@@ -17,7 +17,7 @@ from typing import Protocol
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import content_hash, graph_from_document
 from core.store import Store
-from core.store.stored_json import stored_json
+from core.store.stored_values import stored_json
 
 from .contract import Payload
 from .queue import JobQueue

@@ -21,7 +21,7 @@ from resources import EXAMPLES
 
 from ..ir.serialize import read_document
 from ..store import Store
-from ..store.stored_json import stored_json
+from ..store.stored_values import stored_json
 from ..train.paired import mean_std, verdict, within
 
 NARROWED, SEPARABLE = "narrowed", "depthwise-separable"

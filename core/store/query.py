@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import StoreDamaged
-from .result_fields import FIELDS, numbers_only
+from .result_fields import FIELDS, NUMERIC
 from .result_filter import ResultFilter
+from .stored_values import numbers_only
 from .table_order import TableOrder
 
 #: the result id of a results-view row, as SQL: the measurement id, or minus the operator
@@ -63,7 +64,7 @@ def _result_rows(db, ids) -> dict[int, dict]:
     for clause, args in by_ids(ids):
         cursor = db.execute(f"SELECT {RESULT_ID} AS result_id, * FROM results WHERE {clause}", args)
         names = [d[0] for d in cursor.description]
-        found.update((row[0], numbers_only(dict(zip(names, row)))) for row in cursor.fetchall())
+        found.update((row[0], numbers_only(dict(zip(names, row)), NUMERIC)) for row in cursor.fetchall())
     return found
 
 

@@ -59,11 +59,3 @@ BY_NAME = {**FIELDS, **{a: f for f in RESULT_FIELDS for a in f.aliases}}
 #: the columns searched by a plain word of a filter
 TEXT_FIELDS = ("operator_name", "origin", "device_name", "bindings")
 NUMERIC = frozenset(f.key for f in RESULT_FIELDS if f.numeric)
-
-
-def numbers_only(row: dict) -> dict:
-    """The row with a value that is not a number in a numeric column read as missing, as NULL
-    is: SQLite keeps text written into a REAL column (a store changed outside Tessera), and no
-    view or report should fail formatting it as a number."""
-    bad = [k for k in NUMERIC.intersection(row) if row[k] is not None and not isinstance(row[k], (int, float))]
-    return {**row, **dict.fromkeys(bad)} if bad else row

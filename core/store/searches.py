@@ -16,8 +16,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from .errors import StoreError
 from .store import Store
-from .stored_json import stored_json
+from .stored_values import numbers_only, stored_json
 
 #: the stages a candidate can be in, in the order of the loop
 STAGES = (
@@ -105,6 +106,7 @@ def set_baseline_test(
 
 
 def _run(row: dict) -> SearchRun:
+    row = numbers_only(row, ("baseline_accuracy",))
     test = row["baseline_test"]
     return SearchRun(
         row["id"],
@@ -113,9 +115,20 @@ def _run(row: dict) -> SearchRun:
         stored_json(row["config"], "searches", row["id"], "config"),
         row["baseline_accuracy"],
         row["baseline_job_id"],
-        None if test is None else tuple(stored_json(test, "searches", row["id"], "baseline_test")),
+        None if test is None else _accuracies(stored_json(test, "searches", row["id"], "baseline_test"), row["id"]),
         row["baseline_test_job_id"],
     )
+
+
+def _accuracies(values, run_id: int) -> tuple[float | None, ...]:
+    """The original's test accuracy per seed as stored: a list of numbers (None: a seed not
+    trained); StoreError for anything else, which only an edit outside Tessera leaves."""
+    if not isinstance(values, list) or any(v is not None and not isinstance(v, (int, float)) for v in values):
+        raise StoreError(
+            f"the results store's searches row {run_id} holds no list of accuracies in its baseline_test column "
+            f"({str(values)[:60]}): it was changed outside Tessera; restore that value or delete the row"
+        )
+    return tuple(values)
 
 
 def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fields) -> None:
@@ -154,14 +167,16 @@ def row_of(store: Store, run: SearchRun, operator_id: int) -> dict | None:
 
 
 def _rows(store: Store, run: SearchRun, which: str, args: list | None = None) -> list[dict]:
-    return list(
-        store.db.query(
+    numeric = [name for name, kind in store.db["search_candidates"].columns_dict.items() if kind in (int, float)]
+    return [
+        numbers_only(row, numeric)
+        for row in store.db.query(
             "SELECT c.*, o.name AS operator_name, o.hash AS operator_hash, j.state AS job_state "
             "FROM search_candidates AS c JOIN operators AS o ON o.id = c.operator_id "
             f"LEFT JOIN jobs AS j ON j.id = c.job_id WHERE c.search_id = ? AND {which} ORDER BY c.id",
             [run.id, *(args or [])],
         )
-    )
+    ]
 
 
 def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:

@@ -28,12 +28,12 @@ from .location import default_store_path
 from .measurement import Measurement
 from .pareto import MAXIMIZE, MINIMIZE, pareto_front
 from .records import measurement_row, operator_cost, score_row
-from .result_fields import numbers_only
+from .result_fields import NUMERIC
 from .result_filter import ResultFilter
 from .salvage import Salvage, salvage
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .score import Score
-from .stored_json import stored_json
+from .stored_values import numbers_only, stored_json
 
 #: numeric columns of the results view and the direction in which each is better
 RESULT_OBJECTIVES = {
@@ -325,7 +325,8 @@ class Store:
         operator's latest score, plus operators not measured yet (measurement_id NULL);
         each row has a `result_key`; `bindings` stays JSON text. From a damaged store: the
         rows that can still be read (Store.readable)."""
-        return map(numbers_only, self.readable["results"].rows_where(where, where_args, order_by=order_by))
+        rows = self.readable["results"].rows_where(where, where_args, order_by=order_by)
+        return (numbers_only(row, NUMERIC) for row in rows)
 
     def pareto(
         self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import StoreError
-from .stored_json import stored_json
+from .stored_values import stored_json
 
 
 @dataclass(frozen=True)

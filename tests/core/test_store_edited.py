@@ -15,7 +15,7 @@ from core.jobs.queue import JobQueue
 from core.store import Store, StoreError
 from core.store.frame import read_chunk
 from core.store.query import result_rows
-from core.store.searches import open_run, runs
+from core.store.searches import candidates, open_run, runs
 
 
 def _edit(path, *statements: str) -> None:
@@ -55,13 +55,29 @@ def test_json_that_no_longer_parses_is_named_by_table_row_and_column(store_path,
     assert "jobs row 1 holds no valid JSON in its payload column" in capsys.readouterr().err
 
 
+def test_a_run_whose_test_accuracies_are_no_list_of_numbers_is_refused_by_name(store_path):
+    for stored in ("5", '["high", 0.9]'):
+        _edit(store_path, f"UPDATE searches SET baseline_test = '{stored}' WHERE id = 1")
+        with Store(store_path) as store, pytest.raises(StoreError, match="searches row 1 holds no list of accuracies"):
+            runs(store)
+
+
 def test_text_in_a_numeric_column_reads_as_missing(store_path, capsys):
-    _edit(store_path, "UPDATE scores SET test_accuracy = 'eighty', accuracy = '0.9x'")
+    _edit(
+        store_path,
+        "UPDATE scores SET test_accuracy = 'eighty', accuracy = '0.9x'",
+        "UPDATE searches SET baseline_accuracy = 'n/a'",
+        "INSERT INTO search_candidates (search_id, operator_id, stage, accuracy, test_accuracy) "
+        "VALUES (1, 1, 'tested', 'high', 0.5)",
+    )
     with Store(store_path) as store:
         (row,) = store.results()
         assert row["test_accuracy"] is None and row["accuracy"] is None and row["flops"] > 0
         assert result_rows(store.db, [-1])[-1]["test_accuracy"] is None
         chunk = read_chunk(store.db, ["accuracy", "flops"])
         assert math.isnan(chunk.values["accuracy"][0]) and chunk.values["flops"][0] > 0
+        (run,) = runs(store)
+        (candidate,) = candidates(store, run)
+        assert run.baseline_accuracy is None and candidate["accuracy"] is None and candidate["test_accuracy"] == 0.5
     assert main(["results", "--json", "--store", str(store_path)]) == 0
     assert '"test_accuracy": null' in capsys.readouterr().out
