@@ -54,7 +54,9 @@ def result_subjects(store: Store, rows, each_size: bool = True) -> list[Subject]
     backbone)."""
     subjects: dict[tuple, Subject] = {}
     for row in rows:
-        bindings = stored_json(row["bindings"] or "null", "results", row["result_key"], "bindings") or {}
+        bindings = (
+            stored_json(row["bindings"], "results", row["result_key"], "bindings") if row["bindings"] else None
+        ) or {}
         key = (row["operator_id"], json.dumps(bindings, sort_keys=True) if each_size else None)
         if key not in subjects:
             operator = store.operator(row["operator_id"])

@@ -37,6 +37,7 @@ def test_the_window_closing_ends_its_workers_and_their_jobs_are_queued_again(qtb
     with Store(store_path) as store:
         job = JobQueue(store).get(job_id)
     assert (job.state, job.attempts) == (QUEUED, 0)
+    assert session.rows([1]) == {}  # a repaint while the window closes reads nothing
 
 
 def test_the_explorer_reads_a_read_only_store(qtbot, store_path):

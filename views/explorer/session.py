@@ -50,6 +50,7 @@ class ExplorerSession(QObject):
         super().__init__(parent)
         self.store = Store(path)
         self.path = self.store.path
+        self.closed = False  # shutdown() closed the store
         self.queue = JobQueue(self.store)
         self.frame = ResultsFrame(FRAME_COLUMNS)
         self.jobs: dict[int, Job] = {}
@@ -166,6 +167,8 @@ class ExplorerSession(QObject):
     def rows(self, ids) -> dict[int, dict]:
         """Full results rows by result id (indexed queries, fine for a page of ids); of a damaged
         store, from what could be read of it (copied once, Store.readable)."""
+        if self.closed:  # a repaint while the window closes reads nothing from the closed store
+            return {}
         return result_rows(self.store.readable, ids)
 
     def row(self, result_id: int) -> dict | None:
@@ -282,3 +285,4 @@ class ExplorerSession(QObject):
         self._thread.quit()
         self._thread.wait()
         self.store.close()
+        self.closed = True
