@@ -16,9 +16,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from .errors import StoreError
 from .store import Store
-from .stored_values import numbers_only, stored_json
+from .stored_values import edited, numbers_only, stored_json
 
 #: the stages a candidate can be in, in the order of the loop
 STAGES = (
@@ -124,10 +123,7 @@ def _accuracies(values, run_id: int) -> tuple[float | None, ...]:
     """The original's test accuracy per seed as stored: a list of numbers (None: a seed not
     trained); StoreError for anything else, which only an edit outside Tessera leaves."""
     if not isinstance(values, list) or any(v is not None and not isinstance(v, (int, float)) for v in values):
-        raise StoreError(
-            f"the results store's searches row {run_id} holds no list of accuracies in its baseline_test column "
-            f"({str(values)[:60]}): it was changed outside Tessera; restore that value or delete the row"
-        )
+        raise edited("searches", run_id, "baseline_test", f"no list of accuracies ({str(values)[:60]})")
     return tuple(values)
 
 

@@ -18,10 +18,15 @@ def stored_json(value: Any, table: str, row_id: Any, column: str) -> Any:
     try:
         return json.loads(value)
     except (TypeError, ValueError) as exc:
-        raise StoreError(
-            f"the results store's {table} row {row_id} holds no valid JSON in its {column} column ({exc}): "
-            "it was changed outside Tessera; restore that value or delete the row"
-        ) from None
+        raise edited(table, row_id, column, f"no valid JSON ({exc})") from None
+
+
+def edited(table: str, row_id: Any, column: str, holds: str) -> StoreError:
+    """The one message for a value only an edit outside Tessera leaves: where, and what it holds."""
+    return StoreError(
+        f"the results store's {table} row {row_id} holds {holds} in its {column} column: "
+        "it was changed outside Tessera; restore that value or delete the row"
+    )
 
 
 def numbers_only(row: dict, numeric: Collection[str]) -> dict:
