@@ -143,14 +143,13 @@ def config_of(args) -> dict:
 def cmd_discover(args) -> int:
     from core.data.datasets import check_source
     from core.jobs.supervisor import Supervisor
-    from core.search.discovery import EMPTY_ASKS, DiscoveryConfig, run_discovery
+    from core.search.discovery import EMPTY_ASKS, run_discovery
     from core.store import Store
     from core.train.device import training_device
 
     config = config_of(args)  # checked: clear errors before any process starts
-    checked = DiscoveryConfig.from_dict(config)
-    check_source(checked.settings.dataset)  # DatasetError names a missing file or folder
-    training_device(checked.training.device, checked.training.amp)  # the workers are this machine's
+    check_source(args.dataset)  # DatasetError names a missing file or folder
+    training_device(args.train_device, args.amp)  # the workers are this machine's
     with Store(args.store) as store:
         path = str(store.path)
     print(f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes; results in {path}")
