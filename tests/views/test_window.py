@@ -232,13 +232,16 @@ def test_an_invalid_operator_is_marked_where_it_breaks(window):
 def test_a_page_built_in_pieces_lets_the_window_run_between_them(qtbot, window):
     """Each piece of a page's build is its own turn of the event loop: a timer that fell due
     during a piece runs before the next piece (two pieces back to back would stall the window
-    for both); the built page is frozen out of the garbage collector's full walks."""
+    for both); no garbage collection runs during the build, and the built page is frozen out of
+    the collector's full walks."""
     events: list[str] = []
+    collecting: list[bool] = []
 
     def build():
         for name in ("first", "second", "third", "fourth"):
             time.sleep(0.03)  # longer than the heartbeat's interval: it falls due meanwhile
             events.append(name)
+            collecting.append(gc.isenabled())
             yield name
         return QLabel("built")
 
@@ -259,3 +262,17 @@ def test_a_page_built_in_pieces_lets_the_window_run_between_them(qtbot, window):
     assert all(b - a > 1 for a, b in itertools.pairwise(pieces)), events  # a tick between every two pieces
     assert window.pages.current == "probe" and window.pages.widget("probe").text() == "built"
     assert gc.get_freeze_count() > frozen  # the built page's objects are out of the collector's walks
+    assert collecting == [False] * 4 and gc.isenabled()
+
+
+def test_a_build_abandoned_as_the_window_closes_lets_the_collector_run_again(qtbot, window):
+    def build():
+        yield "first"
+        yield "never reached"
+        return QLabel("built")
+
+    window.pages.add("probe", "&Probe", "Ctrl+9", "a page built in pieces", build=build)
+    window.show_page("probe")
+    assert window.pages.building and not gc.isenabled()
+    window.pages.stop_building()
+    assert not window.pages.building and gc.isenabled()
