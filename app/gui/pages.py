@@ -68,7 +68,7 @@ class Pages(QObject):
         self._group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)  # none, on the start page
         #: the page being built: the page, its build, the note shown meanwhile, the page the user came from
         self._building: tuple[Page, Generator, QWidget, str] | None = None
-        self._collecting = True  # whether the garbage collector ran before the build paused it
+        self._paused_collector = False  # a build turned the garbage collector off (and turns it on again)
         #: one piece per shot, armed again after it: everything else that fell due meanwhile
         #: (timers, paints) runs first, where a repeating timer could run two pieces back to back
         self._step = QTimer(self)
@@ -160,8 +160,9 @@ class Pages(QObject):
         # A full collection that falls in a build walks everything the build made so far (66-70 ms
         # with the Explorer over 10^5 results, the longest stall of its opening): none runs until
         # the page's objects are frozen out of the collector's view (_built).
-        self._collecting = gc.isenabled()
-        gc.disable()
+        if gc.isenabled():  # not when a build before this one paused it already
+            gc.disable()
+            self._paused_collector = True
         self._arrive(page, note)
         self._step.start()
 
@@ -207,8 +208,9 @@ class Pages(QObject):
             self._resume_collection()
 
     def _resume_collection(self) -> None:
-        if self._collecting:
+        if self._paused_collector:
             gc.enable()
+            self._paused_collector = False
 
     def _leave(self, page: Page) -> None:
         page.hidden_docks = [key for key in page.docks if not self.window.docks[key].isHidden()]

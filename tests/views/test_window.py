@@ -276,3 +276,16 @@ def test_a_build_abandoned_as_the_window_closes_lets_the_collector_run_again(qtb
     assert window.pages.building and not gc.isenabled()
     window.pages.stop_building()
     assert not window.pages.building and gc.isenabled()
+
+
+def test_a_build_started_during_another_lets_the_collector_run_again_once_over(qtbot, window):
+    def build():
+        yield "first"
+        return QLabel("built")
+
+    window.pages.add("probe", "&Probe", "Ctrl+9", "a page built in pieces", build=build)
+    window.pages.add("other", "&Other", "Ctrl+8", "another page built in pieces", build=build)
+    window.show_page("probe")
+    window.show_page("other")  # before the first build is over
+    qtbot.waitUntil(lambda: not window.pages.building)
+    assert gc.isenabled()
