@@ -19,9 +19,13 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# With a display, the window; without one, the headless demo.
+# With a display, the window; without one, the headless demo. The window's needs are checked
+# first (app/gui/display.py: on X11, libxcb-cursor0 and the other libraries Qt's xcb plugin
+# loads): what is missing is named with the command that installs it, and the demo runs instead.
 run: $(STAMP)
-	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then $(BIN)/tessera; else $(BIN)/tessera demo; fi
+	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ]; then $(BIN)/tessera demo; \
+	elif $(BIN)/python -m app.gui.display; then $(BIN)/tessera; \
+	else echo "Running the headless demo instead."; $(BIN)/tessera demo; fi
 
 # Packaging tools, for `make package` only: PyInstaller in the venv, and Debian's validators of
 # the desktop files where this machine can install them (as root with apt-get). The packaging
@@ -47,10 +51,11 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
-# The file loaders' fuzz with new random cases (make test replays the same 1,000 per loader).
+# The file loaders' fuzz with new random cases (make test replays the same 1,000 per loader),
+# and the filter-expression and device-address grammars' (a quarter as many).
 CASES ?= 10000
 fuzz: $(STAMP)
-	FUZZ_RANDOM=1 FUZZ_CASES=$(CASES) $(BIN)/python -m pytest -q tests/core/test_fuzz_files.py
+	FUZZ_RANDOM=1 FUZZ_CASES=$(CASES) $(BIN)/python -m pytest -q tests/core/test_fuzz_files.py tests/core/test_fuzz_grammars.py
 
 # Lint and format (ruff), types (mypy), import contracts (import-linter: core is Qt-free, the
 # command line too, the layers of core, views and app), the same layers for module paths

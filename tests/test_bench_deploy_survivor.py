@@ -20,8 +20,8 @@ def test_the_best_survivor_of_a_stored_run_comes_with_its_recorded_test_reports(
     survivor = report(tmp_path / "discovery.db")
     assert survivor is not None and survivor.graph.name == "mcts-1"
     assert sorted(survivor.tests) == ["depthwise-separable", "narrowed", "original", "survivor"]
-    assert survivor.tests["survivor"]["difference"] == pytest.approx(-0.002)
-    assert survivor.tests["narrowed"]["difference"] == pytest.approx(-0.003)
+    assert survivor.tests["survivor"].test.difference == pytest.approx(-0.002)
+    assert survivor.tests["narrowed"].test.difference == pytest.approx(-0.003)
     assert survivor.trained_scale == 0.4375  # the narrowed original's multiplier on the proxy task
     shown = capsys.readouterr().out
     assert f"Discovery run 'run' in {tmp_path / 'discovery.db'}" in shown

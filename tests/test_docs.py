@@ -8,7 +8,10 @@
 - every `make` target, benchmark script and benchmark option they name exists;
 - every path (`core/...`), module attribute (`core.jobs.outcomes.take_back_orphans`) and test
   or module file name (`test_fisher.py`) they cite exists;
-- README's command table lists every subcommand.
+- README's command table lists every subcommand;
+- the docs stand alone: no page points outside the repository (an absolute path, a link that
+  leaves it), and every page of docs/ is linked from README.md or another page;
+- README.md stays a user's page of at most 15 KB (narrative and tables go to docs/).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"`([^`]+)`")
 TOP_DIRS = ("app", "core", "views", "tests", "resources", "packaging", "docs")
+README_LIMIT = 15_000  # bytes: 15 KB
+#: an absolute path outside the user's home (`/work/...`, `/etc/...`): a place only one machine has
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~/:])/[A-Za-z][\w.-]*/[\w./-]*")
 PLAIN_VALUES = re.compile(r"[a-z0-9_.-]+(\|[a-z0-9_.-]+)*")  # `mcts` or `torch|tvmscript`; FILE is a placeholder
 
 
@@ -268,3 +274,34 @@ def test_readme_command_table_lists_every_subcommand():
         for word in re.sub(r"[\[\]]", " ", snippet.text).split()[1:2]
     }
     assert set(subcommands(cli())) <= table, f"missing from README's table: {set(subcommands(cli())) - table}"
+
+
+def outside_problems(page: Path) -> Iterator[str]:
+    """Absolute paths, in prose or code spans: what a page needs is in the repository (links
+    that leave it are link_problems')."""
+    for line in prose_and_code(page)[0]:
+        for match in ABSOLUTE_PATH.finditer(LINK.sub("", line.text)):
+            yield f"{line.where()}: {match.group(0)}: a path outside the repository"
+
+
+def test_no_page_points_outside_the_repository():
+    assert (found := problems(outside_problems)) == "", found
+
+
+def test_every_docs_page_is_linked_from_the_readme_or_another_page():
+    linked = set()
+    for page in PAGES:
+        for line in prose_and_code(page)[0]:
+            for match in LINK.finditer(CODE_SPAN.sub("", line.text)):
+                path = match.group(1).partition("#")[0]
+                if path and not re.match(r"[a-z]+:", path) and (page.parent / path).resolve() != page.resolve():
+                    linked.add((page.parent / path).resolve())
+    orphans = [p.relative_to(ROOT).as_posix() for p in PAGES[1:] if p.resolve() not in linked]
+    assert not orphans, f"pages no other page links to: {orphans}"
+
+
+def test_readme_is_a_page_not_a_manual():
+    size = len((ROOT / "README.md").read_bytes())
+    assert size <= README_LIMIT, (
+        f"README.md is {size / 1000:.1f} KB, at most {README_LIMIT / 1000:g}: move text to docs/"
+    )

@@ -1,5 +1,5 @@
 """No module reaches a package above its layer, by import or by a module path written as a
-string ("core.compile.handlers:measure_call", resolved at run time by core.jobs.entry_points
+string ("core.compile.handlers:measure_call", resolved at run time by core.jobs.code_paths
 or importlib), which import-linter cannot see. The layers are import-linter's own contracts
 in pyproject.toml, read here, so the two checks cannot drift apart; `make check` runs this
 file beside lint-imports."""

@@ -8,6 +8,7 @@ program's launcher runs `-m module` as TVM's pool workers need. The build itself
 from __future__ import annotations
 
 import configparser
+import ctypes.util
 import importlib.metadata
 import importlib.util
 import pkgutil
@@ -160,6 +161,9 @@ def test_the_spec_file_loads_and_bundles_what_workers_import_by_name(monkeypatch
         Path("resources/style.qss"),
     } <= datas
     assert any(Path(src).name.startswith("libtvm") for src, _ in analysis.kwargs["binaries"])
+    # the library Qt's xcb plugin opens itself travels with the window, where this machine has it
+    cursor = ctypes.util.find_library("xcb-cursor") is not None
+    assert any(Path(src).name == "libxcb-cursor.so.0" for src, _ in analysis.kwargs["binaries"]) == cursor
     # the package's metadata, whose entry points declare the job kinds
     (metadata,) = [Path(src) for src, _ in analysis.kwargs["datas"] if Path(src).name.startswith("tessera-")]
     assert "[tessera.job_kinds]" in (metadata / "entry_points.txt").read_text()

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.data.bundled import BUNDLED
-from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES, check_source
+from core.data.dataset_check import check_source
+from core.data.datasets import DEFAULT_DATASET, DEFAULT_RESOLUTION, SOURCES
 from core.data.specs import BACKBONE_NAMES
 from core.networks.settings import DEPLOY_RESOLUTION, STANDARD_WIDTH, DeploySettings
 from core.train.settings import EvalSettings, TrainConfig
@@ -46,7 +47,7 @@ class ProxyTaskForm(QGroupBox):
         dataset = QHBoxLayout()
         dataset.addWidget(self.dataset, 1)
         dataset.addWidget(browse)
-        self.width = whole(16, 1, 1024, "Channels of the backbone's first stage while training")
+        self.width_box = whole(16, 1, 1024, "Channels of the backbone's first stage while training")
         self.resolution = whole(DEFAULT_RESOLUTION, 8, 512, "Image size while training (pixels)", " px")
         self.epochs = whole(
             TrainConfig.epochs, 1, 1000, "Training epochs (early-stopped against the best stored curve)"
@@ -56,7 +57,7 @@ class ProxyTaskForm(QGroupBox):
         form = form_of(self)
         form.addRow("Backbone", self.backbone)
         form.addRow("Dataset", dataset)
-        form.addRow("Width", self.width)
+        form.addRow("Width", self.width_box)
         form.addRow("Resolution", self.resolution)
         form.addRow("Epochs", self.epochs)
         form.addRow("Examples", self.limit)
@@ -75,7 +76,7 @@ class ProxyTaskForm(QGroupBox):
         """The proxy task's settings besides backbone and seed (None: left out)."""
         return {
             "dataset": self.source(),
-            "width": self.width.value(),
+            "width": self.width_box.value(),
             "resolution": self.resolution.value(),
             "epochs": self.epochs.value(),
             "theta": 0.5,
@@ -88,7 +89,7 @@ class ProxyTaskForm(QGroupBox):
         return EvalSettings(
             dataset=self.source(),
             backbone=self.backbone.currentText(),
-            width=self.width.value(),
+            width=self.width_box.value(),
             resolution=self.resolution.value(),
             seed=seed,
             limit=self.limit.value() or None,
@@ -102,23 +103,23 @@ class DeploymentForm(QGroupBox):
     def __init__(self, backbone: QComboBox, title: str = "Deployment (latency)", parent=None):
         super().__init__(title, parent)
         self.backbone = backbone
-        self.width = whole(0, 0, 4096, "Channels of the first stage when timing", special="standard")
+        self.width_box = whole(0, 0, 4096, "Channels of the first stage when timing", special="standard")
         self.resolution = whole(DEPLOY_RESOLUTION, 8, 1024, "Image size when timing (pixels)", " px")
         self.trials = whole(32, 0, 100_000, "MetaSchedule trials per kernel not tuned yet (0: reuse only)")
         backbone.currentTextChanged.connect(self._standard_width)
         self._standard_width(backbone.currentText())
         form = form_of(self)
-        form.addRow("Width", self.width)
+        form.addRow("Width", self.width_box)
         form.addRow("Resolution", self.resolution)
         form.addRow("Trials per kernel", self.trials)
 
     def _standard_width(self, backbone: str) -> None:
-        self.width.setSpecialValueText(f"standard ({STANDARD_WIDTH[backbone]})")
+        self.width_box.setSpecialValueText(f"standard ({STANDARD_WIDTH[backbone]})")
 
     def timing(self) -> dict:
         """DeploySettings' fields besides backbone and seed."""
         return {
-            "width": self.width.value() or None,
+            "width": self.width_box.value() or None,
             "resolution": self.resolution.value(),
             "trials": self.trials.value(),
             "transfer": True,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QThreadPool, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -22,17 +23,23 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from core.data.specs import DEFAULT_REPLACE, REPLACE_KINDS
+from core.errors import TesseraError
 from core.export import FORMATS, OPERATOR_FORMATS, UNSEQUENCED_FORMATS, ExportError, Format, file_stem, output_paths
+from core.networks.user_models import ModelRef, parse_input
 
 from . import theme
 from .background import CallSignals, SubprocessCall
 
 WORKER = "views.export_files:export_call"
+PREVIEW_WORKER = "views.export_files:preview_call"
+TORCH_FORMATS = ("torch", "torch-replace")
 TIMEOUT_S = 1200
 
 
@@ -85,11 +92,13 @@ class ExportDialog(QDialog):
         self.buttons.accepted.connect(self.start_export)
         self.buttons.rejected.connect(self.reject)
 
+        self.torch_options = self._torch_options()
         form = QFormLayout()
         form.addRow("Format", self.format_box)
         form.addRow("File", path_row)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.torch_options)
         layout.addWidget(self.status)
         layout.addWidget(self.buttons)
         self.resize(560, self.sizeHint().height())
@@ -98,8 +107,12 @@ class ExportDialog(QDialog):
         self._pool.setMaxThreadCount(1)
         self._signals = CallSignals(self)
         self._signals.ended.connect(self._ended)
+        self._preview_signals = CallSignals(self)
+        self._preview_signals.ended.connect(self._previewed)
         self.format_box.currentIndexChanged.connect(self._suggest_path)
+        self.format_box.currentIndexChanged.connect(self._show_torch_options)
         self._suggest_path()
+        self._show_torch_options()
 
     @classmethod
     def of_stored(
@@ -173,8 +186,97 @@ class ExportDialog(QDialog):
                 return
         self._set_running(True)
         self._show_status(f"Exporting {self.format} in a worker process…", "info")
-        request = {**self._request, "fmt": self.format, "out": out, "force": True}
+        request = {**self._export_request(), "fmt": self.format, "out": out, "force": True}
         self._pool.start(SubprocessCall(WORKER, {"request": request}, self._signals, TIMEOUT_S))
+
+    # the PyTorch formats' options, and what replace_convs would do to a model ---------
+    def _torch_options(self) -> QWidget:
+        box = QWidget()
+        self.generic_box = QCheckBox("Shape-generic: sizes given at construction, any height and width")
+        self.generic_box.setChecked(True)
+        self.kind_boxes = {}
+        kinds = QHBoxLayout()
+        kinds.addWidget(QLabel("replace_convs replaces:"))
+        for kind, what in REPLACE_KINDS.items():
+            self.kind_boxes[kind] = QCheckBox(kind)
+            self.kind_boxes[kind].setToolTip(what)
+            self.kind_boxes[kind].setChecked(kind in DEFAULT_REPLACE)
+            kinds.addWidget(self.kind_boxes[kind])
+        kinds.addStretch(1)
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("your model: FILE.py:FUNCTION (the function that builds it)")
+        pick = QPushButton("Model…")
+        pick.clicked.connect(self._pick_model)
+        self.input_edit = QLineEdit("3,224,224")
+        self.input_edit.setToolTip("one example's channels,height,width")
+        self.input_edit.setMaximumWidth(110)
+        self.preview_button = QPushButton("What would it replace?")
+        self.preview_button.clicked.connect(self.start_preview)
+        model_row = QHBoxLayout()
+        for widget, stretch in ((self.model_edit, 1), (pick, 0), (self.input_edit, 0), (self.preview_button, 0)):
+            model_row.addWidget(widget, stretch)
+        self.preview_text = QPlainTextEdit()
+        self.preview_text.setReadOnly(True)
+        self.preview_text.setPlaceholderText(
+            "Pick a model file to see which of its convolutions the operator replaces, and why the others stay "
+            "(the file runs in a worker process)."
+        )
+        self.preview_text.setMaximumHeight(160)
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.generic_box)
+        self.replace_part = QWidget()
+        part = QVBoxLayout(self.replace_part)
+        part.setContentsMargins(0, 0, 0, 0)
+        part.addLayout(kinds)
+        part.addLayout(model_row)
+        part.addWidget(self.preview_text)
+        layout.addWidget(self.replace_part)
+        self.generic_box.toggled.connect(self._show_torch_options)
+        return box
+
+    def _show_torch_options(self) -> None:
+        self.torch_options.setVisible(self.format in TORCH_FORMATS)
+        self.replace_part.setVisible(self.format == "torch-replace" and self.generic_box.isChecked())
+
+    def kinds(self) -> list[str]:
+        return [kind for kind, box in self.kind_boxes.items() if box.isChecked()]
+
+    def _export_request(self) -> dict:
+        if self.format not in TORCH_FORMATS:
+            return dict(self._request)
+        return {**self._request, "generic": self.generic_box.isChecked(), "kinds": self.kinds()}
+
+    def _pick_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Your model", str(self._directory), "Python files (*.py)")
+        if path:
+            self.model_edit.setText(f"{path}:build")
+
+    def start_preview(self) -> None:
+        """Export to a temporary file and run its replace_convs on the user's model, in a worker."""
+        if self._running:
+            return
+        try:
+            ModelRef.parse(self.model_edit.text().strip())
+            shape = parse_input(self.input_edit.text())
+        except TesseraError as e:
+            self._show_status(str(e), "error")
+            return
+        if not self.kinds():
+            self._show_status("Choose at least one kind of convolution to replace.", "error")
+            return
+        self._set_running(True)
+        self._show_status("Replacing the convolutions of your model in a worker process…", "info")
+        call = {"request": self._export_request(), "model": self.model_edit.text().strip(), "input_shape": list(shape)}
+        self._pool.start(SubprocessCall(PREVIEW_WORKER, call, self._preview_signals, TIMEOUT_S))
+
+    def _previewed(self, lines: list | None, error: str) -> None:
+        self._set_running(False)
+        if lines is None:
+            self._show_status(f"Could not replace the convolutions: {error}", "error")
+            return
+        self.preview_text.setPlainText("\n".join(lines))
+        self._show_status(lines[0] if lines else "", "info")
 
     def _ended(self, files: list | None, error: str) -> None:
         self._set_running(False)
@@ -201,6 +303,7 @@ class ExportDialog(QDialog):
             self.format_box,
             self.path_edit,
             self.export_button,
+            self.preview_button,
             self.buttons.button(QDialogButtonBox.StandardButton.Cancel),
         ):
             widget.setEnabled(not running)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from core.codegen.torch_plan import make_plan
+from core.data.specs import DEFAULT_REPLACE, replace_kinds
 from core.export import (
     FORMATS,
     OPERATOR,
@@ -39,6 +41,19 @@ def export_call(request: dict) -> list[str]:
     return export_files(**request)
 
 
+def preview_call(request: dict, model: str, input_shape: list[int]) -> list[str]:
+    """What the torch-replace export of `request`'s operator would do to the user's model
+    (core.networks.user_models.preview_call), exported to a temporary folder: the export
+    dialog's worker (the model file runs here, never in the window's process)."""
+    from core.networks.user_models import preview_call as replace_preview
+
+    with tempfile.TemporaryDirectory() as folder:
+        request = {**request, "fmt": "torch-replace", "out": f"{folder}/", "force": True}
+        written = export_files(**request)
+        kinds = list(replace_kinds(request.get("kinds") or DEFAULT_REPLACE))
+        return replace_preview(written[0], model, input_shape, kinds)
+
+
 def export_files(
     fmt: str,
     out: str,
@@ -51,18 +66,23 @@ def export_files(
     batch: int = 1,
     columns: str = DEFAULT_COLUMNS,
     tuning_dir: str | None = None,
+    generic: bool = True,
+    kinds: str | list[str] | tuple[str, ...] = DEFAULT_REPLACE,
 ) -> list[str]:
-    """Write the export; -> the files written. The operator is `target` (id or file) or `document`."""
+    """Write the export; -> the files written. The operator is `target` (id or file) or `document`.
+    torch formats: `generic` a shape-generic module (else fixed at the sizes), `kinds` the
+    convolutions replace_convs replaces by default."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
     if FORMATS[fmt].subject == OPERATOR:
-        return _export_operator(fmt, out, target, document, bindings or {}, store, force, batch, tuning_dir)
+        shape = {"generic": generic, "kinds": replace_kinds(kinds)}
+        return _export_operator(fmt, out, target, document, bindings or {}, store, force, batch, tuning_dir, shape)
     if target is not None or document is not None:
         raise ExportError(f"--format {fmt} exports the whole results store; give no ID or FILE")
     return _export_results(fmt, out, store, force, [c.strip() for c in columns.split(",") if c.strip()])
 
 
-def _export_operator(fmt, out, target, document, bindings, store, force, batch, tuning_dir) -> list[str]:
+def _export_operator(fmt, out, target, document, bindings, store, force, batch, tuning_dir, shape) -> list[str]:
     if target is None and document is None:
         raise ExportError(f"--format {fmt} exports one operator: give its ID in the store or its FILE")
     if batch < 1:
@@ -71,7 +91,8 @@ def _export_operator(fmt, out, target, document, bindings, store, force, batch, 
     paths = output_paths(fmt, out, item.name)
     refuse_overwrite(paths, force)
     if fmt in ("torch", "torch-replace"):
-        return [str(write_text(paths[0], torch_source(item, replace_helper=fmt == "torch-replace")))]
+        source = torch_source(item, fmt == "torch-replace", None if shape["generic"] else False, shape["kinds"])
+        return [str(write_text(paths[0], source))]
     if fmt == "json":
         return [str(write_text(paths[0], json.dumps(item.document, indent=2) + "\n"))]
     if fmt == "sequence":
@@ -107,8 +128,6 @@ def _export_tvm(fmt, item, paths, batch, tuning_dir) -> list[str]:
 
 def _export_results(fmt, out, store_path, force, columns) -> list[str]:
     path = Path(store_path).expanduser() if store_path else default_store_path()
-    if not path.is_file():
-        raise ExportError(f"no results store at {path} (pass --store PATH)")
     if fmt != "csv" and (len(columns) != 2 or any(c not in RESULT_OBJECTIVES for c in columns)):
         raise ExportError(
             f"--columns takes two of {', '.join(RESULT_OBJECTIVES)}, e.g. {DEFAULT_COLUMNS}; "
@@ -116,7 +135,7 @@ def _export_results(fmt, out, store_path, force, columns) -> list[str]:
         )
     paths = output_paths(fmt, out, "results" if fmt == "csv" else f"pareto_{columns[0]}_{columns[1]}")
     refuse_overwrite(paths, force)
-    with Store(path) as store:
+    with Store(path, reading=True) as store:  # StoreMissing, naming the path, if there is none
         if store.reading_note():
             print(f"warning: {store.reading_note()}", file=sys.stderr)
         if fmt == "csv":

@@ -7,7 +7,12 @@ so "search:mcts" shows the best that search found. Until the user picks one, the
 first of FRONTS the results support: accuracy against tuned end-to-end speedup once the
 discovery loop has timed survivors, and otherwise the best there is, saying what is missing. Thumbnails are drawn offscreen by
 views.pictures in brief (a named box per node: the editor's cards would be too small to
-read) and cached per operator and sizes."""
+read) and cached per operator and sizes.
+
+A result whose timing is in doubt never ranks on a front of a timed objective: it is left off
+and counted in the status line, unless "Timings in doubt" is checked, when its card says so;
+"Measure again" queues those measurements once more (core.compile.remeasure) for a worker to
+take while the machine is quiet."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from pathlib import Path
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -29,15 +35,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.compile.remeasure import RemeasureDoubtful
 from core.errors import TesseraError
 from core.export import from_document
+from core.jobs.submit import submit
 from core.store import Store
-from core.store.fronts import both_counts, operator_front, origins
+from core.store.fronts import both_counts, doubtful, operator_front, origins
 from core.store.searches import runs
 
 from . import theme
 from .pictures import graph_brief
-from .result_columns import BY_KEY
+from .result_columns import BY_KEY, DOUBT, cell_text
 
 #: the fronts on offer, the most telling first (the default is the first the results support)
 FRONTS = (
@@ -67,6 +75,8 @@ class Card:
     bindings: str  # JSON text, as in the results view
     x: float
     y: float
+    doubt: str = ""  # why its timing is in doubt ("" when it is not)
+    texts: tuple[str, str] = ("", "")  # x and y as the results table shows them (a speedup with its interval)
 
 
 def front_counts(store: Store) -> dict[tuple[str, str], int]:
@@ -89,9 +99,9 @@ def missing_note(counts: dict[tuple[str, str], int]) -> str:
     )
 
 
-def front_cards(store: Store, x: str, y: str, origin: str | None = None) -> list[Card]:
+def front_cards(store: Store, x: str, y: str, origin: str | None = None, with_doubtful: bool = False) -> list[Card]:
     """Operators on the Pareto front of (x, y) among the results of `origin` (all when None),
-    best x first, each operator once."""
+    best x first, each operator once; results whose timing is in doubt only `with_doubtful`."""
     return [
         Card(
             r["operator_id"],
@@ -101,8 +111,10 @@ def front_cards(store: Store, x: str, y: str, origin: str | None = None) -> list
             r["bindings"] or "",
             r[x],
             r[y],
+            r["timing_note"] or "",
+            (_text(r, x), _text(r, y)),
         )
-        for r in operator_front(store, x, y, origin)
+        for r in operator_front(store, x, y, origin, with_doubtful)
     ]
 
 
@@ -123,6 +135,12 @@ class OperatorGallery(QWidget):
             self.front_box.addItem(f"{_title(y)} vs {_title(x)}", (x, y))
         self.origin_box = QComboBox()
         self.origin_box.addItem(ALL_ORIGINS, None)
+        self.doubtful_box = QCheckBox("Timings in doubt")
+        self.doubtful_box.setToolTip(
+            "Also rank results whose timing is in doubt (a speedup interval too wide to decide); "
+            "they are left off the front otherwise"
+        )
+        self.doubtful_box.toggled.connect(self._show_cards)
         refresh = QPushButton("Refresh")
         refresh.clicked.connect(self.refresh)
         bar = QHBoxLayout()
@@ -130,6 +148,7 @@ class OperatorGallery(QWidget):
         bar.addWidget(self.front_box, 1)
         bar.addWidget(QLabel("Origin"))
         bar.addWidget(self.origin_box, 1)
+        bar.addWidget(self.doubtful_box)
         bar.addWidget(refresh)
 
         self.list = QListWidget()
@@ -145,12 +164,16 @@ class OperatorGallery(QWidget):
         self.status = QLabel()
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)  # a long note must wrap, not widen the window
+        self.remeasure_button = QPushButton("Measure again")
+        self.remeasure_button.setToolTip("Queue every measurement whose timing is in doubt again (run a worker)")
+        self.remeasure_button.clicked.connect(self.remeasure_doubtful)
         self.open_button = QPushButton("Open in editor")
         self.export_button = QPushButton("Export…")
         self.open_button.clicked.connect(lambda: self._emit_selected(self.openRequested))
         self.export_button.clicked.connect(lambda: self._emit_selected(self.exportRequested))
         actions = QHBoxLayout()
         actions.addWidget(self.status, 1)
+        actions.addWidget(self.remeasure_button)
         actions.addWidget(self.open_button)
         actions.addWidget(self.export_button)
 
@@ -164,10 +187,6 @@ class OperatorGallery(QWidget):
         self.refresh()
 
     # public -----------------------------------------------------------------------
-    def set_store(self, path: str | Path | None) -> None:
-        self.store_path = Path(path) if path else None
-        self.refresh()
-
     def set_front(self, x: str, y: str) -> None:
         self._user_front = True
         index = self._front_index(x, y)
@@ -214,18 +233,36 @@ class OperatorGallery(QWidget):
             self._note = missing_note(counts)
         self._show_cards()
 
+    def remeasure_doubtful(self) -> None:
+        """Queue every measurement in doubt again; the status line says how many."""
+        queued = self._read(lambda store: submit(store, RemeasureDoubtful()))
+        if queued is not None:
+            self.status.setText(
+                f"Queued {len(queued.ids)} measurement{'s' * (len(queued.ids) != 1)} in doubt again: "
+                "a worker measures them (best while the machine is quiet)."
+            )
+
     # drawing ----------------------------------------------------------------------
     def _show_cards(self) -> None:
         x, y = self.front_box.currentData()
         origin = self.origin_box.currentData()
-        cards = self._read(lambda store: front_cards(store, x, y, origin))
+        with_doubtful = self.doubtful_box.isChecked()
+        cards = self._read(lambda store: front_cards(store, x, y, origin, with_doubtful))
+        left_off = 0 if with_doubtful else self._read(lambda store: doubtful(store, x, y, origin)) or 0
+        flag = (
+            f"{left_off} result{'s' * (left_off != 1)} with timings in doubt left off{DOUBT}: "
+            "re-measure on a quiet machine, or check Timings in doubt."
+            if left_off
+            else ""
+        )
         self.list.clear()
         self._cards = (cards or [])[:MAX_CARDS]
+        self.remeasure_button.setVisible(bool(left_off))
         if cards is None:
             return
         if not cards:
             which = f" from {origin}" if origin else ""
-            self._say(f"No results{which} have both {_title(x)} and {_title(y)} yet.")
+            self._say(f"No results{which} have both {_title(x)} and {_title(y)} yet.", flag)
             return
         for card in self._cards:
             item = QListWidgetItem(QIcon(self._thumbnail(card)), _caption(card, x, y))
@@ -233,11 +270,12 @@ class OperatorGallery(QWidget):
             item.setToolTip(
                 f"{card.name} (operator {card.operator_id}, {card.origin})\n"
                 f"sizes: {_sizes(card.bindings) or 'its own'}\n"
-                "Double-click to open it in the editor."
+                + (f"timing in doubt: {card.doubt}\n" if card.doubt else "")
+                + "Double-click to open it in the editor."
             )
             self.list.addItem(item)
         more = f"; showing the first {MAX_CARDS}" if len(cards) > MAX_CARDS else ""
-        self._say(f"{len(cards)} operator{'s' * (len(cards) != 1)} on the front{more}.", self._reference(x, y))
+        self._say(f"{len(cards)} operator{'s' * (len(cards) != 1)} on the front{more}.", flag, self._reference(x, y))
 
     def _say(self, *sentences: str) -> None:
         """The status line: what is shown, and (on a front the user did not pick) what is missing."""
@@ -302,11 +340,13 @@ def _title(key: str) -> str:
     return column.title if column is not None else key
 
 
+def _text(row: dict, key: str) -> str:
+    return cell_text(row, key) if key in BY_KEY else str(row[key])
+
+
 def _caption(card: Card, x: str, y: str) -> str:
-    values = "  ·  ".join(
-        f"{_title(k)} {BY_KEY[k].text(v) if k in BY_KEY else v}" for k, v in ((x, card.x), (y, card.y))
-    )
-    return f"{card.name}\n{card.origin}\n{values}"
+    values = "  ·  ".join(f"{_title(k)} {text}" for k, text in zip((x, y), card.texts))
+    return f"{card.name}\n{card.origin}\n{values}" + (f"\ntiming in doubt{DOUBT}" if card.doubt else "")
 
 
 def _sizes(bindings: str) -> str:

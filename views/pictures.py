@@ -24,12 +24,12 @@ from core.export import ExportError, write_with
 from core.ir.graph import INPUT, OUTPUT, OperatorGraph
 from core.ir.layout import layered_layout
 from core.store import RESULT_OBJECTIVES, Store, fronts
+from core.store.pareto import staircase
 
 from . import theme
 from .editor.canvas import OperatorScene
 from .editor.canvas_items import NODE_WIDTH, RETURN_STEP, wire_path
 from .editor.document import OperatorDocument
-from .pareto_front import staircase
 from .result_columns import BY_KEY, origin_color
 
 MARGIN = 24.0

@@ -54,6 +54,13 @@ def _test_difference(record: dict) -> str:
     return _points(record["test_difference"]) + interval
 
 
+def _speedup(record: dict) -> str:
+    """'3.10× [2.95, 3.31]': over PyTorch, the median of paired rounds and its 95% interval."""
+    low, high = record.get("speedup_low"), record.get("speedup_high")
+    interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
+    return f"{record['speedup']:.2f}×{interval}"
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  # column of the store's results view
@@ -94,7 +101,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("layout", "Layout", fmt=str),
     Column("schedule_source", "Schedule", fmt=str),
     Column("torch_latency_ms", "PyTorch (ms)"),
-    Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch"),
+    Column("speedup", "Speedup", fmt=lambda v: f"{v:.2f}×", axis="Speedup vs PyTorch", row_fmt=_speedup),
     Column("max_abs_error", "Max error", fmt=lambda v: f"{v:.2g}"),
     Column("timing_note", "Timing", fmt=str),
     Column("accuracy", "Accuracy", axis="Accuracy", log=False, bounds=(0.0, 1.0)),
@@ -134,14 +141,21 @@ def cell_text(record: dict, key: str) -> str:
     """The text of a result's value in column `key`, marked when its timing is in doubt."""
     column = BY_KEY[key]
     if column.row_fmt is not None and record.get(key) is not None:
-        return column.row_fmt(record)
-    text = column.text(record.get(key))
+        text = column.row_fmt(record)
+    else:
+        text = column.text(record.get(key))
     return text + DOUBT if text and key in TIMED and record.get("timing_note") else text
 
 
 AXES = tuple(c for c in COLUMNS if c.axis)
-#: numeric columns every plotted point carries (loaded for all results, not paged)
-FRAME_COLUMNS = tuple(c.key for c in AXES)
+#: what names a result: a panel's title and subtitle, a comparison's headers, not among its figures
+IDENTITY = ("measurement_id", "operator_name", "origin", "device_name", "bindings")
+#: what is known of one result beyond its identity, in the table's order (the result panel's rows;
+#: the timing note is said in words under them)
+FIGURES = tuple(c.key for c in COLUMNS if c.key not in IDENTITY and c.key != "timing_note")
+#: numeric columns every plotted point carries (loaded for all results, not paged): the axes, and
+#: whether its timing is in doubt (drawn hollow, kept off a timed front)
+FRAME_COLUMNS = (*(c.key for c in AXES), "in_doubt")
 
 ORIGIN_COLORS = {
     "hand-made": "#2563eb",

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QPainter, QTextDocument
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -149,7 +149,7 @@ class _EntryDelegate(QStyledItemDelegate):
 
     PAD = 6
 
-    def _document(self, index: QModelIndex, width: float) -> QTextDocument:
+    def _document(self, index: QModelIndex | QPersistentModelIndex, width: float) -> QTextDocument:
         title, _, rest = str(index.data() or "").partition("\n")
         document = QTextDocument()
         document.setDefaultFont(theme.ui_font(9.5))
@@ -160,7 +160,9 @@ class _EntryDelegate(QStyledItemDelegate):
         document.setTextWidth(max(width - 2 * self.PAD, 50))
         return document
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         self.initStyleOption(option, index)
         option.text = ""
         option.widget.style().drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, option.widget)
@@ -170,7 +172,8 @@ class _EntryDelegate(QStyledItemDelegate):
         document.drawContents(painter, QRectF(0, 0, document.textWidth(), document.size().height()))
         painter.restore()
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
-        width = option.widget.viewport().width() - 2 * option.widget.spacing() if option.widget is not None else 240
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        view = option.widget  # the list of entries
+        width = view.viewport().width() - 2 * view.spacing() if isinstance(view, QListView) else 240
         height = self._document(index, width).size().height()
         return QSize(int(width), int(height + self.PAD))

@@ -1,7 +1,8 @@
 """`tessera assign`: each layer of a backbone gets the cheapest candidate operator that keeps
 its Fisher Potential (NAS-PTE's per-layer rule), cheapest by FLOPs or, with --pick latency, by
 the latency TVM measures for each candidate at each layer's sizes in the deployment network
-(tuned for --trials trials, in a worker process); the assignment file it writes is what
+(tuned for --trials trials, in a worker process; a latency in doubt leaves its candidate out
+there, saying why); the assignment file it writes is what
 `tessera evaluate` then scores like one operator."""
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def cmd_assign(args) -> int:
     settings = eval_settings(args, "resnet18")
     timing, how = None, f"Fisher Potential on {settings.dataset_label}"
     if args.pick == "latency":
-        from core.train.layer_timing import LayerTiming
+        from core.networks.layer_latency import LayerLatency
+        from core.train.per_layer import layer_copies
 
         deploy = DeploySettings(
             backbone=settings.backbone,
@@ -66,7 +68,7 @@ def cmd_assign(args) -> int:
             min_repeat_ms=args.min_repeat_ms,
             seed=args.seed,
         )
-        timing = LayerTiming(deploy, args.tuning_dir, _progress)
+        timing = LayerLatency(deploy, layer_copies, args.tuning_dir, _progress)
         how += f", latency at {deploy.label} ({args.trials} trials per kernel)"
     assignment = assign_per_layer(graphs, screen_for(settings), name=out.stem, timing=timing)
     save_assignment(assignment, out)

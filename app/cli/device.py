@@ -6,6 +6,7 @@ else the default). Only `tracker`, `serve` and `check`'s spawned process import 
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import json
 import sys
@@ -13,6 +14,7 @@ import time
 
 from core.devices import (
     Device,
+    DeviceError,
     add_device,
     default_device,
     get_device,
@@ -21,6 +23,7 @@ from core.devices import (
     remove_device,
     set_default,
 )
+from core.devices.device import parse_port
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
 
@@ -29,13 +32,21 @@ from . import options
 CHECK_SPAWN_GRACE = 60.0  # s on top of --timeout for the checking process to start and import TVM
 
 
+def _port(text: str) -> int:
+    """argparse's type for a port: ASCII digits only (int() would read '٩١٩٠' as 9190)."""
+    try:
+        return parse_port(text)
+    except DeviceError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("device", help="devices: this CPU, and RPC devices behind a TVM tracker")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     a = actions.add_parser("tracker", help="run a TVM RPC tracker here until Ctrl-C")
     a.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    a.add_argument("--port", type=int, default=9190, help="port to listen on (default 9190)")
+    a.add_argument("--port", type=_port, default=9190, help="port to listen on (default 9190)")
     a.set_defaults(func=cmd_tracker)
 
     a = actions.add_parser("serve", help="make this machine a device: a TVM RPC server registered with a tracker")
@@ -47,7 +58,7 @@ def add_parsers(sub) -> None:
     )
     a.add_argument("--key", required=True, help="the device key clients ask the tracker for, e.g. rasp4")
     a.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    a.add_argument("--port", type=int, metavar="N", help="port to listen on (default: the first free from 9090)")
+    a.add_argument("--port", type=_port, metavar="N", help="port to listen on (default: the first free from 9090)")
     a.add_argument("--threads", type=int, metavar="N", help="runtime threads for kernels (default: all cores)")
     a.set_defaults(func=cmd_serve)
 

@@ -1,18 +1,25 @@
 """`tessera discover`: the discovery loop (core.search.discovery) with a time budget: propose,
 screen with Fisher Potential, train with early stop, keep what is within the accuracy margin,
-test it over seeds, time it tuned against the tuned original, beside its references (the
-original narrowed to its FLOPs, depthwise-separable), and once the run has nothing else in
-flight, time every survivor and reference again alone. Worker processes started here run the
-stages; the counts print as they change; running the same command again resumes the run."""
+test it over seeds (added until its verdict decides, up to --seed-cap), time it tuned against
+the tuned original, beside its references (the original narrowed to its FLOPs,
+depthwise-separable), and once the run has nothing else in flight, time every survivor and
+reference again alone. Worker processes started here run the
+stages; the counts print as they change; the report is core.search.report's, as the window
+shows it; running the same command again resumes the run."""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
+from core.train.sequential import DEFAULT_RULE
 from core.train.settings import FISHER_THRESHOLD, TrainConfig
 
 from . import options
 from .inputs import template_path, transfer_sources
+
+if TYPE_CHECKING:
+    from core.search.settings import DiscoveryConfig
 
 
 def add_parsers(sub) -> None:
@@ -57,6 +64,15 @@ def add_parsers(sub) -> None:
     options.fisher_batch(judge)
     options.report(judge)
     judge.add_argument(
+        "--seed-cap",
+        type=int,
+        default=DEFAULT_RULE.cap,
+        metavar="N",
+        help=f"test a candidate over --seeds seeds first, then {DEFAULT_RULE.step} more at a time up to N until its "
+        "paired interval decides (within or worse), the error spent over the looks; the report says how many seeds "
+        "each verdict took and why it stopped (default %(default)s; 0: exactly --seeds, one look at 95%%)",
+    )
+    judge.add_argument(
         "--no-references",
         action="store_true",
         help="hold survivors against nothing but the original (by default each is held against the original "
@@ -87,16 +103,16 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_discover)
 
 
-def config_of(args) -> dict:
-    """The run's settings (core.search.discovery.DiscoveryConfig's fields) from the options."""
+def config_of(args) -> DiscoveryConfig:
+    """The run's settings from the options, checked."""
     from core.data.specs import DEFAULT_REPLACE, replace_kinds
     from core.ir.serialize import read_document
-    from core.search.discovery import discovery_config
+    from core.search.settings import DiscoveryConfig
 
     # the device, mixed precision and the replaced kinds are left out when the default, so that
     # earlier runs keep their key
     replace = replace_kinds(args.replace)
-    return discovery_config(
+    return DiscoveryConfig.of(
         read_document(template_path(args.template)),
         args.backbone,
         args.seed,
@@ -133,6 +149,7 @@ def config_of(args) -> dict:
         flops_penalty=args.flops_penalty,
         margin=args.margin,
         test_seeds=args.seeds,
+        seed_cap=args.seed_cap,
         references=not args.no_references,
         tune=not args.no_tune,
         tuning_root=args.tuning_dir,
@@ -141,9 +158,10 @@ def config_of(args) -> dict:
 
 
 def cmd_discover(args) -> int:
-    from core.data.datasets import check_source
+    from core.data.dataset_check import check_source
     from core.jobs.supervisor import Supervisor
-    from core.search.discovery import EMPTY_ASKS, run_discovery
+    from core.search.discovery import run_discovery
+    from core.search.report import ended_text, report
     from core.store import Store
     from core.train.device import training_device
 
@@ -152,7 +170,10 @@ def cmd_discover(args) -> int:
     training_device(args.train_device, args.amp)  # the workers are this machine's
     with Store(args.store) as store:
         path = str(store.path)
-    print(f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes; results in {path}")
+    print(
+        f"discovering with {args.strategy} for {args.template} for {args.minutes:g} minutes (counted once the "
+        f"original network is trained and tested); results in {path}"
+    )
     supervisor = Supervisor(path, workers=args.workers)
     supervisor.start()
     shown = [""]
@@ -171,51 +192,9 @@ def cmd_discover(args) -> int:
     finally:
         for line in supervisor.stop():
             print(f"  {line}")
-    counts = summary["counts"]
-    print(f"run {summary['run']} ({summary['name']}) after {summary['seconds']:g} s:")
-    print("  " + ", ".join(f"{n} {stage}" for stage, n in counts.items()))
-    if summary["exhausted"]:
-        print(f"  the strategy found nothing new in {EMPTY_ASKS} asks in a row: the run stopped proposing early")
-    for line in report_lines(summary):
-        print(line)
-    if summary["best"] is None:
-        print("  no candidate within the margin has a tuned end-to-end speedup yet", file=sys.stderr)
+    print(f"run {summary.run} ({summary.name}): {ended_text(summary)}")
+    for line in report(summary).lines():
+        print(f"  {line}")
+    if summary.best is None:
+        print("  no survivor has a tuned end-to-end speedup yet", file=sys.stderr)
     return 0
-
-
-def report_lines(summary: dict) -> list[str]:
-    """The original's accuracies and the best candidate: selected by validation accuracy and
-    speedup, reported by its test accuracy over seeds against the original's, in words."""
-    from core.search import references
-    from core.train.paired import mean_std
-
-    base, tested = summary["baseline_accuracy"], summary["baseline_test"]
-    lines = [
-        f"  the original network's proxy (validation) accuracy: {base:.3f}" if base is not None else "  no baseline yet"
-    ]
-    if tested:
-        seeds = ", ".join(map(str, summary["test_seeds"]))
-        lines.append(f"  its test accuracy over seeds {seeds}: {mean_std([a for a in tested if a is not None])}")
-    best = summary["best"]
-    if best is None:
-        return lines
-    alone = "timed alone" if best["timed_alone"] else "timed while other jobs ran"
-    lines.append(
-        f"  best of {best['selected_from']} candidates: {best['name']} (operator {best['operator_id']}), "
-        f"selected at validation accuracy {best['accuracy']:.3f}, {best['e2e_speedup']:.2f}x faster end to end "
-        f"than the tuned original ({alone}"
-        + (f"; {best['note']}; time it again on a quiet machine)" if best["note"] else ")")
-    )
-    test = best["test"]
-    if test is None:
-        lines.append("  its test accuracy: not measured (--seeds 0)")
-    else:
-        spread = "" if test["std"] is None else f" +- {test['std']:.3f}"
-        lines.append(
-            f"  its test accuracy: {test['accuracy']:.3f}{spread}, {100 * test['difference']:+.1f} points against "
-            f"the original seed by seed; {test['verdict']}"
-        )
-    lines.append("  beside its references (test accuracy over the seeds, FLOPs where timed, tuned latency):")
-    lines += [f"    {line}" for line in references.lines(best, best["references"])]
-    lines.append(f"  headline: {best['headline']}")
-    return lines

@@ -2,11 +2,13 @@
 
 Without --fisher-only it queues a "train" job (Fisher Potential at initialisation, then
 proxy training early-stopped against the best stored curve; validation accuracy), at the
-proxy size (--train-width, --resolution); a "test" job (--seeds: the network and the original
-trained again with each seed, tested on the test split, paired, judged against --margin by
-the 95% interval); and an "e2e" job: the whole network with the operator against the original,
-both with tuned kernels (--trials per kernel still untuned; schedules of kernels already
-tuned, or of the same class with transfer on, are reused), at the deployment size
+proxy size (--train-width, --resolution); a "test" job (the network and the original trained
+again with each seed, tested on the test split, paired, judged against --margin: seeds added a
+few at a time until the interval decides, core.train.sequential, or --seeds N of them, judged by
+the 95% interval, with the smallest difference that count could detect); and an "e2e" job: the
+whole network with the operator against the original, both with tuned kernels (--trials per
+kernel still untuned; schedules of kernels already tuned, or of the same class with transfer on,
+are reused), at the deployment size
 (--deploy-width, --deploy-resolution). --now also runs them here, in a worker process,
 and prints one table of their results; otherwise `tessera worker` runs them.
 
@@ -27,12 +29,15 @@ from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DeploySettings
 from core.store import Store
+from core.store.measurement import speedup_text
 from core.train.paired import mean_std
 from core.train.requests import AccuracyRequest
 from core.train.results import E2EResult, FisherResult, HeldOutResult, TrainResult
+from core.train.sequential import DEFAULT_RULE
 from core.train.settings import EvalSettings, TrainConfig
 
 from . import options
+from .evaluate_model import add_model_options, cmd_evaluate_model
 from .inputs import transfer_sources
 
 FINAL = (DONE, FAILED, CANCELLED)
@@ -49,7 +54,7 @@ def add_parsers(sub) -> None:
     proxy_options(p, "default resnet18, or the assignment's", deployed=True)
     p.add_argument("--epochs", type=int, default=TrainConfig.epochs, help="proxy-training epochs (default %(default)s)")
     options.training(p)
-    options.report(p)
+    options.report(p, sequential=True)
     p.add_argument("--theta", type=float, default=0.5, help="early-stop theta in [0, 1] (default 0.5)")
     p.add_argument("--max-batches", type=int, default=None, metavar="N", help="batches per epoch at most")
     p.add_argument("--fisher-only", action="store_true", help="only score Fisher Potential (no training)")
@@ -66,6 +71,7 @@ def add_parsers(sub) -> None:
     options.tuning_dir(
         p, "tuning databases folder (default ~/.cache/tessera/tuning); the networks' kernels are kept there"
     )
+    add_model_options(p)
     p.add_argument("--now", action="store_true", help="run the jobs now in a worker and print the results")
     options.store(p)
     p.set_defaults(func=cmd_evaluate)
@@ -101,11 +107,13 @@ def eval_settings(args, backbone: str) -> EvalSettings:
 
 
 def cmd_evaluate(args) -> int:
+    if args.model:
+        return cmd_evaluate_model(args)
     doc, stand_in = read_stand_in(args.file)
     subjects: tuple[Subject, ...] = ()
     assignments: tuple[Assignment, ...] = ()
     if isinstance(stand_in, Assignment):
-        from core.data.replace import conv_names  # torch: only for an assignment's layer names
+        from core.data.swap_convs import conv_names  # torch: only for an assignment's layer names
 
         settings = eval_settings(args, stand_in.backbone)
         stand_in.check_backbone(settings.backbone)
@@ -132,8 +140,9 @@ def cmd_evaluate(args) -> int:
         max_batches=args.max_batches,
         device=args.train_device,
         amp=args.amp,
-        seeds=args.seeds,
+        seeds=args.seeds or 0,
         margin=args.margin,
+        rule=DEFAULT_RULE if args.seeds is None else None,
         fisher_only=args.fisher_only,
         deploy=None if args.no_e2e else deploy,
         tuning_root=args.tuning_dir,
@@ -215,9 +224,9 @@ def results_table(jobs) -> list[str]:
         paired = test.paired
         original = [a for a in test.original or () if a is not None]
         difference = "" if paired is None else f"{100 * paired.mean:+.1f} points"
-        if paired is not None and paired.interval is not None:
-            low, high = paired.interval
-            difference += f" [{100 * low:+.1f}, {100 * high:+.1f}]"
+        interval = test.score.test_difference_low, test.score.test_difference_high  # the verdict's
+        if None not in interval:
+            difference += f" [{100 * interval[0]:+.1f}, {100 * interval[1]:+.1f}]"
         rows.append(
             (
                 f"accuracy (test, {len(test.runs)} seeds)",
@@ -236,7 +245,9 @@ def results_table(jobs) -> list[str]:
                 f"TVM, {tuned} ({e2e.deploy})",
                 f"{e2e.latency_ms:.3f} ms",
                 f"{e2e.baseline_latency_ms:.3f} ms",
-                f"{e2e.baseline_latency_ms / e2e.latency_ms:.2f}x faster",
+                f"{speedup_text(e2e.speedup, e2e.speedup_low, e2e.speedup_high)} faster"
+                if e2e.speedup is not None
+                else f"{e2e.baseline_latency_ms / e2e.latency_ms:.2f}x faster",
             )
         )
         rows.append(
@@ -247,10 +258,19 @@ def results_table(jobs) -> list[str]:
                 f"{e2e.torch_speedup:.2f}x faster",
             )
         )
+        rows.append(  # what a user already has without TVM: below 1x, TVM is the slower way to run it
+            (
+                "TVM over PyTorch eager",
+                f"{e2e.torch_latency_ms / e2e.latency_ms:.2f}x",
+                f"{e2e.torch_baseline_ms / e2e.baseline_latency_ms:.2f}x",
+                "",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     if test and test.paired is not None:
-        lines.append(f"on the test split, {test.paired.verdict(test.margin)}")
+        said, *power = test.judgement()
+        lines += [f"on the test split, {said}", *power]
     return lines
 
 
@@ -276,7 +296,8 @@ def describe_result(result: FisherResult | HeldOutResult | E2EResult) -> list[st
             sources[source] = sources.get(source, 0) + 1
         lines.append(
             f"{result.deploy}, {result.threads} threads: TVM {result.latency_ms:.3f} ms vs original "
-            f"{result.baseline_latency_ms:.3f} ms ({result.baseline_latency_ms / result.latency_ms:.2f}x); kernels: "
+            f"{result.baseline_latency_ms:.3f} ms ({result.baseline_latency_ms / result.latency_ms:.2f}x); "
+            f"PyTorch eager {result.torch_latency_ms:.3f} ms vs {result.torch_baseline_ms:.3f} ms; kernels: "
             + ", ".join(f"{n} {s}" for s, n in sorted(sources.items()))
         )
         if result.untuned_kernels:

@@ -4,8 +4,11 @@ only when asked for, and an existing file is never replaced without --force."""
 
 from __future__ import annotations
 
-from core.export import FORMATS
+from core.data.specs import replace_kinds
+from core.export import FORMATS, ExportError
 from core.ir.bindings import parse_bindings
+from core.jobs.isolate import call_in_subprocess
+from core.networks.user_models import ModelRef, parse_input
 from views.export_files import DEFAULT_COLUMNS, export_files
 
 from . import options
@@ -32,6 +35,20 @@ def add_parsers(sub) -> None:
     p.add_argument("--batch", type=int, default=1, help="batch size N of tvmscript and library (default 1)")
     options.tuning_dir(p, "tuning databases a library takes its schedule from (default ~/.cache/tessera/tuning)")
     p.add_argument(
+        "--fixed-sizes",
+        action="store_true",
+        help="torch: a module fixed at the --bind sizes (default: shape-generic, sizes given at construction)",
+    )
+    options.replace(p)
+    p.add_argument(
+        "--model",
+        metavar="FILE.py:FUNCTION",
+        default=None,
+        help="torch-replace: after writing, say what replace_convs does to your model (built by FUNCTION in "
+        "FILE.py, in a worker process) with --replace's kinds",
+    )
+    p.add_argument("--input", default="3,224,224", metavar="C,H,W", help="the example input --model is run on")
+    p.add_argument(
         "--columns",
         default=DEFAULT_COLUMNS,
         metavar="X,Y",
@@ -41,6 +58,11 @@ def add_parsers(sub) -> None:
 
 
 def cmd_export(args) -> int:
+    if args.model:
+        if args.fmt != "torch-replace":
+            raise ExportError("--model shows what replace_convs does: it goes with --format torch-replace")
+        ModelRef.parse(args.model)
+        shape = parse_input(args.input)
     written = export_files(
         args.fmt,
         args.out,
@@ -51,7 +73,15 @@ def cmd_export(args) -> int:
         batch=args.batch,
         columns=args.columns,
         tuning_dir=args.tuning_dir,
+        generic=not args.fixed_sizes,
+        kinds=args.replace,
     )
     for path in written:
         print(f"wrote {path}")
+    if args.model:
+        request = {"exported": written[0], "model": args.model, "input_shape": list(shape)}
+        for line in call_in_subprocess(
+            "core.networks.user_models:preview_call", {**request, "kinds": list(replace_kinds(args.replace))}
+        ):
+            print(line)
     return 0

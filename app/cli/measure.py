@@ -12,6 +12,7 @@ from pathlib import Path
 
 from core.codegen.torch_plan import make_plan
 from core.compile.algorithms import ALGORITHMS, SEQUENCE, algorithm
+from core.compile.build_time import slow_build_note
 from core.compile.payloads import MeasurePayload
 from core.compile.requests import variant_payloads
 from core.devices import get_device
@@ -19,6 +20,7 @@ from core.errors import TesseraError
 from core.ir.graph import OperatorGraph
 from core.jobs.isolate import call_in_subprocess
 from core.store import Store
+from core.store.measurement import speedup_text
 
 from . import options
 from .inputs import measured_operator
@@ -82,6 +84,9 @@ def cmd_measure(args) -> int:
         tiles=_tiles(args.tiles) if args.tiles else None,
         **device,
     )
+    note = slow_build_note(graph, "Ctrl-C cancels it")
+    if note:
+        print(f"note: {note}", file=sys.stderr, flush=True)
     if args.variants:
         return _measure_variants(args, payload, graph)
     algorithm(chosen).check(graph, {**graph.bindings, **bindings})  # before spawning TVM
@@ -118,7 +123,7 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
         print()
         return 0
     first = results[0]
-    rows = [("variant", "layout", "median ms", "std ms", "GFLOP/s", "vs PyTorch", f"vs {_variant(payloads[0])}")]
+    rows = [("variant", "layout", "fastest ms", "std ms", "GFLOP/s", "vs PyTorch", f"vs {_variant(payloads[0])}")]
     rows += [
         (
             _variant(p),
@@ -126,13 +131,15 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
             f"{r['latency_ms']:.4g}",
             f"{r['latency_std_ms']:.2g}",
             f"{r['gflops']:.3g}",
-            f"{r['speedup']:.2f}x",
+            speedup_text(r["speedup"], r["speedup_low"], r["speedup_high"]),
             f"{first['latency_ms'] / r['latency_ms']:.2f}x",
         )
         for p, r in zip(payloads, results)
     ]
     sizes = ", ".join(f"{k}={v}" for k, v in first["bindings"].items())
-    print(f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs, {first['threads']} threads")
+    print(
+        f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs, timed on {first['threads']} thread(s)"
+    )
     for line in table_lines(rows, right=(2, 3, 4, 5, 6)):
         print(line)
     print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms")

@@ -145,18 +145,27 @@ def training(p) -> None:
     )
 
 
-def report(p) -> None:
-    """--seeds and --margin: a network's reported accuracy (core.train.seeds, core.train.paired)."""
+def report(p, sequential: bool = False) -> None:
+    """--seeds and --margin: a network's reported accuracy (core.train.seeds, core.train.paired);
+    with `sequential`, no --seeds means seeds added until the verdict decides (core.train.sequential)."""
     from core.train.paired import MARGIN, SEEDS
+    from core.train.sequential import DEFAULT_RULE
 
+    rule = DEFAULT_RULE
     p.add_argument(
         "--seeds",
         type=int,
-        default=SEEDS,
+        default=None if sequential else SEEDS,
         metavar="N",
         help="report test accuracy over N seeds (those after --seed): the network and the original trained "
         "again with each, tested on the test split, shown as mean +- std and a paired difference with its 95%% "
-        "interval; 0: no report (default %(default)s)",
+        "interval; 0: no report "
+        + (
+            f"(default: {rule.first} seeds, then {rule.step} more at a time up to {rule.cap} until the interval "
+            "decides; with N, the smallest difference the run could detect is printed too)"
+            if sequential
+            else "(default %(default)s)"
+        ),
     )
     p.add_argument(
         "--margin",

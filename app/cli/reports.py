@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from core.compile.algorithms import auto_summary
+from core.store.measurement import speedup_text
 
 
 def print_progress(fraction: float, message: str) -> None:
@@ -49,7 +50,7 @@ def measurement_report(path: str, r: dict) -> str:
     else:
         tuned = "untuned (pass --tune-trials N to tune)"
     rows = [
-        ("", "median ms", "std ms", "GFLOP/s"),
+        ("", "fastest ms", "std ms", "GFLOP/s"),
         ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}"),
     ]
     if r["torch_latency_ms"] is not None:  # not timed for an RPC device
@@ -58,11 +59,13 @@ def measurement_report(path: str, r: dict) -> str:
         )
     return "\n".join(
         [
-            f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, {r['threads']} threads",
+            f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, timed on {r['threads']} thread(s)"
+            + ("" if r.get("load") is None else f" at load {r['load']:.1f}"),
             f"TVM kernel: {tuned}",
             *table_lines(rows, right=(1, 2, 3)),
             (
-                f"TVM / PyTorch speed-up: {r['speedup']:.2f}x"
+                f"TVM / PyTorch speed-up: {speedup_text(r['speedup'], r.get('speedup_low'), r.get('speedup_high'))}"
+                + (" (median of interleaved rounds, 95% interval)" if r.get("speedup_low") is not None else "")
                 if r["speedup"] is not None
                 else "PyTorch not timed: it runs on this machine, not on the device"
             ),

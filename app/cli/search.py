@@ -35,8 +35,8 @@ def cmd_search(args) -> int:
     from core.ir.bindings import parse_bindings
     from core.ir.serialize import read_document
     from core.jobs.isolate import call_in_subprocess
-    from core.search.driver import SearchConfig
     from core.search.results import SearchResult
+    from core.search.settings import SearchConfig
     from core.store import Store
 
     evaluation = {
@@ -48,21 +48,20 @@ def cmd_search(args) -> int:
     }
     if args.evaluate == "train":
         evaluation["epochs"] = args.epochs
-    config = {
-        "template": read_document(template_path(args.template)),
-        "strategy": args.strategy,
-        "budget_flops": args.budget_flops,
-        "budget_params": args.budget_params,
-        "max_primitives": args.max_primitives,
-        "seed": args.seed,
-        "samples": args.samples if args.samples is not None or args.minutes is not None else 20,
-        "minutes": args.minutes,
-        "evaluate": args.evaluate,
-        "tune_trials": args.tune_trials,
-        "measure_bindings": parse_bindings(args.bind),
-        "evaluation": evaluation,
-    }
-    SearchConfig.from_dict(config)  # clear errors before a process is spawned
+    config = SearchConfig(  # checked: clear errors before a process is spawned
+        template=read_document(template_path(args.template)),
+        strategy=args.strategy,
+        budget_flops=args.budget_flops,
+        budget_params=args.budget_params,
+        max_primitives=args.max_primitives,
+        seed=args.seed,
+        samples=args.samples if args.samples is not None or args.minutes is not None else 20,
+        minutes=args.minutes,
+        evaluate=args.evaluate,
+        tune_trials=args.tune_trials,
+        measure_bindings=parse_bindings(args.bind),
+        evaluation=evaluation,
+    )
     with Store(args.store) as store:
         path = str(store.path)
     print(f"searching with {args.strategy} for {args.template}; results go to {path}")
@@ -71,7 +70,9 @@ def cmd_search(args) -> int:
         print(f"  [{fraction:4.0%}] {message}", flush=True)
 
     summary = SearchResult.from_dict(
-        call_in_subprocess("core.search.driver:run_search", {"config": config, "store_path": path}, on_progress=show)
+        call_in_subprocess(
+            "core.search.driver:run_search", {"config": config.to_dict(), "store_path": path}, on_progress=show
+        )
     )
     stats = ", ".join(f"{k} {v}" for k, v in summary.stats.items())
     print(

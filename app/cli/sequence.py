@@ -77,7 +77,7 @@ def cmd_show(args) -> int:
                 if len(s.after.parts) > 1:
                     print(f"  # part {k}")
                 print("\n".join("  " + line for line in nest_lines(nest)))
-    return 0 if report.legal else 1
+    return _verdict(report)
 
 
 def cmd_apply(args) -> int:
@@ -150,7 +150,7 @@ def cmd_check(args) -> int:
             print(_step_line(r["step"], r["text"], r["status"], r["message"]))
     if args.verify and report.final is not None and report.legal:
         result = call_in_subprocess(
-            "core.compile.sequence_kernels:verify_sequence", {"document": document, "bindings": bindings}
+            "core.compile.sequence_verify:verify_sequence", {"document": document, "bindings": bindings}
         )
         close = result["max_abs_error"] <= 1e-4 * max(1.0, result["scale"])
         failed |= not close
@@ -158,4 +158,12 @@ def cmd_check(args) -> int:
             f"TVM schedule vs untransformed nest: max abs error {result['max_abs_error']:.3g} "
             f"({'match' if close else 'MISMATCH'})"
         )
-    return 1 if failed else 0
+    return _verdict(report) or int(failed)
+
+
+def _verdict(report) -> int:
+    """1, saying why, when every step is legal but the operator they make cannot be built (its
+    steps' lines show no fault); 1 for an illegal step (its line says why); else 0."""
+    if report.operator_problem:
+        print(f"error: the resulting operator cannot be built: {report.operator_problem}", file=sys.stderr)
+    return 0 if report.legal else 1

@@ -1,10 +1,12 @@
-"""`tessera submit`: queue a measurement of an operator file on a device, for `tessera worker`."""
+"""`tessera submit`: queue a measurement of an operator file on a device, for `tessera worker`;
+or, with --doubtful, every measurement whose timing is in doubt again (core.compile.remeasure)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from core.codegen.torch_plan import make_plan
+from core.compile.remeasure import RemeasureDoubtful
 from core.compile.requests import MeasureRequest
 from core.devices import default_device, get_device
 from core.errors import TesseraError
@@ -19,7 +21,13 @@ from .inputs import operator_and_bindings, transfer_sources
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("submit", help="queue a measurement of an operator file on a device")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", nargs="?", help="the operator file (not with --doubtful)")
+    p.add_argument(
+        "--doubtful",
+        action="store_true",
+        help="queue again every measurement whose timing is in doubt (left out of rankings until one holds); "
+        "best run by a worker while the machine is quiet",
+    )
     options.bind(p)
     options.tune_trials(p, "MetaSchedule tuning trials (0: measure the default schedule)")
     options.device(p, "where to measure (`tessera device list`; default: the store's default device)")
@@ -39,6 +47,10 @@ def add_parsers(sub) -> None:
 
 
 def cmd_submit(args) -> int:
+    if args.doubtful:
+        return _doubtful(args)
+    if args.file is None:
+        raise TesseraError("tessera submit needs an operator FILE (or --doubtful)")
     if args.tune_trials < 0:
         raise TesseraError(f"--tune-trials must be 0 or more, got {args.tune_trials}")
     sources = transfer_sources(args.sources, args.transfer)
@@ -79,3 +91,17 @@ def _describe(kind: str, payload: dict, variants: bool) -> str:
         return "transfer-tune"
     what = f"tune ({payload['tune_trials']} trials)" if payload["tune_trials"] else "measure"
     return f"{what} {payload['algorithm']}" if variants else what
+
+
+def _doubtful(args) -> int:
+    """Every measurement in doubt queued again."""
+    if args.file is not None:
+        raise TesseraError("--doubtful measures again what is in the store; it takes no FILE")
+    with Store(args.store) as store:
+        queued = submit(store, RemeasureDoubtful())
+    for note in queued.notes:
+        print(f"note: {note}")
+    print(
+        f"queued {len(queued.ids)} measurement(s) in doubt again in {store.path}; run `tessera worker` on a quiet machine"
+    )
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.compile.remeasure import when_quiet
 from core.errors import TesseraError
 from core.jobs.executors import EXECUTORS, choose_executor
 from core.jobs.supervisor import Supervisor, default_worker_count
@@ -34,6 +35,12 @@ def add_parsers(sub) -> None:
     p.add_argument(
         "--forever", action="store_true", help="keep waiting for new jobs (default: stop when none are left)"
     )
+    p.add_argument(
+        "--remeasure-when-quiet",
+        action="store_true",
+        help="with --forever: while idle and every core is free, queue each measurement whose timing is in "
+        "doubt again, once (`tessera submit --doubtful` does it at once)",
+    )
     options.store(p)
     p.set_defaults(func=cmd_worker)
 
@@ -49,5 +56,8 @@ def cmd_worker(args) -> int:
     )
     if args.executor != "local":
         print(f"runners: {supervisor.describe()}", flush=True)
-    supervisor.run(forever=args.forever, report=lambda line: print(line, flush=True))
+    if args.remeasure_when_quiet and not args.forever:
+        raise TesseraError("--remeasure-when-quiet waits for the machine to be quiet: add --forever")
+    when_idle = when_quiet if args.remeasure_when_quiet else None
+    supervisor.run(forever=args.forever, report=lambda line: print(line, flush=True), when_idle=when_idle)
     return 0

@@ -7,6 +7,7 @@ curves. The scores reach the results table and the plot as every result does."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -16,6 +17,9 @@ from core.errors import TesseraError
 from core.jobs.submit import Subject, result_subjects
 from core.train.requests import AccuracyRequest
 
+if TYPE_CHECKING:
+    from views.explorer.accuracy_monitor import AccuracyMonitor
+
 
 class AccuracyEvaluation(QObject):
     def __init__(self, explore):
@@ -24,7 +28,7 @@ class AccuracyEvaluation(QObject):
         self.window = explore.window
         self.dialog = None  # views.explorer.accuracy_dialog.AccuracyDialog while open
         self.dock: QDockWidget | None = None
-        self.monitor = None  # views.explorer.accuracy_monitor.AccuracyMonitor in the dock
+        self.monitor: AccuracyMonitor | None = None  # in the dock, built on first use
         self.action = QAction("Evaluate &Accuracy…", self.window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+R"))
         tip = "Train the current operator in a backbone: Fisher Potential, proxy accuracy, tuned end-to-end speedup"
@@ -70,16 +74,16 @@ class AccuracyEvaluation(QObject):
         for queued in subjects:
             if queued.input_key is not None:
                 self.explore.editor_jobs_queued(queued)
-        self.show_monitor()
-        self.monitor.track(ids)
+        self.show_monitor().track(ids)
         self.window.statusBar().showMessage(f"Queued {len(ids)} job(s): {request.describe()} for {subject}", 8000)
 
-    def show_monitor(self) -> None:
+    def show_monitor(self) -> AccuracyMonitor:
         """The Accuracy dock (built on first use, beside the Jobs dock)."""
-        if self.dock is None:
+        if self.dock is None or self.monitor is None:
             from views.explorer.accuracy_monitor import AccuracyMonitor
 
             self.monitor = AccuracyMonitor(self.explore.session)
             self.dock = self.window.add_dock("accuracy", "Accuracy", self.monitor, beside="jobs")
         self.dock.show()
         self.dock.raise_()
+        return self.monitor

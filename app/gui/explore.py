@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -25,16 +26,19 @@ from core.ir.serialize import content_hash, to_document
 from core.jobs.submit import Subject, result_subjects
 from views.editor.document import OperatorDocument
 
+from . import quit_jobs
 from .accuracy import AccuracyEvaluation
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QDialog
+
+    from views.explorer.devices_dialog import DevicesDialog
+    from views.explorer.explorer_view import ExplorerView
+    from views.explorer.job_monitor import JobMonitor, JobsIndicator
+    from views.explorer.session import ExplorerSession
 
 AUTOSTART_KEY = "explore/autostartWorkers"
 EXECUTOR_KEY, RAY_ADDRESS_KEY = "explore/executor", "explore/rayAddress"
-STATUS_TIPS = {
-    "editor": "Drag a primitive from the palette onto the canvas; "
-    "drag from an output port to an input port to connect.",
-    "explorer": "Hover a point for its numbers; click selects, double-click opens it in the editor; "
-    "Shift+drag selects a rectangle; wheel zooms.",
-}
 
 
 class Explore(QObject):
@@ -42,14 +46,14 @@ class Explore(QObject):
         super().__init__(window)
         self.window = window
         self.store_path = store_path
-        self.session = None  # views.explorer.session.ExplorerSession
+        self.session: ExplorerSession | None = None
         self.failure: TesseraError | None = None  # why the store could not be opened, the last time it was tried
-        self.view = None  # views.explorer.explorer_view.ExplorerView
+        self.view: ExplorerView | None = None
         self.dock: QDockWidget | None = None
-        self.monitor = None  # the job monitor in the Jobs dock
-        self.indicator = None  # the status bar's job summary
-        self.dialog = None  # the Evaluate/Tune or Job Runner dialog while it is open
-        self.devices_dialog = None  # the device manager, kept once opened
+        self.monitor: JobMonitor | None = None  # the job monitor in the Jobs dock
+        self.indicator: JobsIndicator | None = None  # the status bar's job summary
+        self.dialog: QDialog | None = None  # the Evaluate/Tune or Job Runner dialog while it is open
+        self.devices_dialog: DevicesDialog | None = None  # the device manager, kept once opened
         self._unsaved_key = uuid.uuid4().hex
         self._submitted: dict[str, str] = {}  # input key -> content hash the current operator's jobs used
         self.actions = self._make_actions()
@@ -111,7 +115,15 @@ class Explore(QObject):
         return actions
 
     # -- the store, on first need --------------------------------------------------------
-    def ensure_session(self):
+    @property
+    def opened(self) -> ExplorerSession:
+        """The open session, for what only an open store offers (the Explorer's requests, a
+        dialog's answer): the views and dialogs that ask exist only once it is open."""
+        if self.session is None:
+            raise RuntimeError("the results store is not open: ensure_session() first")
+        return self.session
+
+    def ensure_session(self) -> ExplorerSession | None:
         """The session over the results store, opened now if needed; None (after telling the
         user why) if the store cannot be opened."""
         if self.session is not None:
@@ -120,7 +132,7 @@ class Explore(QObject):
         from views.explorer.session import ExplorerSession
 
         try:
-            self.session = ExplorerSession(self.store_path, self)
+            session = self.session = ExplorerSession(self.store_path, self)
         except TesseraError as e:
             self.failure = e
             self.window.statusBar().showMessage(f"Cannot open the results store: {e}")
@@ -129,17 +141,18 @@ class Explore(QObject):
             box.open()  # shown, not waited for: the window goes on (and a screenshot says the error, app.gui.main)
             return None
         self.failure = None
-        self.session.autostart_workers = self.actions["autostart"].isChecked()
-        self.session.executor, self.session.executor_address = self._runner_setting()
-        self.session.message.connect(lambda text: self.window.statusBar().showMessage(text, 8000))
-        self.session.workersChanged.connect(self._workers_changed)
-        self.monitor = JobMonitor(self.session)
+        session.autostart_workers = self.actions["autostart"].isChecked()
+        session.executor, session.executor_address = self._runner_setting()
+        session.message.connect(lambda text: self.window.statusBar().showMessage(text, 8000))
+        session.workersChanged.connect(self._workers_changed)
+        self.monitor = JobMonitor(session)
         self.dock = self.window.add_dock("jobs", "Jobs", self.monitor)  # beside Diagnostics and Code
-        indicator = JobsIndicator(self.session)
+        indicator = JobsIndicator(session)
         indicator.activated.connect(self.show_jobs)
         self.window.statusBar().addPermanentWidget(indicator)
         self.indicator = indicator
-        return self.session
+        quit_jobs.resume(session)
+        return session
 
     def writable_session(self):
         """The session, if jobs may be queued in its store; None after saying why not (it
@@ -159,41 +172,45 @@ class Explore(QObject):
         """The Explorer page (the plot and the results browser), built a piece per turn of the
         event loop (app.gui.pages) after the store opens; None if the store cannot open."""
         if self.view is None:
-            if self.ensure_session() is None:
+            session = self.ensure_session()
+            if session is None:
                 return None
             yield "store session"
             from views.explorer.explorer_view import ExplorerView
 
             # made where the page will show (app.gui.pages puts it there): moving it in later restyles it all
-            self.view = yield from ExplorerView.build(self.session, self.window.pages.stack)
-            self.view.openRequested.connect(self.open_result)
-            self.view.sequenceRequested.connect(self.open_sequence)
-            self.view.measureRequested.connect(self.measure_results)
-            self.view.accuracyRequested.connect(self.accuracy.evaluate_results)
-            self.view.exportOpened.connect(self.window.watch_export)
+            view = self.view = yield from ExplorerView.build(session, self.window.pages.stack)
+            view.openRequested.connect(self.open_result)
+            view.sequenceRequested.connect(self.open_sequence)
+            view.measureRequested.connect(self.measure_results)
+            view.accuracyRequested.connect(self.accuracy.evaluate_results)
+            view.exportOpened.connect(self.window.watch_export)
+            self.window.keep_explorer_layout(view)
         return self.view
 
     def show_jobs(self) -> None:
-        if self.ensure_session() is not None:
+        if self.ensure_session() is not None and self.dock is not None:
             self.dock.show()
             self.dock.raise_()
 
     def toggle_workers(self) -> None:
-        if self.ensure_session() is None:
+        session = self.ensure_session()
+        if session is None:
             return
-        if self.session.workers_running:
-            self.session.stop_workers()
+        if session.workers_running:
+            session.stop_workers()
         else:
-            self.session.start_workers()
+            session.start_workers()
 
     def show_devices(self) -> None:
-        if self.ensure_session() is None:
+        session = self.ensure_session()
+        if session is None:
             return
         if self.devices_dialog is None:
             from views.explorer.devices_dialog import DevicesDialog
 
-            self.devices_dialog = DevicesDialog(self.session.store, self.window)
-            self.devices_dialog.changed.connect(self.session.poll)
+            self.devices_dialog = DevicesDialog(session.store, self.window)
+            self.devices_dialog.changed.connect(session.poll)
         self.devices_dialog.refresh()
         self.devices_dialog.show()
         self.devices_dialog.raise_()
@@ -287,7 +304,7 @@ class Explore(QObject):
 
     def measure_results(self, ids, tune: bool) -> None:
         """Measure the operators of selected results again (their own bindings, or new ones)."""
-        subjects = result_subjects(self.session.store, self.session.rows(ids).values())
+        subjects = result_subjects(self.opened.store, self.opened.rows(ids).values())
         if not subjects:
             return
         graphs = {content_hash(t.graph): (t.name, t.graph) for t in subjects}
@@ -321,11 +338,11 @@ class Explore(QObject):
         from views.explorer.measure_dialog import MeasureDialog
 
         try:
-            devices = list_devices(self.session.store)
+            devices = list_devices(self.opened.store)
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot list the devices", str(e))
             return
-        self.dialog = MeasureDialog(
+        dialog = self.dialog = MeasureDialog(
             self.window,
             tune=tune,
             subject=subject,
@@ -335,11 +352,11 @@ class Explore(QObject):
             check=check,
             transfer=transfer,
         )
-        self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.dialog.submitted.connect(on_submit)
-        self.dialog.unreachable.connect(self._device_unreachable)
-        self.dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
-        self.dialog.open()
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.submitted.connect(on_submit)
+        dialog.unreachable.connect(self._device_unreachable)
+        dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
+        dialog.open()
 
     def _device_unreachable(self, name: str, check: dict) -> None:
         """A device's tracker did not answer when jobs were about to be queued: the device list
@@ -347,7 +364,7 @@ class Explore(QObject):
         from core.devices import record_check
 
         try:
-            record_check(self.session.store, name, check)
+            record_check(self.opened.store, name, check)
         except TesseraError as e:
             self.window.statusBar().showMessage(f"Cannot record {name}'s check: {e}", 8000)
             return
@@ -356,7 +373,7 @@ class Explore(QObject):
 
     def _submit(self, subjects, request, subject: str) -> list[int]:
         try:
-            queued = self.session.submit(replace(request, subjects=tuple(subjects)))
+            queued = self.opened.submit(replace(request, subjects=tuple(subjects)))
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot queue the jobs", str(e))
             return []
@@ -403,29 +420,29 @@ class Explore(QObject):
         if not self.window.maybe_save():
             return
         try:
-            graph = self.session.result_graph(result_id)
+            graph = self.opened.result_graph(result_id)
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot open the result", str(e))
             return
         self.window.set_document(OperatorDocument(graph, parent=self.window))
         self.window.statusBar().showMessage(
-            f"Opened {graph.name} (result {result_id}) from {self.session.path.name}", 8000
+            f"Opened {graph.name} (result {result_id}) from {self.opened.path.name}", 8000
         )
 
     def open_sequence(self, result_id: int) -> None:
         """The transformation sequence a search found the result's operator by, in the sequence editor."""
-        document = self.session.result_sequence(result_id)
+        document = self.opened.result_sequence(result_id)
         if document is None:
             self.window.statusBar().showMessage("The selected result was not found by a sequence search", 8000)
             return
         try:
-            seq = sequence_from_document(document, f"a result's sequence in {self.session.path.name}")
+            seq = sequence_from_document(document, f"a result's sequence in {self.opened.path.name}")
         except TesseraError as e:
             QMessageBox.critical(self.window, "Cannot open the sequence", str(e))
             return
         self.window.sequences.show_sequence(seq)
         self.window.show_page("sequences")
-        row = self.session.row(result_id) or {}
+        row = self.opened.row(result_id) or {}
         self.window.statusBar().showMessage(
             f"Opened the sequence that found {row.get('operator_name') or 'the operator'} "
             f"({len(seq.steps)} step{'s' * (len(seq.steps) != 1)})",

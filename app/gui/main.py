@@ -16,16 +16,29 @@ IDLE_TIMEOUT_S = 120.0
 SCREENSHOT_SIZE = (1600, 1000)
 
 
+class DisplayError(TesseraError):
+    """This desktop lacks what the window needs (app.gui.display says what, and how to install it)."""
+
+
 class ScreenshotError(TesseraError):
     """The window could not be captured or the picture could not be written."""
 
 
 def run(
-    file: str | None = None, store: str | None = None, screenshot: str | None = None, view: str | None = None
+    file: str | None = None,
+    store: str | None = None,
+    screenshot: str | None = None,
+    view: str | None = None,
+    size: tuple[int, int] = SCREENSHOT_SIZE,
 ) -> int:
-    """`view`: the page to show (app.gui.pages), else the start page or the file's own editor."""
+    """`view`: the page to show (app.gui.pages), else the start page or the file's own editor;
+    `size`: the window's, in a screenshot (the README's pictures are 1280x720)."""
+    from app.gui.display import problem
     from app.gui.settings import open_settings, theme_choice
 
+    why = None if screenshot else problem()
+    if why is not None:  # said here, and `tessera demo` offered, instead of Qt's abort
+        raise DisplayError(f"{why}\n`tessera demo` runs the tour without a window.")
     settings = None if screenshot else open_settings()
     app = application(theme_choice(settings))
     from app.gui.window import MainWindow
@@ -37,7 +50,7 @@ def run(
                 window.load(file)  # a bad file raises TesseraError: the CLI prints it and exits 1
             if view:
                 window.show_page(view)
-            return _screenshot(app, window, Path(screenshot))
+            return _screenshot(app, window, Path(screenshot), size)
         window.show()
         if file:
             window.open_file(file)
@@ -59,13 +72,13 @@ def wait_until_idle(app: QApplication, window, timeout: float = IDLE_TIMEOUT_S) 
     app.processEvents()
 
 
-def _screenshot(app: QApplication, window, out: Path) -> int:
-    window.resize(*SCREENSHOT_SIZE)
+def _screenshot(app: QApplication, window, out: Path, size: tuple[int, int] = SCREENSHOT_SIZE) -> int:
+    window.resize(*size)
     window.show()
     wait_until_idle(app, window)
     if window.explore.failure is not None:  # its error, not a picture of a window without its store
         raise window.explore.failure
-    window.view.fit_all()
+    window.view.fit_all(readable=True)
     app.processEvents()
     wait_until_idle(app, window)
     picture = window.grab()

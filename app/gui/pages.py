@@ -13,17 +13,19 @@ building it never holds the window up longer than its largest piece."""
 from __future__ import annotations
 
 import gc
-import inspect
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QLabel, QLayout, QStackedWidget, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QLayout, QScrollArea, QStackedWidget, QStyle, QWidget
+
+MIN_SCROLLED_HEIGHT = 40  # px of a scrolled area on the smallest window
 
 #: a page's build: its widget (None: cannot now), or a generator yielding between pieces
 #: (the name of the piece just built) and returning it
-Build = Callable[[], "QWidget | Generator[str, None, QWidget | None] | None"]
+Pieces = Generator[str, None, "QWidget | None"]
+Build = Callable[[], "QWidget | Pieces | None"]
 
 
 class PageStack(QStackedWidget):
@@ -32,7 +34,9 @@ class PageStack(QStackedWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        layout = self.layout()  # a QStackedWidget's own QStackedLayout
+        if layout is not None:
+            layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         self.currentChanged.connect(lambda _: self.updateGeometry())
 
     def sizeHint(self) -> QSize:
@@ -42,6 +46,41 @@ class PageStack(QStackedWidget):
     def minimumSizeHint(self) -> QSize:
         page = self.currentWidget()
         return page.minimumSizeHint() if page is not None else super().minimumSizeHint()
+
+
+class Scrolling(QScrollArea):
+    """A widget (the page stack as the window's central widget, a dock's contents) as large as
+    the area, but never smaller than its minimum: what asks for more room than a small window
+    has (the Explorer's plot and results want about 960 px) scrolls within it, and the window
+    never grows by itself to make the room. (QScrollArea's own resizing follows a wrapped label's
+    height-for-width, which made the pages taller than the window.)"""
+
+    def __init__(self, widget: QWidget):
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no Tab stop of its own: its contents have theirs
+        self.setMinimumHeight(MIN_SCROLLED_HEIGHT)
+        self.setWidget(widget)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def event(self, event) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the contents' minimum changed
+            self._fit()
+        return super().event(event)
+
+    def _fit(self) -> None:
+        widget = self.widget()
+        if widget is not None:
+            size = self.maximumViewportSize()
+            least = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+            wide, tall = least.width() > size.width(), least.height() > size.height()
+            if wide != tall:  # a scroll bar on one side takes room from the other
+                bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+                size = size - QSize(bar if tall else 0, bar if wide else 0)
+            widget.resize(size.expandedTo(least))
 
 
 @dataclass
@@ -67,7 +106,7 @@ class Pages(QObject):
         self._group = QActionGroup(self)
         self._group.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)  # none, on the start page
         #: the page being built: the page, its build, the note shown meanwhile, the page the user came from
-        self._building: tuple[Page, Generator, QWidget, str] | None = None
+        self._building: tuple[Page, Pieces, QWidget, str] | None = None
         self._paused_collector = False  # a build turned the garbage collector off (and turns it on again)
         #: one piece per shot, armed again after it: everything else that fell due meanwhile
         #: (timers, paints) runs first, where a repeating timer could run two pieces back to back
@@ -123,7 +162,7 @@ class Pages(QObject):
             return True
         if page.widget is None and page.build is not None:
             built = page.build()
-            if inspect.isgenerator(built):
+            if isinstance(built, Generator):
                 self._start_building(page, built)
                 return True
             page.widget = built
@@ -151,7 +190,7 @@ class Pages(QObject):
         self.window.statusBar().showMessage(page.status)
         self.changed.emit(page.key)
 
-    def _start_building(self, page: Page, build: Generator) -> None:
+    def _start_building(self, page: Page, build: Pieces) -> None:
         note = QLabel(f"Opening the {page.action.text().replace('&', '')}…")
         note.setObjectName("hint")
         note.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -170,6 +209,8 @@ class Pages(QObject):
         """One piece of the page being built; at the end (or if a piece raises) the build
         is over: the page takes the note's place, or, if it cannot be built now, the page
         the user came from shows again."""
+        if self._building is None:  # stopped (the window closed) after this shot was armed
+            return
         page, build, note, previous = self._building
         over = True
         try:

@@ -7,59 +7,70 @@ from __future__ import annotations
 
 import importlib
 import threading
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QSettings, QSize, Qt
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QMainWindow,
-    QMenu,
     QMessageBox,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
-from app.gui.pages import Pages, PageStack
+from app.gui.pages import Pages, PageStack, Scrolling
 from app.gui.panels import build_gallery, build_search, current_export, open_document
+from app.page_table import BY_KEY, PAGES
 from core.analysis.summary import Summary
 from core.errors import TesseraError
 from core.ir.documents import document_kind
 from core.ir.serialize import to_document
+from core.store.location import default_store_path
 from resources import EXAMPLES
 from views import theme
 from views.editor.bindings_bar import BindingsBar
-from views.editor.canvas import OperatorScene, OperatorView, canvas_actions
+from views.editor.canvas import ICON_PROPERTY, OperatorScene, OperatorView, canvas_actions
 from views.editor.code_panel import CodePanel
 from views.editor.diagnostics import DiagnosticsPanel
 from views.editor.document import TEMPLATES, OperatorDocument, new_graph
 from views.editor.inspector import Inspector
+from views.editor.opening import opening_progress
 from views.editor.palette import PrimitivePalette
 from views.editor.sequence_editor import SequenceEditor
-from views.explorer.style import CHECKABLE_BUTTONS
 from views.start_page import StartPage
 
-from .explore import STATUS_TIPS, Explore
+from . import quit_jobs
+from .docks import (
+    DOCK_MINIMUM,
+    EDITOR_DOCKS,
+    fit_bottom_dock,
+    keep_minimums,
+    make_dock,
+    refit_bottom_docks,
+    size_when_raised,
+)
+from .explore import Explore
 from .settings import (
-    THEME_KEY,
     documents_folder,
     forget_recent_files,
     last_folder,
     recent_files,
     remember_file,
     remember_folder,
-    theme_choice,
 )
+from .theming import add_theme_menu
+from .toolbars import Toolbars
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: the inspector under the palette, the canvas the window's width
 FILE_FILTER = "Tessera documents: operators and sequences (*.json);;All files (*)"
 DEFAULT_SIZE = QSize(1440, 900)
 SCREEN_SHARE = 0.92  # of the available screen, at most, for a first start or a saved size too big
-#: the smallest useful size of each editor dock (a narrower palette cuts its names, e.g. "Grou")
-DOCK_MINIMUM = {"palette": (190, 0), "inspector": (240, 0), "diagnostics": (0, 90), "code": (0, 90)}
-EDITOR_DOCKS = tuple(DOCK_MINIMUM)  # they show with the Editor page only
+PLOT_SHARE_KEY, SIDE_SPLITTER_KEY = "explorer/plotShare", "explorer/sideSplitter"
 EDITOR_ACTIONS = ("delete", "select_all", "zoom_in", "zoom_out", "zoom_fit", "layout")
 MEASURE_ACTIONS = ("evaluate", "tune", "transfer", "accuracy")
 
@@ -73,7 +84,7 @@ class MainWindow(QMainWindow):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.settings = settings
         self.store = store
-        self.document: OperatorDocument | None = None
+        self._document: OperatorDocument | None = None  # set_document() gives it one below
         self._shut_down = False
 
         self.scene = OperatorScene(self)
@@ -90,7 +101,7 @@ class MainWindow(QMainWindow):
         self.editor_pages.addWidget(central)
         self.editor_pages.addWidget(self.start_page)
         self.page_stack = PageStack()  # one page at a time (app.gui.pages)
-        self.setCentralWidget(self.page_stack)
+        self.setCentralWidget(Scrolling(self.page_stack))
         self.pages = Pages(self, self.page_stack)
         self._docks_behind_start: list[str] = []  # editor docks hidden while the start page shows
 
@@ -99,17 +110,19 @@ class MainWindow(QMainWindow):
         self.diagnostics = DiagnosticsPanel()
         self.code = CodePanel()
         self.docks = {
-            "palette": self._dock("Primitives", self.primitive_palette, Qt.DockWidgetArea.LeftDockWidgetArea),
-            "inspector": self._dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea),
-            "diagnostics": self._dock("Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea),
-            "code": self._dock("Code", self.code, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "palette": make_dock(self, "Primitives", self.primitive_palette, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "inspector": make_dock(self, "Inspector", self.inspector, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "diagnostics": make_dock(self, "Diagnostics", self.diagnostics, Qt.DockWidgetArea.BottomDockWidgetArea),
+            "code": make_dock(self, "Code", self.code, Qt.DockWidgetArea.BottomDockWidgetArea),
         }
-        for key, (width, height) in DOCK_MINIMUM.items():
-            self.docks[key].setMinimumSize(width, height)
+        keep_minimums(self.docks)
+        # the palette above the inspector, on the left: the canvas gets the window's width
+        self.splitDockWidget(self.docks["palette"], self.docks["inspector"], Qt.Orientation.Vertical)
         self.tabifyDockWidget(self.docks["diagnostics"], self.docks["code"])
         self.docks["diagnostics"].raise_()
-        self.resizeDocks([self.docks["palette"], self.docks["inspector"]], [210, 280], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["diagnostics"]], [150], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["palette"]], [250], Qt.Orientation.Horizontal)
+        for key in ("diagnostics", "code"):
+            size_when_raised(self, key)
 
         self.sequences = SequenceEditor()
         self.sequences.openOperator.connect(lambda doc: open_document(self, doc))
@@ -121,8 +134,13 @@ class MainWindow(QMainWindow):
         self.explore = Explore(self, store)
         self._make_menus()
         self._add_pages()
-        self._make_toolbar()
-        self.statusBar().showMessage(STATUS_TIPS["editor"])
+        self.toolbars = Toolbars(
+            self,
+            self.commands,
+            [self.explore.actions["evaluate"], self.explore.actions["tune"]],
+            list(self.pages.actions.values()),
+        )
+        self.statusBar().showMessage(BY_KEY["editor"].status)
 
         self.scene.statusMessage.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.scene.selectionChanged.connect(self._selection_changed)
@@ -140,24 +158,12 @@ class MainWindow(QMainWindow):
             self._restore_state()
         self.set_document(OperatorDocument(new_graph("empty"), parent=self))
         self.show_start_page()
-        if store is not None:
-            self.explore.ensure_session()
+        if store is not None or (settings is not None and quit_jobs.work_waiting(default_store_path())):
+            self.explore.ensure_session()  # a store named, or queued jobs to resume
         self._page_imports = threading.Thread(target=_import_pages, name="tessera page imports", daemon=True)
         self._page_imports.start()
 
     # layout -------------------------------------------------------------------------
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{title.lower()}")
-        dock.setWidget(widget)
-        dock.setFeatures(
-            QDockWidget.DockWidgetFeature.DockWidgetMovable
-            | QDockWidget.DockWidgetFeature.DockWidgetClosable
-            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-        )
-        self.addDockWidget(area, dock)
-        return dock
-
     def _make_actions(self) -> dict[str, QAction]:
         def action(text, slot, shortcuts=(), icon_name=None):
             a = QAction(text, self)
@@ -171,6 +177,7 @@ class MainWindow(QMainWindow):
             a.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))  # each binding once
             if icon_name:
                 a.setIcon(theme.icon(icon_name))
+                a.setProperty(ICON_PROPERTY, icon_name)  # drawn again in another theme
             a.triggered.connect(slot)
             return a
 
@@ -193,7 +200,7 @@ class MainWindow(QMainWindow):
         actions["search"].setStatusTip(
             "Discover operators faster than the template at equal accuracy, or let a strategy propose some"
         )
-        actions.update(canvas_actions(self.view))
+        actions.update(canvas_actions(self.view, delete=self.delete_selected))
         for a in actions.values():
             a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         return actions
@@ -204,7 +211,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(a["new"])
         templates = file_menu.addMenu("New from &Template")
         for key, (name, text) in TEMPLATES.items():
-            template = templates.addAction(name, lambda k=key: self.new_from_template(k))
+            template = templates.addAction(name, partial(self.new_from_template, key))
             template.setStatusTip(text)
         file_menu.addAction(a["open"])
         self.recent_menu = file_menu.addMenu("Open &Recent")
@@ -227,7 +234,7 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         view.addAction(a["layout"])
         view.addSeparator()
-        self._add_theme_menu(view)
+        self.theme_actions = add_theme_menu(self, view)
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -239,75 +246,25 @@ class MainWindow(QMainWindow):
         run.addSeparator()
         run.addAction(a["search"])
 
-    def _add_theme_menu(self, view: QMenu) -> None:
-        """View > Theme: the desktop's colour scheme, or light or dark whatever the desktop says;
-        kept in the settings, used from the next start (the views take their colours when made)."""
-        menu = view.addMenu("&Theme")
-        group = QActionGroup(self)
-        chosen = theme_choice(self.settings)
-        for key, text in (("system", "&System (follow the desktop)"), ("light", "&Light"), ("dark", "&Dark")):
-            action = menu.addAction(text, lambda k=key: self._choose_theme(k))
-            action.setCheckable(True)
-            action.setChecked(key == chosen)
-            action.setData(key)
-            group.addAction(action)
-        menu.setEnabled(self.settings is not None)
-        self.theme_actions = group
-
-    def _choose_theme(self, key: str) -> None:
-        self.settings.setValue(THEME_KEY, key)
-        scheme = theme.scheme_of_desktop(key if key != "system" else None)
-        now = "in use now" if scheme == theme.SCHEME else "used when Tessera starts next"
-        self.statusBar().showMessage(f"Theme: {key} ({scheme}), {now}", 8000)
-
-    def _make_toolbar(self) -> None:
-        bar = self.addToolBar("Main")
-        bar.setObjectName("toolbar_main")
-        bar.setMovable(False)
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
-        groups = (("new", "open", "save"), ("undo", "redo", "delete"), ("zoom_in", "zoom_out", "zoom_fit", "layout"))
-        for i, group in enumerate(groups):
-            if i:
-                bar.addSeparator()
-            for key in group:
-                bar.addAction(self.commands[key])
-        bar.addSeparator()
-        bar.addActions([self.explore.actions["evaluate"], self.explore.actions["tune"]])
-        spacer = QWidget()
-        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        bar.addWidget(spacer)
-        bar.addActions(list(self.pages.actions.values()))
-        bar.setStyleSheet(theme.style_sheet(CHECKABLE_BUTTONS))
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.toolbars.place()
+        refit_bottom_docks(self)  # the window shares a change of its height among the docks
 
     def _add_pages(self) -> None:
-        """Editor, Sequences, Search, Explorer, Gallery: the order of the work, Ctrl+1 to Ctrl+5."""
-        add = self.pages.add
-        add(
-            "editor",
-            "&Editor",
-            "Ctrl+1",
-            "Draw and edit the operator",
-            STATUS_TIPS["editor"],
-            self.editor_pages,
-            docks=EDITOR_DOCKS,
-        )
-        add("sequences", "&Sequences", "Ctrl+2", "Loop-transformation sequences on a loop nest", widget=self.sequences)
-        add(
-            "search",
-            "Searc&h",
-            "Ctrl+3",
-            "Discover operators: screen, train and time a strategy's candidates, or only propose them",
-            build=self._build_search,
-        )
-        add(
-            "explorer",
-            "E&xplorer",
-            "Ctrl+4",
-            "The Pareto plot and every result in the store",
-            STATUS_TIPS["explorer"],
-            build=self.explore.build_view,
-        )
-        add("gallery", "&Gallery", "Ctrl+5", "The store's operators as pictures", build=self._build_gallery)
+        """The pages of app.page_table, in its order (Ctrl+1 to Ctrl+5): each one's widget, or
+        its build on first show, is made here."""
+        parts: dict[str, dict[str, Any]] = {
+            "editor": {"widget": self.editor_pages, "docks": EDITOR_DOCKS},
+            "sequences": {"widget": self.sequences},
+            "search": {"build": self._build_search},
+            "explorer": {"build": self.explore.build_view},
+            "gallery": {"build": self._build_gallery},
+        }
+        if missing := {row.key for row in PAGES} ^ set(parts):
+            raise RuntimeError(f"app.page_table and the window disagree on the pages {sorted(missing)}")
+        for row in PAGES:
+            self.pages.add(row.key, row.title, row.shortcut, row.tip, row.status, **parts[row.key])
         self.pages_menu.addActions(list(self.pages.actions.values()))
         self.pages.actions["editor"].triggered.connect(self._leave_start_page)  # Editor, chosen: the canvas
         self.pages.changed.connect(self._page_changed)
@@ -323,13 +280,15 @@ class MainWindow(QMainWindow):
     # the window's API for its other parts (app.gui.explore, app.gui.accuracy, app.gui.panels) ---
     def add_dock(self, key: str, title: str, widget: QWidget, beside: str = "code") -> QDockWidget:
         """A dock of another part of the window: tabbed beside the dock `beside` (or where the
-        user last put it), listed under View, hidden until shown."""
-        dock = self._dock(title, widget, Qt.DockWidgetArea.BottomDockWidgetArea)
+        user last put it), listed under View, hidden until shown. Its contents scroll in a window
+        too small for them (the job monitor's row of buttons is 660 px wide), never growing it."""
+        dock = make_dock(self, title, Scrolling(widget), Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.docks[beside], dock)
         self.restoreDockWidget(dock)
         dock.hide()
         self.view_menu.addAction(dock.toggleViewAction())
         self.docks[key] = dock
+        size_when_raised(self, key)
         return dock
 
     def open_export(self, dialog) -> None:
@@ -352,14 +311,22 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Exported {fmt}: wrote {', '.join(files)}", 20000)
 
     def show_page(self, key: str) -> bool:
-        """'editor', 'sequences', 'search', 'explorer' or 'gallery'; False if it cannot show now."""
+        """Show a page of app.page_table by its key; False if it cannot show now."""
         return self.pages.show(key)
 
     def _page_changed(self, key: str) -> None:
         for name in EDITOR_ACTIONS:
-            self.commands[name].setEnabled(key == "editor")
+            self.commands[name].setEnabled(key == "editor" or (name == "delete" and key == "sequences"))
         self._show_history()
         self._show_measurable()
+
+    def delete_selected(self) -> None:
+        """Delete (the key and the trash button) acts on the page shown: the selected sequence
+        step on the Sequences page, the selected nodes and wires on the Editor."""
+        if self.sequences_shown():
+            self.sequences.remove_step()
+        else:
+            self.scene.delete_selection()
 
     def sequences_shown(self) -> bool:
         """The Sequences page is shown: Save, Undo, Redo, Export, Evaluate and the title act on
@@ -367,12 +334,19 @@ class MainWindow(QMainWindow):
         return self.pages.current == "sequences"
 
     # the document ----------------------------------------------------------------
+    @property
+    def document(self) -> OperatorDocument:
+        """The operator in the editor: there is one from the end of __init__ on."""
+        if self._document is None:
+            raise RuntimeError("the window has no document before set_document()")
+        return self._document
+
     def set_document(self, document: OperatorDocument) -> None:
-        old = self.document
+        old = self._document
         if old is not None:
             old.summaryChanged.disconnect(self._summary_changed)
             old.historyChanged.disconnect(self._history_changed)
-        self.document = document
+        self._document = document
         self.bindings_bar.set_bindings(document.bindings)
         if self.pages.pages:  # once the window is built: an opened operator shows in the editor
             self.show_page("editor")
@@ -425,7 +399,8 @@ class MainWindow(QMainWindow):
             self.sequences.load(path)
             self.show_page("sequences")
         else:
-            self.set_document(OperatorDocument.open(path, parent=self))
+            with opening_progress(self, path, self.scene) as opening:  # a large file: a progress dialog
+                self.set_document(opening.document() if opening else OperatorDocument.open(path, parent=self))
         if self.settings is not None:
             remember_file(self.settings, path)
 
@@ -514,8 +489,8 @@ class MainWindow(QMainWindow):
 
     def _dialog_dir(self) -> str:
         """Where Open starts: the current file's folder, else the last folder used, else the examples."""
-        if self.document is not None and self.document.path is not None:
-            return str(self.document.path.parent)
+        if self._document is not None and self._document.path is not None:
+            return str(self._document.path.parent)
         return str(last_folder(self.settings) or EXAMPLES)
 
     def _save_dir(self) -> str:
@@ -528,14 +503,17 @@ class MainWindow(QMainWindow):
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
-        paths = recent_files(self.settings)
+        settings = self.settings
+        if settings is None:  # the menu is disabled then
+            return
+        paths = recent_files(settings)
         for path in paths:
-            action = self.recent_menu.addAction(Path(path).name, lambda p=path: self.open_file(p))
+            action = self.recent_menu.addAction(Path(path).name, partial(self.open_file, path))
             action.setToolTip(path)
             action.setEnabled(Path(path).exists())
         if paths:
             self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list", lambda: forget_recent_files(self.settings))
+            self.recent_menu.addAction("Clear list", partial(forget_recent_files, settings))
         else:
             self.recent_menu.addAction("No recent files").setEnabled(False)
 
@@ -546,6 +524,8 @@ class MainWindow(QMainWindow):
         self.bindings_bar.show_summary(summary)
         count = summary.error_count
         self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
+        if self.docks["diagnostics"].isVisible() and not self.docks["diagnostics"].visibleRegion().isEmpty():
+            fit_bottom_dock(self, "diagnostics")
         if not summary.shapes.ok:
             self.code.request(None, {}, "The operator has errors; its code appears once it is valid.")
         elif summary.shapes.constraints:
@@ -643,22 +623,51 @@ class MainWindow(QMainWindow):
     def _restore_state(self) -> None:
         """The last session's geometry and dock layout, if they still make sense: a layout that
         does not restore, or a window larger than this screen, gives way to the defaults."""
-        geometry = self.settings.value("window/geometry")
-        state = self.settings.value("window/state")
+        settings = self.settings
+        if settings is None:
+            return
+        geometry = settings.value("window/geometry")
+        state = settings.value("window/state")
         if geometry is not None and self.restoreGeometry(geometry) and self.size() != _fitting(self.size()):
             self.resize(_fitting(self.size()))
         if state is not None and not self.restoreState(state, STATE_VERSION):
-            self.settings.remove("window/state")
+            settings.remove("window/state")
+
+    def keep_explorer_layout(self, view) -> None:
+        """The Explorer page's splitters where the user left them last time (kept on closing)."""
+        if self.settings is None:
+            return
+        share = self.settings.value(PLOT_SHARE_KEY)
+        if share is not None:
+            view.set_plot_share(float(share))
+        side = self.settings.value(SIDE_SPLITTER_KEY)
+        if side is not None and not view.side_splitter().restoreState(side):
+            self.settings.remove(SIDE_SPLITTER_KEY)
 
     def _save_state(self) -> None:
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState(STATE_VERSION))
-        self.settings.sync()
+        settings = self.settings
+        if settings is None:
+            return
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState(STATE_VERSION))
+        view = self.explore.view
+        if view is not None and shiboken6.isValid(view):
+            settings.setValue(PLOT_SHARE_KEY, view.plot_share)
+            settings.setValue(SIDE_SPLITTER_KEY, view.side_splitter().saveState())
+        settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not (self.maybe_save() and self.maybe_save_sequence()):
+        session = self.explore.session
+        running, queued = quit_jobs.in_flight(session)
+        answer = quit_jobs.ask(self, running, queued) if running or queued else None
+        if answer == quit_jobs.STAY or not (self.maybe_save() and self.maybe_save_sequence()):
             event.ignore()
             return
+        if answer is not None:
+            try:
+                print(f"tessera: {quit_jobs.settle(session, answer)}", flush=True)
+            except TesseraError as e:  # no background worker: the jobs wait, queued, for the next start
+                QMessageBox.warning(self, "The jobs wait for the next start", str(e))
         self.pages.stop_building()
         self.show_page("editor")  # the editor's docks are saved as the user left them
         self._leave_start_page()
@@ -685,8 +694,9 @@ class MainWindow(QMainWindow):
 def _import_pages() -> None:
     """Import the pages built on first show (the explorer's plot pulls in pyqtgraph: about
     0.2 s) in the background, so the first switch to them does not stall the window."""
-    for module in ("views.explorer.explorer_view", "views.search.search_panel", "views.gallery"):
-        importlib.import_module(module)
+    for row in PAGES:
+        if row.module:
+            importlib.import_module(row.module)
 
 
 def _fitting(size: QSize) -> QSize:

@@ -61,7 +61,7 @@ def operator_cost(graph: OperatorGraph, report: ShapeReport) -> CostReport:
         if node not in report.shapes:
             continue
         prim = graph.prim(node)
-        inputs = [report.shapes[s] for s in graph.inputs_of(node)]
+        inputs = [report.shapes[s] for s in graph.inputs_of(node) if s is not None]  # a shaped node has all its inputs
         out = report.shapes[node]
         macs, flops = prim.macs(inputs, out), prim.flops(inputs, out)
         if node in absorbed:

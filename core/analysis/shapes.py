@@ -97,7 +97,7 @@ def infer_shapes(graph: OperatorGraph) -> ShapeReport:
             continue
         if any(s not in report.shapes for s in srcs):
             continue  # an upstream node already carries the diagnostic
-        inputs = [report.shapes[s] for s in srcs]
+        inputs = [report.shapes[s] for s in srcs if s is not None]  # all are: `missing` is empty
         if node == OUTPUT:
             _check_output(graph, inputs[0], kinds, report)
             continue

@@ -48,7 +48,7 @@ class Summary:
         g, num = self.graph, self.numeric_shapes or {}
         nodes = []
         for n in g.topological_order():
-            entry = {
+            entry: dict[str, object] = {
                 "id": n,
                 "op": n if n in (INPUT, OUTPUT) else g.prim(n).op,
                 "shape": str(self.shapes.shapes[n]) if n in self.shapes.shapes else None,

@@ -232,17 +232,17 @@ _VIEWS = (Unfold, Stride, Group, Split, Merge)
 
 def _views_before(plan: Plan, step: Step, producer: dict[str, Step], taken: set[str]) -> list[Step]:
     """The views the contraction reads through, earliest first, up to one `taken` by an earlier convolution."""
-    graph, views = plan.graph, []
-    node = graph.inputs_of(step.node)[0]
+    graph, views = plan.graph, list[Step]()
+    node = graph.sources(step.node)[0]
     while node in producer and isinstance(producer[node].prim, _VIEWS) and producer[node].node not in taken:
         views.insert(0, producer[node])
-        node = graph.inputs_of(node)[0]
+        node = graph.sources(node)[0]
     return views
 
 
 def _strides_after(plan: Plan, step: Step, producer: dict[str, Step]) -> list[Step]:
     """The strides of spatial axes after the contraction, each the only reader of the value before it."""
-    graph, strides = plan.graph, []
+    graph, strides = plan.graph, list[Step]()
     node = [step.node, *step.absorbed][-1]
     while True:
         readers = list(graph.g.successors(node))
@@ -288,7 +288,7 @@ class _Chain:
             self.add(step)
         if self.contraction is None:
             raise self.fail("it has no fc or share contracting the channels")
-        return self._result(self.steps)
+        return self._result(self.steps, self.contraction)
 
     def _step(self, step: Step, where: str) -> None:
         prim, x = step.prim, step.ins[0]
@@ -309,10 +309,10 @@ class _Chain:
             if d + isinstance(prim, Merge) >= self.sources:
                 raise self.fail(f"{where} reshapes a window or a spatial axis, not the input's channels")
             self.sources += -1 if isinstance(prim, Merge) else 1
-        elif isinstance(prim, (FullyConnected, Share)) and self.contraction is None:
-            self.contraction = step
         elif isinstance(prim, (FullyConnected, Share)):
-            raise self.fail(f"{where} is a second contraction, after {label(self.graph, self.contraction.node)}")
+            if self.contraction is not None:
+                raise self.fail(f"{where} is a second contraction, after {label(self.graph, self.contraction.node)}")
+            self.contraction = step
         else:
             raise self.fail(f"{where} is not part of a convolution")
 
@@ -321,8 +321,8 @@ class _Chain:
             raise self.fail(f"{where} acts on channel axis {d} of {x}, not on H or W")
         return x.spatial_dims.index(d)
 
-    def _result(self, chain) -> ConvMatch:
-        step = self.contraction
+    def _result(self, chain, step: Step) -> ConvMatch:
+        """The convolution the chain computes, `step` its contraction."""
         source_shape = chain[0].in_shapes[0]
         c, (h, w) = prod(source_shape[:-2]), source_shape[-2:]
         sources = self.sources
@@ -333,8 +333,9 @@ class _Chain:
             raise self.fail(f"{where} contracts {x}, not the input channels and the windows")
         roles = ["c"] * sources + [_ROLES[1 + axis] for axis in self.unfolded]  # what each channel axis holds
         group_axes: tuple[int, ...] = ()
-        if isinstance(step.prim, FullyConnected):
-            out, block = step.weight.shape
+        prim = step.prim
+        if isinstance(prim, FullyConnected):
+            out, block = step.own_weight().shape
             groups = prod(step.in_shapes[0][a] for a in channels) // block
             if c % groups:
                 raise self.fail(
@@ -347,7 +348,8 @@ class _Chain:
             group_axes = tuple(step.in_shapes[0][a] for a in kept)
             groups = prod(group_axes)
             roles[: len(kept)] = ["g"] * len(kept)
-            shared = step.prim.shared_axes(x)
+            assert isinstance(prim, Share)  # the other contraction
+            shared = prim.shared_axes(x)
             at = [shared.index(a) for a in channels[:sources]]
             if at and at != list(range(at[0], at[0] + sources)):
                 raise self.fail(f"{where} does not share the source's channel axes side by side and in order")
@@ -370,8 +372,8 @@ class _Chain:
             spec,
             (c, h, w),
             tuple(last.out_shape),
-            step.weight.name,
-            step.weight.shape,
+            step.own_weight().name,
+            step.own_weight().shape,
             tuple(order),
             chain[0].args[0],
             tuple(source_shape),
@@ -385,7 +387,8 @@ class _Chain:
         and its reduces remove every window and the source's channel axes but perhaps its
         leading ones (the groups); -> (the output channels, the axes kept)."""
         x, prim = step.ins[0], step.prim
-        out = step.weight.shape[0] if prim.size("out") is not None else None
+        assert isinstance(prim, Share)  # _result asks of shares only
+        out = step.own_weight().shape[0] if prim.size("out") is not None else None
         axes = ["out", *range(len(x))]  # the share's output axes, named by the input axis they hold
         removed = [axes.pop(d) for d in step.reduced]
         kept = [a for a in channels if a not in removed]

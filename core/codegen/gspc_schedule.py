@@ -1,4 +1,4 @@
-"""Grouped Spatial Pack Convolution (GSPC; Gibson's thesis, algorithms.md section 5) as a
+"""Grouped Spatial Pack Convolution (GSPC; Gibson's thesis, docs/papers.md section 5) as a
 TVM kernel for an operator that is a grouped 2-D convolution (core.codegen.conv_spec).
 
 TVM's default lowering of a grouped conv reads the input channel block of each output
@@ -186,7 +186,7 @@ def _schedule(sch: tvm.s_tir.Schedule, tiles: Tiles) -> None:
         sch.reorder(channel, column)
     if block_loops:
         sch.vectorize(sch.get_loops(accumulate)[-1])
-    sch.decompose_reduction(block, rco)  # after parallel and vectorize (tvm-0.27.md)
+    sch.decompose_reduction(block, rco)  # after parallel and vectorize (docs/tvm.md)
     stage = sch.get_sblock("pack_input")
     sch.parallel(sch.fuse(*sch.get_loops(stage)[:4]))
 

@@ -116,6 +116,7 @@ def _graph(parts: list[Computation], name: str, symbolic_out: bool = False) -> O
             editor.connect(joined, concat, 0)
             editor.connect(chain.last, concat, 1)
             joined = concat
+    assert joined is not None  # parts[0] above: there is at least one part
     editor.connect(joined, OUTPUT)
     editor.move(layered_layout(graph))
     return graph

@@ -16,7 +16,7 @@ done, the body of each marked loop starts with a call of LLVM's `llvm.prefetch` 
 iteration reads first (its last iteration fetches its own). CPU (llvm) targets only.
 
 Imports TVM: worker processes, tests and benchmarks only. `sequence_tvmscript` takes and
-returns JSON, for core.jobs.isolate.call_in_subprocess; core.compile.sequence_kernels
+returns JSON, for core.jobs.isolate.call_in_subprocess; core.compile.sequence_verify
 compiles, runs and times the result."""
 
 from __future__ import annotations

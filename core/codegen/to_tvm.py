@@ -122,7 +122,7 @@ def lower(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, batch
         chain = [by_node[r] for r in chains.get(step.node, [])]
         node = _Node(
             step,
-            [env[s] for s in graph.inputs_of(step.node)],
+            [env[s] for s in graph.sources(step.node)],
             weights.get(step.node),
             names[step.node],
             label(graph, step.node),
@@ -130,7 +130,7 @@ def lower(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, batch
         )
         produced = [step.node, *step.absorbed, *(c.node for c in chain)][-1]  # the value this stage holds
         env[produced] = _lower_step(stages, node)
-    result = env[graph.inputs_of(OUTPUT)[0]]
+    result = env[graph.sources(OUTPUT)[0]]
     y = stages.materialise(result, "y", "output")
     if y is x:  # the operator is the identity: y still needs a stage of its own
         y = stages.compute(result.shape, lambda *i: x[i], "y", "output")
@@ -216,9 +216,10 @@ def _reduce(stages: Stages, node: _Node) -> Lazy:
 
 def _share(stages: Stages, node: _Node) -> Lazy:
     """y[o, idx] = x[idx] * w[o, idx[dims]] summed over the absorbed reduces' axes: one contraction."""
-    step = node.step
-    out = step.weight.shape[0] if step.prim.size("out") is not None else None
-    shared = step.prim.shared_axes(step.ins[0])
+    step, prim = node.step, node.step.prim
+    assert isinstance(prim, Share)  # ARITHMETIC sends only shares here
+    out = step.own_weight().shape[0] if prim.size("out") is not None else None
+    shared = prim.shared_axes(step.ins[0])
     return _reduction(stages, node, share_reduction(node.ins[0].shape, out, step.reduced, shared))
 
 
@@ -228,7 +229,8 @@ def _fc(stages: Stages, node: _Node) -> Lazy:
     so indices stay affine (a conv's C, K_h, K_w), else over one flat axis."""
     step = node.step
     channels, spatial = [a + 1 for a in step.ins[0].channel_dims], [a + 1 for a in step.ins[0].spatial_dims]
-    return _reduction(stages, node, fc_reduction(node.ins[0].shape, channels, spatial, step.weight.shape, tirx))
+    out, block = step.own_weight().shape
+    return _reduction(stages, node, fc_reduction(node.ins[0].shape, channels, spatial, (out, block), tirx))
 
 
 def _reduction(

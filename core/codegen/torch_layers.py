@@ -20,6 +20,7 @@ from ..ir.primitives import Reduce, Unfold
 from .conv_spec import ConvMatch, conv_sites
 from .einsum_chain import EinsumChain, einsum_chains
 from .einsum_chain import lines as einsum_lines
+from .sym_sizes import operator_names
 from .torch_ops import conv, expression, ints, unfolded_axis, windows
 from .torch_plan import Plan, Step
 from .window_product import HELPER, WindowProductMatch, window_product, window_products
@@ -108,7 +109,9 @@ def _conv_line(site: ConvMatch, plan: Plan) -> Line:
     steps = {s.node: s for s in plan.steps}
     covered = ", ".join(_nodes(steps[n]) for n in site.nodes)
     out = steps[site.nodes[-1]].out
-    return Line(site.result, conv(site), f"{site.spec.describe()} = {covered}: {out}", (site.source,))
+    with operator_names():
+        described = site.spec.describe()
+    return Line(site.result, conv(site), f"{described} = {covered}: {out}", (site.source,))
 
 
 def _window_product_line(site: WindowProductMatch) -> Line:

@@ -63,7 +63,7 @@ def expression(step: Step) -> str:
     return template(step)
 
 
-def ints(values: Sequence[int]) -> str:
+def ints(values: Sequence[int | str]) -> str:
     return ", ".join(str(v) for v in values)
 
 
@@ -169,9 +169,10 @@ def _fc(step: Step) -> str:
         shape = tuple(shape[i] for i in channels + spatial)
     out, p_size = step.out_shape[0], prod(shape[i] for i in range(len(channels)))
     space = shape[len(channels) :]
-    groups = p_size // step.weight.shape[1]
+    weight = step.own_weight()
+    groups = p_size // weight.shape[1]
     s = "".join(_letters(len(space), step.node))
-    w = f"self.{step.weight.name}"
+    w = f"self.{weight.name}"
     if groups == 1:
         return f'torch.einsum("np{s},op->no{s}", {view(src, shape, (p_size, *space))}, {w})'
     grouped = view(src, shape, (groups, p_size // groups, *space))
@@ -183,16 +184,17 @@ def _fc(step: Step) -> str:
 
 def _share(step: Step) -> str:
     """y[o, idx] = x[idx] * w[o, idx[dims]], then the absorbed reduces: one einsum, no product tensor."""
-    x = step.ins[0]
+    x, prim = step.ins[0], step.prim
+    assert isinstance(prim, Share)  # TEMPLATES sends only shares here
     axes = _letters(len(x), step.node)
-    lead = ["o"] if step.prim.size("out") is not None else []
-    weight = lead + [axes[d] for d in step.prim.shared_axes(x)]
+    lead = ["o"] if prim.size("out") is not None else []
+    weight = lead + [axes[d] for d in prim.shared_axes(x)]
     result = lead + axes
     for d in step.reduced:
         del result[d]
     return (
         f'torch.einsum("n{"".join(axes)},{"".join(weight)}->n{"".join(result)}", '
-        f"{step.args[0]}, self.{step.weight.name})"
+        f"{step.args[0]}, self.{step.own_weight().name})"
     )
 
 
@@ -201,13 +203,16 @@ def conv(site: ConvMatch) -> str:
     layout [K, C/G, kh, kw]; an even window is padded explicitly (K//2 zeros before, one fewer
     after); group axes kept by a share go back behind the output channels."""
     spec = site.spec
+    if isinstance(spec.padding, str):  # an nn.Conv2d's "same"; an operator's padding is numbers
+        raise CodegenError(f"a convolution padded {spec.padding!r} has no zeros to add here")
+    padding = spec.padding
     src = view(site.source, site.source_shape, site.input_shape)
     options = []
     if any(k % 2 == 0 for k in spec.kernel):
-        (kh, kw), (ph, pw) = spec.kernel, spec.padding
+        (kh, kw), (ph, pw) = spec.kernel, padding
         src = f"nn.functional.pad({src}, ({ints([pw, kw - 1 - pw, ph, kh - 1 - ph])}))"
-    elif spec.padding != (0, 0):
-        options.append(f"padding={_pair(spec.padding)}")
+    elif padding != (0, 0):
+        options.append(f"padding={_pair(padding)}")
     if spec.stride != (1, 1):
         options.append(f"stride={_pair(spec.stride)}")
     if spec.groups != 1:

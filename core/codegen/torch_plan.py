@@ -23,6 +23,7 @@ from ..ir.primitives import FullyConnected, Primitive, Share
 from ..ir.symbolic import Size
 from ..ir.tensor import TensorType
 from .errors import CodegenError
+from .sym_sizes import SymInt
 
 INPUT_NAME = "x"  # forward's argument; node values are t_<name>, weights w_<name>
 BATCH_NAME = "n"  # forward's local holding the batch size
@@ -51,6 +52,12 @@ class Step:
     absorbed: tuple[str, ...] = ()  # reduces folded into a share's einsum
     reduced: tuple[int, ...] = ()  # their axes, each against the tensor it reduces
     weight: Weight | None = None
+
+    def own_weight(self) -> Weight:
+        """The weight of a step whose primitive has one (fc, share), which the plan always gives."""
+        if self.weight is None:
+            raise CodegenError(f"{self.prim.op} {self.node!r} has no weight in the plan")
+        return self.weight
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,10 @@ def weight_names(graph: OperatorGraph) -> dict[str, str]:
     return {n: f"w_{names[n]}" for n in graph.primitive_nodes() if isinstance(graph.prim(n), (FullyConnected, Share))}
 
 
-def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -> Plan:
-    """Check the graph and size it with the graph's bindings overridden by `bindings`."""
+def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None, symbolic: bool = False) -> Plan:
+    """Check the graph and size it with the graph's bindings overridden by `bindings`; with
+    `symbolic`, its sizes are SymInts, which print as expressions over the variables
+    (core.codegen.sym_sizes, for shape-generic code)."""
     values = _checked_bindings({**graph.bindings, **(bindings or {})})
     report = infer_shapes(graph)
     if report.errors:
@@ -97,6 +106,10 @@ def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
         )
     _check_solved(report, values)
     shapes = concrete_shapes(graph, report, values)
+    if symbolic:
+        shapes = {
+            n: tuple(SymInt.of(v, d.size) for v, d in zip(shape, report.shapes[n])) for n, shape in shapes.items()
+        }
     names, weights = python_names(graph), weight_names(graph)
     value_of = {INPUT: INPUT_NAME, **{n: f"t_{names[n]}" for n in names}}
     chains = contraction_chains(graph)
@@ -108,7 +121,7 @@ def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
             continue
         chain = chains.get(node, [])
         last = chain[-1] if chain else node
-        srcs = graph.inputs_of(node)
+        srcs = graph.sources(node)
         step = Step(
             node,
             graph.prim(node),
@@ -119,9 +132,9 @@ def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
             report.shapes[last],
             shapes[last],
             absorbed=tuple(chain),
-            reduced=tuple(graph.prim(r).axis(report.shapes[graph.inputs_of(r)[0]]) for r in chain),
+            reduced=tuple(graph.prim(r).axis(report.shapes[graph.sources(r)[0]]) for r in chain),
         )
-        weight = _weight(graph, step, weights.get(node), report.shapes[node], shapes, values)
+        weight = _weight(graph, step, weights.get(node), report.shapes[node], shapes, values, symbolic)
         steps.append(step if weight is None else replace(step, weight=weight))
     mentioned = graph.mentioned_variables()
     return Plan(
@@ -130,7 +143,7 @@ def make_plan(graph: OperatorGraph, bindings: Mapping[str, int] | None = None) -
         shapes[INPUT],
         shapes[OUTPUT],
         tuple(steps),
-        value_of[graph.inputs_of(OUTPUT)[0]],
+        value_of[graph.sources(OUTPUT)[0]],
     )
 
 
@@ -154,14 +167,14 @@ def _check_solved(report: ShapeReport, values: Mapping[str, int]) -> None:
             raise CodegenError(f"{c.reason}; {got} (solve it or bind {c.var} to one of: {shown})")
 
 
-def _weight(graph, step: Step, name: str | None, own_type: TensorType, shapes, values) -> Weight | None:
+def _weight(graph, step: Step, name: str | None, own_type: TensorType, shapes, values, symbolic) -> Weight | None:
     """The step's weight; its fan-in is what kaiming initialisation divides by."""
-    if name is None:
+    sizes = step.prim.weight_shape(list(step.ins), own_type) if name is not None else None
+    if name is None or sizes is None:
         return None
-    symbolic = step.prim.weight_shape(list(step.ins), own_type)
-    shape = tuple(s.to_int(values) for s in symbolic)  # whole: concrete_shapes checked it
+    shape = tuple(SymInt.of(s.to_int(values), s) if symbolic else s.to_int(values) for s in sizes)  # whole: checked
     if isinstance(step.prim, Share):
-        fan_in = prod(shapes[graph.inputs_of(r)[0]][d] for r, d in zip(step.absorbed, step.reduced))
+        fan_in = prod(shapes[graph.sources(r)[0]][d] for r, d in zip(step.absorbed, step.reduced))
     else:
         fan_in = shape[1]
-    return Weight(name, shape, tuple(symbolic), fan_in)
+    return Weight(name, shape, tuple(sizes), fan_in)

@@ -108,7 +108,7 @@ class Stages:
                 f"{list(shape)}, beyond TVM's 32-bit indexing; use smaller bindings"
             )
 
-    def read(self, lazy: Lazy, idx: Index):
+    def read(self, lazy: Lazy, idx: Sequence):
         """The element `idx` of a lazy tensor, read from its (padded) root."""
         coords = lazy.index(list(idx))
         root = self.padded(lazy.root, lazy.pads)

@@ -106,6 +106,15 @@ def _staged(stages: Stages, red: Reduction, chosen: staging.Staging, outs: list,
 
     weight_index = red.weight_index
     first_weight = chosen.weight_first and weight_index is not None
+
+    def stage1_weight(t_idx: Index, r_early: Index) -> Index:
+        assert weight_index is not None  # used only where there is a weight
+        return weight_index(*stage1_coords(t_idx, r_early)[1:])
+
+    def stage2_weight(o: Index, r_late: Index) -> Index:
+        assert weight_index is not None  # used only where there is a weight
+        return weight_index(o, full(r_late))
+
     stage1 = Reduction(
         f"{red.name}_rf",
         red.node,
@@ -114,7 +123,7 @@ def _staged(stages: Stages, red: Reduction, chosen: staging.Staging, outs: list,
         Lazy.of(root),
         lambda t_idx, r_early: stage1_coords(t_idx, r_early)[0],
         red.weight if first_weight else None,
-        (lambda t_idx, r_early: weight_index(*stage1_coords(t_idx, r_early)[1:])) if first_weight else None,
+        stage1_weight if first_weight else None,
         red.combiner,
         red.scale,
     )
@@ -139,7 +148,7 @@ def _staged(stages: Stages, red: Reduction, chosen: staging.Staging, outs: list,
         operand=operand,
         operand_index=stage2_index,
         weight=red.weight if second else None,
-        weight_index=(lambda o, r_late: weight_index(o, full(r_late))) if second else None,
+        weight_index=stage2_weight if second else None,
         scale=1.0,
     )
     if not stage2.extents and stage2.weight is None:  # a gather: a view of stage 1, no stage

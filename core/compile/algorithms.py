@@ -125,7 +125,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         ),
         Algorithm(
             SEQUENCE,
-            "core.compile.kernels.sequence:SequenceKernel",
+            "core.compile.kernels.sequence_schedule:SequenceKernel",
             "the schedule of the transformation sequence the operator came from (NAS-PTE), "
             "MetaSchedule on its loop nest when tuned (operators found by sequence search or read from a sequence)",
             needs_sequence=True,

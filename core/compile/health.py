@@ -31,8 +31,8 @@ def check_call(config: dict, timeout: float) -> dict:
         from ..devices.session import key_status, no_server_error, tracker_summary
         from .remote import round_trip  # TVM: only in this (spawned) process
 
-        summary = tracker_summary(device.tracker_host, device.tracker_port, timeout)
-        status = key_status(summary, device.key)
+        summary = tracker_summary(device.tracker_host or "", device.tracker_port or 0, timeout)  # set for RPC devices
+        status = key_status(summary, device.key or "")
         answer.update(reachable=True, free=status.free, busy=status.busy, pending=status.pending)
         if status.servers == 0:
             raise no_server_error(device, summary)

@@ -3,16 +3,18 @@
 The workload (core.compile.workload) gives the torch module's output on a seeded input and
 weights; the algorithm's kernel (core.compile.kernels) gives the variants to time, untuned
 or after tuning; each is built for the place it runs (core.compile.place), its output checked
-against the reference before any timing counts, then timed (core.compile.timing); the fastest
-is kept and PyTorch's module is timed beside it where it runs on this machine, with the same
-thread count. The result is one Measurement (core.store.measurement), as for transfer-tuning
+against the reference before any timing counts, then all of them timed in interleaved rounds
+with PyTorch's module where it runs on this machine (core.compile.rounds), both sides on the
+same threads, as many as are free; the fastest is kept, its speedup the median of the
+per-round ratios with its 95% interval. The result is one Measurement (core.store.measurement), as for transfer-tuning
 (core.compile.transfer_operator). Imports TVM: worker processes only."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +23,11 @@ import tvm
 from ..store.measurement import Measurement
 from .errors import CompileError
 from .kernels.protocol import Kernel, Progress, Variant
-from .place import Place
+from .place import Loaded, Place
+from .rounds import Rounds, free_cores, interleave
 from .settings import Settings
-from .timing import Timing, check_close, time_kernel, time_torch, timing_note
+from .target import core_count, timing_threads
+from .timing import Timing, check_close, kernel_timer, timing_note, torch_timer
 from .tune import Tuning
 from .workload import Workload
 
@@ -62,27 +66,29 @@ def measure_kernel(
 def alternating_medians(
     workload: Workload, place: Place, settings: Settings, variants: Mapping[str, Variant]
 ) -> dict[str, float]:
-    """Median ms of each variant timed in settings.repeat alternating rounds (every variant
-    once per round, in turn: as many runs as one measurement), so that the machine's load
-    changing while one of them is timed does not decide between them."""
+    """Median ms of each variant timed in interleaved rounds (core.compile.rounds: every variant
+    once per round, in turn), so that the machine's load changing while one of them is timed
+    does not decide between them."""
     loaded = {
         name: place.load(_build(v.module, place.target, workload.name), v.arguments) for name, v in variants.items()
     }
-    runs: dict[str, list[float]] = {name: [] for name in loaded}
-    for kernel in loaded.values():
-        kernel.run()  # warm-up
-    for _ in range(settings.repeat):
-        for name, kernel in loaded.items():
-            timing = time_kernel(kernel.module, kernel.device, kernel.args, 1, 1, settings.min_repeat_ms)
-            runs[name].append(timing.median_ms)
-    return {name: statistics.median(r) for name, r in runs.items()}
+    with _threads(place):
+        rounds = interleave(
+            {name: kernel_timer(k.module, k.device, k.args) for name, k in loaded.items()},
+            settings.min_repeat_ms,
+            min_rounds=settings.repeat,
+        )
+    return {name: statistics.median(runs) for name, runs in rounds.runs_ms.items()}
 
 
 @dataclass(frozen=True)
-class _Timed:
+class _Checked:
     variant: Variant
-    timing: Timing
+    kernel: Loaded
     error: float  # largest difference from the reference output
+
+
+TORCH = "PyTorch"  # the reference's name among the rounds' sides
 
 
 def measure_variants(
@@ -95,34 +101,40 @@ def measure_variants(
     tuning: Tuning | None = None,
     transfer: dict | None = None,
 ) -> tuple[Measurement, Variant]:
-    """Build, check and time each variant where it runs and keep the fastest; time PyTorch
-    where it runs here. `tuning` and `transfer` say how the variants were found. The
-    measurement, and the variant kept."""
-    timed = []
+    """Build and check each variant where it runs, then time them all in interleaved rounds
+    with PyTorch's module (where it runs here) and keep the fastest. `tuning` and `transfer`
+    say how the variants were found. The measurement, and the variant kept."""
+    checked = []
     for step, variant in enumerate(variants):
         label = "tuned" if variant.tuned else "untuned"
         progress(0.82 + 0.06 * step, f"building the {label} kernel")
         kernel = place.load(_build(variant.module, place.target, workload.name), variant.arguments)
         error = check_close(kernel.run(), workload.reference, workload.name)  # the run is also the warm-up
+        checked.append(_Checked(variant, kernel, error))
         check_cancelled()
-        progress(0.85 + 0.06 * step, f"timing the {label} kernel")
-        timing = time_kernel(
-            kernel.module,
-            kernel.device,
-            kernel.args,
-            1,
-            settings.repeat,
-            settings.min_repeat_ms,
-            (place.threads or os.cpu_count() or 1) if place.times_torch else None,  # on this machine: watched
+    progress(0.9, "timing the kernel and PyTorch in interleaved rounds")
+    timers = {f"{i}": kernel_timer(c.kernel.module, c.kernel.device, c.kernel.args) for i, c in enumerate(checked)}
+    with _threads(place) as threads:
+        if place.times_torch:
+            timers[TORCH] = torch_timer(workload.module, workload.x)
+        rounds = interleave(
+            timers, settings.min_repeat_ms, reference=TORCH if place.times_torch else None, min_rounds=settings.repeat
         )
-        timed.append(_Timed(variant, timing, error))
-    kept = min(timed, key=lambda t: t.timing.median_ms)
-    progress(0.95, "timing torch")
-    torch_time = (
-        time_torch(workload.module, workload.x, settings.repeat, settings.min_repeat_ms) if place.times_torch else None
-    )
+    kept = checked[int(rounds.fastest())]
     progress(1.0, "done")
-    return _measurement(workload, place, kept, timed, torch_time, tuning, transfer), kept.variant
+    measurement = _measurement(workload, place, kept, checked, rounds, threads, tuning, transfer)
+    return measurement, kept.variant
+
+
+@contextlib.contextmanager
+def _threads(place: Place) -> Iterator[int | None]:
+    """On this machine, TVM and torch on as many threads as are free (one at least) while timed;
+    elsewhere, the device's own (its target's cores)."""
+    if not place.times_torch:
+        yield place.threads
+        return
+    with timing_threads(free_cores(place.threads or core_count())) as count:
+        yield count
 
 
 def _build(mod: tvm.IRModule, target: tvm.target.Target, name: str):
@@ -136,22 +148,29 @@ def _build(mod: tvm.IRModule, target: tvm.target.Target, name: str):
 def _measurement(
     workload: Workload,
     place: Place,
-    kept: _Timed,
-    timed: list[_Timed],
-    torch_time: Timing | None,
+    kept: _Checked,
+    checked: list[_Checked],
+    rounds: Rounds,
+    threads: int | None,
     tuning: Tuning | None,
     transfer: dict | None,
 ) -> Measurement:
-    time, variant = kept.timing, kept.variant
+    variant, name = kept.variant, str(checked.index(kept))
+    runs = rounds.runs_ms[name]
+    latency = rounds.latency_ms(name)
     flops, params = workload.cost()
-    behind = time.behind(tuning.chosen_ms) if tuning is not None and variant.tuned else ""
+    behind = Timing.of([r / 1e3 for r in runs]).behind(tuning.chosen_ms) if tuning is not None and variant.tuned else ""
+    speedup = rounds.speedup(name)
     torch: dict[str, Any] = {}
-    if torch_time is not None:
+    if speedup is not None:
+        torch_runs = rounds.runs_ms[TORCH]
         torch = {
-            "torch_latency_ms": torch_time.median_ms,
-            "torch_latency_std_ms": torch_time.std_ms,
-            "torch_gflops": flops / torch_time.median_ms / 1e6,
-            "speedup": torch_time.median_ms / time.median_ms,
+            "torch_latency_ms": rounds.latency_ms(TORCH),
+            "torch_latency_std_ms": statistics.stdev(torch_runs),
+            "torch_gflops": flops / rounds.latency_ms(TORCH) / 1e6,
+            "speedup": speedup.median,
+            "speedup_low": speedup.low,
+            "speedup_high": speedup.high,
         }
     tuned: dict[str, Any] = {"trial_count": 0}
     if tuning is not None:
@@ -163,25 +182,25 @@ def _measurement(
             "cost_model": tuning.cost_model,
             "tuning_dir": str(tuning.work_dir),
         }
+    doubts = ((speedup or rounds.decided(name)).doubt("the speedup over PyTorch" if speedup else "the latency"), behind)
     return Measurement(
-        latency_ms=time.median_ms,
-        latency_std_ms=time.std_ms,
-        latency_runs_ms=time.runs_ms,
-        gflops=flops / time.median_ms / 1e6,
+        latency_ms=latency,
+        latency_std_ms=statistics.stdev(runs),
+        latency_runs_ms=runs,
+        gflops=flops / latency / 1e6,
         max_abs_error=kept.error,
-        timing_note=timing_note(
-            time.doubt("TVM's kernel"), torch_time.doubt("PyTorch") if torch_time is not None else "", behind
-        ),
+        timing_note=timing_note(*doubts),
         operator=workload.name,
         bindings=workload.bindings,
         batch=workload.batch,
         flops=flops,
         params=params,
         target=str(place.target),
-        threads=place.threads,
+        threads=threads,
+        load=os.getloadavg()[0],
         algorithm=variant.algorithm,
         layout=variant.layout,
-        schedule_source=_source(kept, timed, tuning),
+        schedule_source=_source(kept, checked, rounds, tuning),
         tuned=variant.tuned,
         algorithm_details=variant.details,
         transfer=transfer,
@@ -190,13 +209,13 @@ def _measurement(
     )
 
 
-def _source(kept: _Timed, timed: list[_Timed], tuning: Tuning | None) -> str:
+def _source(kept: _Checked, checked: list[_Checked], rounds: Rounds, tuning: Tuning | None) -> str:
     """Where the kept schedule came from; says so when a tuned one lost to the untuned kernel
     and when faster tuned records were skipped for computing wrong numbers."""
-    slower = [t for t in timed if t.variant.tuned and t is not kept]
+    slower = [str(i) for i, c in enumerate(checked) if c.variant.tuned and c is not kept]
     source = kept.variant.source
     if not kept.variant.tuned and slower:
-        source = f"untuned (the tuned schedule ran slower: {slower[0].timing.median_ms:.4g} ms)"
+        source = f"untuned (the tuned schedule ran slower: {rounds.latency_ms(slower[0]):.4g} ms)"
     if tuning is not None and tuning.wrong:
         source += f"; {tuning.wrong} faster tuned record(s) computed wrong numbers and were skipped"
     return source

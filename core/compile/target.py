@@ -7,8 +7,10 @@ timings compare like with like."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -23,6 +25,21 @@ def core_count() -> int:
 def use_threads(count: int) -> None:
     os.environ["TVM_NUM_THREADS"] = str(count)
     torch.set_num_threads(count)
+
+
+@contextlib.contextmanager
+def timing_threads(count: int) -> Iterator[int]:
+    """TVM's runtime and torch both on `count` threads while timing, the counts before restored
+    afterwards (TVM resizes its pool in place: runtime.config_threadpool)."""
+    resize, now = tvm.get_global_func("runtime.config_threadpool"), tvm.get_global_func("runtime.NumThreads")
+    before = (int(now()), torch.get_num_threads())
+    resize(0, count)
+    torch.set_num_threads(count)
+    try:
+        yield count
+    finally:
+        resize(0, before[0])
+        torch.set_num_threads(before[1])
 
 
 def local_target(cores: int) -> tvm.target.Target:

@@ -1,4 +1,4 @@
-"""Transfer-tuning (Gibson, algorithms.md 5): reuse tuned schedules on new kernels of their class.
+"""Transfer-tuning (Gibson; docs/papers.md, 5): reuse tuned schedules on new kernels of their class.
 
 Every tuned schedule of the new kernel's class (core.compile.kernel_class) is
 replayed on it. MetaSchedule traces are size-agnostic except for their tile

@@ -4,7 +4,7 @@ A source is a set of tuning-database folders (MetaSchedule work dirs, each with
 database_workload.json): a folder tree such as core.compile.tune.tuning_root()
 or one tuned network's folder, or a results store, whose finished measure jobs
 name the folders they tuned in. With several candidate sources, transfer-tuning
-uses the one with the highest score of Gibson's heuristic (algorithms.md, 5):
+uses the one with the highest score of Gibson's heuristic (docs/papers.md, 5):
 
     score = sum over classes c of P_c^2 * sqrt(|W_Tc|)
 

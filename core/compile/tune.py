@@ -255,17 +255,15 @@ def _search(trials: int) -> ms.search_strategy.EvolutionarySearch:
 
 @derived_object
 class _Progress(ms.measure_callback.PyMeasureCallback):
-    """Reports every phase of each batch of trials (searching, building, measuring, measured)
-    and lets the caller stop tuning between batches. A batch's search and build can take most
-    of a small budget's time, so progress moves within a batch too: it counts the candidates
-    sent to be measured before this batch plus the share of the batch a phase stands for. A
-    network's kernels each send a batch before any is counted as measured, so counting only
-    measured trials would hold still for a whole round. What is shown never moves back (a
-    batch's candidates can be fewer than were built)."""
+    """Reports progress in trials measured, the unit of the budget the user set: each trial
+    counts when its measurement ends, so the rate since the first one is the rate of the work
+    left (a batch's search and build, and the warm-up before the first, only change the
+    message). A candidate whose build failed counts once its batch is done. It lets the caller
+    stop tuning between batches. What is shown never moves back."""
 
     def __init__(self, done: int, total: int, on_progress: OnProgress | None, check_cancelled):
         self.done, self.total = done, total
-        self.sent = done  # candidates sent to the runner, measured or not yet counted
+        self.measured = done  # trials whose measurement ended, counted one by one
         self.shown = float(done)
         self.on_progress, self.check_cancelled = on_progress, check_cancelled
         self.stopped: BaseException | None = None
@@ -274,11 +272,24 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
     def report(self, at: float, what: str) -> None:
         self.shown = max(self.shown, min(at, self.total))
         if self.on_progress is not None:
-            self.on_progress(self.shown, self.total, what)
+            try:
+                self.on_progress(self.shown, self.total, what)
+            except BaseException as e:  # TVM wraps what a callback raises; tune() re-raises it as it was
+                self.stopped = e
+                raise
 
-    def phase(self, share: float, count: int, what: str) -> None:
-        """A batch of `count` candidates reached a phase standing for `share` of the batch."""
-        self.report(self.sent + share * count, f"{what} {count} candidate schedules")
+    def phase(self, count: int, what: str) -> None:
+        """A batch of `count` candidates reached a phase (building, measuring)."""
+        self.report(self.measured, f"{what} {count} candidate schedules")
+
+    def trial_measured(self) -> None:
+        self.measured += 1
+        if self.measured <= self.total:
+            self.report(self.measured, f"{self.measured} of {self.total} trials measured")
+        else:  # MetaSchedule measures its last batch whole
+            self.report(
+                self.measured, f"{self.measured} trials measured (budget {self.total}; the last batch ran over)"
+            )
 
     def builder(self, inner: ms.builder.Builder) -> ms.builder.Builder:
         return _PhaseBuilder(inner, self)
@@ -288,39 +299,70 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
 
     def apply(self, task_scheduler, task_id, measure_candidates, builder_results, runner_results) -> None:
         self.done += len(measure_candidates)
-        self.sent = max(self.sent, self.done)  # a candidate whose build failed never reached the runner
-        try:
-            if self.done <= self.total:
-                self.report(self.done, f"{self.done} of {self.total} trials measured")
-            else:  # MetaSchedule measures its last batch whole
-                self.report(self.done, f"{self.done} trials measured (budget {self.total}; the last batch ran over)")
-            if self.check_cancelled is not None:
+        while self.measured < self.done:  # candidates whose build failed never reached the runner
+            self.trial_measured()
+        if self.check_cancelled is not None:
+            try:
                 self.check_cancelled()
-        except BaseException as e:
-            self.stopped = e
-            raise
+            except BaseException as e:
+                self.stopped = e
+                raise
+
+
+class _Phase:
+    """MetaSchedule's builder or runner, wrapped to tell the progress when a batch of
+    candidates reaches it before handing the batch on."""
+
+    what: str
+
+    def __init__(self, inner, progress: _Progress):
+        self.inner, self.progress = inner, progress
+
+    def reached(self, batch: list) -> list:
+        self.progress.phase(len(batch), self.what)
+        return batch
 
 
 @derived_object
-class _PhaseBuilder(ms.builder.PyBuilder):
-    """MetaSchedule's builder, saying when a batch's search is over and its build begins."""
-
-    def __init__(self, inner: ms.builder.Builder, progress: _Progress):
-        self.inner, self.progress = inner, progress
+class _PhaseBuilder(ms.builder.PyBuilder, _Phase):
+    what = "building"
 
     def build(self, build_inputs):
-        self.progress.phase(0.3, len(build_inputs), "building")
-        return self.inner.build(build_inputs)
+        return self.inner.build(self.reached(build_inputs))
 
 
 @derived_object
-class _PhaseRunner(ms.runner.PyRunner):
-    """MetaSchedule's runner, saying when a batch's candidates start to be measured."""
+class _PhaseRunner(ms.runner.PyRunner, _Phase):
+    """Hands the runner one candidate at a time (a local runner measures them one after
+    another anyway; a remote one returns at once), so each counts as its measurement ends."""
 
-    def __init__(self, inner: ms.runner.Runner, progress: _Progress):
-        self.inner, self.progress = inner, progress
+    what = "measuring"
 
     def run(self, runner_inputs):
-        self.progress.phase(0.6, len(runner_inputs), "measuring")
-        self.progress.sent += len(runner_inputs)
-        return self.inner.run(runner_inputs)
+        futures = []
+        for one in self.reached(runner_inputs):
+            future = _Counted(self.inner.run([one])[0], self.progress)
+            future.done()  # a local runner's measurement has ended already
+            futures.append(future)
+        return futures
+
+
+@derived_object
+class _Counted(ms.runner.PyRunnerFuture):
+    """A runner's future that counts its trial as measured once, when it is first seen done."""
+
+    def __init__(self, inner, progress: _Progress):
+        super().__init__()
+        self.inner, self.progress, self.counted = inner, progress, False
+
+    def done(self) -> bool:
+        finished = bool(self.inner.done())
+        if finished and not self.counted:
+            self.counted = True
+            self.progress.trial_measured()
+        return finished
+
+    def result(self):
+        result = self.inner.result()
+        self.done()
+        return result

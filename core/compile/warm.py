@@ -1,4 +1,4 @@
-"""Make `import tvm.s_tir.tensor_intrin` fast enough for MetaSchedule (see tvm-0.27.md).
+"""Make `import tvm.s_tir.tensor_intrin` fast enough for MetaSchedule (docs/tvm.md).
 
 With torch loaded, that import spends 35-75 s in `inspect.getmodule`, called by
 `@T.prim_func` for every intrinsic; every builder worker repeats it and times

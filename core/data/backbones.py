@@ -11,7 +11,7 @@ trains an epoch of the digits in seconds on this CPU. A width multiplier (`scale
 narrows every layer, each one's channels rounded on their own, so a narrowed network's
 FLOPs follow the multiplier in small steps even at a small width. All nets end in adaptive
 average pooling, so any resolution >= 8 works. Their standard convolutions are
-plain nn.Conv2d modules, which core.data.replace swaps for IR operators.
+plain nn.Conv2d modules, which core.data.swap_convs swaps for IR operators.
 """
 
 from __future__ import annotations
@@ -82,9 +82,10 @@ class VGG(nn.Module):
 
     def __init__(self, width: int, num_classes: int, scale: float = 1.0):
         super().__init__()
-        layers, c_in = [], 3
+        layers: list[nn.Module] = []
+        c_in = 3
         for item in self.LAYOUT:
-            if item == "M":
+            if isinstance(item, str):  # "M"
                 layers.append(nn.MaxPool2d(2))
             else:
                 c_out = _narrowed(width * item, scale)

@@ -1,9 +1,10 @@
-"""Image classification datasets: the bundled handwritten digits, or the user's own files.
+"""Image classification datasets: the bundled ones, or the user's own files.
 
-Nothing is downloaded and nothing is unpickled. A name in core.data.bundled.BUNDLED
-picks a dataset made from scikit-learn's bundled 8x8 handwritten digits (1797 real
-scans, 10 classes), upscaled and replicated to 3 channels; the default, "digits-shifted",
-puts each scan at a seeded random place on a larger canvas. A path may name:
+Nothing is downloaded and nothing is unpickled. A name in core.data.bundled.BUNDLED picks a
+bundled dataset: the default, "fashion-mnist", a subset of Fashion-MNIST with its own test
+split, or one made from scikit-learn's 8x8 handwritten digits (1797 real scans, 10 classes),
+upscaled and replicated to 3 channels ("digits-shifted" puts each scan at a seeded random
+place on a larger canvas). A path may name:
 
 - CIFAR-10/100 in the official *binary* format: a folder with `data_batch_*.bin`
   (CIFAR-10) or `train.bin` (CIFAR-100), the folder above it, or one such file;
@@ -37,8 +38,13 @@ import numpy as np
 from .bundled import BUNDLED
 from .errors import DatasetError
 
-DEFAULT_DATASET = "digits-shifted"
-DEFAULT_RESOLUTION = 24  # the proxy task's input side: digits-shifted's 16 px canvas, each scan 12 px
+#: the default proxy task's data, read from here by every default (the one place they live):
+#: Fashion-MNIST's subset is the bundled task that can say "equal". Over 10 seeds an operator
+#: equal to the original was shown within a 1-point margin by the default seed rule, and the 1x1
+#: network was not; on digits-shifted (a 360-image test split) neither held (docs/accuracy.md,
+#: bench_discovery's power section)
+DEFAULT_DATASET = "fashion-mnist"
+DEFAULT_RESOLUTION = 24  # the proxy task's input side: Fashion-MNIST's 28 px photographs, scaled
 #: draws the test split of a dataset whose files set none apart: fixed, so every training seed and
 #: sample size is tested on the same examples (changing it changes every reported test accuracy)
 TEST_SEED = 0
@@ -87,6 +93,14 @@ class Split:
     index: dict[str, np.ndarray]
 
 
+def existing_path(source: str) -> Path:
+    """The resolved path of a dataset file or folder; DatasetError naming it when there is none."""
+    path = Path(source).expanduser()
+    if not path.exists():
+        raise DatasetError(f"{path}: no such file or folder; a dataset is {SOURCES}")
+    return path.resolve()
+
+
 # -- entry points --------------------------------------------------------------------
 def load_dataset(source: str = DEFAULT_DATASET, resolution: int = DEFAULT_RESOLUTION) -> ImageDataset:
     """A bundled dataset's name or a path (CIFAR binary folder/file, .npz, image folder) -> an ImageDataset."""
@@ -95,7 +109,7 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = DEFAULT_RESOLU
     if source in BUNDLED:
         images, labels, classes, held_out = BUNDLED[source]()
         return _finish(source, f"the bundled {source}", images, labels, classes, resolution, held_out=held_out)
-    path = Path(check_source(source))
+    path = existing_path(source)
     if path.is_file():
         if path.suffix == ".npz":
             return _npz(path, resolution)
@@ -105,17 +119,6 @@ def load_dataset(source: str = DEFAULT_DATASET, resolution: int = DEFAULT_RESOLU
             f"{path}: unsupported file type {path.suffix or '(none)'!r}; expected a .npz archive or a CIFAR .bin file"
         )
     return _folder(path, resolution)
-
-
-def check_source(source: str) -> str:
-    """A bundled dataset's name, or the path of an existing file or folder (resolved);
-    DatasetError otherwise, so a request can be refused before any job is queued."""
-    if source in BUNDLED:
-        return source
-    path = Path(source).expanduser()
-    if not path.exists():
-        raise DatasetError(f"{path}: no such file or folder; a dataset is {SOURCES}")
-    return str(path.resolve())
 
 
 def split_dataset(
@@ -390,7 +393,7 @@ def _finish(
     """Labels -> 0..K-1 (named by their original values), gray -> 3 channels, resize to R x R.
     `source` (the file or folder) names the data in errors; `held_out` marks its own test split."""
     labels = np.asarray(labels)
-    if relabel:
+    if relabel or classes is None:  # labels without class names are named by their values
         values, labels = np.unique(labels, return_inverse=True)
         classes = classes if classes is not None and len(classes) == len(values) else tuple(map(str, values))
     if len(classes) < 2:

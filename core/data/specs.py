@@ -13,7 +13,7 @@ from .errors import BackboneError
 BACKBONE_NAMES = ("resnet18", "resnet34", "vgg", "mobilenetv2")
 
 #: the kinds of convolution an operator [C_in, H, W] -> [C_out, H, W] can stand in for
-#: (core.data.replace); a 1x1 convolution of stride 2 is both pointwise and strided
+#: (core.data.swap_convs); a 1x1 convolution of stride 2 is both pointwise and strided
 REPLACE_KINDS = {
     "standard": "KxK convolutions (K > 1) of stride 1: the operator at the layer's sizes",
     "pointwise": "1x1 convolutions: the operator with its window size K bound to 1",

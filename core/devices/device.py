@@ -12,6 +12,8 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 
+from core.errors import shown
+
 from .errors import DeviceError
 
 LOCAL_NAME = "local"
@@ -22,6 +24,9 @@ DEFAULT_TARGET = {"kind": "llvm"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")  # also a folder name (tuning databases)
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")  # TVM joins keys with ':' and options with ' '
 _HOST = re.compile(r"[A-Za-z0-9_.:-]{1,253}")
+_PORT = re.compile(r"[0-9]{1,5}")
+#: the longest session or wait for a server a device may be given, s
+MAX_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,7 @@ class Device:
     @property
     def tracker(self) -> str | None:
         """'HOST:PORT' of the tracker (None for the local device)."""
-        return None if self.is_local else f"{self.tracker_host}:{self.tracker_port}"
+        return None if self.is_local else join_address(self.tracker_host or "", self.tracker_port or 0)
 
     def describe(self) -> str:
         """'this machine's CPU' or 'key rasp4 at tracker 10.0.0.5:9190, target {...}'."""
@@ -70,7 +75,7 @@ class Device:
             "tracker_host": self.tracker_host,
             "tracker_port": self.tracker_port,
             "key": self.key,
-            "target": dict(self.target),
+            "target": dict(self.target or {}),
             "session_timeout": self.session_timeout,
             "wait": self.wait,
         }
@@ -121,7 +126,7 @@ LOCAL = Device(LOCAL_NAME)
 def check_name(name) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise DeviceError(
-            f"device name {name!r} must be 1-63 letters, digits, '.', '_' or '-', "
+            f"device name {shown(name)} must be 1-63 letters, digits, '.', '_' or '-', "
             f"starting with a letter or digit (e.g. rasp4)"
         )
     return name
@@ -130,7 +135,7 @@ def check_name(name) -> str:
 def check_key(key, device: str) -> str:
     if not isinstance(key, str) or not _KEY.fullmatch(key):
         raise DeviceError(
-            f"device {device}: the key {key!r} must be 1-63 letters, digits, '.', '_' or '-' "
+            f"device {device}: the key {shown(key)} must be 1-63 letters, digits, '.', '_' or '-' "
             f"(the --key its servers were started with, e.g. rasp4)"
         )
     return key
@@ -138,13 +143,13 @@ def check_key(key, device: str) -> str:
 
 def check_host(host, device: str) -> str:
     if not isinstance(host, str) or not _HOST.fullmatch(host):
-        raise DeviceError(f"device {device}: tracker host {host!r} must be a host name or IP address")
+        raise DeviceError(f"device {device}: tracker host {shown(host)} must be a host name or IP address")
     return host
 
 
 def check_port(port, device: str) -> int:
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise DeviceError(f"device {device}: tracker port {port!r} must be a whole number from 1 to 65535")
+        raise DeviceError(f"device {device}: tracker port {shown(port)} must be a whole number from 1 to 65535")
     return port
 
 
@@ -157,12 +162,12 @@ def check_target(target, device: str) -> dict:
         except ValueError:
             raise DeviceError(
                 f"device {device}: the target must be JSON such as "
-                f'{{"kind": "llvm", "mtriple": "aarch64-linux-gnu"}}, got {target!r}'
+                f'{{"kind": "llvm", "mtriple": "aarch64-linux-gnu"}}, got {shown(target)}'
             ) from None
     if not isinstance(target, dict) or target.get("kind") not in TARGET_KINDS:
         raise DeviceError(
             f'device {device}: the target must be an object whose "kind" is one of '
-            f"{', '.join(TARGET_KINDS)}, got {target!r}"
+            f"{', '.join(TARGET_KINDS)}, got {shown(target)}"
         )
     for key, value in target.items():
         scalar = isinstance(value, (str, int, float, bool))
@@ -170,21 +175,45 @@ def check_target(target, device: str) -> dict:
             scalar or (isinstance(value, list) and all(isinstance(v, (str, int)) for v in value))
         ):
             raise DeviceError(
-                f"device {device}: target field {key!r} must be a string, number, flag or list, got {value!r}"
+                f"device {device}: target field {shown(key)} must be a string, number, flag or list, got {shown(value)}"
             )
     return dict(target)
 
 
 def parse_address(text: str, what: str = "--tracker") -> tuple[str, int]:
-    """'HOST:PORT' -> (host, port), e.g. '127.0.0.1:9190' or '[::1]:9190'."""
+    """'HOST:PORT' -> (host, port), e.g. '127.0.0.1:9190' or '[::1]:9190' (an IPv6 address in
+    brackets). The port is ASCII digits only: '²' or Arabic-Indic digits are not a port."""
     host, sep, port = (text or "").rpartition(":")
-    host = host.strip("[]")
-    if not sep or not _HOST.fullmatch(host) or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise DeviceError(f"{what} must be HOST:PORT such as 127.0.0.1:9190, got {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:  # an IPv6 address needs its brackets, or its last group reads as the port
+        host = ""
+    if not sep or not _HOST.fullmatch(host) or not _PORT.fullmatch(port) or not 1 <= int(port) <= 65535:
+        raise DeviceError(f"{what} must be HOST:PORT such as 127.0.0.1:9190 or [::1]:9190, got {shown(text)}")
     return host, int(port)
 
 
+def parse_port(text: str) -> int:
+    """A port typed as text: 1 to 65535 in ASCII digits; DeviceError otherwise."""
+    if not _PORT.fullmatch(text or "") or not 1 <= int(text) <= 65535:
+        raise DeviceError(f"a port is a whole number from 1 to 65535 in the digits 0-9, got {shown(text)}")
+    return int(text)
+
+
+def join_address(host: str, port: int) -> str:
+    """(host, port) -> 'HOST:PORT', an IPv6 address in brackets: what parse_address reads back."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _seconds(value, key: str, device: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise DeviceError(f"device {device}: {key} must be a positive number of seconds, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_SECONDS
+    ):
+        raise DeviceError(
+            f"device {device}: {key} must be a number of seconds above 0 and at most {MAX_SECONDS:,} (a week), "
+            f"got {shown(value)}"
+        )
     return float(value)

@@ -136,6 +136,8 @@ def _row(store: Store, name: str) -> dict | None:
 
 def _update(store: Store, name: str, changes: dict) -> None:
     row = _row(store, name)
+    if row is None:  # callers look the device up first; a concurrent removal leaves nothing
+        raise DeviceError(f"there is no device called {name!r} in {store.path}")
     store.add_device(name, row["kind"], {**row["config"], **changes})
 
 

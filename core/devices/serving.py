@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
+from typing import Any, Protocol
 
 from tvm import rpc
 from tvm.rpc.tracker import Tracker
@@ -25,6 +26,14 @@ from .session import tracker_summary
 DEFAULT_SERVER_PORTS = (9090, 9199)  # TVM's: the first free port in this range
 LOOK_EVERY = 2.0  # s between looks at the listener (and the tracker)
 MISSED_LOOKS = 3  # looks without the server registered before it is restarted
+
+
+class Listener(Protocol):
+    """TVM's tracker or server (tvm.rpc.tracker.Tracker, tvm.rpc.server.Server) as run here."""
+
+    proc: Any  # the listener's process (TVM's PopenWorker)
+
+    def terminate(self) -> None: ...
 
 
 def run_tracker(host: str, port: int, announce: Callable[[str], None] = print) -> None:
@@ -95,9 +104,9 @@ def server_call(
 
 
 def _serve(
-    start: Callable[[], object],
+    start: Callable[[], Listener],
     what: str,
-    healthy: Callable[[object], bool] | None = None,
+    healthy: Callable[[Listener], bool] | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
     """Run the listener start() returns until SIGINT/SIGTERM, then stop it with its children

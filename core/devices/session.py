@@ -125,7 +125,7 @@ def open_session(device: Device, wait: float) -> Session:
 def _request(device: Device, timeout: float, wait: float) -> Session:
     """One try, for at most `timeout` s of the `wait` open_session allows: ask the tracker for a
     server of the key and connect to it."""
-    host, port, key = device.tracker_host, device.tracker_port, device.key
+    host, port, key = device.tracker_host or "", device.tracker_port or 0, device.key or ""  # set for RPC devices
     started = time.monotonic()
     with _tracker(host, port, timeout) as sock:
         summary = _summary(sock, host, port)

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from core.ir.bindings import check_names
 from core.ir.graph import OperatorGraph
-from core.ir.layout import layered_layout
+from core.ir.layout import lay_out_if_stacked
 from core.ir.serialize import content_hash, graph_from_document, read_document, to_document
-from core.store import Store, StoreError, default_store_path
+from core.store import Store, StoreError, StoreMissing, default_store_path
 
 from .errors import ExportError
 
@@ -73,24 +74,32 @@ def from_document(
     if name:
         graph.set_declaration(name=name)
     graph.bindings = {**graph.bindings, **(bindings or {})}
-    if _overlapping(graph):
-        for node, pos in layered_layout(graph).items():
-            graph.set_pos(node, pos)
+    lay_out_if_stacked(graph)
     return Exportable(graph, origin, identity)
 
 
 def from_file(path: str | Path, bindings: Mapping[str, int] | None = None) -> Exportable:
+    """The operator of a file at `bindings`: a BindingError names a variable it does not have
+    (with a suggestion, as `tessera info` says it)."""
     path = Path(path)
-    return from_document(read_document(path), f"file {path.name}", bindings, source=str(path))
+    document = read_document(path)
+    _check_names(document, bindings, str(path))
+    return from_document(document, f"file {path.name}", bindings, source=str(path))
+
+
+def _check_names(document: dict, bindings: Mapping[str, int] | None, owner: str) -> None:
+    check_names(dict(bindings or {}), graph_from_document(document, owner).kinds(), owner)
 
 
 def from_store(
     store_path: str | Path | None, operator_id: int, bindings: Mapping[str, int] | None = None
 ) -> Exportable:
     path = Path(store_path).expanduser() if store_path else default_store_path()
-    if not path.is_file():
-        raise ExportError(f"no results store at {path} (pass --store PATH)")
-    with Store(path) as store:
+    try:
+        store = Store(path, reading=True)
+    except StoreMissing:
+        raise ExportError(f"no results store at {path} (pass --store PATH)") from None
+    with store:
         try:
             row = store.operator(operator_id)
         except StoreError:
@@ -106,6 +115,7 @@ def from_store(
             ),
             None,
         )
+    _check_names(row["document"], bindings, f"operator {operator_id} of {path.name}")
     sizes = json.loads(measured["bindings"]) if measured and measured["bindings"] else {}
     origin = f"operator {operator_id} ({row['origin'] or 'unknown origin'}) in results store {path.name}"
     item = from_document(
@@ -123,9 +133,3 @@ def resolve(target: str, store_path: str | Path | None = None, bindings: Mapping
     if target.isdigit():
         return from_store(store_path, int(target), bindings)
     return from_file(target, bindings)
-
-
-def _overlapping(graph: OperatorGraph) -> bool:
-    """True when two nodes share a position (documents saved without positions)."""
-    positions = [graph.pos(n) for n in graph.g.nodes]
-    return len(set(positions)) < len(positions)

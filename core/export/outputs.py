@@ -15,12 +15,14 @@ from .formats import FORMATS
 from .names import file_stem
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
+LIBRARY_SUFFIXES = (".so", ".dylib", ".dll", ".tar")  # the files tvm.runtime.load_module reads
 
 
 def output_paths(fmt: str, out: str | Path, name: str) -> list[Path]:
     """The files an export writes, main file first. `out` is a file path, or a folder (an
     existing one, or a path ending in '/') that gets '<sanitised name><suffix>'.
-    A library comes with its loader script '<stem>_loader.py' beside it."""
+    A library comes with its loader script '<stem>_loader.py' beside it, and gets the suffix
+    .so when its name has none TVM's loader knows (the CLI's 'wrote' line shows the name)."""
     spec = FORMATS[fmt]
     text = str(out)
     out = Path(out).expanduser()
@@ -28,6 +30,8 @@ def output_paths(fmt: str, out: str | Path, name: str) -> list[Path]:
         out = out / f"{file_stem(name)}{spec.suffix}"
     if fmt != "library":
         return [out]
+    if out.suffix not in LIBRARY_SUFFIXES:  # TVM's loader reads the format from the suffix
+        out = out.with_name(f"{out.name}{spec.suffix}")
     check_library_name(out)
     return [out, out.with_name(f"{out.stem}_loader.py")]
 
@@ -53,7 +57,7 @@ def refuse_overwrite(paths: list[Path], force: bool) -> None:
         )
 
 
-def write_with(path: Path, write: Callable[[Path], None]) -> Path:
+def write_with(path: Path, write: Callable[[Path], object]) -> Path:
     """Call write(temporary path) and rename the result to `path` (core.atomic); ExportError
     naming the file if that fails."""
     try:

@@ -1,6 +1,9 @@
-"""PyTorch module source for people to use: the generated module (core.codegen.to_torch)
-under a docstring giving its shapes, cost, sizes and origin, and optionally a
-`replace_convs(model, example_input)` helper that swaps it into a user's network.
+"""PyTorch module source for people to use, under a docstring giving its shapes, cost, sizes
+and origin: by default the shape-generic module (core.codegen.torch_generic: sizes given at
+construction as nn.Conv2d's, height and width read from the input), optionally with the
+`replace_convs(model, example_input, kinds=...)` helper (core.export.replace_helper) that
+swaps it into a user's network; or the module fixed at the export's sizes
+(core.codegen.to_torch), for operators that are not shaped like a convolution or on request.
 
 The file imports only torch. Its weights are the module's parameters (`w_<node>`), so
 weights saved from Tessera's module with `torch.save(module.state_dict(), path)` load
@@ -10,92 +13,114 @@ through names.docstring_text; the helper is fixed text plus integers and the cla
 from __future__ import annotations
 
 from core.analysis.summary import summarize
-from core.codegen import module_source
+from core.codegen import CodegenError, module_source
+from core.codegen.torch_generic import generic_source
 from core.codegen.torch_plan import Plan, make_plan
+from core.data.specs import DEFAULT_REPLACE
 
 from .errors import ExportError
 from .exportable import Exportable
 from .names import class_name, docstring_text
-
-_REPLACE_HELPER = '''
-
-# -- swapping the operator into a network -------------------------------------------------
-OPERATOR = {cls}
-IN_CHANNELS, OUT_CHANNELS, HEIGHT, WIDTH = {c_in}, {c_out}, {height}, {width}
-KERNEL = {kernel}  # None: the operator has no kernel size, so any odd square kernel matches
+from .replace_helper import helper_source
 
 
-class WithBias(nn.Module):
-    """The operator followed by the bias of the convolution it replaced (copied from it)."""
-
-    def __init__(self, operator, bias):
-        super().__init__()
-        self.operator = operator
-        self.bias = nn.Parameter(bias.detach().clone())
-
-    def forward(self, x):
-        return self.operator(x) + self.bias.view(1, -1, 1, 1)
-
-
-def replace_convs(model, example_input):
-    """Replace, in place, every nn.Conv2d of `model` that this operator can stand in for:
-    IN_CHANNELS -> OUT_CHANNELS channels on a HEIGHT x WIDTH input (seen while running
-    `model(example_input)` once in eval mode), groups 1, stride 1, dilation 1, zero "same"
-    padding and a KERNEL x KERNEL kernel. Each replaced layer gets its own operator
-    (fresh weights) on the conv's device and dtype; a conv's bias is kept.
-    Returns the names of the replaced layers."""
-    inputs = {{}}
-
-    def recorder(name):
-        def hook(module, args):
-            inputs.setdefault(name, tuple(args[0].shape[1:]))
-        return hook
-
-    hooks = [conv.register_forward_pre_hook(recorder(name))
-             for name, conv in model.named_modules() if isinstance(conv, nn.Conv2d)]
-    was_training = model.training
-    try:
-        model.eval()
-        with torch.no_grad():
-            model(example_input)
-    finally:
-        model.train(was_training)
-        for hook in hooks:
-            hook.remove()
-    replaced = []
-    for name, conv in list(model.named_modules()):
-        if (isinstance(conv, nn.Conv2d) and inputs.get(name) == (IN_CHANNELS, HEIGHT, WIDTH)
-                and _replaceable(conv)):
-            operator = OPERATOR().to(device=conv.weight.device, dtype=conv.weight.dtype)
-            operator.train(conv.training)
-            model.set_submodule(name, operator if conv.bias is None else WithBias(operator, conv.bias))
-            replaced.append(name)
-    return replaced
-
-
-def _replaceable(conv):
-    k = conv.kernel_size
-    return (conv.out_channels == OUT_CHANNELS and conv.groups == 1 and conv.stride == (1, 1)
-            and conv.dilation == (1, 1) and conv.padding_mode == "zeros" and k[0] == k[1] and k[0] % 2 == 1
-            and conv.padding in ((k[0] // 2, k[1] // 2), "same") and KERNEL in (None, k[0]))
-'''
-
-
-def torch_source(item: Exportable, replace_helper: bool = False) -> str:
-    """The module's source with a docstring; with `replace_helper`, replace_convs too
-    (for operators mapping [C, H, W] to [C', H, W])."""
+def torch_source(
+    item: Exportable,
+    replace_helper: bool = False,
+    generic: bool | None = None,
+    kinds: tuple[str, ...] = DEFAULT_REPLACE,
+) -> str:
+    """The module's source with a docstring. `generic` (the default where the operator maps
+    [C, H, W] to [C', H, W]): a shape-generic module (core.codegen.torch_generic), with
+    `replace_helper` replace_convs too (core.export.replace_helper); else a module fixed at
+    the export's sizes. `kinds`: the convolutions replace_convs replaces by default."""
     item.require_sizes()
     plan = make_plan(item.graph)
     cls = class_name(item.name)
-    source = _docstring(item, plan, cls, replace_helper) + module_source(item.graph, class_name=cls)
+    shaped = _conv_shaped(item, plan)
+    if replace_helper and shaped:
+        raise ExportError(f"{item.name}: replace_convs needs {shaped}")
+    if generic is None:
+        generic = not shaped
+    if replace_helper and not generic:
+        raise ExportError(f"{item.name}: replace_convs comes with the shape-generic module only (drop --fixed-sizes)")
+    if not generic:
+        return _docstring(item, plan, cls) + module_source(item.graph, class_name=cls)
+    if shaped:
+        raise ExportError(f"{item.name}: a shape-generic module needs {shaped}")
+    try:
+        source = generic_source(item.graph, cls)
+    except CodegenError as e:
+        raise ExportError(f"{item.name}: {e}") from None
     if replace_helper:
-        source += _helper(item, plan, cls)
-    return source
+        source = source.replace("import torch\n", "import warnings\n\nimport torch\n", 1)
+        source += helper_source(item.graph, cls, kinds)
+    return _generic_docstring(item, plan, cls, kinds if replace_helper else None) + source
 
 
-def _docstring(item: Exportable, plan: Plan, cls: str, replace_helper: bool) -> str:
+def _conv_shaped(item: Exportable, plan: Plan) -> str:
+    """What an operator lacks to stand in for a convolution, or "" when it maps [C, H, W] to [C', H, W]."""
     graph = item.graph
+    if (
+        len(plan.input_shape) != 3
+        or len(plan.output_shape) != 3
+        or graph.spatial != 2
+        or plan.input_shape[1:] != plan.output_shape[1:]
+    ):
+        return (
+            f"an operator mapping [C, H, W] to [C', H, W] like a convolution; "
+            f"this one maps {list(plan.input_shape)} to {list(plan.output_shape)}"
+        )
+    return ""
+
+
+def _cost(graph) -> dict:
+    """The operator's cost at its bindings, which the plan was made at (so none is missing)."""
     cost = summarize(graph).numeric_cost
+    if cost is None:
+        raise ExportError(f"{graph.name or 'the operator'}: its cost cannot be counted at its bindings")
+    return cost
+
+
+def _generic_docstring(item: Exportable, plan: Plan, cls: str, kinds: tuple[str, ...] | None) -> str:
+    """The docstring; with `kinds`, replace_convs's usage too (the kinds it replaces by default)."""
+    graph = item.graph
+    cost = _cost(graph)
+    sizes = ", ".join(f"{k}={v}" for k, v in plan.bindings.items()) or "none"
+    c_in, h, w = plan.input_shape
+    out = plan.output_shape[0]
+    kernel = f", kernel_size={plan.bindings['K']}" if "K" in plan.bindings else ""
+    weights = [weight for s in make_plan(graph).steps if (weight := s.weight) is not None]
+    lines = [
+        f'"""{docstring_text(item.name)}: a neural operator exported by Tessera, as a shape-generic PyTorch module.',
+        "",
+        f"Shapes:   input [N, {', '.join(map(str, graph.input_shape))}] -> output [N, {', '.join(map(str, graph.output_shape))}]"
+        " at any sizes the operator takes:",
+        "          the constructor's arguments (as nn.Conv2d's) and the input's height and width; sizes",
+        "          that do not divide are refused, naming the nearest values that do",
+        f"Exported at: {sizes}",
+        f"Cost per sample there: {cost['macs']:,} MACs, {cost['flops']:,} FLOPs; {cost['params']:,} parameters",
+        f"Origin:   {docstring_text(item.origin)}; content hash {item.content_hash[:16]}",
+        "Weights (state_dict keys): "
+        + (", ".join(f"{x.name} [{', '.join(map(str, x.symbolic))}]" for x in weights) or "none"),
+        "",
+        "Usage:",
+        f"    op = {cls}({c_in}, {out}{kernel})  # kaiming-uniform weights, as torch's convolutions",
+        f"    y = op(torch.randn(8, {c_in}, {h}, {w}))  # any height and width",
+        f"    op2 = {cls}({c_in}, {out}{kernel}, stride=2)  # reads every other row and column, as a strided conv",
+    ]
+    if kinds:
+        lines += [
+            f"    report = replace_convs(model, torch.randn(1, 3, 64, 64))  # every {'/'.join(kinds)} conv it takes",
+            "    print(report)  # what was replaced, and what was left and why",
+            '    replace_convs(model, torch.randn(1, 3, 64, 64), kinds=("standard", "pointwise", "strided"))  # and strided ones',
+        ]
+    return "\n".join(lines) + '\n"""\n'
+
+
+def _docstring(item: Exportable, plan: Plan, cls: str) -> str:
+    graph = item.graph
+    cost = _cost(graph)
     template = docstring_text(f"{graph.input_type()} -> [{', '.join(graph.output_shape)}]")
     sizes = ", ".join(f"{k}={v}" for k, v in plan.bindings.items()) or "none"
     weights = [s.weight for s in plan.steps if s.weight is not None]
@@ -114,30 +139,4 @@ def _docstring(item: Exportable, plan: Plan, cls: str, replace_helper: bool) -> 
         '    op.load_state_dict(torch.load("weights.pt"))  # weights saved from Tessera\'s module, if any',
         f"    y = op(torch.randn(8, {', '.join(map(str, plan.input_shape))}))",
     ]
-    if replace_helper:
-        lines.append("    replace_convs(model, torch.randn(1, 3, 224, 224))  # swap it into a network")
     return "\n".join(lines) + '\n"""\n'
-
-
-def _helper(item: Exportable, plan: Plan, cls: str) -> str:
-    graph = item.graph
-    if (
-        len(plan.input_shape) != 3
-        or len(plan.output_shape) != 3
-        or graph.spatial != 2
-        or plan.input_shape[1:] != plan.output_shape[1:]
-    ):
-        raise ExportError(
-            f"{item.name}: replace_convs needs an operator mapping [C, H, W] to [C', H, W] "
-            f"like a convolution; this one maps {list(plan.input_shape)} to {list(plan.output_shape)}"
-        )
-    c_in, height, width = plan.input_shape
-    kernel = plan.bindings.get("K")
-    return _REPLACE_HELPER.format(
-        cls=cls,
-        c_in=c_in,
-        c_out=plan.output_shape[0],
-        height=height,
-        width=width,
-        kernel=kernel if kernel is not None else "None",
-    )

@@ -15,7 +15,7 @@ from pathlib import Path
 import networkx as nx
 import tvm
 
-from core.codegen.to_tvm import Lowered, lower, tvmscript
+from core.codegen.to_tvm import Lowered, lower
 from core.codegen.torch_plan import weight_names
 from core.compile.target import core_count, local_target
 from core.compile.tune import tune, tuning_dir
@@ -83,9 +83,53 @@ if __name__ == "__main__":
 '''
 
 
+_TVMSCRIPT = '''"""Operator {name} as TVMScript, exported by Tessera: the PrimFunc `main` of `Module`
+reads x {input_shape} and the weights ({weights}), float32, and writes y {output_shape}.
+
+    python {stem}.py  # builds Module for this CPU and runs it once on random data
+    from {stem} import Module
+    main = tvm.compile(Module, target="llvm")["main"]  # main(x, *weights, y) on tvm.runtime tensors
+"""
+
+{imports}
+
+
+{script}
+
+
+if __name__ == "__main__":
+    import numpy as np
+    import tvm
+
+    rng = np.random.default_rng(0)
+    main = tvm.compile(Module, target="llvm")["main"]
+    arguments = [tvm.runtime.tensor(rng.standard_normal(shape, dtype=np.float32)) for shape in {shapes}]
+    y = tvm.runtime.empty({output}, "float32", tvm.cpu())
+    main(*arguments, y)
+    print(f"main ran: y {{list(y.shape)}}, mean {{y.numpy().mean():.6f}}")
+'''
+
+
 def tvmscript_call(document: dict, bindings: dict, batch: int, out: str) -> list[str]:
-    """Write the operator's PrimFunc as TVMScript (what `tessera codegen --target tvmscript` prints)."""
-    text = tvmscript(graph_from_document(document), bindings, batch)
+    """Write the operator's PrimFunc as TVMScript (what `tessera codegen --target tvmscript`
+    prints) in a file that runs: its imports live, and run as a script it builds the module
+    for this CPU and runs it once on random data."""
+    graph = graph_from_document(document)
+    lowered = lower(graph, bindings, batch)
+    script = lowered.module().script()
+    imports = [line[2:] for line in script.splitlines() if line.startswith("# from tvm")]
+    body = "\n".join(line for line in script.splitlines() if not line.startswith("# from tvm"))
+    text = _TVMSCRIPT.format(
+        name=docstring_text(graph.name or "operator"),
+        stem=Path(out).stem,
+        input_shape=list(lowered.input_shape),
+        output_shape=list(lowered.output_shape),
+        weights=", ".join(f"{w.name} {list(w.shape)}" for w in lowered.weights) or "none",
+        imports="\n".join(imports),
+        script=body.strip("\n"),
+        shapes=[lowered.input_shape, *(w.shape for w in lowered.weights)],
+        output=lowered.output_shape,
+    )
     return [str(write_text(Path(out), text))]
 
 

@@ -5,7 +5,7 @@ into one undo step (e.g. deleting a selection with its edges)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,10 @@ from .symbolic import parse_size
 
 
 class Command:
-    text = ""
+    @property
+    def text(self) -> str:
+        """What the Edit menu's Undo and Redo name (a class's own words, or made from its fields)."""
+        return ""
 
     def redo(self, g: OperatorGraph) -> None:
         raise NotImplementedError
@@ -150,8 +153,12 @@ class Declare(Command):
 
 @dataclass
 class Macro(Command):
-    text: str
+    title: str  # its text, as one undo step
     commands: list[Command] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.title
 
     def redo(self, g):
         done: list[Command] = []
@@ -262,7 +269,7 @@ class Editor:
         self.undo_stack.push(SetParams(node, params))
 
     def move(self, positions: dict[str, tuple[float, float]]) -> None:
-        moves = {n: (self.graph.pos(n), tuple(p)) for n, p in positions.items() if self.graph.pos(n) != tuple(p)}
+        moves = {n: (self.graph.pos(n), (p[0], p[1])) for n, p in positions.items() if self.graph.pos(n) != tuple(p)}
         if moves:
             self.undo_stack.push(Move(moves))
 
@@ -287,7 +294,7 @@ class Editor:
         if cmds:
             self.undo_stack.push(Macro(f"Choose {var} = {value}", cmds))
 
-    def remove(self, nodes: list[str] = (), edges: list[tuple[str, str]] = ()) -> None:
+    def remove(self, nodes: Sequence[str] = (), edges: Sequence[tuple[str, str]] = ()) -> None:
         """Delete nodes (with their edges) and edges as one undo step."""
         nodes = [n for n in nodes if n not in (INPUT, OUTPUT)]
         edge_set = {(u, v) for u, v in edges}

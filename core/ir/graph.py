@@ -119,6 +119,14 @@ class OperatorGraph:
             srcs[data["port"]] = src
         return srcs
 
+    def sources(self, node: str) -> list[str]:
+        """Source node per input port of a node whose ports are all connected, as in a graph
+        that checks without errors (what code generation reads)."""
+        srcs = [s for s in self.inputs_of(node) if s is not None]
+        if len(srcs) != len(self.ports(node)):
+            raise ConnectionRefused(f"node {node!r} has an input that is not connected")
+        return srcs
+
     def edges(self) -> list[tuple[str, str, int]]:
         return [(u, v, d["port"]) for u, v, d in self.g.edges(data=True)]
 

@@ -13,7 +13,7 @@ import networkx as nx
 from .graph import OUTPUT, OperatorGraph
 
 X_GAP, Y_GAP = 250.0, 140.0
-ROW_GAP = 230.0  # between the centre lines of a row's last and the next row's first nodes
+ROW_GAP = 160.0  # between the centre lines of a row's last and the next row's first nodes
 CARD = (170.0, 120.0)  # about a card's size, for choosing the rows
 CANVAS_ASPECT = 1.7  # width over height of the editor's canvas on a common screen
 SWEEPS = 4
@@ -58,6 +58,18 @@ def layered_layout(graph: OperatorGraph, aspect: float | None = CANVAS_ASPECT) -
         middle = tops[row] + max(rows[row]) / 2
         positions[n] = (column * X_GAP, middle + (index[n] - (len(layers[layer[n]]) - 1) / 2) * Y_GAP)
     return positions
+
+
+def lay_out_if_stacked(graph: OperatorGraph) -> bool:
+    """Give the nodes a layered layout when two of them share a position (a file written without
+    positions, as programs write them): stacked cards hide each other, and a view must draw every
+    one of them wherever it looks. Whether it did."""
+    positions = [graph.pos(n) for n in graph.g.nodes]
+    if len(set(positions)) == len(positions):
+        return False
+    for node, pos in layered_layout(graph).items():
+        graph.set_pos(node, pos)
+    return True
 
 
 def _layers_per_row(spans: list[float], aspect: float) -> int:

@@ -32,7 +32,7 @@ step, the loop and the sizes."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from math import prod
 
@@ -270,7 +270,7 @@ class Nest:
     def pieces_of(self, iterator: str) -> list[Piece]:
         return [p for l in self.loops for p in l.pieces if p.iterator == iterator]
 
-    def _fresh(self, base: str, taken: set[str] = frozenset()) -> str:
+    def _fresh(self, base: str, taken: Collection[str] = frozenset()) -> str:
         used = set(self.names) | set(taken)
         name, k = base, 2
         while name in used:

@@ -286,7 +286,8 @@ def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tu
     if op == "reorder":
         result = nest.reorder(list(p["loops"]), what)
     elif op == "interchange":
-        result = nest.interchange(*p["loops"], what)
+        a, b = p["loops"]
+        result = nest.interchange(a, b, what)
     elif op == "split":
         result = nest.split(p["loop"], factor(p["factor"], bindings, what).value, what)
     elif op == "tile":
@@ -297,7 +298,8 @@ def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tu
         tiled, e3 = second.reorder([ao, bo, ai, bi], what)
         result = tiled, e1 + e2 + e3
     elif op == "fuse":
-        result = nest.fuse(*p["loops"], what)
+        a, b = p["loops"]
+        result = nest.fuse(a, b, what)
     elif op in ("unroll", "vectorize", "parallel"):
         result = nest.annotate(p["loop"], op, what)
     elif op == "prefetch":
@@ -305,7 +307,8 @@ def _apply(nest: Nest, step: Step, bindings: Mapping[str, int], what: str) -> tu
     elif op == "bottleneck":
         result = nest.bottleneck(p["loop"], divisor(p["B"], bindings, what), what)
     else:  # group
-        result = nest.group(*p["loops"], divisor(p["G"], bindings, what), what)
+        a, b = p["loops"]
+        result = nest.group(a, b, divisor(p["G"], bindings, what), what)
     return [result[0]], result[1]
 
 

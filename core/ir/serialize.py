@@ -55,7 +55,9 @@ def load_json(text: str, source: str) -> Any:
     """Standard JSON only: NaN and Infinity are refused (other programs cannot read them), and
     so is nesting too deep to read (the message names the file either way). Every whole number
     in a Tessera file, whatever its field, lies within +-MAX_SIZE (2^31 - 1, the largest TVM
-    indexes with 32 bits): a longer one never reaches Python's digit limit or a float overflow."""
+    indexes with 32 bits): a longer one never reaches Python's digit limit or a float overflow.
+    A key given twice in one object is refused by name (JSON would keep the last silently, so a
+    second `"nodes": []` would empty an operator)."""
 
     def refuse(token: str):
         raise FormatError(f"{source}: {token} is not JSON (write a finite number)")
@@ -68,8 +70,16 @@ def load_json(text: str, source: str) -> Any:
             )
         return int(digits)
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise FormatError(f"{source}: the key {shown(key)} is given twice in one object; keep one")
+            seen.add(key)
+        return dict(pairs)
+
     try:
-        return json.loads(text, parse_constant=refuse, parse_int=whole)
+        return json.loads(text, parse_constant=refuse, parse_int=whole, object_pairs_hook=unique)
     except json.JSONDecodeError as e:
         raise FormatError(f"{source}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     except RecursionError:
@@ -281,7 +291,16 @@ def to_document(graph: OperatorGraph) -> dict:
 
 
 def save_operator(graph: OperatorGraph, path: str | Path) -> None:
-    write_text_atomically(path, json.dumps(to_document(graph), indent=2, allow_nan=False) + "\n")
+    """Write the operator's file; a size that is a plain number is written as one ("groups": 4,
+    not "4": the form a person writes; reading takes either)."""
+    doc = to_document(graph)
+    for node in doc["nodes"]:
+        spec = {p.name: p.kind for p in graph.prim(node["id"]).spec}
+        node["params"] = {
+            name: int(value) if spec.get(name) == "size" and isinstance(value, str) and value.isdigit() else value
+            for name, value in node["params"].items()
+        }
+    write_text_atomically(path, json.dumps(doc, indent=2, allow_nan=False) + "\n")
 
 
 # -- identity --------------------------------------------------------------------

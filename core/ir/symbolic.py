@@ -2,7 +2,7 @@
 
 Sizes are the currency of shape inference. They are deliberately tiny and exact
 (no sympy) because shape inference re-runs on every edit. Variables come in three
-kinds (see algorithms.md, Canvas and Syno): primary (C_in, H, ...: never in a
+kinds (docs/papers.md, Canvas and Syno): primary (C_in, H, ...: never in a
 denominator), coefficient (K, G, s, ...: small, may divide) and dynamic
 (x1, x2, ...: introduced by fully-connected primitives, solved later).
 """
@@ -10,7 +10,7 @@ denominator), coefficient (K, G, s, ...: small, may divide) and dynamic
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from fractions import Fraction
 from functools import lru_cache
@@ -42,8 +42,8 @@ class Size:
 
     __slots__ = ("_hash", "coef", "powers")
 
-    def __init__(self, coef: Fraction | int = 1, powers: Mapping[str, int] | Iterable = ()):
-        items = powers.items() if isinstance(powers, dict) else powers
+    def __init__(self, coef: Fraction | int = 1, powers: Mapping[str, int] | Iterable[tuple[str, int]] = ()):
+        items = powers.items() if isinstance(powers, Mapping) else powers
         self.coef = coef if type(coef) is Fraction else Fraction(coef)
         self.powers: tuple[tuple[str, int], ...] = tuple(sorted((v, e) for v, e in items if e))
         self._hash = hash((self.coef, self.powers))
@@ -141,13 +141,20 @@ class Size:
             out = out * (values[v] ** e if v in values else Size(1, ((v, e),)))
         return out
 
-    def __str__(self) -> str:
-        num = [v if e == 1 else f"{v}^{e}" for v, e in self.powers if e > 0]
-        den = [v if e == -1 else f"{v}^{-e}" for v, e in self.powers if e < 0]
+    def factors(self, name: Callable[[str], str] = str, power: str = "^") -> tuple[list[str], list[str]]:
+        """The numerator's and the denominator's factors as text, each coefficient first (the
+        numerator's 1 only when it has nothing else): what __str__ and the generated code of
+        core.codegen.sym_sizes join, each with its own operators."""
+        num = [name(v) if e == 1 else f"{name(v)}{power}{e}" for v, e in self.powers if e > 0]
+        den = [name(v) if e == -1 else f"{name(v)}{power}{-e}" for v, e in self.powers if e < 0]
         if self.coef.numerator != 1 or not num:
             num.insert(0, str(self.coef.numerator))
         if self.coef.denominator != 1:
             den.insert(0, str(self.coef.denominator))
+        return num, den
+
+    def __str__(self) -> str:
+        num, den = self.factors()
         text = "*".join(num)
         if den:
             text += "/" + ("/".join(den))

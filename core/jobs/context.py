@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 
+from core.store import StoreFull
+
 from .errors import JobCancelled
 from .queue import Job, JobQueue
 
@@ -66,7 +68,9 @@ class HandlerContext(ABC):
 
 
 class JobContext(HandlerContext):
-    """The context of a job run by a local worker process, which writes to the store itself."""
+    """The context of a job run by a local worker process, which writes to the store itself.
+    A full disk is not the job's fault: progress and partial results that meet one are
+    dropped (the job runs on; its outcome waits to be written, core.jobs.worker)."""
 
     def __init__(self, queue: JobQueue, job: Job, min_interval: float = 0.2):
         super().__init__(job, min_interval)
@@ -78,10 +82,16 @@ class JobContext(HandlerContext):
         return self._queue.store
 
     def _report(self, fraction: float, message: str) -> bool:
-        return self._queue.report_progress(self.job, fraction, message)
+        try:
+            return self._queue.report_progress(self.job, fraction, message)
+        except StoreFull:
+            return True  # reported again once space is freed
 
     def _still_ours(self) -> bool:
         return self._queue.owns(self.job)
 
     def _save_partial(self, result: dict) -> bool:
-        return self._queue.save_partial(self.job, result)
+        try:
+            return self._queue.save_partial(self.job, result)
+        except StoreFull:
+            return True  # an interrupted attempt then starts from the last partial result kept

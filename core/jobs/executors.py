@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .entry_points import resolve
+from .code_paths import resolve
 from .errors import ExecutorError
 from .registry import TaskResources, cluster_kinds
 from .worker import worker_main

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable
 
 from ..typed_json import JsonRecord
-from .entry_points import resolve
+from .code_paths import resolve
 from .errors import WorkerCrashed, WorkerError
 from .processes import describe_exit, end_group, enter_own_group, kill_tree
 

@@ -5,7 +5,9 @@ happens to a job whose process died (take_back_orphans: the one rule for every p
 An outcome is a JSON-able dict: {"state": "done", "result": {...}} or
 {"state": "failed" | "cancelled" | "retry", "error": "..."}. "retry" comes from a handler's
 exception with a true `retryable` attribute (e.g. core.devices.SessionLost: its RPC device went
-away mid-run): the job is queued again, like one whose process died, until its attempts run out.
+away mid-run): the job is queued again, like one whose process died, until its attempts run out;
+and from a StoreFull the handler met writing to the store ("attempt_spent": false): a full disk
+is not the job's fault, so it is queued again with its attempt given back.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ import logging
 import time
 from collections.abc import Collection
 
-from core.store import InvalidResult
+from core.store import InvalidResult, StoreFull
 from core.typed_json import JsonRecord
 
-from .entry_points import resolve
+from .code_paths import resolve
 from .errors import JobCancelled
 from .processes import pid_alive
 from .queue import CANCELLED, DONE, FAILED, HOST, QUEUED, RUNNING, Job, JobQueue
@@ -36,6 +38,8 @@ def run_handler(target: str, job: Job, ctx) -> dict:
             result = result.to_dict()
     except JobCancelled as exc:
         return {"state": CANCELLED, "error": str(exc)}
+    except StoreFull as exc:  # the disk's fault, not the job's: run again, no attempt spent
+        return {"state": RETRY, "error": str(exc), "attempt_spent": False}
     except Exception as exc:
         log.debug("%s failed", job.describe(), exc_info=True)
         state = RETRY if getattr(exc, "retryable", False) else FAILED
@@ -58,8 +62,8 @@ def settle(queue: JobQueue, job: Job, target: str, outcome: dict) -> None:
             return
         except (InvalidResult, TypeError, ValueError) as exc:
             outcome = invalid_result(target, exc)
-    if outcome["state"] == RETRY:
-        queue.abandon(job, outcome["error"])  # queued again, or failed once its attempts are used up
+    if outcome["state"] == RETRY:  # queued again, or failed once its attempts are used up
+        queue.abandon(job, outcome["error"], outcome.get("attempt_spent", True))
         return
     queue.finish(job, outcome["state"], outcome["error"])  # a no-op unless the job is still ours
 

@@ -54,7 +54,7 @@ class Job:
     worker_pid: int | None
     heartbeat: float | None
     created: float | None
-    started: float | None  # when its first attempt started
+    started: float | None  # when its current (or last) attempt started: elapsed is running time
     finished: float | None
     input_key: str | None
     input_version: str | None
@@ -73,12 +73,10 @@ class Job:
         return f"job {self.id} ({what})"
 
     def time_left(self, now: float) -> float | None:
-        """Seconds left at the pace so far; None until the job has run a few seconds and done a
-        twentieth of its work (an earlier guess is noise), once it is no longer running, and
-        on a second attempt (its progress starts again; `started` is the first attempt's)."""
+        """Seconds left at this attempt's pace so far; None until it has run a few seconds and
+        done a twentieth of its work (an earlier guess is noise), and once it is no longer running.
+        (core.jobs.countdown, the time left a window shows, leaves out a job's start-up.)"""
         if self.state != RUNNING or self.started is None or not self.progress or self.progress < 0.05:
-            return None
-        if self.attempts > 1:
             return None
         elapsed = now - self.started
         return elapsed * (1 - self.progress) / self.progress if elapsed >= 3 else None
@@ -207,8 +205,9 @@ class JobQueue:
     # -- the workers' side: claim, report, finish -----------------------------------
     def claim(self, kinds: Collection[str], runs_on: str | None = None) -> Job | None:
         """Take the oldest queued job of one of `kinds` for this process, or None. `runs_on`
-        says where it will run (default: this process, "worker <pid> on <host>"). A job
-        claimed again (a retry) keeps its first start: its elapsed time is the whole job's."""
+        says where it will run (default: this process, "worker <pid> on <host>"). Its start is
+        this attempt's (an interrupted attempt's progress starts again, and so does its time):
+        a job's elapsed time is running time, never the wait for a worker."""
         kinds = list(kinds)
         marks = ", ".join("?" * len(kinds))
         waiting = f"SELECT id FROM jobs WHERE state = ? AND kind IN ({marks}) ORDER BY id LIMIT 1"
@@ -218,7 +217,7 @@ class JobQueue:
         with self.store.write():
             claimed = self.db.execute(
                 "UPDATE jobs SET state = ?, attempts = attempts + 1, lease = ?, worker_host = ?, "
-                "worker_pid = ?, runs_on = ?, started = COALESCE(started, ?), heartbeat = ?, finished = NULL, "
+                "worker_pid = ?, runs_on = ?, started = ?, heartbeat = ?, finished = NULL, "
                 "progress = 0, "
                 f"message = 'started' WHERE id = ({waiting}) RETURNING id",
                 [
@@ -291,8 +290,8 @@ class JobQueue:
                 return now.state
             attempts = now.attempts if count_attempt else now.attempts - 1
             fields: dict[str, object]
-            if attempts < now.max_attempts:
-                state, fields = QUEUED, {"error": reason, "message": "waiting for a retry"}
+            if attempts < now.max_attempts:  # its time counts again from the next claim, as its progress does
+                state, fields = QUEUED, {"error": reason, "message": "waiting for a retry", "started": None}
             else:
                 state, fields = (
                     FAILED,

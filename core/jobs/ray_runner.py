@@ -11,13 +11,14 @@ ray.cancel(force=True) if it has not stopped `cancel_grace` s later.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import time
 from dataclasses import dataclass
 
-from core.store import Store, StoreDamaged, StoreReadOnly
+from core.store import Store, StoreDamaged, StoreFull, StoreReadOnly
 
 from .errors import ExecutorError
 from .executors import RayExecutor, Runner
@@ -203,10 +204,12 @@ class Dispatcher:
                 node, ip, pid = value
                 flight.where = f"Ray worker {pid} on node {node[:8]} ({ip})"
                 self.queue.place(flight.job, f"Ray node {node[:8]} ({ip}), worker {pid}")
-            elif what == "progress":
-                self.queue.report_progress(flight.job, *value)
-            elif what == "partial":
-                self.queue.save_partial(flight.job, json.loads(value))
+            elif what in ("progress", "partial"):
+                with contextlib.suppress(StoreFull):  # dropped on a full disk, as a local worker drops them
+                    if what == "progress":
+                        self.queue.report_progress(flight.job, *value)
+                    else:
+                        self.queue.save_partial(flight.job, json.loads(value))
 
     def _settle(self, ref, flight: Flight) -> None:
         job = flight.job

@@ -79,10 +79,10 @@ def job_text(job: Job) -> str:
 
 
 @ray.remote(max_retries=0)  # a retry is the queue's business: it counts attempts and says why
-def run_task(target: str, job: str, reporter) -> str:
-    """Run the handler `target` on the job (job_text) and return the outcome (core.jobs.outcomes)
-    as JSON text."""
-    job = Job(**json.loads(job))
+def run_task(target: str, text: str, reporter) -> str:
+    """Run the handler `target` on the job (`text`, as job_text writes it) and return the
+    outcome (core.jobs.outcomes) as JSON text."""
+    job = Job(**json.loads(text))
     runtime = ray.get_runtime_context()
     # waited for, so that even a task dying at once is known by where it ran
     ray.get(

@@ -28,6 +28,7 @@ from .queue import CANCELLED, DONE, HOST, RUNNING, Job, JobQueue
 from .registry import handlers as declared_handlers
 
 MAX_IDLE_DEATHS = 3  # workers dying this many times in a row without a job are not restarted
+IDLE_ASK = 30.0  # seconds between asking `when_idle` while no work is left
 
 
 def default_worker_count() -> int:
@@ -136,13 +137,26 @@ class Supervisor:
         """Jobs are queued for our kinds, or our workers are running some."""
         return self.queue.has_work(self.handlers, [w.process.pid for w in self._workers])
 
-    def run(self, forever: bool = False, interval: float = 0.25, report: Callable[[str], None] = print) -> None:
+    def run(
+        self,
+        forever: bool = False,
+        interval: float = 0.25,
+        report: Callable[[str], None] = print,
+        when_idle: Callable[[Store], int] | None = None,
+    ) -> None:
         """start(), then poll until no work is left (or forever), then stop(). Raises
-        WorkerCrashed if every worker died before taking a job (a broken installation)."""
+        WorkerCrashed if every worker died before taking a job (a broken installation).
+        `when_idle(store)`, run forever, is asked every IDLE_ASK seconds while no job is
+        queued or running; it may queue some (it says how many)."""
         for line in self.start():
             report(line)
+        asked = time.monotonic()
         try:
             while True:
+                if forever and when_idle is not None and time.monotonic() - asked > IDLE_ASK and not self.busy():
+                    asked = time.monotonic()
+                    if queued := when_idle(self.store):
+                        report(f"idle: queued {queued} job(s)")
                 busy = forever or self.busy()  # asked before polling, so the last job's end is reported
                 for line in self.poll():
                     report(line)

@@ -9,36 +9,40 @@ reference); then each is imported into relax (the operator's layers as its own k
 core.networks.kernel_layers), its kernels are given schedules (core.networks.schedules: the
 original network's are tuned once per device and reused by every candidate; the operator's
 are transferred from its own tuning or tuned within the budget), it is built and checked
-against torch. Then both builds are timed in alternating rounds (core.networks.timing), so a
-load change while they run does not decide the speedup. The operator's kernels are also timed
+against torch. Then both builds are timed in interleaved rounds (core.networks.timing), on the
+threads that are free, so a load change while they run does not decide the speedup: the median
+of the per-round ratios, with its 95% interval. The operator's kernels are also timed
 inside the network, to compare with their time alone (the tuning record's), which says whether
 the network runs them as tuned."""
 
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
+from torch import nn
 from tvm import relax
 
-from ..compile.target import core_count, local_target, use_threads
+from ..compile.rounds import free_cores
+from ..compile.target import core_count, local_target, timing_threads, use_threads
 from ..compile.timing import timing_note
 from ..compile.transfer_sources import Source
 from ..compile.tune import tuning_root
 from ..data.assignment import Assignment
 from ..data.backbones import build_backbone
-from ..data.replace import replace_convs
-from ..data.replacement import Replacement
+from ..data.conv_fit import Replacement
+from ..data.swap_convs import replace_convs
 from ..ir.graph import OperatorGraph
 from .kernel_layers import use_kernels
 from .relax_import import to_relax
 from .results import EndToEnd, KernelSchedule, OperatorKernel
 from .schedules import DATABASE, compile_scheduled, fused, network_kernels, schedule_kernels
 from .settings import DeployError, DeploySettings
-from .timing import alternating_timings, busy_machine, check_network, kernel_times, torch_timing, vm_of
+from .timing import check_network, kernel_times, paired_rounds, torch_timing, vm_of
 
 Progress = Callable[[float, str], None]
 
@@ -53,6 +57,32 @@ class BuiltNetwork:
     max_abs_error: float
 
 
+@dataclass(frozen=True)
+class Networks:
+    """The two networks timed against each other (the candidate before its convolutions are
+    replaced), the example they run on, and their names in messages: a built-in backbone's
+    (backbone_networks) or a user's own model's (core.networks.user_models)."""
+
+    original: nn.Module
+    candidate: nn.Module
+    example: torch.Tensor
+    original_label: str
+    label: str  # the candidate's, e.g. 'resnet18/w64@32px'
+
+
+def backbone_networks(deploy: DeploySettings) -> Networks:
+    """The deployment's backbone at full width (the original) and at its width multiplier (the
+    candidate), from the same seed."""
+    spec, full = deploy.spec, replace(deploy, scale=1.0)
+    return Networks(
+        build_backbone(full.spec, deploy.num_classes, deploy.seed).eval(),
+        build_backbone(spec, deploy.num_classes, deploy.seed).eval(),
+        torch.randn(1, 3, spec.resolution, spec.resolution, generator=torch.Generator().manual_seed(0)),
+        full.label,
+        deploy.label,
+    )
+
+
 def tuned_end_to_end(
     stand_in: OperatorGraph | Assignment | None,
     deploy: DeploySettings,
@@ -60,66 +90,73 @@ def tuned_end_to_end(
     root: Path | None = None,
     progress: Progress = lambda fraction, message: None,
     check_cancelled: Callable[[], None] = lambda: None,
+    networks: Networks | None = None,
 ) -> EndToEnd:
     """Both networks tuned and timed (this module's doc); `stand_in`: the operator in every
-    layer it fits, an assignment's operators in the layers it names, or None (the backbone as it
-    is, at the deployment's width multiplier)."""
+    layer it fits, an assignment's operators in the layers it names, or None (the candidate as
+    it is). `networks`: two given ones (a user's model, core.networks.user_models) instead of
+    the deployment's backbone_networks; deploy still gives the tuning budget and timing."""
+    networks = networks or backbone_networks(deploy)
     threads = core_count()
     use_threads(threads)
     target = local_target(threads)
     folder = (root or tuning_root()) / "local" / DATABASE
-    spec = deploy.spec
-    full = replace(deploy, scale=1.0)
-    original = build_backbone(full.spec, deploy.num_classes, deploy.seed).eval()
-    candidate = build_backbone(spec, deploy.num_classes, deploy.seed).eval()
+    original, candidate, example = networks.original, networks.candidate, networks.example
     if stand_in is None:
-        replacement, theirs = Replacement(deploy.label, 0, ()), deploy.label
+        replacement, theirs = Replacement(networks.label, 0, ()), networks.label
     else:
-        report = replace_convs(candidate, stand_in, spec.resolution, kinds=spec.replace)
+        size = (int(example.shape[2]), int(example.shape[3]))
+        report = replace_convs(candidate, stand_in, size, int(example.shape[1]), kinds=deploy.replace)
         if not report.replaced:
             reasons = sorted({o.detail for o in report.layers})
             raise DeployError(
-                f"{report.operator} fits none of the convolutions of {deploy.label}: {'; '.join(reasons)}"
+                f"{report.operator} fits none of the convolutions of {networks.label}: {'; '.join(reasons)}"
             )
-        replacement, theirs = report.record(), f"{deploy.label} with {report.operator}"
-    example = torch.randn(1, 3, spec.resolution, spec.resolution, generator=torch.Generator().manual_seed(0))
-    progress(0.01, f"timing PyTorch's {full.label} and {theirs}")
-    eager = {
-        name: torch_timing(model, example, deploy.repeat, deploy.min_repeat_ms)
-        for name, model in (("original", original), ("candidate", candidate))
-    }
+        replacement, theirs = report.record(), f"{networks.label} with {report.operator}"
+    progress(0.01, f"timing PyTorch's {networks.original_label} and {theirs}")
+    with timing_threads(free_cores(threads)):
+        eager = {
+            name: torch_timing(model, example, deploy.repeat, deploy.min_repeat_ms)
+            for name, model in (("original", original), ("candidate", candidate))
+        }
     kernels = [] if stand_in is None else use_kernels(candidate, stand_in, report)
     built = {}
     for i, (name, model) in enumerate((("original", original), ("candidate", candidate))):
         check_cancelled()
-        what = full.label if name == "original" else theirs
+        what = networks.original_label if name == "original" else theirs
 
         def step(fraction: float, message: str, i=i) -> None:
             progress(0.05 + 0.45 * (i + fraction), f"{'original' if i == 0 else 'candidate'}: {message}")
 
         built[name] = _build(model, example, what, target, folder, deploy, sources, step, check_cancelled)
     check_cancelled()
-    progress(0.95, "timing both networks in alternating rounds")
-    load = os.getloadavg()[0]
-    timed = alternating_timings({n: b.vm for n, b in built.items()}, example, deploy.repeat, deploy.min_repeat_ms)
-    busy = busy_machine(max(load, os.getloadavg()[0]))
+    progress(0.95, "timing both networks in interleaved rounds")
+    with timing_threads(free_cores(threads)) as timed_on:
+        rounds = paired_rounds(
+            {n: b.vm for n, b in built.items()}, example, deploy.repeat, deploy.min_repeat_ms, reference="original"
+        )
+    speedup = rounds.speedup("candidate")
+    assert speedup is not None  # there is a reference
     ours, base = built["candidate"], built["original"]
     inside = kernel_times(ours.vm, example, [k.name for k in kernels]) if kernels else {}
     progress(1.0, "done")
     alone = {k.kernel: k.latency_ms for k in ours.kernels}
     return EndToEnd(
-        deploy=deploy.label,
-        threads=threads,
+        deploy=networks.label,
+        threads=timed_on,
         load=os.getloadavg()[0],
-        latency_ms=timed["candidate"].median_ms,
-        latency_std_ms=timed["candidate"].std_ms,
-        baseline_latency_ms=timed["original"].median_ms,
-        baseline_std_ms=timed["original"].std_ms,
+        latency_ms=rounds.latency_ms("candidate"),
+        latency_std_ms=statistics.stdev(rounds.runs_ms["candidate"]),
+        baseline_latency_ms=rounds.latency_ms("original"),
+        baseline_std_ms=statistics.stdev(rounds.runs_ms["original"]),
         torch_latency_ms=eager["candidate"].median_ms,
         torch_baseline_ms=eager["original"].median_ms,
         torch_speedup=eager["original"].median_ms / eager["candidate"].median_ms,
         max_abs_error=ours.max_abs_error,
-        timing_note=timing_note(*(timed[n].doubt(f"TVM's {b.what}") for n, b in built.items()), busy),
+        timing_note=timing_note(speedup.doubt("the speedup over the original")),
+        speedup=speedup.median,
+        speedup_low=speedup.low,
+        speedup_high=speedup.high,
         untuned_kernels=tuple(
             sorted({k.kernel for k in [*ours.kernels, *base.kernels] if k.source.startswith("untuned")})
         ),

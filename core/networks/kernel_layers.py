@@ -17,8 +17,8 @@ from torch import nn
 
 from ..codegen.to_tvm import Lowered, lower
 from ..data.assignment import Assignment, as_assignment
-from ..data.replace import ReplacedConv, ReplacementReport
-from ..data.replacement import layer_bindings
+from ..data.conv_fit import layer_bindings
+from ..data.swap_convs import ReplacedConv, ReplacementReport
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import content_hash
 
@@ -70,7 +70,7 @@ class KernelLayer(nn.Module):
 def use_kernels(
     model: nn.Module, stand_in: OperatorGraph | Assignment, report: ReplacementReport, batch: int = 1
 ) -> list[Kernel]:
-    """Make every replaced layer of `model` (core.data.replace, with `stand_in`) call its
+    """Make every replaced layer of `model` (core.data.swap_convs, with `stand_in`) call its
     operator's kernel; the distinct kernels, one per operator and set of layer sizes, lowered
     for inputs of `batch` examples."""
     plan = as_assignment(stand_in, [layer.name for layer in report.layers])

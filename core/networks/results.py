@@ -4,9 +4,9 @@ without torch or TVM, so that job results can carry it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..data.replacement import Replacement
+from ..data.conv_fit import Replacement
 from ..store import InvalidResult
 from ..typed_json import JsonRecord, refuse
 
@@ -44,8 +44,8 @@ class EndToEnd(JsonRecord):
     error = InvalidResult
 
     deploy: str  # the deployment size, e.g. 'resnet18/w64@32px'
-    threads: int
-    load: float  # the machine's load average when it started
+    threads: int  # TVM's and PyTorch's while timed: as many as were free
+    load: float  # the machine's load average when it finished
     latency_ms: float  # the network with the operator
     latency_std_ms: float
     baseline_latency_ms: float  # the original network
@@ -60,6 +60,12 @@ class EndToEnd(JsonRecord):
     baseline_kernels: tuple[KernelSchedule, ...]
     operator_kernels: tuple[OperatorKernel, ...]
     replacement: Replacement
+    #: the original's time over the candidate's: the median of their per-round ratios in
+    #: interleaved rounds and its 95% interval (None in results made before they were kept;
+    #: keyword-only, so that a result extending this one may add fields of its own)
+    speedup: float | None = field(default=None, kw_only=True)
+    speedup_low: float | None = field(default=None, kw_only=True)
+    speedup_high: float | None = field(default=None, kw_only=True)
 
     def __post_init__(self):
         super().__post_init__()

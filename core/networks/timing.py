@@ -1,14 +1,16 @@
 """Timing whole networks: TVM's builds of relax modules (checked against torch first), in
-alternating rounds of at least `min_repeat_ms` each, and torch's eager module the way single
-kernels are timed (core.compile.timing: warm-up, then `repeat` repeats, median and spread),
-and how long each of the operator's kernels takes inside the network.
+paired, interleaved rounds of at least `min_repeat_ms` each (core.compile.rounds), and torch's
+eager module the way single kernels are timed (core.compile.timing: warm-up, then `repeat`
+repeats, median and spread), and how long each of the operator's kernels takes inside the
+network. Both run on as many threads as are free while timed (a thread pool larger than that
+waits at every kernel for a thread the scheduler has not run: a 10 ms network read 196 ms at
+load 6 on 2 cores).
 
 Torch is timed before TVM runs anything: TVM's worker threads keep spinning for a while
 after each run and would take the cores torch's own threads need."""
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections import defaultdict
@@ -19,20 +21,13 @@ import tvm
 from torch import nn
 from tvm import relax
 
-from ..compile.timing import Timing, check_close, time_torch
+from ..compile.rounds import Rounds, interleave
+from ..compile.timing import Timing, check_close, kernel_timer, time_torch
 
 
 def torch_timing(model: nn.Module, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:
     """The eager torch module's latency on `example` (in eval mode, inference only)."""
     return time_torch(model.eval(), example, repeat, min_repeat_ms)
-
-
-def busy_machine(load: float) -> str:
-    """Why a whole network's timing is in doubt on a busy machine ("" when it is not): TVM's
-    runtime threads wait for each other at every kernel, so other processes on the cores
-    slow a network far more than one kernel (a 10 ms network read 196 ms at load 6 on 2 cores)."""
-    cores = os.cpu_count() or 1
-    return f"the machine was busy while timing (load {load:.1f} on {cores} cores)" if load > cores else ""
 
 
 def vm_of(executable) -> relax.VirtualMachine:
@@ -46,23 +41,17 @@ def check_network(vm: relax.VirtualMachine, model: nn.Module, example: torch.Ten
     return check_close(vm["main"](tvm.runtime.tensor(example.numpy())).numpy(), reference, what)
 
 
-def alternating_timings(
-    vms: Mapping[str, relax.VirtualMachine], example: torch.Tensor, repeat: int, min_repeat_ms: float
-) -> dict[str, Timing]:
-    """Each network timed in `repeat` rounds, every network once per round (for at least
-    min_repeat_ms) and the order reversed every other round: load that comes and goes while
-    they are timed (the discovery loop's other worker training) falls on both alike, so
-    their ratio compares like with like even when the absolute times are in doubt."""
+def paired_rounds(
+    vms: Mapping[str, relax.VirtualMachine], example: torch.Tensor, repeat: int, min_repeat_ms: float, reference: str
+) -> Rounds:
+    """The networks timed in interleaved rounds (core.compile.rounds: each once per round for at
+    least min_repeat_ms, the order reversed every other round, at least `repeat` rounds and more
+    until the speedup over `reference` is precise): load that comes and goes while they are
+    timed (the discovery loop's other worker training) falls on both alike, so the per-round
+    ratio compares like with like even when the absolute times are in doubt."""
     x = tvm.runtime.tensor(example.numpy())
-    timers = {
-        name: vm.time_evaluator("main", tvm.cpu(), number=1, repeat=1, min_repeat_ms=int(min_repeat_ms))
-        for name, vm in vms.items()
-    }
-    runs: dict[str, list[float]] = {name: [] for name in timers}
-    for round_ in range(repeat):
-        for name in list(timers)[:: 1 if round_ % 2 == 0 else -1]:
-            runs[name] += timers[name](x).results
-    return {name: Timing.of(r) for name, r in runs.items()}
+    timers = {name: kernel_timer(vm, tvm.cpu(), [x]) for name, vm in vms.items()}
+    return interleave(timers, min_repeat_ms, reference=reference, min_rounds=repeat)
 
 
 def kernel_times(vm: relax.VirtualMachine, example: torch.Tensor, names: Iterable[str], runs: int = 20) -> dict:

@@ -19,8 +19,8 @@ from core.errors import TesseraError
 from ..analysis.cost import operator_cost
 from ..analysis.shapes import concrete_shapes, infer_shapes
 from ..analysis.summary import summarize
+from ..data.conv_fit import ConvShape, layer_bindings
 from ..data.errors import LayerMismatch
-from ..data.replacement import ConvShape, layer_bindings
 from ..ir.errors import BindingError
 from ..ir.graph import OperatorGraph
 from ..ir.serialize import canonical_json, content_hash, to_document, wl_hash
@@ -77,7 +77,7 @@ class Limits:
 
     Without `layers` an operator is measured at the template's own bindings. With them (the
     convolutions of a network the operator will replace, each shape with its count; from
-    core.data.replace.searched_layers) it is measured network-wide, as Canvas solves: valid at
+    core.data.swap_convs.searched_layers) it is measured network-wide, as Canvas solves: valid at
     every layer's sizes, and costed as the sum over the layers, against the template's sum."""
 
     def __init__(self, template: OperatorGraph, budget: Budget, layers: Mapping[ConvShape, int] | None = None):

@@ -19,7 +19,7 @@ from core.errors import TesseraError
 from ..analysis.budget import base_values, solve_budget
 from ..analysis.shapes import ShapeReport, infer_shapes, whole_sizes
 from ..analysis.solver import substitute
-from ..data.replacement import ConvShape
+from ..data.conv_fit import ConvShape
 from ..ir.graph import INPUT, OUTPUT, OperatorGraph
 from ..ir.primitives import BINARY_OPS, UNARY_OPS, Broadcast, make
 from ..ir.symbolic import Size, VarKind, kind_of, parse_size

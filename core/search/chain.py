@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from math import prod
-from random import Random
 from typing import ClassVar
 
 from core.errors import TesseraError
@@ -29,6 +29,15 @@ class Step:
     op: str
     params: tuple  # sorted (name, value) pairs, hashable
 
+    def __post_init__(self):
+        object.__setattr__(self, "_hash", hash((self.op, self.params)))  # searches hash steps by the million
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined]
+
+    def __reduce__(self):
+        return (Step, (self.op, self.params))  # another process hashes strings differently
+
     @classmethod
     def of(cls, op: str, **params) -> Step:
         return cls(op, tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items())))
@@ -37,7 +46,10 @@ class Step:
         return make(self.op, {k: list(v) if isinstance(v, tuple) else v for k, v in self.params})
 
     def get(self, name: str):
-        return dict(self.params)[name]
+        for key, value in self.params:
+            if key == name:
+                return value
+        raise KeyError(name)
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,7 @@ class Synthesizer:
         }
         self._whole: dict[Size, bool] = {}
         self._prims: dict[Step, Primitive] = {}  # steps repeat across frontiers
+        self._by_size: dict[Size, tuple[list[tuple[Dim, Dim]], list[tuple[str, Dim]]]] = {}
         sizes = reduce_sizes([Size.var(v) for v in sorted(primaries)], self.coefficients)
         self.new_sizes = [size for size in sizes if self.whole(size)]
         self._new_axes = [Dim(size, False) for size in self.new_sizes]
@@ -96,23 +109,27 @@ class Synthesizer:
 
     def actions(self, frontier: TensorType, steps: tuple[Step, ...]) -> list[Action]:
         """Every valid action from the frontier within the per-chain LIMITS."""
-        return list(self.drawn(frontier, steps))
+        found = (self.action(frontier, i) for i in range(len(self.candidates(frontier))))
+        return [a for a in found if a is not None and self.within_limits(a.step, steps)]
 
-    def drawn(self, frontier: TensorType, steps: tuple[Step, ...], rng: Random | None = None) -> Iterator[Action]:
-        """The valid actions within the LIMITS, in a random order with `rng`, each checked only
-        when it is reached (remembered per frontier): a rollout needs the first that works."""
+    def within_limits(self, step: Step, steps: tuple[Step, ...]) -> bool:
+        """Whether a chain of `steps` may take `step` too (LIMITS caps some primitives)."""
+        limit = self.LIMITS.get(step.op)
+        return limit is None or sum(1 for s in steps if s.op == step.op) < limit
+
+    def candidates(self, frontier: TensorType) -> list[tuple[Step, TensorType]]:
+        """The steps that may lead to the frontier, each with the frontier it needs, unchecked
+        (remembered per frontier; `action` checks one)."""
+        return self._frontier(frontier)[0]
+
+    def action(self, frontier: TensorType, i: int) -> Action | None:
+        """The i-th candidate as an action if it is valid, checked only when first asked
+        (remembered): a rollout needs only the first that works."""
         candidates, checked, have = self._frontier(frontier)
-        order = list(range(len(candidates)))
-        if rng is not None:
-            rng.shuffle(order)
-        counts = {op: sum(1 for s in steps if s.op == op) for op in self.LIMITS}
-        for i in order:
-            if i not in checked:
-                step, before = candidates[i]
-                checked[i] = Action(step, before) if self._valid(step, before, frontier, have) else None
-            a = checked[i]
-            if a is not None and (a.step.op not in self.LIMITS or counts[a.step.op] < self.LIMITS[a.step.op]):
-                yield a
+        if i not in checked:
+            step, before = candidates[i]
+            checked[i] = Action(step, before) if self._valid(step, before, frontier, have) else None
+        return checked[i]
 
     def _frontier(self, frontier: TensorType):
         """(candidate steps, the verdicts on those checked so far, the frontier's axes)."""
@@ -141,46 +158,74 @@ class Synthesizer:
             return False
 
     def _candidates(self, s: TensorType) -> Iterator[tuple[Step, TensorType]]:
+        """Every step that may lead to `s`, with what it needs; a search builds them for
+        thousands of frontiers, so steps and size arithmetic come from caches (`_size_steps`)."""
         channel, spatial = s.channel_dims, s.spatial_dims
         first_spatial = spatial[0] if spatial else len(s)
         # reduce: the part above produced one more axis, summed here
         for d in range(first_spatial + 1):
-            step = Step.of("reduce", dim=d)
+            step = _step("reduce", dim=d)
             for axis in self._new_axes:
                 yield step, TensorType([*s[:d], axis, *s[d:]])
         # share with a new weight axis: the leading axis exists only in the weight
         if channel and channel[0] == 0:
             rest = TensorType(s[1:])
-            rest_channels = rest.channel_dims
+            rest_channels = tuple(rest.channel_dims)
             if rest_channels:
-                yield Step.of("share", dims=rest_channels, out=str(s[0].size)), rest
+                yield _step("share", dims=rest_channels, out=_text(s[0].size)), rest
                 if len(rest_channels) > 1:
-                    yield Step.of("share", dims=rest_channels[:1], out=str(s[0].size)), rest
+                    yield _step("share", dims=rest_channels[:1], out=_text(s[0].size)), rest
         # unfold: the window axis sits just before the spatial axes
         if spatial and first_spatial > 0 and s[first_spatial - 1].size in self.coefficients:
             before = TensorType([*s[: first_spatial - 1], *s[first_spatial:]])
             for d in before.spatial_dims:
-                yield Step.of("unfold", dim=d, K=str(s[first_spatial - 1].size)), before
+                yield _step("unfold", dim=d, K=_text(s[first_spatial - 1].size)), before
         # split: two neighbouring channel axes came from one
         for d in channel:
             if d + 1 in channel:
-                merged = Dim(s[d].size * s[d + 1].size, False)
-                yield Step.of("split", dim=d, B=str(s[d + 1].size)), s.replace(d, [merged]).replace(d + 1, [])
+                merged = Dim(_times(s[d].size, s[d + 1].size), False)
+                yield _step("split", dim=d, B=_text(s[d + 1].size)), s.replace(d, [merged]).replace(d + 1, [])
         # merge: one channel axis came from two
         for d in channel:
-            step = Step.of("merge", dim=d)
-            for b in self.coefficients:
-                outer = s[d].size / b
-                if not outer.divisor_blockers(self.kinds) and outer != Size(1):
-                    yield step, s.replace(d, [Dim(outer, False), Dim(b, False)])
+            for outer, inner in self._size_steps(s[d].size)[0]:
+                yield _step("merge", dim=d), s.replace(d, [outer, inner])
         for d in spatial:
             for amount in (1, -1):
-                yield Step.of("shift", dim=d, amount=amount), s
+                yield _step("shift", dim=d, amount=amount), s
         for d in channel:
-            yield Step.of("expand", dim=d, size=str(s[d].size)), s.replace(d, [])
+            yield _step("expand", dim=d, size=_text(s[d].size)), s.replace(d, [])
         for d in spatial:
+            for factor, strided in self._size_steps(s[d].size)[1]:
+                yield _step("stride", dim=d, S=factor), s.replace(d, [strided])
+
+    def _size_steps(self, size: Size) -> tuple[list[tuple[Dim, Dim]], list[tuple[str, Dim]]]:
+        """What a merge or a stride needs of an axis of this size: (outer, inner) axes for each
+        coefficient that may divide it, and (the coefficient, the spatial axis it strides)."""
+        known = self._by_size.get(size)
+        if known is None:
+            merges = []
             for b in self.coefficients:
-                yield Step.of("stride", dim=d, S=str(b)), s.replace(d, [Dim(s[d].size * b, True)])
+                outer = size / b
+                if not outer.divisor_blockers(self.kinds) and outer != Size(1):
+                    merges.append((Dim(outer, False), Dim(b, False)))
+            strides = [(str(b), Dim(size * b, True)) for b in self.coefficients]
+            known = self._by_size[size] = (merges, strides)
+        return known
+
+
+@lru_cache(maxsize=4096)
+def _step(op: str, **params) -> Step:
+    return Step.of(op, **params)
+
+
+@lru_cache(maxsize=4096)
+def _text(size: Size) -> str:
+    return str(size)
+
+
+@lru_cache(maxsize=4096)
+def _times(a: Size, b: Size) -> Size:
+    return a * b
 
 
 def chain_graph(template: OperatorGraph, steps: tuple[Step, ...], name: str = "syno-sample") -> OperatorGraph:

@@ -17,7 +17,7 @@ is what finding one expand for [C_in, C_in, H, W] needs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations
@@ -32,21 +32,45 @@ Axis = tuple[int | Fraction, tuple[int, ...], int, bool]
 
 
 def shape_distance(frontier: TensorType, target: TensorType, kinds: Mapping[str, VarKind]) -> int:
-    lhs, rhs = frontier.sizes, target.sizes
-    names = sorted({v for s in (*lhs, *rhs) for v in s.variables})
-    primary = [kind_of(v, kinds) is VarKind.PRIMARY for v in names]
+    return ShapeDistance(target, kinds, {v for d in frontier for v in d.size.variables})(frontier)
 
-    def axis(d: Dim) -> Axis:
-        powers = dict(d.size.powers)
-        exps = tuple(powers.get(v, 0) for v in names)
-        coef = d.size.coef.numerator if d.size.coef.denominator == 1 else d.size.coef
-        return coef, exps, sum(1 << i for i, e in enumerate(exps) if e and primary[i]), d.spatial
 
-    left, right = [axis(d) for d in frontier], [axis(d) for d in target]
-    wanted = _mask(right)
-    # an axis with a primary variable the input lacks (C_out) can only be removed on its own
-    useful = tuple(sorted(a for a in left if a[2] & ~wanted == 0))
-    return len(lhs) + len(rhs) - _saving(useful, tuple(sorted(right)))
+class ShapeDistance:
+    """The shape distance to one input shape from many frontiers, over the variables of that
+    shape and `variables`: each axis is turned into an Axis once, and the grouping search is
+    remembered by the frontier's useful axes as a multiset (`_saving`). A search asks for
+    thousands of frontiers, most of them axes already seen in another order."""
+
+    def __init__(self, target: TensorType, kinds: Mapping[str, VarKind], variables: Iterable[str] = ()):
+        self.kinds = kinds
+        self.names = sorted({v for d in target for v in d.size.variables} | set(variables))
+        self._index = {v: i for i, v in enumerate(self.names)}
+        self._primary = [kind_of(v, kinds) is VarKind.PRIMARY for v in self.names]
+        self._axes: dict[Dim, Axis] = {}
+        self.target = target
+        self._right = tuple(sorted(a for a in map(self._axis, target) if a is not None))
+        self._wanted = _mask(self._right)
+
+    def __call__(self, frontier: TensorType) -> int:
+        axes = [self._axis(d) for d in frontier]
+        if None in axes:  # a variable it was not told of
+            more = {v for d in frontier for v in d.size.variables}
+            return ShapeDistance(self.target, self.kinds, [*self.names, *more])(frontier)
+        # an axis with a primary variable the input lacks (C_out) can only be removed on its own
+        useful = tuple(sorted(a for a in axes if a is not None and a[2] & ~self._wanted == 0))
+        return len(frontier) + len(self.target) - _saving(useful, self._right)
+
+    def _axis(self, d: Dim) -> Axis | None:
+        axis = self._axes.get(d)
+        if axis is None:
+            powers = dict(d.size.powers)
+            if not powers.keys() <= self._index.keys():
+                return None
+            exps = tuple(powers.get(v, 0) for v in self.names)
+            coef = d.size.coef.numerator if d.size.coef.denominator == 1 else d.size.coef
+            mask = sum(1 << i for i, e in enumerate(exps) if e and self._primary[i])
+            axis = self._axes[d] = (coef, exps, mask, d.spatial)
+        return axis
 
 
 @lru_cache(maxsize=65536)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from ..analysis.summary import summarize
@@ -18,7 +18,7 @@ from ..compile.payloads import MeasurePayload
 from ..data.specs import BackboneSpec
 from ..ir.bindings import format_bindings
 from ..ir.serialize import graph_from_document
-from ..jobs.entry_points import resolve
+from ..jobs.code_paths import resolve
 from ..jobs.queue import JobQueue
 from ..jobs.registry import job_kinds
 from ..jobs.submit import PlannedJob
@@ -26,53 +26,16 @@ from ..store import Store
 from ..train.payloads import FisherPayload, TrainPayload
 from ..train.results import FisherResult
 from ..train.settings import proxy_task
-from .base import Budget, SearchError, Strategy
+from .base import Budget, Strategy
 from .payloads import SearchPayload
 from .results import SearchResult, tally
-from .strategies import EVALUATIONS, STRATEGIES
+from .settings import SearchConfig, SearchSpace
+from .strategies import STRATEGIES
 
 #: the convolutions a searched operator replaces in a network (builds it in torch: resolved
 #: only where a search runs, so importing this module loads no torch)
-SEARCHED_LAYERS = "core.data.replace:searched_layers"
+SEARCHED_LAYERS = "core.data.swap_convs:searched_layers"
 SCORE_OF = {"fisher": "fisher_potential", "train": "accuracy"}
-
-
-@dataclass
-class SearchConfig:
-    template: dict
-    strategy: str = "canvas"
-    budget_flops: float | None = 1.0
-    budget_params: float | None = None
-    max_primitives: int = 8
-    seed: int = 0
-    samples: int | None = 20
-    minutes: float | None = None
-    evaluate: str = "none"
-    tune_trials: int | None = None  # queue a measure job per candidate when set (0: untuned)
-    measure_bindings: dict = field(default_factory=dict)
-    evaluation: dict = field(default_factory=dict)  # EvalSettings / TrainConfig fields
-
-    @classmethod
-    def from_dict(cls, values: dict) -> SearchConfig:
-        unknown = sorted(set(values) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise SearchError(f"unknown search setting(s): {', '.join(unknown)}")
-        cfg = cls(**values)
-        if cfg.strategy not in STRATEGIES:
-            raise SearchError(f"strategy must be one of {', '.join(STRATEGIES)}, got {cfg.strategy!r}")
-        if cfg.evaluate not in EVALUATIONS:
-            raise SearchError(f"evaluate must be one of {', '.join(EVALUATIONS)}, got {cfg.evaluate!r}")
-        if cfg.samples is None and cfg.minutes is None:
-            raise SearchError("give a number of samples or a time limit in minutes")
-        for name in ("samples", "max_primitives", "tune_trials"):
-            value = getattr(cfg, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                raise SearchError(f"{name} must be a whole number >= 0, got {value!r}")
-        for name in ("budget_flops", "budget_params", "minutes"):
-            value = getattr(cfg, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-                raise SearchError(f"{name} must be a positive number, got {value!r}")
-        return cfg
 
 
 @dataclass(frozen=True)
@@ -80,26 +43,26 @@ class SearchRequest:
     """The window's Search panel: run one search as a job (its settings checked before it is
     queued, through core.jobs.submit)."""
 
-    config: dict
+    config: SearchConfig
 
     def plan(self, store: Store) -> tuple[list[PlannedJob], list[str]]:
-        SearchConfig.from_dict(self.config)
-        return [PlannedJob(SearchPayload(self.config))], []
+        return [PlannedJob(SearchPayload(self.config.to_dict()))], []
 
 
-def make_strategy(cfg: SearchConfig, networks: Sequence[BackboneSpec] = ()) -> Strategy:
+def make_strategy(space: SearchSpace, networks: Sequence[BackboneSpec] = (), scores: str = "bounded") -> Strategy:
     """The configured strategy; one that searches network-wide (Strategy.network_wide) judges
-    candidates at every searched layer of `networks` (the proxy and the deployment networks)."""
-    template = graph_from_document(cfg.template, source="the search template")
-    cls = cast("type[Strategy]", resolve(STRATEGIES[cfg.strategy].target))
-    budget = Budget(cfg.budget_flops, cfg.budget_params, cfg.max_primitives)
-    kwargs: dict = {}
-    if cfg.strategy == "mcts":  # its rewards need a fixed scale: accuracy is bounded, Fisher Potential is not
-        kwargs["scores"] = "unbounded" if cfg.evaluate == "fisher" else "bounded"
+    candidates at every searched layer of `networks` (the proxy and the deployment networks).
+    `scores`: what it will be told, "bounded" (accuracy, rewards) or "unbounded" (Fisher
+    Potential), for a strategy whose row says its rewards need a fixed scale."""
+    template = graph_from_document(space.template, source="the search template")
+    entry = STRATEGIES[space.strategy]
+    cls = cast("type[Strategy]", resolve(entry.target))
+    budget = Budget(space.budget_flops, space.budget_params, space.max_primitives)
+    kwargs: dict = {"scores": scores} if entry.scaled else {}
     if cls.network_wide and networks:
         layers_of = resolve(SEARCHED_LAYERS)
         kwargs["layers"] = sum((layers_of(spec) for spec in networks), Counter())
-    return cls(template, budget, seed=cfg.seed, **kwargs)
+    return cls(template, budget, seed=space.seed, **kwargs)
 
 
 class _Inner:
@@ -121,7 +84,8 @@ def run_search(
     """Run until `samples` candidates were found, `minutes` passed, the strategy is
     exhausted or the caller cancels; returns counts and the strategy's statistics."""
     cfg = SearchConfig.from_dict(config)
-    strategy = make_strategy(cfg, () if cfg.evaluate == "none" else (proxy_task(cfg.evaluation)[0].spec,))
+    networks = () if cfg.evaluate == "none" else (proxy_task(cfg.evaluation)[0].spec,)
+    strategy = make_strategy(cfg, networks, "unbounded" if cfg.evaluate == "fisher" else "bounded")
     progress = progress or (lambda f, m: None)
     cancelled = cancelled or (lambda: False)
     evaluate = None

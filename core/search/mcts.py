@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..data.replacement import ConvShape
+from ..data.conv_fit import ConvShape
 from ..ir.graph import OperatorGraph
 from .base import Budget, Candidate, Strategy
 from .chain import Action

@@ -1,7 +1,9 @@
 """What a search offers, one table each: the strategies (key, label, and the class that
 proposes candidates, imported only when a search runs) and the evaluations that score
 candidates. `tessera search`, `tessera discover`, the window's search settings and the
-driver all read these tables; adding a strategy is one row here (and its class)."""
+driver all read these tables; adding a strategy is one row here (and its class), and the row
+carries all the driver needs to make it (tests/core/test_search_strategies.py checks the table
+against the classes)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ class StrategyEntry:
     key: str  # what configs, the CLI and stored runs name it by; its candidates' origin is search:<key>
     label: str  # what the window shows
     target: str  # 'module:Class' of its core.search.base.Strategy
+    #: whether its rewards need a fixed scale: it is made with `scores`, "bounded" (accuracy) or
+    #: "unbounded" (Fisher Potential), as the search scores its candidates
+    scaled: bool = False
 
 
 STRATEGIES = {
@@ -21,7 +26,7 @@ STRATEGIES = {
         StrategyEntry(
             "canvas", "Canvas sampler (random micro-DAGs with solvers)", "core.search.canvas_sampler:CanvasSampler"
         ),
-        StrategyEntry("mcts", "MCTS with canonicalization (Syno)", "core.search.mcts:SynoMCTS"),
+        StrategyEntry("mcts", "MCTS with canonicalization (Syno)", "core.search.mcts:SynoMCTS", scaled=True),
         StrategyEntry(
             "random", "Random sampling in Syno's space (MCTS's actions, no statistics)", "core.search.syno:SynoRandom"
         ),

@@ -9,11 +9,11 @@ proposed once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from random import Random
 
-from ..data.replacement import ConvShape
+from ..data.conv_fit import ConvShape
 from ..ir.graph import OperatorGraph
 from ..ir.symbolic import VarKind, parse_size
 from ..ir.tensor import Dim, TensorType
@@ -21,7 +21,7 @@ from .base import Budget, Candidate, SearchError, Strategy
 from .canonical import chain_violation, unfold_window_summed, violation
 from .chain import Action, Step, Synthesizer, chain_graph
 from .coords import Algebra, Coords
-from .distance import shape_distance
+from .distance import ShapeDistance
 
 #: small sizes the synthesis may introduce beyond the template's own: Syno's coefficients.
 #: Syno's artifact has g = 32 for 64-512 channels; 8 keeps C/(g*s) whole down to the
@@ -34,6 +34,24 @@ class Partial:
     frontier: TensorType
     steps: tuple[Step, ...]
     coords: Coords
+
+
+#: a candidate step's verdict under the pair rules (0: not judged yet)
+DROPPED, KEPT = 1, 2
+
+
+@dataclass
+class Judged:
+    """What a search remembers of one frontier: its candidate steps (Synthesizer.candidates),
+    each one's shape distance (-1 until computed), and for each step below, which candidates
+    the pair rules drop (DROPPED, KEPT)."""
+
+    candidates: list[tuple[Step, TensorType]]
+    distances: list[int] = field(init=False)
+    rules: dict[Step | None, bytearray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.distances = [-1] * len(self.candidates)
 
 
 class SynoSpace:
@@ -62,7 +80,10 @@ class SynoSpace:
         self.max_primitives = strategy.budget.max_primitives
         self.spatial = [d.spatial for d in template.input_type()]
         self.use_distance, self.use_canonical = use_distance, use_canonical
-        self._distances: dict[TensorType, int] = {}
+        variables = [*self.synth.kinds, *map(str, self.synth.coefficients)]
+        self.distance = ShapeDistance(self.synth.target, self.synth.kinds, variables)
+        self._judged: dict[TensorType, Judged] = {}
+        self._pairs: dict[tuple[Step, Step | None], bool] = {}
         self.seen: set[tuple] = set()  # canonical forms of every complete chain proposed
         strategy.stats.update(pruned_distance=0, pruned_canonical=0, dead_ends=0, equivalent=0)
         self.root = self._reduced(Partial(out, (), self.algebra.start(out)), reductions)
@@ -113,37 +134,65 @@ class SynoSpace:
         return self.synth.done(p.frontier) and any(s.op == "share" for s in p.steps)
 
     def actions(self, p: Partial) -> list[Action]:
-        return list(self._allowed(p, self.synth.actions(p.frontier, p.steps)))
+        return list(self._options(p, None))
 
-    def _allowed(self, p: Partial, actions: Iterable[Action]) -> Iterator[Action]:
-        """The actions that pass the pair rules and fit the primitive budget, lazily (a
-        rollout needs only the first that works)."""
+    def _options(self, p: Partial, rng: Random | None) -> Iterator[Action]:
+        """The actions that fit the per-chain limits, pass the pair rules and fit the primitive
+        budget, in a random order with `rng`, lazily (a rollout needs only the first that
+        works). Most candidates are pruned and a search meets each frontier many times, so the
+        cheap checks come first, the costly one (whether the step is valid at all) last, and
+        each verdict is remembered (`Judged`)."""
         remaining = self.max_primitives - len(p.steps) - 1
         if remaining < 0:
             return
-        stats = self.strategy.stats
+        judged = self._judged.get(p.frontier)
+        if judged is None:
+            judged = self._judged[p.frontier] = Judged(self.synth.candidates(p.frontier))
+        candidates, distances = judged.candidates, judged.distances
+        order = list(range(len(candidates)))
+        if rng is not None:
+            rng.shuffle(order)
         last = p.steps[-1] if p.steps else None
+        rules = judged.rules.get(last)
+        if rules is None:
+            rules = judged.rules[last] = bytearray(len(candidates))
         shared = any(s.op == "share" for s in p.steps)
-        for a in actions:
-            if self.use_canonical and (violation(a.step, last) or unfold_window_summed(a.step, last, a.frontier)):
-                stats["pruned_canonical"] += 1
-            elif self.use_distance and self._needed(a, shared, remaining) > remaining:
+        blocked = {op for op, limit in self.synth.LIMITS.items() if sum(s.op == op for s in p.steps) >= limit}
+        target, stats = len(self.synth.target), self.strategy.stats
+        for i in order:
+            step, before = candidates[i]
+            if step.op in blocked:
+                continue
+            if self.use_canonical:
+                if not rules[i]:
+                    rules[i] = DROPPED if self._redundant(step, last, before) else KEPT
+                if rules[i] == DROPPED:
+                    stats["pruned_canonical"] += 1
+                    continue
+            # steps still needed (at least): a step adds or removes at most one axis, the shape
+            # distance, and a complete chain has a share, which removes an axis that another
+            # step then adds back if the shape is reached
+            if self.use_distance and abs(len(before) - target) > remaining:
                 stats["pruned_distance"] += 1
-            else:
+                continue
+            if self.use_distance:
+                if distances[i] < 0:
+                    distances[i] = self.distance(before)
+                needed = distances[i] if shared or step.op == "share" else distances[i] or 2
+                if needed > remaining:
+                    stats["pruned_distance"] += 1
+                    continue
+            a = self.synth.action(p.frontier, i)
+            if a is not None:
                 yield a
 
-    def _needed(self, a: Action, shared: bool, remaining: int) -> int:
-        """Steps still needed after the action (at least; exactly as far as above `remaining`):
-        the shape distance, and a complete chain has a share, which removes an axis that
-        another step then adds back if the shape is reached. A step adds or removes at most
-        one axis, which prunes most actions before the distance is computed."""
-        axes = abs(len(a.frontier) - len(self.synth.target))
-        if axes > remaining:
-            return axes
-        distance = self._distance(a.frontier)
-        if shared or a.step.op == "share":
-            return distance
-        return distance or 2
+    def _redundant(self, step: Step, last: Step | None, before: TensorType) -> bool:
+        """Whether a rule drops `step` right above `last` (the pair rules' verdicts remembered
+        per pair: frontiers are many, pairs of steps far fewer)."""
+        pair = self._pairs.get((step, last))
+        if pair is None:
+            pair = self._pairs[(step, last)] = violation(step, last) is not None
+        return pair or unfold_window_summed(step, last, before) is not None
 
     def child(self, p: Partial, a: Action) -> Partial | None:
         """The partial chain one action further, or None if a coordinate rewrite fires there
@@ -155,11 +204,6 @@ class SynoSpace:
             self.strategy.stats["pruned_canonical"] += 1
             return None
         return Partial(a.frontier, (*p.steps, a.step), coords)
-
-    def _distance(self, frontier: TensorType) -> int:
-        if frontier not in self._distances:
-            self._distances[frontier] = shape_distance(frontier, self.synth.target, self.synth.kinds)
-        return self._distances[frontier]
 
     # -- sampling ------------------------------------------------------------------------
     def rollout(self, p: Partial, rng: Random) -> Partial | None:
@@ -185,9 +229,6 @@ class SynoSpace:
             steps -= 1
             stack.append((nxt, self._options(nxt, rng)))
         return None
-
-    def _options(self, p: Partial, rng: Random) -> Iterator[Action]:
-        return self._allowed(p, self.synth.drawn(p.frontier, p.steps, rng))
 
     def propose(self, p: Partial) -> Candidate | None:
         """The candidate of a complete chain if it is new, valid and within budget. A form is

@@ -9,7 +9,8 @@ and retry for a while longer if that runs out; transactions stay short.
 Every statement runs on a StoreConnection, which turns SQLite's complaints about the file
 (damaged, read-only, full, unreadable) into StoreErrors naming it; errors in the SQL itself
 stay sqlite3's own (sqlite-utils catches some of them). A file or folder nobody may write is
-opened read-only, so a store can be read wherever it can be reached.
+opened read-only, so a store can be read wherever it can be reached; a read-only connection
+changes none of the store's files, nor creates any (connect_for_reading).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import functools
 import os
 import shutil
 import sqlite3
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -27,7 +29,8 @@ from typing import TypeVar
 
 import sqlite_utils
 
-from .errors import StoreError, damaged, disk_full, read_only
+from .errors import StoreError, StoreMissing, damaged, disk_full, read_only
+from .file_check import read_header, refuse_foreign, refuse_unusual
 
 T = TypeVar("T")
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
@@ -80,6 +83,15 @@ class StoreConnection(sqlite3.Connection):
     damage: str | None = None
     stale: str | None = None
 
+    #: a temporary folder holding the copy this connection reads (connect_for_reading), or None
+    copy_folder: Path | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.copy_folder is not None:
+            shutil.rmtree(self.copy_folder, ignore_errors=True)
+            self.copy_folder = None
+
     def cursor(self, factory=None):
         return super().cursor(factory or StoreCursor)
 
@@ -110,24 +122,35 @@ class StoreConnection(sqlite3.Connection):
         return None
 
 
-def open_database(path: Path, busy_timeout: float, patience: float) -> sqlite_utils.Database:
-    """A connection in WAL mode with a busy timeout (seconds) and foreign keys on; read-only
-    (conn.refusal says why) when the file or its folder may not be written. Another program
-    holding the file locked (in SQLite's exclusive locking mode) is waited for up to `patience` s."""
+def open_database(
+    path: Path, busy_timeout: float, patience: float, refusal: str | None = None
+) -> sqlite_utils.Database:
+    """A connection with a busy timeout (seconds) and foreign keys on, to a Tessera store (or a
+    new one). Writable, in WAL mode, unless `refusal` or why_read_only says why it may not be
+    written: then read-only, changing none of the store's files (connect_for_reading), and a
+    missing file is StoreMissing. Another program holding the file locked (in SQLite's
+    exclusive locking mode) is waited for up to `patience` s. A folder, a FIFO, a file that is
+    not a SQLite database, another program's database and a store of a newer Tessera are
+    refused by name before anything is written to them."""
+    refuse_unusual(path)
+    why = why_read_only(path)
+    if not path.exists() and refusal is not None:
+        raise StoreMissing(f"no results store at {path}: there is nothing to read yet")
+    if not path.exists() and why is not None:
+        raise StoreError(f"cannot create the results store {path}: {why}; choose another --store")
+    refusal = refusal or why
     if _empty_file(path):
         raise StoreError(
             f"the results store {path} is an empty file (0 bytes), not a store: a copy that failed? "
             "Delete it to start a new store there, or choose another --store"
         )
-    refusal = why_read_only(path)
+    header = read_header(path) if path.exists() else None
     try:
         if refusal is None:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(path), timeout=busy_timeout, factory=StoreConnection)
-        elif path.exists():
-            conn = _connect_read_only(path, busy_timeout)
         else:
-            raise StoreError(f"cannot create the results store {path}: {refusal}; choose another --store")
+            conn = connect_for_reading(path, busy_timeout, header is not None and header.wal)
     except (OSError, sqlite3.Error) as exc:
         if nearly_full(path):
             raise disk_full(path, str(exc)) from None
@@ -135,7 +158,7 @@ def open_database(path: Path, busy_timeout: float, patience: float) -> sqlite_ut
     conn.path, conn.refusal = path, refusal
     db = sqlite_utils.Database(conn, execute_plugins=False)
     try:
-        patiently(lambda: _set_up(db, refusal is None), path, patience)
+        patiently(lambda: _set_up(db, path, refusal is None), path, patience)
     except (StoreError, sqlite3.DatabaseError) as exc:
         conn.close()
         if isinstance(exc, StoreError) and not conn.damage:
@@ -167,9 +190,10 @@ def why_read_only(path: Path) -> str | None:
     return None
 
 
-def _set_up(db: sqlite_utils.Database, writable: bool) -> None:
+def _set_up(db: sqlite_utils.Database, path: Path, writable: bool) -> None:
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode: safe against crashes, not against power loss
+    refuse_foreign(db, path)  # before WAL mode is switched on: another program's file stays as it was
     if writable and db.journal_mode != "wal":
         db.enable_wal()
 
@@ -189,26 +213,50 @@ def _may_write(path: Path) -> bool:
     return os.access(path, os.W_OK) and bool(path.stat().st_mode & 0o222)
 
 
-def _connect_read_only(path: Path, busy_timeout: float) -> StoreConnection:
-    """mode=ro reads a WAL store whose -shm file exists or can be made; where neither (a
-    read-only folder), immutable=1 reads the file as it is, without its -wal file: the
-    connection then says so (`stale`) if there is one."""
+def connect_for_reading(path: Path, busy_timeout: float, wal_mode: bool) -> StoreConnection:
+    """A read-only connection that changes none of the store's files (main, -wal, -shm) and
+    creates none. With a -shm file (a store in use, or its writer died): read live, SQLite's
+    shared index left as it is (readonly_shm). Without a -wal file, or with an empty one, in
+    WAL mode (no process has it open): the main file as it is (immutable; mode=ro would create
+    -wal and -shm files). A -wal without its -shm: a copy of both in a folder of our own (the
+    connection deletes it when closed); where no copy can be made, the main file alone, and
+    the connection says so (`stale`). A rollback-journal file: plainly read-only."""
     uri = "file:" + urllib.parse.quote(str(path.resolve()))
+    wal, shm = path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")
+    wal_size = wal.stat().st_size if wal.is_file() else 0
+    if wal.is_file() and shm.is_file():
+        return _connect(uri + "?mode=ro&readonly_shm=1", busy_timeout)
+    if not wal_size:
+        return _connect(uri + ("?immutable=1" if wal_mode else "?mode=ro"), busy_timeout)
     try:
-        conn = sqlite3.connect(uri + "?mode=ro", timeout=busy_timeout, uri=True, factory=StoreConnection)
-        sqlite3.Connection.execute(conn, "SELECT count(*) FROM sqlite_master").fetchone()  # SQLite's own error
-        return conn
-    except sqlite3.OperationalError as exc:
-        if (exc.sqlite_errorcode & 0xFF) != sqlite3.SQLITE_CANTOPEN:
-            raise
-    conn = sqlite3.connect(uri + "?immutable=1", timeout=busy_timeout, uri=True, factory=StoreConnection)
-    wal = path.with_name(path.name + "-wal")
-    if wal.is_file() and wal.stat().st_size > 0:
-        conn.stale = (
-            f"its -wal file ({wal.stat().st_size:,} bytes) may hold changes not yet in the main file, which SQLite "
-            "cannot read without a -shm file, and none can be made in this read-only folder; to read them all, "
-            "copy the store with its -wal file to a writable folder"
-        )
+        return _connect_copy(path, wal, busy_timeout)
+    except OSError:
+        conn = _connect(uri + "?immutable=1", busy_timeout)
+    conn.stale = (
+        f"its -wal file ({wal_size:,} bytes) may hold changes not yet in the main file, which SQLite "
+        "cannot read without a -shm file, and no copy of both could be made to read them; to read them all, "
+        "copy the store with its -wal file to a writable folder"
+    )
+    return conn
+
+
+def _connect(uri: str, busy_timeout: float) -> StoreConnection:
+    return sqlite3.connect(uri, timeout=busy_timeout, uri=True, factory=StoreConnection)
+
+
+def _connect_copy(path: Path, wal: Path, busy_timeout: float) -> StoreConnection:
+    """A connection to a copy of the store and its -wal file, in a temporary folder removed
+    when the connection closes."""
+    folder = Path(tempfile.mkdtemp(prefix="tessera-read-"))
+    try:
+        copy = folder / path.name
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, folder / wal.name)
+        conn = sqlite3.connect(str(copy), timeout=busy_timeout, factory=StoreConnection)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    conn.copy_folder = folder
     return conn
 
 

@@ -17,6 +17,10 @@ class StoreDamaged(StoreError):
     more is written to it (what can still be read can be exported)."""
 
 
+class StoreMissing(StoreError):
+    """No file at the store's path: a command that only reads finds nothing there, and creates nothing."""
+
+
 class StoreReadOnly(StoreError):
     """The file or its folder cannot be written: the store is read, never written."""
 

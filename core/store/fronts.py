@@ -1,7 +1,8 @@
 """What the operator gallery and the Pareto picture read of the results, for a pair of
 objectives (two of RESULT_OBJECTIVES, checked, since they become column names in SQL): how
 many results have both, every such point with its origin, and the operators on their Pareto
-front. A damaged store is read around its damage (Store.readable)."""
+front (those whose timing is in doubt left off where a timed objective ranks them, and
+counted). A damaged store is read around its damage (Store.readable)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import StoreError
-from .pareto import pareto_front
+from .pareto import pareto_front, reliable
 from .store import RESULT_OBJECTIVES, Store
 
 Pair = tuple[str, str]
@@ -29,16 +30,30 @@ def origins(store: Store) -> list[str]:
     return [r[0] for r in rows]
 
 
+def doubtful(store: Store, x: str, y: str, origin: str | None = None) -> int:
+    """How many results with both values are left off the front of (x, y) for a timing in doubt."""
+    ranked = reliable((x, y))
+    if not ranked:
+        return 0
+    where = f"{_both(x, y)} AND NOT ({ranked})" + (" AND origin = ?" if origin is not None else "")
+    (count,) = store.readable.execute(
+        f"SELECT COUNT(*) FROM results WHERE {where}", [origin] if origin else []
+    ).fetchone()
+    return count
+
+
 def points(store: Store, x: str, y: str) -> list[tuple[str | None, float, float]]:
     """(origin, x, y) of every result that has both values."""
     rows = store.readable.execute(f"SELECT origin, {x}, {y} FROM results WHERE {_both(x, y)}")
     return [tuple(r) for r in rows]
 
 
-def operator_front(store: Store, x: str, y: str, origin: str | None = None) -> list[dict]:
+def operator_front(store: Store, x: str, y: str, origin: str | None = None, with_doubtful: bool = False) -> list[dict]:
     """The results rows on the Pareto front of (x, y) among those of `origin` (all when None),
-    best x first, one per operator (its best there by x)."""
-    where = _both(x, y) + (" AND origin = ?" if origin is not None else "")
+    best x first, one per operator (its best there by x). Where x or y is timed, results whose
+    timing is in doubt stand on it only `with_doubtful` (core.store.pareto)."""
+    ranked = "" if with_doubtful else reliable((x, y))
+    where = " AND ".join(filter(None, (_both(x, y), ranked, "origin = ?" if origin is not None else "")))
     rows = list(store.results(where, [origin] if origin is not None else [], order_by="result_key"))
     if not rows:
         return []

@@ -21,12 +21,12 @@ class Measurement(JsonRecord):
     what = "the measurement"
     error = InvalidResult
 
-    latency_ms: float  # median time of one call of the kept kernel
+    latency_ms: float  # time of one call of the kept kernel: its fastest round (core.compile.rounds)
     latency_std_ms: float | None = None
-    latency_runs_ms: tuple[float, ...] = ()  # mean time of one call, per timed repeat
+    latency_runs_ms: tuple[float, ...] = ()  # mean time of one call, per timed round
     gflops: float | None = None  # achieved; derived from flops and latency_ms when absent
     max_abs_error: float | None = None  # largest difference of the kernel's output from PyTorch's
-    timing_note: str | None = None  # why a timing cannot be trusted ('unreliable: ...'), None when it can
+    timing_note: str | None = None  # why a timing cannot be trusted ('in doubt: ...'), None when it can
 
     # what was measured
     operator: str | None = None  # the operator's name
@@ -35,7 +35,8 @@ class Measurement(JsonRecord):
     flops: float | None = None  # of one run at these bindings and batch
     params: float | None = None
     target: str | None = None  # the TVM target it was built for (JSON)
-    threads: int | None = None  # the cores it ran on
+    threads: int | None = None  # the threads it was timed on (on this machine: as many as were free)
+    load: float | None = None  # the machine's load average when it was timed
 
     # how its kernel was built (core.compile.algorithms)
     algorithm: str | None = None  # 'default' (TVM's lowering), 'gspc' (grouped spatial pack), ...
@@ -48,7 +49,11 @@ class Measurement(JsonRecord):
     torch_latency_ms: float | None = None
     torch_latency_std_ms: float | None = None
     torch_gflops: float | None = None
-    speedup: float | None = None  # torch_latency_ms / latency_ms; derived when absent
+    #: PyTorch's time over the kernel's: the median of their ratios in interleaved rounds, and its
+    #: 95% interval; derived as torch_latency_ms / latency_ms when absent (no interval then)
+    speedup: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
 
     # tuning from scratch (MetaSchedule, or an algorithm's own search such as gspc's tile grid)
     trials: tuple[tuple[int, float], ...] = ()  # (trial index, latency ms) of every trial that ran
@@ -85,3 +90,12 @@ class Measurement(JsonRecord):
         for name in ("algorithm", "layout", "schedule_source", "timing_note"):
             if getattr(self, name) == "":
                 refuse(self, name, "a non-empty string or null", "")
+
+
+def speedup_text(speedup: float | None, low: float | None = None, high: float | None = None) -> str:
+    """A speedup as every view shows it: with its 95% interval where it has one ('3.10x [2.95,
+    3.31]'), '' when there is none."""
+    if speedup is None:
+        return ""
+    interval = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    return f"{speedup:.2f}x{interval}"

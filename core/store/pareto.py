@@ -1,8 +1,14 @@
-"""Pareto fronts in pure numpy, apart from any plotting.
+"""Pareto fronts in pure numpy, apart from any plotting: the front of a table, a front kept up
+to date batch by batch, and its staircase; which results may stand on a front at all.
 
 A row dominates another if it is at least as good in every column and better in
 one. Identical rows never dominate each other, so duplicates of a front point
-are all on the front.
+are all on the front. Adding points never brings a dominated point back, so the front of
+old and new points is the front of (old front + new points): a batch costs O(front + batch).
+
+A ranking never uses a number that is in doubt: where an objective comes from timing a kernel
+(TIMED_OBJECTIVES), a result whose timing is in doubt (the results view's `in_doubt`) is left
+off the front unless the user asks for it (`reliable`).
 """
 
 from __future__ import annotations
@@ -70,3 +76,40 @@ def _front_nd(costs: np.ndarray) -> np.ndarray:
         candidates = candidates[survives]
         i = int(survives[:i].sum()) + 1
     return np.sort(candidates)
+
+
+#: objectives read from timing a kernel: a result whose timing is in doubt has no place on their fronts
+TIMED_OBJECTIVES = frozenset({"latency_ms", "latency_std_ms", "gflops", "torch_latency_ms", "speedup"})
+
+
+def reliable(columns: Sequence[str]) -> str:
+    """The SQL condition (on the results view) that keeps only results whose figures in
+    `columns` can be ranked: not in doubt where a column is timed; "" when none is."""
+    return "COALESCE(in_doubt, 0) = 0" if TIMED_OBJECTIVES.intersection(columns) else ""
+
+
+def front_of(x: np.ndarray, y: np.ndarray, directions: tuple[str, str], candidates: np.ndarray) -> np.ndarray:
+    """Indices among `candidates` (indices into x and y, all finite there) that no other
+    candidate dominates, sorted by x."""
+    candidates = np.asarray(candidates, dtype=np.intp)
+    if candidates.size == 0:
+        return candidates
+    on_front = candidates[pareto_front(np.column_stack([x[candidates], y[candidates]]), directions)]
+    return on_front[np.argsort(x[on_front], kind="stable")]
+
+
+def staircase(xs: np.ndarray, ys: np.ndarray, x_direction: str) -> tuple[np.ndarray, np.ndarray]:
+    """The boundary of the region the front points (sorted by x) dominate, as a polyline.
+
+    With x minimised, each point's region reaches right, so the line runs right from a
+    point and then steps to the next one's y; with x maximised it steps first, then runs."""
+    if len(xs) < 2:
+        return np.asarray(xs, float), np.asarray(ys, float)
+    n = len(xs)
+    sx, sy = np.empty(2 * n - 1), np.empty(2 * n - 1)
+    sx[0::2], sy[0::2] = xs, ys
+    if x_direction == MAXIMIZE:
+        sx[1::2], sy[1::2] = xs[:-1], ys[1:]
+    else:
+        sx[1::2], sy[1::2] = xs[1:], ys[:-1]
+    return sx, sy

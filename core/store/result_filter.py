@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from core.errors import TesseraError
+from core.errors import TesseraError, shorten, shown
 
 from .result_fields import BY_NAME, FIELDS, RESULT_FIELDS, TEXT_FIELDS
 
@@ -25,6 +25,8 @@ _NAME_AND_OPERATOR = re.compile(rf"{_NAME.pattern}({_OPERATORS})")
 SIZE_PREFIX = "bindings."
 _STARTS_WITH_OPERATOR = re.compile(rf"^({_OPERATORS})")
 _TRUE, _FALSE = {"yes", "true", "1"}, {"no", "false", "0"}
+#: terms a filter may have: each is a condition of one SQL expression, whose depth SQLite bounds (1,000)
+MAX_TERMS = 256
 
 
 class FilterError(TesseraError):
@@ -79,7 +81,10 @@ def parse_filter(text: str) -> ResultFilter:
     """The filter typed by a user; FilterError naming the term that is wrong."""
     clauses: list[str] = []
     args: list[object] = []
-    for term in _terms(text):
+    terms = _terms(text)
+    if len(terms) > MAX_TERMS:
+        raise FilterError(f"the filter has {len(terms):,} terms; at most {MAX_TERMS} are read: narrow it down")
+    for term in terms:
         m = _TERM.match(term)
         if m is None:
             clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in TEXT_FIELDS) + ")")
@@ -88,16 +93,18 @@ def parse_filter(text: str) -> ResultFilter:
         name, op, value = m.groups()
         if name.lower().startswith(SIZE_PREFIX):  # one size, as a number; its JSON path is bound like the value
             if op == "~":
-                raise FilterError(f"{term!r}: a size compares as a number (=, !=, <, <=, >, >=), e.g. bindings.H=56")
+                raise FilterError(
+                    f"{shown(term)}: a size compares as a number (=, !=, <, <=, >, >=), e.g. bindings.H=56"
+                )
             clauses.append(f"json_extract(bindings, ?) {op} ?")
             args += [f"$.{name[len(SIZE_PREFIX) :]}", _number(value, name, term)]
             continue
         field = BY_NAME.get(name.lower())
         if field is None:
             known = ", ".join(sorted({f.short for f in RESULT_FIELDS}))
-            raise FilterError(f"unknown column {name!r} in {term!r}; columns: {known}")
+            raise FilterError(f"unknown column {shown(name)} in {shown(term)}; columns: {known}")
         if not value:
-            raise FilterError(f"{term!r}: a value is missing after {op!r}")
+            raise FilterError(f"{shown(term)}: a value is missing after {shown(op)}")
         clause, value = _compare(field.key, op, value, term)
         clauses.append(clause)
         args.append(value)
@@ -106,11 +113,11 @@ def parse_filter(text: str) -> ResultFilter:
 
 def _number(value: str, name: str, term: str) -> float:
     if not value:
-        raise FilterError(f"{term!r}: a value is missing")
+        raise FilterError(f"{shown(term)}: a value is missing")
     try:
         return float(value)
     except ValueError:
-        raise FilterError(f"{term!r}: {name} is a number, {value!r} is not a number") from None
+        raise FilterError(f"{shown(term)}: {shorten(name)} is a number, {shown(value)} is not a number") from None
 
 
 def _compare(key: str, op: str, value: str, term: str) -> tuple[str, object]:
@@ -118,12 +125,12 @@ def _compare(key: str, op: str, value: str, term: str) -> tuple[str, object]:
         return f"{key} LIKE ? ESCAPE '\\'", _like(value)
     if key == "tuned":
         if value.lower() not in _TRUE | _FALSE or op not in ("=", "!="):
-            raise FilterError(f"{term!r}: write tuned=yes or tuned=no")
+            raise FilterError(f"{shown(term)}: write tuned=yes or tuned=no")
         return f"{key} {op} ?", int(value.lower() in _TRUE)
     if not FIELDS[key].numeric:
         return f"{key} {op} ?", value
     try:
         number = float(value)
     except ValueError:
-        raise FilterError(f"{term!r}: {key} is a number column, {value!r} is not a number") from None
+        raise FilterError(f"{shown(term)}: {key} is a number column, {shown(value)} is not a number") from None
     return f"{key} {op} ?", number

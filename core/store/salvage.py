@@ -7,12 +7,14 @@ What could not be read is said, table by table."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import sqlite_utils
 
 from core.errors import shorten
 
 from .errors import StoreDamaged
+from .upgraded_copy import bring_up_to_date
 
 #: rows read at once from a damaged store; a range that meets a damaged page is read row by row
 SALVAGE_RANGE = 256
@@ -33,8 +35,9 @@ class Salvage:
         return "lost: " + "; ".join(f"{table} ({rows})" for table, rows in self.lost.items())
 
 
-def salvage(db: sqlite_utils.Database) -> Salvage:
-    """Copy what can be read of the damaged store `db` into memory, table by table. The
+def salvage(db: sqlite_utils.Database, path: Path) -> Salvage:
+    """Copy what can be read of the damaged store `db` into memory, table by table, and bring
+    the copy up to date when the store is of an older schema (the file is never migrated). The
     results view there keeps measurements whose operator row was lost (its columns empty)."""
     copy = sqlite_utils.Database(memory=True)
     schema = db.execute(
@@ -48,10 +51,14 @@ def salvage(db: sqlite_utils.Database) -> Salvage:
             if missing:
                 lost[name] = missing
     for kind, _, sql in schema:
-        if kind == "index":
+        if kind in ("index", "view"):
             copy.execute(sql)
-        elif kind == "view":  # an operator lost to a damaged page must not hide its measurements
-            copy.execute(sql.replace("\nJOIN operators AS o", "\nLEFT JOIN operators AS o"))
+    copy.execute(f"PRAGMA user_version = {int(db.execute('PRAGMA user_version').fetchone()[0])}")
+    bring_up_to_date(copy, path)
+    view = copy.execute("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'results'").fetchone()
+    if view is not None:  # an operator lost to a damaged page must not hide its measurements
+        copy.execute("DROP VIEW results")
+        copy.execute(view[0].replace("\nJOIN operators AS o", "\nLEFT JOIN operators AS o"))
     return Salvage(copy, lost)
 
 

@@ -368,6 +368,35 @@ def _references(db: sqlite_utils.Database) -> None:
         table.add_column(column, kind)
 
 
+RESULTS_VIEW_V14 = (
+    RESULTS_VIEW_V11.replace(
+        "m.torch_latency_ms, m.speedup,",
+        "m.torch_latency_ms, m.speedup, m.speedup_low, m.speedup_high, (m.timing_note IS NOT NULL) AS in_doubt,",
+    )
+    .replace(
+        "o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,",
+        "o.flops, o.params, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,",
+    )
+    .replace(
+        "e.e2e_latency_ms, e.e2e_speedup,", "e.e2e_latency_ms, e.e2e_speedup, e.e2e_torch_ms, e.e2e_torch_baseline_ms,"
+    )
+)
+
+
+def _paired_timing(db: sqlite_utils.Database) -> None:
+    """Version 14: a measurement's speedup over PyTorch is the median of per-round ratios of
+    interleaved timing (core.compile.rounds) with its 95% interval; it keeps the threads it was
+    timed on and the machine's load. The results view shows the interval and whether the
+    result's timing is in doubt (`in_doubt`: it has a timing note), so a plot or a ranking can
+    leave such results out without parsing notes, and beside a network's tuned latency PyTorch's
+    eager latency of both networks (what a user runs without TVM)."""
+    for column in ("speedup_low", "speedup_high", "load"):
+        db["measurements"].add_column(column, float)
+    db["measurements"].add_column("threads", int)
+    db["results"].drop()
+    db.create_view("results", RESULTS_VIEW_V14)
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -382,6 +411,7 @@ MIGRATIONS = [
     _canvas_sampler_key,
     _held_out_accuracy,
     _references,
+    _paired_timing,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

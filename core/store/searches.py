@@ -1,55 +1,21 @@
 """Discovery runs in the store: a run is found again by the key of its settings (so running
-the same search again resumes it), and every candidate's stage is kept as it moves on
-(proposed, screening, screened out, training, stopped early, did not learn, diverged, too slow,
-outside margin, testing, within margin (end-to-end timing off), tuning, tuned, failed), with the
-reward the strategy was told, for resuming and counting. A run keeps the original network's
+the same search again resumes it), and every candidate's stage is kept as it moves on (the
+values of core.search.stages.Stage, which also counts them), with the reward the strategy was
+told, for resuming and counting. A run keeps the original network's
 validation accuracy (its margin) and its test accuracy per seed (what a survivor's reported
 accuracy is paired with); a survivor its test figures, FLOPs and tuned latency. The run's
 references (core.search.references) are rows of the same table marked `reference`, which go
-through testing and tuning as a survivor does (`tested` when timing is off); candidates() and
-stage_counts() leave them out, references() lists them."""
+through testing and tuning as a survivor does; candidates() leaves them out, references()
+lists them."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from dataclasses import dataclass
 
 from .store import Store
 from .stored_values import edited, numbers_only, stored_json
-
-#: the stages a candidate can be in, in the order of the loop
-STAGES = (
-    "screening",
-    "screened out",
-    "training",
-    "stopped early",
-    "did not learn",
-    "diverged",
-    "too slow",
-    "outside margin",
-    "testing",
-    "tested",  # a reference, tested, and no end-to-end timing asked for
-    "within margin",  # kept, and no end-to-end timing asked for: not tuned
-    "tuning",
-    "tuned",
-    "failed",
-)
-FINAL = (
-    "screened out",
-    "stopped early",
-    "did not learn",
-    "diverged",
-    "too slow",
-    "outside margin",
-    "tested",
-    "within margin",
-    "tuned",
-    "failed",
-)
-BETWEEN = ("screening", "training", "testing", "tuning")  # stages whose job runs, or is to run again
-LIVE_JOB = ("queued", "running")  # core.jobs.queue's states of a job still to finish (the store knows no jobs)
 
 
 @dataclass(frozen=True)
@@ -128,14 +94,13 @@ def _accuracies(values, run_id: int) -> tuple[float | None, ...]:
 
 
 def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fields) -> None:
-    """Where a candidate (or a reference) of the run stands now; `fields`: job_id (the job of its
+    """Where a candidate (or a reference) of the run stands now (`stage`: a
+    core.search.stages.Stage value); `fields`: job_id (the job of its
     stage), reward, accuracy, fisher_ratio, e2e_speedup, detail, selected_from (how many
     candidates the run had proposed when the margin let this one through), test_accuracy,
     test_accuracy_std, test_difference, test_difference_low, test_difference_high, test_flops
     and e2e_flops (JSON text), e2e_latency_ms, e2e_baseline_ms, timed_alone; reference, scale and
     deploy_scale for a reference (kept from earlier stages unless given)."""
-    if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}")
     table = store.db.table("search_candidates")
     with store.write():
         row = next(table.rows_where("search_id = ? AND operator_id = ?", [run.id, operator_id]), None)
@@ -173,33 +138,3 @@ def _rows(store: Store, run: SearchRun, which: str, args: list | None = None) ->
             [run.id, *(args or [])],
         )
     ]
-
-
-def stage_counts(store: Store, run: SearchRun) -> dict[str, int]:
-    """How many candidates passed through each stage so far: proposed (all), screened (Fisher
-    done), trained (training done), stopped early, within margin (of the validation accuracy),
-    tested (on the test split over seeds), tuned (timed end to end), what failed; in flight
-    (their job queued or running) and waiting between stages (for the original network's
-    accuracy, or to go on when a stopped run resumes)."""
-    rows = candidates(store, run)
-    now = Counter(row["stage"] for row in rows)
-    in_flight = sum(row["stage"] in BETWEEN and row["job_state"] in LIVE_JOB for row in rows)
-    past_screening = sum(n for stage, n in now.items() if stage not in ("screening",))
-    after_training = STAGES[STAGES.index("training") + 1 :]  # in the loop's order; failed is no training
-    trained = sum(now[s] for s in after_training if s != "failed")
-    return {
-        "proposed": sum(now.values()),
-        "screened": past_screening - now["failed"],
-        "screened out": now["screened out"],
-        "trained": trained,
-        "stopped early": now["stopped early"],
-        "did not learn": now["did not learn"],
-        "diverged": now["diverged"],
-        "too slow": now["too slow"],
-        "within margin": now["testing"] + now["within margin"] + now["tuning"] + now["tuned"],
-        "tested": sum(row["test_accuracy"] is not None for row in rows),
-        "tuned": now["tuned"],
-        "failed": now["failed"],
-        "in flight": in_flight,
-        "waiting": sum(now[s] for s in BETWEEN) - in_flight,
-    }

@@ -22,11 +22,11 @@ import sqlite_utils
 from core.ir.graph import OperatorGraph
 from core.ir.serialize import canonical_json, graph_from_document
 
-from .connection import StoreConnection, open_database, write_transaction
+from .connection import StoreConnection, open_database, why_read_only, write_transaction
 from .errors import StoreDamaged, StoreError, damaged, read_only
 from .location import default_store_path
 from .measurement import Measurement
-from .pareto import MAXIMIZE, MINIMIZE, pareto_front
+from .pareto import MAXIMIZE, MINIMIZE, pareto_front, reliable
 from .records import measurement_row, operator_cost, score_row
 from .result_fields import NUMERIC
 from .result_filter import ResultFilter
@@ -34,6 +34,25 @@ from .salvage import Salvage, salvage
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .score import Score
 from .stored_values import numbers_only, stored_json
+from .upgraded_copy import upgraded_copy
+
+#: why a store opened by a command that only reads is not written
+READING = "this command only reads it"
+#: reads of a store that another process changed meanwhile, before damage found is believed
+PROBES = 3
+
+
+def _file_state(path: Path) -> tuple:
+    """What changes when a process writes to the store: its main and -wal files' sizes and times."""
+    state: list[tuple[int, int] | None] = []
+    for file in (path, path.with_name(path.name + "-wal")):
+        try:
+            stat = file.stat()
+            state.append((stat.st_size, stat.st_mtime_ns))
+        except OSError:
+            state.append(None)
+    return tuple(state)
+
 
 #: numeric columns of the results view and the direction in which each is better
 RESULT_OBJECTIVES = {
@@ -60,7 +79,14 @@ class Store:
     A store whose file or folder may not be written opens read-only; one that fails
     SQLite's quick_check opens damaged (`check=False` skips the check, for a second
     connection of a process that made it). Both are read as usual; writing raises
-    StoreReadOnly or StoreDamaged, saying what to do."""
+    StoreReadOnly or StoreDamaged, saying what to do.
+
+    `reading=True` (commands that only read: results, jobs list, a CSV export, the explorer's
+    reader) changes none of the store's files: a missing store is StoreMissing, not created, and
+    one of an older schema (or damaged, or read-only) is read from an up-to-date copy in
+    memory (`db`), never migrated. Every store is first opened that way, so a file that is not
+    a Tessera store, or one of a newer Tessera, is refused before anything is written to it,
+    and a damaged one is never opened for writing."""
 
     def __init__(
         self,
@@ -69,33 +95,67 @@ class Store:
         busy_timeout: float = 10.0,
         patience: float = 60.0,
         check: bool = True,
+        reading: bool = False,
     ):
         self.path = Path(path).expanduser() if path else default_store_path()
         self.patience = patience
         self._salvage: Salvage | None = None
-        self.db: sqlite_utils.Database = open_database(self.path, busy_timeout, patience)
+        self._file = self._open(busy_timeout, check, reading)
+        self.db: sqlite_utils.Database = self._file
         try:
-            if check:
-                self.check()
-            if schema_version(self.db) != SCHEMA_VERSION:
-                if self.read_only:  # it must be upgraded (or created) first
-                    raise read_only(self.path, f"{self.read_only}; its tables must be brought up to date first")
-                with self.write():
-                    migrate(self.db, self.path)
+            # a damaged store of an older schema is read from what salvage saves, brought up to date
+            if schema_version(self._file) != SCHEMA_VERSION and not self.damage:
+                if self.read_only:
+                    self.db = upgraded_copy(self._file, self.path)
+                else:
+                    with self.write():
+                        migrate(self.db, self.path)
+            if reading and self.damage:  # jobs, devices and results: whatever can still be read
+                self.db = self.salvaged().db
         except BaseException:
-            self.db.close()
+            self.close()
             raise
+
+    def _open(self, busy_timeout: float, check: bool, reading: bool) -> sqlite_utils.Database:
+        """The file, first opened to read only (and checked, with `check`); opened again to be
+        written when it may be: not `reading`, not damaged, its file and folder writable."""
+        if not (reading or (check and self.path.exists())):  # a new store, or a second connection
+            return open_database(self.path, busy_timeout, self.patience)
+        refusal = why_read_only(self.path) or (READING if reading else None)
+        for probe in range(PROBES):
+            state = _file_state(self.path)
+            db = open_database(self.path, busy_timeout, self.patience, refusal or READING)
+            try:
+                if check:
+                    self._check(db)
+            except BaseException:
+                db.close()
+                raise
+            conn = typing.cast(StoreConnection, db.conn)
+            if not conn.damage or _file_state(self.path) == state or probe == PROBES - 1:
+                break
+            db.close()  # another process wrote to it while it was read as it was (immutable): read again
+        if refusal or conn.damage:
+            conn.refusal = refusal
+            return db
+        db.close()
+        return open_database(self.path, busy_timeout, self.patience)
 
     def check(self) -> str | None:
         """SQLite's own check of every page (about 50 ms for 50 MB): what is damaged, or None.
         Damage found here or by any read is remembered: the store is not written again."""
+        return self._check(self._file)
+
+    @staticmethod
+    def _check(db: sqlite_utils.Database) -> str | None:
+        conn = typing.cast(StoreConnection, db.conn)
         try:
-            problems = [row[0] for row in self.db.execute("PRAGMA quick_check").fetchall()]
+            problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
         except StoreDamaged:
-            return self.damage  # the connection remembers it
+            return conn.damage  # the connection remembers it
         if problems != ["ok"]:
-            self._connection.damage = "; ".join(problems[:3])
-        return self.damage
+            conn.damage = "; ".join(problems[:3])
+        return conn.damage
 
     def note_damage(self, detail: str) -> None:
         """Damage another connection to the file met: this one refuses writes from now on too."""
@@ -123,7 +183,7 @@ class Store:
     def salvaged(self) -> Salvage:
         """What can still be read of a damaged store, copied into memory once (salvage.salvage)."""
         if self._salvage is None:
-            self._salvage = salvage(self.db)
+            self._salvage = salvage(self._file, self.path)
         return self._salvage
 
     @property
@@ -137,16 +197,24 @@ class Store:
         return self._connection.damage
 
     @property
+    def may_be_written(self) -> bool:
+        """Whether a command that writes may write to the file as it is: undamaged, of the current
+        schema, its file and folder writable (whether or not this Store was opened to read)."""
+        return not self.damage and self.db is self._file and why_read_only(self.path) is None
+
+    @property
     def read_only(self) -> str | None:
         """Why the store may not be written (a read-only file or folder), or None."""
         return self._connection.refusal
 
     @property
     def _connection(self) -> StoreConnection:
-        return typing.cast(StoreConnection, self.db.conn)  # open_database made it
+        return typing.cast(StoreConnection, self._file.conn)  # open_database made it
 
     def close(self) -> None:
-        self.db.close()
+        if self.db is not self._file:
+            self.db.close()
+        self._file.close()
 
     def __enter__(self) -> Store:
         return self
@@ -329,11 +397,17 @@ class Store:
         return (numbers_only(row, NUMERIC) for row in rows)
 
     def pareto(
-        self, columns: Sequence[str], directions: Sequence[str] | None = None, where: ResultFilter | None = None
+        self,
+        columns: Sequence[str],
+        directions: Sequence[str] | None = None,
+        where: ResultFilter | None = None,
+        with_doubtful: bool = False,
     ) -> list[dict]:
         """Results rows on the Pareto front of two or three numeric columns of the results view
-        (rows missing one of them are left out, and those `where` rejects), sorted by the first
-        column. Directions default to RESULT_OBJECTIVES ('min' for latency, 'max' for accuracy, ...)."""
+        (rows missing one of them are left out, and those `where` rejects; where a column is
+        timed, those whose timing is in doubt unless `with_doubtful`: core.store.pareto),
+        sorted by the first column. Directions default to RESULT_OBJECTIVES ('min' for latency,
+        'max' for accuracy, ...)."""
         unknown = [c for c in columns if c not in RESULT_OBJECTIVES]
         if unknown or not 2 <= len(columns) <= 3:
             raise StoreError(
@@ -341,7 +415,8 @@ class Store:
             )
         directions = list(directions or [RESULT_OBJECTIVES[c] for c in columns])
         selected = ", ".join(columns)
-        wanted = (where or ResultFilter()).and_(" AND ".join(f"{c} IS NOT NULL" for c in columns))
+        ranked = [*(f"{c} IS NOT NULL" for c in columns), "" if with_doubtful else reliable(columns)]
+        wanted = (where or ResultFilter()).and_(" AND ".join(filter(None, ranked)))
         rows = self.readable.execute(
             f"SELECT result_key, {selected} FROM results WHERE {wanted.where}", wanted.args
         ).fetchall()

@@ -1,6 +1,6 @@
 """Whole networks' FLOPs, and the original narrowed to a candidate's: the plain network that
 saves the same FLOPs, which a speedup that only reflects fewer FLOPs is held against
-(algorithms.md, section 7).
+(docs/papers.md, section 6).
 
 FLOPs are counted forward at batch 1, 2 per multiply-add. The backbone's are torch's count
 (torch.utils.flop_counter) of its convolutions and linear layer, on the meta device (shapes
@@ -25,8 +25,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from core.data.assignment import Assignment, as_assignment
 from core.data.backbones import build_backbone
-from core.data.replace import conv_input_sizes, replace_convs
 from core.data.specs import BackboneSpec
+from core.data.swap_convs import conv_input_sizes, replace_convs
 from core.ir.graph import OperatorGraph
 
 from .per_layer import layer_flops

@@ -15,15 +15,15 @@ import torch
 from core.data.assignment import Assignment, stand_in_from_document
 from core.data.datasets import load_dataset
 from core.ir.graph import OperatorGraph
-from core.jobs.errors import JobCancelled
+from core.jobs.errors import ExecutorError, JobCancelled
 from core.store.score import Score
 
 from .flops import flops_match
 from .payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
 from .proxy import train_proxy
-from .results import E2EResult, FisherResult, HeldOutResult, TrainResult
+from .results import E2EResult, FisherResult, HeldOutResult, SeedRun, TrainResult
 from .screening import screen_for
-from .seeds import train_over_seeds
+from .seeds import originals_known, train_over_seeds
 from .settings import EvalSettings
 
 THREADS = 1  # torch threads per worker: more oversubscribe the 2 shared cores (4-8x slower under load)
@@ -102,41 +102,80 @@ def train_job(payload: dict, ctx) -> TrainResult:
 
 def held_out_job(payload: dict, ctx) -> HeldOutResult:
     """The network trained again with each seed and tested on the test split, and, paired, the
-    original's accuracies with the same seeds (trained here unless the payload has them)."""
+    original's accuracies with the same seeds: the payload's, else those an earlier test job in
+    the store found on the same task (the original's trainings are shared by seed, looked up
+    again before each one so a job that finished meanwhile counts), else trained here. With a
+    seed rule, seeds are added a look at a time until it decides."""
     torch.set_num_threads(THREADS)
     p = HeldOutPayload.from_dict(payload)
     stand_in = None if p.operator is None else _stand_in(p.operator, p.settings.backbone)
-    both = p.pair and p.original is None
-    share = 0.5 if both else 1.0
     data = load_dataset(p.settings.dataset, p.settings.resolution)
-    runs = train_over_seeds(
-        stand_in,
-        p.settings,
-        p.training,
-        p.seeds,
-        lambda fraction, message: ctx.progress(share * fraction, message),
-        data,
-    )
-    original = list(p.original) if p.original is not None else None
-    if both:
-        base = train_over_seeds(
-            None,
-            p.settings,
-            p.training,
-            p.seeds,
-            lambda fraction, message: ctx.progress(0.5 + 0.5 * fraction, f"the original, {message}"),
-            data,
+    flops = flops_match(p.settings.spec, data.num_classes, stand_in)
+    original = _Original(p, _store(ctx), data)
+    runs: list[SeedRun] = []
+    accuracies: list[float | None] = []
+    wanted = p.rule.first if p.rule else len(p.seeds)
+    while True:
+        for seed in p.seeds[len(runs) : wanted]:
+            done = len(runs)
+            share = 0.5 if p.pair and not original.known(seed) else 1.0  # of this seed's progress
+            runs += train_over_seeds(stand_in, p.settings, p.training, [seed], _part(ctx, done, share, p.seeds), data)
+            if p.pair:
+                accuracies.append(original.accuracy(seed, _part(ctx, done + share, share, p.seeds, "the original, ")))
+        result = HeldOutResult.of(
+            runs,
+            accuracies if p.pair else None,
+            p.margin,
+            p.training.epochs,
+            p.settings.dataset_label,
+            p.settings.spec.label,
+            flops,
+            p.rule,
         )
-        original = [r.accuracy for r in base]
-    return HeldOutResult.of(
-        runs,
-        original if p.pair else None,
-        p.margin,
-        p.training.epochs,
-        p.settings.dataset_label,
-        p.settings.spec.label,
-        flops_match(p.settings.spec, data.num_classes, stand_in),
-    )
+        decision = result.decision
+        if decision is None or decision.finished or len(runs) == len(p.seeds):
+            return result
+        wanted = len(runs) + decision.next_seeds - decision.seeds  # seeds that diverged do not count
+
+
+class _Original:
+    """A test job's original network, seed by seed: the payload's accuracies, else the store's
+    (core.train.seeds.originals_known), else trained here, under the original's own settings."""
+
+    def __init__(self, p: HeldOutPayload, store, data):
+        self.p, self.store = p, store
+        self.settings = p.original_settings or p.settings
+        same_data = (self.settings.dataset, self.settings.resolution) == (p.settings.dataset, p.settings.resolution)
+        self.data = data if same_data else None
+        self.accuracies: dict[int, float | None] = dict(zip(p.seeds, p.original or ()))
+
+    def known(self, seed: int) -> bool:
+        if seed not in self.accuracies and self.p.pair:
+            found = originals_known(self.store, self.settings, self.p.training, self.p.original_operator)
+            self.accuracies = {**found, **self.accuracies}
+        return seed in self.accuracies
+
+    def accuracy(self, seed: int, progress) -> float | None:
+        if not self.known(seed):
+            operator = self.p.original_operator
+            network = None if operator is None else _stand_in(operator, self.settings.backbone)
+            [run] = train_over_seeds(network, self.settings, self.p.training, [seed], progress, self.data)
+            self.accuracies[seed] = run.accuracy
+        return self.accuracies[seed]
+
+
+def _store(ctx):
+    """The job's store, where the original's trainings are shared (None: a context without one,
+    such as a Ray task's, whose job then trains the original seeds it is not given)."""
+    try:
+        return ctx.store
+    except (AttributeError, ExecutorError):
+        return None
+
+
+def _part(ctx, start: float, share: float, seeds: tuple[int, ...], what: str = ""):
+    """Progress of one training among the seeds': from `start` seeds done, `share` of a seed."""
+    return lambda fraction, message: ctx.progress((start + share * fraction) / len(seeds), f"{what}{message}")
 
 
 def e2e_job(payload: dict, ctx) -> E2EResult:

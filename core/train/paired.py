@@ -1,14 +1,15 @@
 """Is a network as accurate as another? Paired over seeds: each seed trains both networks (the
 same data split and example order; core.train.seeds), so the per-seed differences cancel
-what the seed does to both, and their mean gets a Student-t interval (scipy.stats.ttest_rel:
+what the seed does to both, and their mean gets a Student-t interval (as scipy.stats.ttest_rel's:
 mean difference +- t(0.975, n - 1) x its standard error, for 95%). A candidate is "within the
 margin" when the whole interval lies above -margin: its lower end is above it. Too few seeds
 give a wide interval and so no claim, which is the point: one seed cannot tell. Imports no torch."""
 
 from __future__ import annotations
 
+import functools
+import math
 import statistics
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,14 +44,10 @@ class PairedDifference:
         """The t-interval of the mean difference; None with fewer than 2 seeds."""
         if self.n < 2:
             return None
-        if len(set(self.differences)) == 1:  # no spread: scipy divides 0 by 0
-            return self.mean, self.mean
-        from scipy import stats
-
-        with warnings.catch_warnings():  # nearly equal differences: scipy warns of lost precision
-            warnings.simplefilter("ignore", RuntimeWarning)
-            found = stats.ttest_1samp(self.differences, 0.0).confidence_interval(self.confidence)
-        return float(found.low), float(found.high)
+        mean = self.mean
+        spread = math.sqrt(math.fsum((d - mean) ** 2 for d in self.differences) / (self.n - 1))
+        half = t_quantile(self.confidence, self.n) * spread / math.sqrt(self.n)
+        return mean - half, mean + half
 
     def within(self, margin: float) -> bool | None:
         """Whether the interval lies above -margin (None: too few seeds to say)."""
@@ -58,6 +55,15 @@ class PairedDifference:
 
     def verdict(self, margin: float) -> str:
         return verdict(self.interval, margin, self.confidence)
+
+
+@functools.cache
+def t_quantile(confidence: float, n: int) -> float:
+    """Student's t quantile of a two-sided `confidence` interval of a mean of n values (cached:
+    the seed rule's simulations ask for the same few thousands of times)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + confidence / 2, n - 1))
 
 
 def within(interval: tuple[float, float] | None, margin: float) -> bool | None:
@@ -68,13 +74,13 @@ def within(interval: tuple[float, float] | None, margin: float) -> bool | None:
 def verdict(interval: tuple[float, float] | None, margin: float, confidence: float = CONFIDENCE) -> str:
     """The rule and its outcome in words, e.g. 'within 1 point: the 95% interval of the
     difference, -0.4 to +0.9 points, lies above -1'."""
-    limit = f"{_points(margin)} point{'' if _points(margin) == '1' else 's'}"
+    limit = f"{points(margin)} point{'' if points(margin) == '1' else 's'}"
     if interval is None:
         return f"cannot tell whether within {limit}: a {confidence:.0%} interval needs at least 2 seeds"
-    span = f"the {confidence:.0%} interval of the difference, {_signed(interval[0])} to {_signed(interval[1])} points"
+    span = f"the {confidence:.0%} interval of the difference, {signed_points(interval[0])} to {signed_points(interval[1])} points"
     if within(interval, margin):
-        return f"within {limit}: {span}, lies above -{_points(margin)}"
-    return f"not shown within {limit}: {span}, reaches below -{_points(margin)}"
+        return f"within {limit}: {span}, lies above -{points(margin)}"
+    return f"not shown within {limit}: {span}, reaches below -{points(margin)}"
 
 
 def paired_difference(
@@ -93,9 +99,9 @@ def mean_std(values: Sequence[float]) -> str:
     return f"{statistics.fmean(values):.3f} +- {statistics.stdev(values):.3f} ({len(values)} seeds)"
 
 
-def _points(fraction: float) -> str:
+def points(fraction: float) -> str:
     return f"{100 * fraction:.2g}"
 
 
-def _signed(fraction: float) -> str:
+def signed_points(fraction: float) -> str:
     return f"{100 * fraction:+.1f}"

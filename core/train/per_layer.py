@@ -5,7 +5,7 @@ forward and backward pass); a layer's score depends on its own activations and g
 the candidate's score at a layer is read from that network, as NAS-PTE reads per-layer Fisher
 Potential. A layer then gets, among the candidates whose score there is at least the original
 network's score there, the one with the fewest FLOPs at that layer, or, when a `timing` is
-given (core.train.layer_timing), the one whose kernel ran fastest there: only the layers where
+given (core.networks.layer_latency), the one whose kernel ran fastest there: only the layers where
 two or more candidates pass are timed; a layer no candidate passes keeps its conv. Imports
 torch: worker processes, commands and benchmarks.
 """
@@ -18,14 +18,14 @@ from dataclasses import dataclass, replace
 from core.analysis.fisher import FisherError, passes_fisher
 from core.analysis.summary import summarize
 from core.data.assignment import Assignment
-from core.data.replacement import ConvShape, layer_bindings
+from core.data.conv_fit import ConvShape, layer_bindings
 from core.ir.graph import OperatorGraph
 
 from .errors import EvaluationError
 from .screening import FisherScreen
 
 #: (candidate, layer) pairs -> the latency in ms of the candidate's kernels standing in for the
-#: layer, or why it could not be timed (core.train.layer_timing.LayerTiming)
+#: layer, or why it could not be timed (core.networks.layer_latency.LayerLatency)
 Timing = Callable[[list[tuple[OperatorGraph, str]]], dict[tuple[str, str], float | str]]
 
 

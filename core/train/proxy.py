@@ -134,11 +134,15 @@ def train_proxy(
             progress(epoch / config.epochs, f"epoch {epoch}/{config.epochs}: accuracy {acc:.3f}")
         if epoch_done is not None:
             epoch_done(list(result.accuracy_per_epoch))
-        if epoch < config.epochs and best and not keep_training(acc, epoch, config.epochs, best, config.theta):
+        curve, floor = result.accuracy_per_epoch, CHANCE_FACTOR / split.train.num_classes
+        if epoch < config.epochs and best and not keep_training(curve, config.epochs, best, config.theta, floor):
             need = required_accuracy(epoch, config.epochs, best, config.theta)
+            if epoch == 1 and floor < need:
+                why = f"{floor:.3f}, {CHANCE_FACTOR:g}x chance: it learned nothing"
+            else:
+                why = f"{need:.3f} (lambda x best {max(best[:epoch]):.3f}, theta {config.theta})"
             result.reason = (
-                f"stopped after epoch {epoch}: accuracy {acc:.3f} is below "
-                f"{need:.3f} (lambda x best {best[epoch - 1]:.3f}, theta {config.theta})"
+                f"stopped after epoch {epoch}: accuracy {max(curve):.3f} (the highest so far) is below {why}"
             )
             result.outcome = "stopped early"
             break

@@ -2,8 +2,9 @@
 for `tessera evaluate` and the window's Evaluate Accuracy alike: a "fisher" job (Fisher
 Potential only), or a "train" job (Fisher Potential at initialisation, then proxy training
 early-stopped against the best curve stored for the same dataset, backbone and epochs),
-with `seeds` a "test" job (the network and the original trained again with each of the seeds
-after the settings' own, tested on the test split, paired, judged against `margin`), and,
+with `seeds` or a seed `rule` a "test" job (the network and the original trained again with each
+of the seeds after the settings' own, tested on the test split, paired, judged against `margin`;
+with the rule, seeds are added until the interval decides, core.train.sequential), and,
 with a deployment, an "e2e" job (the network with the operator against the original,
 both with tuned kernels).
 
@@ -11,11 +12,11 @@ Building the payloads imports neither torch nor TVM."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..data.assignment import Assignment
-from ..data.datasets import check_source
+from ..data.dataset_check import check_source
 from ..jobs.contract import Payload
 from ..jobs.submit import PlannedJob, Subject
 from ..networks.settings import DeploySettings
@@ -24,6 +25,7 @@ from .early_stop import best_curve, check_theta
 from .errors import EvaluationError
 from .paired import MARGIN, SEEDS, report_seeds
 from .payloads import E2EPayload, FisherPayload, HeldOutPayload, TrainPayload
+from .sequential import SeedRule
 from .settings import EvalSettings, TrainConfig
 
 
@@ -37,6 +39,7 @@ class AccuracyRequest:
     amp: bool = TrainConfig.amp  # mixed precision, CUDA only
     seeds: int = SEEDS  # test accuracy over this many seeds, paired with the original's (0: none)
     margin: float = MARGIN  # what the paired interval is judged against
+    rule: SeedRule | None = None  # add seeds until the interval decides (its margin is `margin`), not `seeds`
     fisher_only: bool = False  # no training: Fisher Potential at initialisation only
     deploy: DeploySettings | None = None  # time the network end to end, tuned, at this size
     tuning_root: str | None = None  # where the e2e job keeps tuning databases (None: the user's)
@@ -70,7 +73,9 @@ class AccuracyRequest:
     def describe(self) -> str:
         """'Fisher Potential', 'proxy training (10 epochs)', '... and tuned end-to-end latency'."""
         what = "Fisher Potential" if self.fisher_only else f"proxy training ({self.epochs} epochs)"
-        if self.seeds and not self.fisher_only:
+        if self.rule is not None and not self.fisher_only:
+            what += f", test accuracy over {self.rule.first} to {self.rule.cap} seeds (until the verdict decides)"
+        elif self.seeds and not self.fisher_only:
             what += f", test accuracy over {self.seeds} seeds"
         if self.deploy is not None and not self.fisher_only:
             what += f" and tuned end-to-end latency at {self.deploy.label}"
@@ -83,7 +88,11 @@ class AccuracyRequest:
             return [FisherPayload(document, self.settings)]
         training = self.training
         jobs: list[Payload] = [TrainPayload(document, self.settings, training, tuple(best) if best else None)]
-        if self.seeds:
+        if self.rule is not None:
+            seeds = report_seeds(self.settings.seed, self.rule.cap)
+            rule = replace(self.rule, margin=self.margin)
+            jobs.append(HeldOutPayload(document, self.settings, training, seeds, margin=self.margin, rule=rule))
+        elif self.seeds:
             seeds = report_seeds(self.settings.seed, self.seeds)
             jobs.append(HeldOutPayload(document, self.settings, training, seeds, margin=self.margin))
         if self.deploy is not None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, fields, replace
 
-from ..data.replacement import Replacement
+from ..data.conv_fit import Replacement
 from ..jobs.contract import Result
 from ..networks.results import EndToEnd
 from ..store.score import Score
 from ..typed_json import refuse
 from .paired import PairedDifference, mean_std, paired_difference
+from .sequential import Decision, SeedRule, detectable_difference
 
 #: how a training run ended (core.train.proxy): in full, stopped by the early-stop rule, loss or
 #: activations no longer finite, a final accuracy near chance, or an epoch projected to take
@@ -97,6 +98,7 @@ class HeldOutResult(Result):
     margin: float
     epochs: int
     flops: NetworkFlops | None = None  # of the network trained, against the original's (None: not counted)
+    rule: SeedRule | None = None  # the seeds were added until it decided (None: a fixed count)
 
     @property
     def accuracies(self) -> list[float]:
@@ -111,8 +113,39 @@ class HeldOutResult(Result):
         pairs = [(r.accuracy, o) for r, o in zip(self.runs, self.original) if r.accuracy is not None and o is not None]
         return paired_difference([a for a, _ in pairs], [o for _, o in pairs]) if pairs else None
 
+    @property
+    def decision(self) -> Decision | None:
+        """What the seed rule said at the last look (None: a fixed count, or not paired)."""
+        paired = self.paired
+        return None if self.rule is None or paired is None else self.rule.decide(paired.differences)
+
+    def power(self) -> str | None:
+        """A fixed count's resolution: the smallest difference from the margin it would detect 80%
+        of the time, at the spread its own differences show (None under 2 seeds)."""
+        paired = self.paired
+        if paired is None or paired.n < 2:
+            return None
+        spread = statistics.stdev(paired.differences)
+        smallest = detectable_difference(spread, paired.n)
+        return (
+            f"smallest difference from the margin this run could detect (80% power, 95% interval): "
+            f"{100 * smallest:.1f} points, at the {100 * spread:.2f}-point spread of its {paired.n} differences"
+        )
+
+    def judgement(self) -> list[str]:
+        """The verdict in words: the seed rule's (how many seeds, why it stopped), or a fixed
+        count's with the smallest difference it could detect. Paired results only."""
+        paired, decision = self.paired, self.decision
+        if paired is None:
+            return ["not paired with the original: no verdict"]
+        if decision is not None:
+            return [f"seed rule: {decision.words()}"]
+        power = self.power()
+        return [paired.verdict(self.margin), *([power] if power else [])]
+
     def lines(self) -> list[str]:
-        """The report in words: mean +- std, the paired difference with its interval and the verdict."""
+        """The report in words: mean +- std, the paired difference with its interval and the
+        verdict; with a seed rule how many seeds it took and why it stopped, else the run's power."""
         seeds = ", ".join(str(r.seed) for r in self.runs)
         lines = [f"test accuracy over seeds {seeds} ({self.epochs} epochs each): {mean_std(self.accuracies)}"]
         lines += [f"seed {r.seed}: {r.outcome}" for r in self.runs if r.accuracy is None]
@@ -122,9 +155,8 @@ class HeldOutResult(Result):
             if paired is None:
                 lines.append("no seed where both trained: no difference to report")
             else:
-                lines.append(
-                    f"difference {100 * paired.mean:+.1f} points (seed by seed); {paired.verdict(self.margin)}"
-                )
+                said, *power = self.judgement()
+                lines += [f"difference {100 * paired.mean:+.1f} points (seed by seed); {said}", *power]
         return lines
 
     @classmethod
@@ -137,13 +169,20 @@ class HeldOutResult(Result):
         dataset: str,
         backbone: str,
         flops: NetworkFlops | None = None,
+        rule: SeedRule | None = None,
     ) -> HeldOutResult:
         """The result of `runs`, its score recorded under the dataset and backbone labels."""
         draft = cls(
-            Score(dataset, backbone), tuple(runs), None if original is None else tuple(original), margin, epochs, flops
+            Score(dataset, backbone),
+            tuple(runs),
+            None if original is None else tuple(original),
+            margin,
+            epochs,
+            flops,
+            rule,
         )
-        found, paired = draft.accuracies, draft.paired
-        interval = paired.interval if paired else None
+        found, paired, decision = draft.accuracies, draft.paired, draft.decision
+        interval = decision.interval if decision else paired.interval if paired else None
         score = Score(
             dataset,
             backbone,
@@ -177,7 +216,7 @@ class E2EResult(EndToEnd, Result):
             backbone,
             e2e_latency_ms=run.latency_ms,
             e2e_baseline_ms=run.baseline_latency_ms,
-            e2e_speedup=run.baseline_latency_ms / run.latency_ms,
+            e2e_speedup=run.speedup or run.baseline_latency_ms / run.latency_ms,  # the paired rounds' median
             e2e_tuned=run.tuned,
             deploy=run.deploy,
             e2e_torch_ms=run.torch_latency_ms,

@@ -26,7 +26,7 @@ from core.analysis.fisher import fisher_potential, passes_fisher
 from core.data.assignment import Assignment
 from core.data.backbones import build_backbone
 from core.data.datasets import ImageDataset, Split, load_dataset, split_dataset
-from core.data.replace import ReplacementReport, conv_input_sizes, replace_convs
+from core.data.swap_convs import InputSizes, ReplacementReport, conv_input_sizes, replace_convs
 from core.ir.graph import OperatorGraph
 
 from .errors import EvaluationError
@@ -43,7 +43,7 @@ def candidate_network(
     settings: EvalSettings,
     num_classes: int,
     stand_in: OperatorGraph | Assignment,
-    sizes: dict[str, tuple[int, int]] | None = None,
+    sizes: InputSizes | None = None,
 ) -> tuple[nn.Module, ReplacementReport]:
     """The settings' backbone, seeded with their seed, with the operator in every layer it fits
     (or an assignment's operators in the layers it names); EvaluationError if it replaces none."""
@@ -55,7 +55,7 @@ def _replaced(
     net: nn.Module,
     stand_in: OperatorGraph | Assignment,
     settings: EvalSettings,
-    sizes: dict[str, tuple[int, int]] | None,
+    sizes: InputSizes | None,
 ) -> ReplacementReport:
     report = replace_convs(net, stand_in, settings.resolution, sizes=sizes, kinds=settings.spec.replace)
     if not report.replaced:

@@ -11,9 +11,10 @@ worker processes and benchmarks only."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from core.data.assignment import Assignment
 from core.data.backbones import build_backbone
@@ -59,3 +60,31 @@ def train_over_seeds(
         tested = None if run.accuracy is None else accuracy(net, split.test, amp=config.amp)
         runs.append(SeedRun(seed, tested, run.accuracy, run.outcome, time.perf_counter() - start))
     return runs
+
+
+def originals_known(
+    store, settings: EvalSettings, config: TrainConfig, operator: dict | None = None
+) -> dict[int, float | None]:
+    """The original network's test accuracy by seed (the backbone with `operator`, or as it is for
+    None), as finished test jobs in `store` found it on the same task (the same settings and
+    training): paired jobs that trained or were given it, and unpaired tests of that network
+    itself (the discovery loop's test of its original), so that jobs share its trainings. Empty
+    without a store (a context that has none)."""
+    if store is None:
+        return {}
+    from core.jobs.queue import DONE, JobQueue
+
+    wanted = json.loads(json.dumps([operator, settings.to_payload(), asdict(config)]))  # as stored
+    known: dict[int, float | None] = {}
+    for job in JobQueue(store).jobs([DONE]):
+        payload, result = job.payload, job.result or {}
+        if job.kind != "test" or payload.get("training") != wanted[2]:
+            continue
+        seeds = [run["seed"] for run in result.get("runs", ())]
+        if payload.get("pair", True) and result.get("original"):
+            original = [payload.get("original_operator"), payload.get("original_settings") or payload.get("settings")]
+            if original == wanted[:2]:
+                known.update(zip(seeds, result["original"]))
+        elif not payload.get("pair", True) and [payload.get("operator"), payload.get("settings")] == wanted[:2]:
+            known.update(zip(seeds, (run["accuracy"] for run in result["runs"])))
+    return known

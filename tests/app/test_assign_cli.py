@@ -79,6 +79,9 @@ def test_cli_assigns_by_the_latency_tvm_measures(tmp_path, capsys):
     assert "latency at resnet18/w8@8px (0 trials per kernel)" in printed and "timing the candidates" in printed
     _, assignment = read_stand_in(out)
     fastest = {layer: r for layer, r in assignment.reasons.items() if r.startswith("fastest passing: ")}
-    assert fastest, assignment.reasons  # listed fastest first, each with its measured milliseconds
+    # listed fastest first, each with its measured milliseconds; a latency in doubt (a machine too
+    # busy for a narrow interval) never ranks: its candidate is left out there, saying so
+    doubtful = [r for r in assignment.reasons.values() if "not timed: timing in doubt: " in r]
+    assert fastest or doubtful, assignment.reasons
     assert all(r.startswith("fastest passing: pointwise") and r.count(" ms") == 2 for r in fastest.values())
     assert all(assignment.layers[layer] == "pointwise" for layer in fastest)

@@ -14,8 +14,8 @@ from app.cli import COMMANDS, build_parser, main
 from core.search.strategies import STRATEGIES
 from tests.support import ROOT
 
-#: modules of app/cli that are no command: what the commands share
-SHARED = {"__init__", "__main__", "options", "inputs", "reports"}
+#: modules of app/cli that are no command: what the commands share, and evaluate's --model part
+SHARED = {"__init__", "__main__", "options", "inputs", "reports", "evaluate_model"}
 
 
 def test_every_command_module_defines_exactly_its_command():

@@ -4,6 +4,7 @@ spawn the TVM worker), and a measuring process killed with SIGKILL coming back a
 from __future__ import annotations
 
 import json
+import re
 import signal
 
 import psutil
@@ -43,6 +44,7 @@ def test_cli_measure_prints_latencies_speedup_and_errors_cleanly():
     )
     assert out.returncode == 0, out.stderr
     assert "TVM kernel: untuned" in out.stdout and "TVM / PyTorch speed-up:" in out.stdout
+    assert re.search(r"speed-up: [\d.]+x \[[\d.]+, [\d.]+\] \(median of interleaved rounds, 95% interval\)", out.stdout)
     assert out.stdout.splitlines()[3].split()[0] == "TVM" and "PyTorch" in out.stdout
     assert "[100%] done" in out.stderr
 

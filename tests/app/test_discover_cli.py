@@ -40,6 +40,8 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
         "8",
         "--seeds",
         "2",
+        "--seed-cap",
+        "4",
         "--train-device",
         "cpu",
         "--store",
@@ -48,12 +50,13 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
     code = main(args)
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "2 proposed" in out and "the original network's proxy (validation) accuracy" in out
-    assert "its test accuracy over seeds 1, 2: " in out and "(2 seeds)" in out
+    assert "2 proposed" in out and "The original network: " in out and "proxy (validation) accuracy" in out
+    assert "test accuracy over seeds 1, 2: " in out and "(2 seeds)" in out  # the seed rule's first look only
+    assert "Judged 2 candidate(s): " in out and " undecided" in out  # how the verdicts fell, undecided apart
     with Store(path) as store:
         (search,) = store.db["searches"].rows
         config = json.loads(search["config"])
-        assert config["strategy"] == "canvas" and config["test_seeds"] == 2
+        assert config["strategy"] == "canvas" and config["test_seeds"] == 2 and config["seed_cap"] == 4
         assert config["evaluation"]["fisher_batch"] == 8 and config["evaluation"]["device"] == "cpu"
         assert len(json.loads(search["baseline_test"])) == 2
     # 0 minutes resumes the run and finishes what it has, proposing nothing

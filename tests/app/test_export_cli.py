@@ -49,7 +49,7 @@ def test_a_stored_operator_takes_its_name_and_its_latest_sizes(store_path, tmp_p
     assert capsys.readouterr().out == f"wrote {path}\n"
     source = path.read_text()
     assert source.startswith('"""Conv 3x3 / baseline: a neural operator exported by Tessera')
-    assert "Sizes:    C_in=8, C_out=8, H=6, K=3, W=6" in source  # the latest measurement's
+    assert "Exported at: C_in=8, C_out=8, H=6, K=3, W=6" in source  # the latest measurement's
     assert "Origin:   operator 1 (search:mcts) in results store results.db" in source
     assert "class Conv3x3Baseline(nn.Module)" in source
     assert (
@@ -87,7 +87,7 @@ def test_an_unmeasured_operator_needs_sizes(store_path, tmp_path, capsys):
         op = store.add_operator(read_document(EXAMPLES / "involution.json"), "inv", "search:canvas")
     assert export(str(op), "--format", "torch", "--store", str(store_path), "--out", str(tmp_path / "inv.py")) == 0
     sizes = ", ".join(f"{k}={v}" for k, v in sorted(read_document(EXAMPLES / "involution.json")["bindings"].items()))
-    assert f"Sizes:    {sizes}" in (tmp_path / "inv.py").read_text()
+    assert f"Exported at: {sizes}" in (tmp_path / "inv.py").read_text()
 
 
 def test_the_json_export_opens_as_a_laid_out_operator(store_path, tmp_path):
@@ -137,6 +137,15 @@ def test_results_and_front_as_csv(store_path, tmp_path):
         (["missing.json", "--format", "dot"], "missing.json: no such file"),
         (["1", "--format", "sequence"], "was not found by a transformation sequence"),
         ([str(CONV), "--format", "sequence"], "was not found by a transformation sequence"),
+        (
+            [str(CONV), "--format", "torch", "--bind", "c_in=128"],
+            "no variable c_in in " + str(CONV) + "; did you mean C_in?",
+        ),
+        (
+            [str(EXAMPLES / "involution.json"), "--format", "torch-replace", "--bind", "C_out=1024"],
+            "no variable C_out in " + str(EXAMPLES / "involution.json") + " (variables: C_in, G, H, K, W)",
+        ),
+        (["1", "--format", "json", "--bind", "Cout=4"], "no variable Cout in "),
     ],
 )
 def test_mistakes_get_one_clear_message(store_path, tmp_path, capsys, args, message):
@@ -201,3 +210,21 @@ def test_a_picture_too_large_to_make_out_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "has 3,008 nodes: a picture of at most 4096 pixels a side" in err
     assert "export it as svg, or as dot for Graphviz" in err and not (tmp_path / "chain.png").exists()
+
+
+def test_torch_replace_says_what_it_does_to_a_users_model_and_fixed_sizes_stay_available(tmp_path, capsys):
+    zoo = "tests/core/conv_zoo.py:build"
+    out = tmp_path / "shift.py"
+    args = [str(EXAMPLES / "shift_conv.json"), "--format", "torch-replace", "--out", str(out), "--model", zoo]
+    assert export(*args, "--input", "3,40,40", "--replace", "standard,strided") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [f"wrote {out}", "ShiftConv: replaced 4 of 9 convolutions"]
+    assert "  left     point: 1x1: pointwise convolutions not asked for (kinds=('standard', 'strided'))" in lines
+    assert lines[-1] == "the replaced conv_zoo.py:build runs on [2, 3, 40, 40]: [2, 10]"
+    assert "kinds=('standard', 'strided'), copy_weights=False" in out.read_text()  # the file's default kinds
+    fixed = tmp_path / "fixed.py"
+    assert export(str(CONV), "--format", "torch", "--fixed-sizes", "--out", str(fixed), "--bind", "C_in=8") == 0
+    assert "class Conv2d(nn.Module):\n    def __init__(self):" in fixed.read_text()
+    capsys.readouterr()
+    assert export(str(CONV), "--format", "torch", "--out", str(tmp_path / "x.py"), "--model", zoo) == 1
+    assert "--model shows what replace_convs does: it goes with --format torch-replace" in capsys.readouterr().err

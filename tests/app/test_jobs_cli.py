@@ -147,7 +147,7 @@ def test_submitted_measurement_survives_a_killed_worker_and_lands_in_results(tmp
     with Store(db) as store:
         [row] = store.results()
     assert row["job_id"] == 1 and row["latency_ms"] == job.result["latency_ms"] > 0 and row["flops"] > 0
-    assert row["speedup"] == pytest.approx(row["torch_latency_ms"] / row["latency_ms"])
+    assert row["speedup_low"] <= row["speedup"] <= row["speedup_high"]  # the median of paired rounds
     assert json.loads(row["bindings"])["C_in"] == 8 and row["device_name"] == "local"
     capsys.readouterr()
     assert command("results", "--store", db) == 0

@@ -98,3 +98,16 @@ def test_check_verify_runs_the_tvm_schedule_in_a_worker():
     out = tessera("check", str(SEQ / "seq_schedule.json"), "--bind", "C_in=8,C_out=8,H=8,W=8", "--verify")
     assert out.returncode == 0, out.stdout + out.stderr
     assert "TVM schedule vs untransformed nest: max abs error 0 (match)" in out.stdout
+
+
+@pytest.mark.parametrize("command", ["check", "show"])
+def test_check_and_show_say_why_when_the_operator_cannot_be_built(command, capsys):
+    """Every step is legal, but the operator they make has a tensor of 6.4e11 elements: the exit
+    status 1 comes with the reason, as apply's does."""
+    from app.cli import main
+
+    huge = "C_in=40000,C_out=40000,H=4000,W=4000"
+    assert main(["sequence", command, str(SEQ / "seq_grouped_conv.json"), "--bind", huge]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the resulting operator cannot be built: ")
+    assert "has 640,000,000,000 elements, more than 2^31 - 1" in err

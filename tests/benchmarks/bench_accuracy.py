@@ -36,7 +36,7 @@ import torch
 
 from core.codegen import build_module
 from core.data.backbones import build_backbone
-from core.data.replace import replace_convs
+from core.data.swap_convs import replace_convs
 from core.ir.serialize import load_operator
 from core.train.proxy import TrainConfig, train_proxy
 from core.train.screening import load_split

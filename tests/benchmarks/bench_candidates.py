@@ -9,7 +9,7 @@ network-wide FLOPs cap, every score told 0) and from the Canvas sampler on conv2
 network's epoch projected from its first --steps training steps, timed through
 core.train.proxy.train_proxy's progress hook from the epoch's start as its too-slow rule does
 (and stopped, as the loop stops it, at the step whose projection is over the limit), against
-SLOW (10) x the original's epoch (core.search.discovery's limit; the median of 3 one-
+SLOW (10) x the original's epoch (core.search.loop's limit; the median of 3 one-
 epoch runs of the original here). The loop stopped 84 of 282 trained candidates as too slow.
 Figure 2 (slowest kinds): the --slowest candidates whose networks were slowest before, timed
 again in turns with the original: one training step (forward, loss, backward, SGD step),
@@ -38,10 +38,11 @@ import torch.nn.functional as F
 from core.codegen import torch_layers
 from core.data.backbones import build_backbone
 from core.data.datasets import Split
-from core.data.replace import conv_input_sizes, replace_convs
+from core.data.swap_convs import conv_input_sizes, replace_convs
 from core.ir.graph import OperatorGraph
-from core.search.discovery import SLOW
-from core.search.driver import SearchConfig, make_strategy
+from core.search.driver import make_strategy
+from core.search.loop import SLOW
+from core.search.settings import SearchConfig
 from core.train.proxy import TrainConfig, train_proxy
 from core.train.screening import load_split
 from core.train.settings import EvalSettings

@@ -7,7 +7,7 @@ the test set's own sampling noise) against known designs with the same seeds, ea
 the original seed by seed (95% interval, judged against a 1-point margin: a 1x1 convolution,
 which sees no neighbouring pixel, depthwise-separable and grouped), and 20 random candidates (the
 Canvas sampler on conv2d, one seed each), each in every convolution it fits, all on the default
-proxy task (digits-shifted, ResNet-18 width 16 at 24 px, 10 epochs) or the one --dataset,
+proxy task (the Fashion-MNIST subset, ResNet-18 width 16 at 24 px, 10 epochs) or the one --dataset,
 --resolution, --limit and --epochs name. The task ranks operators only if the candidates'
 spread is clearly larger than the baseline's noise, ranks the known designs as the literature
 does (grouped about as accurate as a convolution, depthwise-separable a little below), and
@@ -50,8 +50,13 @@ space and Canvas's sampler, the discovery loop for --minutes per strategy and se
 --strategy-seeds), a table per run and each strategy's mean; `exploration`, MCTS's exploration
 constants on a surrogate reward (seconds); `fisher`, Fisher Potential against the trained
 accuracy of --fisher candidates (Spearman's rho, a bootstrap interval, what each threshold screens
-out and which of the best it loses). Their stores go in --results DIR (default a temporary
-folder): give one to resume or add seeds and candidates later.
+out and which of the best it loses); `power`, whether the task can say "equal"
+(tests/benchmarks/discovery_power.py: an equal operator and the 1x1 network against the original
+over --power-seeds seeds, and how often the default seed rule shows each within the margin);
+`early-stop`, the early stop's false-stop rate on operators known to learn
+(tests/benchmarks/discovery_early_stop.py, --early-stop-seeds seeds).
+Their stores go in --results DIR (default a temporary folder): give one to resume or add seeds
+and candidates later.
 
 Every figure replaces the backbone's strided convolutions too (--replace, default
 standard,pointwise,strided: the stride-2 3x3 and 1x1 convolutions that a stride-1-only search
@@ -64,7 +69,7 @@ keeps would cap the speedup); `--replace standard,pointwise` gives the figures a
         [--deploy [--operator FILE|NAME] [--deploy-trials 8,32,128] [--tuning-runs 2]
          [--deploy-resolution 224] [--deploy-width N] [--deploy-dir DIR]]
         [--section strategies,exploration,fisher] [--strategies mcts,random,canvas] [--strategy-seeds 3]
-        [--fisher 100] [--fisher-strategy random] [--results DIR]
+        [--fisher 100] [--fisher-strategy random] [--power-seeds 10] [--power-workers 2] [--results DIR]
 """
 
 from __future__ import annotations
@@ -97,9 +102,12 @@ from core.networks.settings import USERS_RESOLUTION, DeploySettings
 from core.search import references
 from core.search.base import Budget
 from core.search.canvas_sampler import CanvasSampler
-from core.search.discovery import DiscoveryConfig, summarize
+from core.search.report import headline, network_line
+from core.search.settings import DiscoveryConfig
+from core.search.stages import Phase, stage_counts
+from core.search.summary import Best, Network, TestReport, summarize, test_decision
 from core.store import Store
-from core.store.searches import candidates, row_of, runs, stage_counts
+from core.store.searches import candidates, row_of, runs
 from core.train import paired
 from core.train.errors import EvaluationError
 from core.train.flops import flops_match
@@ -108,13 +116,13 @@ from core.train.results import HeldOutResult
 from core.train.screening import FisherScreen, load_split
 from core.train.seeds import train_over_seeds
 from core.train.settings import EvalSettings, TrainConfig
-from tests.benchmarks import fisher_prediction, strategy_comparison
+from tests.benchmarks import discovery_early_stop, discovery_power, fisher_prediction, strategy_comparison
 from tests.benchmarks.kept_runs import KeptRun
-from tests.support import EXAMPLES, chain
+from tests.support import EXAMPLES
 
 #: the figures this benchmark prints; those OPT_IN run only when --section names them
-SECTIONS = ("screening", "minibatch", "spread", "loop", "exploration", "strategies", "fisher")
-OPT_IN = ("exploration", "strategies", "fisher")
+SECTIONS = ("screening", "minibatch", "spread", "loop", "exploration", "strategies", "fisher", "power", "early-stop")
+OPT_IN = ("exploration", "strategies", "fisher", "power", "early-stop")
 PAPER_PER_MINUTE = 1000 / 5  # NAS-PTE
 GOAL_PER_MINUTE = 1000
 LOOP_NAME = "bench_discovery"  # the run the loop section starts, in its store
@@ -133,13 +141,8 @@ def random_operators(seed: int = 0):
 def known_designs() -> dict[str, OperatorGraph]:
     """A 1x1 convolution as MCTS writes it (share, reduce: no spatial window) and two bundled
     designs known to keep a convolution's accuracy."""
-    pointwise = chain(
-        ["C_in", "H", "W"],
-        ["C_out", "H", "W"],
-        [("share", "share", {"dims": [0], "out": "C_out"}, ["input"]), ("sum", "reduce", {"dim": 1}, ["share"])],
-    )
     return {
-        "1x1 (share, reduce)": pointwise,
+        "1x1 (share, reduce)": discovery_power.pointwise(),
         "depthwise_separable": load_operator(EXAMPLES / "depthwise_separable.json"),
         "grouped_conv": load_operator(EXAMPLES / "grouped_conv.json"),
     }
@@ -389,7 +392,7 @@ class Survivor:
     the kinds of convolution it replaced there (the deploy section replaces the same)."""
 
     graph: OperatorGraph
-    tests: dict[str, dict]
+    tests: dict[str, Network]  # the survivor, the original and the references as the loop reported them
     trained_scale: float | None
     replace: tuple[str, ...]
 
@@ -406,13 +409,13 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
         if name is None:
             print(f"Discovery run {run.name!r} in {store_path}")
         try:
-            cfg = DiscoveryConfig.from_dict(run.config)
+            cfg = DiscoveryConfig.stored(run.config)
         except (TesseraError, TypeError) as exc:
             raise SystemExit(
                 f"{store_path}: the run {run.name!r} has settings this version cannot read: {exc}"
             ) from None
         rows = candidates(store, run)
-        counts = stage_counts(store, run)
+        counts = stage_counts(candidates(store, run))
         [baseline] = store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1")
         latency = f"{baseline['ms']:.2f} ms" if baseline["ms"] else "not measured (no candidate reached tuning)"
         accuracy = "not measured" if run.baseline_accuracy is None else f"{run.baseline_accuracy:.3f}"
@@ -455,18 +458,19 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
         best = best_beside_references(store, run, cfg)
         if best is None:
             return None
-        graph = graph_from_document(store.operator(best["operator_id"])["document"])
-        graph.set_declaration(name=best["name"])
-        tests = {"survivor": best["test"], **{r["kind"]: r["test"] for r in best["references"]}}
-        row = row_of(store, run, best["operator_id"])
+        assert best.survivor.operator_id is not None  # a row of the run
+        graph = graph_from_document(store.operator(best.survivor.operator_id)["document"])
+        graph.set_declaration(name=best.survivor.name)
+        tests = {n.kind: n for n in (best.survivor, *best.references)}
+        row = row_of(store, run, best.survivor.operator_id)
         kinds = DeploySettings.from_payload(cfg.deploy).replace
         return Survivor(graph, tests, None if row is None else references.scales(row)[0], kinds)
 
 
-def best_beside_references(store: Store, run, cfg: DiscoveryConfig) -> dict | None:
-    """The loop's best survivor beside its references, as the loop reports them; the best's
-    figures (core.search.discovery.summarize), or None without one."""
-    best = summarize(store, run, cfg, 0.0, {})["best"]
+def best_beside_references(store: Store, run, cfg: DiscoveryConfig) -> Best | None:
+    """The loop's best survivor beside its references, as the loop reports them
+    (core.search.report), or None without one."""
+    best = summarize(store, run, cfg, Phase.FINISHED).best
     if best is None:
         print("  no best survivor: none within the margin has a tuned speedup")
         return None
@@ -475,13 +479,15 @@ def best_beside_references(store: Store, run, cfg: DiscoveryConfig) -> dict | No
         f"  the best beside its references (test accuracy over seeds {', '.join(map(str, cfg.report_seeds))}; "
         f"FLOPs and tuned latency at {deploy.label}, {deploy.trials} trials per kernel):"
     )
-    for line in references.lines(best, best["references"]):
-        print(f"    {line}")
-    print(f"  headline: {best['headline']}")
+    for network in (best.survivor, *best.references):
+        print(f"    {network_line(network, best)}")
+    print(f"  headline: {headline(best, cfg.margin)}")
     return best
 
 
-def held_out(operator: OperatorGraph, settings: EvalSettings, seeds: int, epochs: int) -> tuple[dict[str, dict], float]:
+def held_out(
+    operator: OperatorGraph, settings: EvalSettings, seeds: int, epochs: int
+) -> tuple[dict[str, Network], float]:
     """Test accuracy over `seeds` seeds (core.train.seeds) of the original, the operator, the
     original narrowed to its FLOPs at the proxy size and depthwise-separable, each paired with
     the original (as the loop's references are), by kind; and the narrowed one's multiplier."""
@@ -493,7 +499,7 @@ def held_out(operator: OperatorGraph, settings: EvalSettings, seeds: int, epochs
     )
     original = [r.accuracy for r in train_over_seeds(None, settings, config, chosen, data=data)]
     tested = [a for a in original if a is not None]
-    found: dict[str, dict] = {"original": {"accuracy": statistics.fmean(tested), "accuracies": tested}}
+    found = {"original": Network("original", "the original", "tested", accuracies=tuple(tested))}
     scale = flops_match(settings.spec, data.num_classes, operator).scale
     for kind, stand_in, proxy in (
         ("survivor", operator, settings),
@@ -502,13 +508,19 @@ def held_out(operator: OperatorGraph, settings: EvalSettings, seeds: int, epochs
     ):
         runs = train_over_seeds(stand_in, proxy, config, chosen, data=data)
         score = HeldOutResult.of(runs, original, paired.MARGIN, epochs, proxy.dataset_label, proxy.spec.label).score
-        found[kind] = references.test_report(dataclasses.asdict(score), paired.MARGIN)
+        verdict = test_decision(dataclasses.asdict(score), paired.MARGIN, seeds)
+        test = (
+            None
+            if verdict is None
+            else TestReport(score.test_accuracy, score.test_accuracy_std, score.test_difference, verdict)
+        )
+        found[kind] = Network(kind, kind, "tested", test=test)
     return found, scale
 
 
 def deploy(
     operator: OperatorGraph,
-    tests: dict[str, dict],
+    tests: dict[str, Network],
     trained_scale: float | None,
     base: DeploySettings,
     trials: list[int],
@@ -552,9 +564,10 @@ def deploy(
                 kernels = len({k.kernel for k in found.kernels})
                 doubt = "; ".join(filter(None, (found.timing_note, found.untuned_kernels and "kernels left untuned")))
                 print(
-                    f"  {budget} trials, run {run}, {kind}: {found.latency_ms:.2f} ms against the original's "
+                    f"  {budget} trials, run {run}, {kind}: TVM {found.latency_ms:.2f} ms against the original's "
                     f"{found.baseline_latency_ms:.2f} ms, {found.baseline_latency_ms / found.latency_ms:.2f}x "
-                    f"({kernels} kernels, {took})" + (f"; {doubt}" if doubt else "")
+                    f"(PyTorch eager {found.torch_latency_ms:.2f} ms and {found.torch_baseline_ms:.2f} ms; "
+                    f"{kernels} kernels, {took})" + (f"; {doubt}" if doubt else "")
                 )
             narrowed = timed[budget, run, references.NARROWED]
             ours = timed[budget, run, "survivor"]
@@ -566,31 +579,33 @@ def deploy(
     rows = {}
     for kind, (_, settings, flops) in networks.items():
         found = [timed[largest, run, kind] for run in range(1, runs + 1)]
-        rows[kind] = {
-            "kind": kind,
-            "name": operator.name if kind == "survivor" else _reference_name(kind, base, trained_scale, settings),
-            "stage": "tuned",
-            "test": tests.get(kind),
-            "flops": flops,
-            "e2e_latency_ms": statistics.median(f.latency_ms for f in found),
-            "e2e_speedup": statistics.median(_speedup(f) for f in found),
-            "timed_alone": True,
-        }
-    original = {
-        "kind": "original",
-        "name": "the original",
-        "stage": "tuned",
-        "test": tests.get("original"),
-        "flops": match.original,
-        "e2e_latency_ms": statistics.median(t.baseline_latency_ms for (b, _, _), t in timed.items() if b == largest),
-        "e2e_speedup": 1.0,
-        "timed_alone": True,
-    }
-    survivor, beside = rows.pop("survivor"), [original, *rows.values()]
+        name = operator.name if kind == "survivor" else _reference_name(kind, base, trained_scale, settings)
+        rows[kind] = dataclasses.replace(
+            tests.get(kind) or Network(kind, name, "tuned"),
+            name=name,
+            stage="tuned",
+            flops=flops,
+            latency_ms=statistics.median(f.latency_ms for f in found),
+            speedup=statistics.median(_speedup(f) for f in found),
+            torch_ms=statistics.median(f.torch_latency_ms for f in found),
+            timed_alone=True,
+            note="",
+        )
+    original = dataclasses.replace(
+        tests.get("original") or Network("original", "the original", "tuned"),
+        stage="tuned",
+        flops=match.original,
+        latency_ms=statistics.median(t.baseline_latency_ms for (b, _, _), t in timed.items() if b == largest),
+        speedup=1.0,
+        torch_ms=statistics.median(t.torch_baseline_ms for (b, _, _), t in timed.items() if b == largest),
+        timed_alone=True,
+    )
+    survivor = rows.pop("survivor")
+    best = Best(survivor, 0.0, 1, (original, *rows.values()))
     print(f"At {base.label}, {largest} trials per kernel (medians over {runs} runs):")
-    for line in references.lines(survivor, beside):
-        print(f"  {line}")
-    print(f"  headline: {references.headline(survivor, beside, paired.MARGIN)}")
+    for network in (survivor, *best.references):
+        print(f"  {network_line(network, best)}")
+    print(f"  headline: {headline(best, paired.MARGIN)}")
 
 
 def _speedup(run: EndToEnd) -> float:
@@ -629,6 +644,9 @@ def main() -> None:
     parser.add_argument("--strategy-seeds", type=int, default=3, help="strategies: seeds 0..N-1 per strategy")
     parser.add_argument("--fisher", type=int, default=100, help="fisher: candidates trained")
     parser.add_argument("--fisher-strategy", default="random", help="fisher: the strategy drawing them")
+    parser.add_argument("--power-seeds", type=int, default=10, help="power: seeds each network trains with")
+    parser.add_argument("--power-workers", type=int, default=2, help="power: trainings at once, one thread each")
+    parser.add_argument("--early-stop-seeds", type=int, default=3, help="early-stop: seeds 0..N-1 per network")
     parser.add_argument(
         "--results", type=Path, default=None, help="strategies, fisher: folder of their stores (default temporary)"
     )
@@ -728,6 +746,10 @@ def main() -> None:
             task += [] if args.limit is None else ["--limit", str(args.limit)]
             strategies = tuple(args.strategies.split(","))
             strategy_comparison.compare(strategies, args.strategy_seeds, args.minutes, results, task, design)
+        if "power" not in skip:
+            discovery_power.power(settings, args.power_seeds, args.epochs, args.power_workers, results)
+        if "early-stop" not in skip:
+            discovery_early_stop.early_stop(settings, args.early_stop_seeds, args.epochs, args.power_workers, results)
         if "fisher" not in skip:
             fisher_prediction.fisher_prediction(
                 settings, args.fisher, results / "fisher.db", args.epochs, args.fisher_strategy

@@ -206,6 +206,7 @@ def stall_during_jobs(app, window, path: Path) -> None:
     from core.compile.requests import MeasureRequest
     from core.jobs.submit import Subject
     from core.search.driver import SearchRequest
+    from core.search.settings import SearchConfig
 
     session = window.explore.session
     feeder = subprocess.Popen([sys.executable, "-m", "tests.benchmarks.bench_explorer", "--feed", str(path)], cwd=ROOT)
@@ -223,7 +224,7 @@ def stall_during_jobs(app, window, path: Path) -> None:
         )
         beat.report("while it ran", skip=5)  # the first ticks include submitting and spawning the worker
         _busiest(beat, timeline)
-        search = SearchRequest({"template": doc, "strategy": "mcts", "samples": 300})
+        search = SearchRequest(SearchConfig(template=doc, strategy="mcts", samples=300))
         timeline = Timeline(app)
         with Heartbeat() as beat, timeline:
             job, seconds = run_job(app, session, search)

@@ -1,5 +1,5 @@
 """Benchmark: grouped convolution with the default algorithm vs GSPC (grouped spatial pack,
-algorithms.md section 5) at G = 2, 4, 8, 16, against the standard conv (G = 1) in the same run.
+docs/papers.md, section 5) at G = 2, 4, 8, 16, against the standard conv (G = 1) in the same run.
 
 One realistic layer, C = K = 128, 28x28, 3x3, batch 1 (ResNeXt's conv3 stage), written as
 grouped_conv.json. For every G: torch's F.conv2d(groups=G) (all cores, and one thread, which

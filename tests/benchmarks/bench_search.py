@@ -11,6 +11,7 @@ measured on this machine (issue 23): Canvas's own sampler 0.55-0.68 kernels/s, S
 from __future__ import annotations
 
 import cProfile
+import os
 import pstats
 import sys
 import time
@@ -135,8 +136,9 @@ def main() -> None:
     ]
     print(f"template conv2d, FLOPs budget 1.0x, at most 7 primitives, {SECONDS:.0f} s each, one core")
     for label, make in runs:
+        load = os.getloadavg()[0]
         per_s, n = rate(make())
-        print(f"{label:34s} {per_s:7.1f} valid distinct/s ({n} found); time: {stages(make)}")
+        print(f"{label:34s} {per_s:7.1f} valid distinct/s ({n} found, load {load:.1f}); time: {stages(make)}")
     print(redundancy(template, budget))
     print("canonicalization loses no function (enumerated on conv2d, shape distance on):")
     for line in lossless(template):

@@ -33,8 +33,9 @@ from core.ir.serialize import read_document
 from core.jobs.queue import DONE, FAILED, JobQueue
 from core.jobs.registry import job_result
 from core.jobs.supervisor import Supervisor
-from core.search.discovery import SLOW
-from core.search.driver import SearchConfig, make_strategy
+from core.search.driver import make_strategy
+from core.search.loop import SLOW
+from core.search.settings import SearchConfig
 from core.store import Store
 from core.train.payloads import TrainPayload
 from core.train.results import TrainResult

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.data.replace import ReplacementReport
-from core.data.replacement import layer_bindings
+from core.data.conv_fit import layer_bindings
+from core.data.swap_convs import ReplacementReport
 from core.ir.graph import OperatorGraph
 
 

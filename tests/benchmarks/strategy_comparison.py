@@ -32,8 +32,9 @@ from core.jobs.supervisor import Supervisor
 from core.search import mcts
 from core.search.base import Budget, Strategy
 from core.search.chain import chain_steps
-from core.search.discovery import DiscoveryConfig, run_discovery
+from core.search.discovery import run_discovery
 from core.search.mcts import SynoMCTS
+from core.search.settings import DiscoveryConfig
 from core.search.syno import SynoRandom
 from core.store import Store
 from core.store.searches import candidates, find_run
@@ -73,12 +74,12 @@ def compare(
     _table(rows, minutes)
 
 
-def _finished(path: Path, config: dict, minutes: float) -> bool:
+def _finished(path: Path, config: DiscoveryConfig, minutes: float) -> bool:
     """The store holds this run and its candidates went on until (nearly) the end of its time."""
     if not path.exists():
         return False
     with Store(path) as store:
-        run = find_run(store, DiscoveryConfig.from_dict(config).key)
+        run = find_run(store, config.key)
         if run is None:
             return False
         created = store.db.table("searches").get(run.id)["created"]
@@ -86,7 +87,7 @@ def _finished(path: Path, config: dict, minutes: float) -> bool:
         return bool(updated) and max(updated) - created >= 0.95 * minutes * 60
 
 
-def _run(config: dict, path: Path, workers: int, label: str) -> None:
+def _run(config: DiscoveryConfig, path: Path, workers: int, label: str) -> None:
     supervisor = Supervisor(path, workers=workers)
     supervisor.start()
     shown = [time.monotonic()]
@@ -104,9 +105,8 @@ def _run(config: dict, path: Path, workers: int, label: str) -> None:
     print(f"  {label}: ran {time.monotonic() - start:.0f} s", flush=True)
 
 
-def figures(path: Path, config: dict, minutes: float, design: Callable) -> dict:
+def figures(path: Path, cfg: DiscoveryConfig, minutes: float, design: Callable) -> dict:
     """One run's figures from its store."""
-    cfg = DiscoveryConfig.from_dict(config)
     with Store(path) as store:
         run = find_run(store, cfg.key)
         assert run is not None and run.baseline_accuracy is not None

@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from core.data.replacement import Replacement
+from core.data.conv_fit import Replacement
+from core.store.errors import disk_full
 from core.store.score import Score
 from core.train.results import FisherResult
 
@@ -140,6 +141,7 @@ def fill_disk_job(payload: dict, ctx) -> dict:
     with open(payload["filler"], "wb", buffering=0) as f, contextlib.suppress(OSError):
         while True:
             f.write(b"\0" * 4096)
+    ctx.progress(0.5, "the disk is full")  # dropped, not the job's failure
     return {"padding": "x" * payload["size"]}
 
 
@@ -179,3 +181,8 @@ def sleep_forever() -> None:
 
 def return_set() -> set:
     return {1, 2}
+
+
+def full_store_job(payload: dict, ctx) -> dict:
+    """Write a row of its own, as a search does, to a store whose disk is full."""
+    raise disk_full(ctx.store.path, "database or disk is full")

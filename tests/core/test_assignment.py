@@ -19,8 +19,8 @@ from core.data.assignment import (
     stand_in_from_document,
 )
 from core.data.backbones import build_backbone
-from core.data.replace import ReplacedConv, conv_names, replace_convs
-from core.data.replacement import layer_bindings
+from core.data.conv_fit import layer_bindings
+from core.data.swap_convs import ReplacedConv, conv_names, replace_convs
 from core.ir.errors import FormatError
 from core.ir.serialize import content_hash, load_operator, to_document
 from core.networks.settings import DeploySettings

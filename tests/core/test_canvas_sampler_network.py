@@ -8,9 +8,9 @@ import pytest
 from core.analysis.budget import base_values
 from core.analysis.shapes import infer_shapes
 from core.analysis.summary import summarize
-from core.data.replace import searched_layers
-from core.data.replacement import ConvShape, layer_bindings
+from core.data.conv_fit import ConvShape, layer_bindings
 from core.data.specs import BackboneSpec
+from core.data.swap_convs import searched_layers
 from core.ir.graph import INPUT, OUTPUT, OperatorGraph
 from core.ir.primitives import make
 from core.ir.serialize import content_hash, load_operator

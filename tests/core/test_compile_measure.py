@@ -4,7 +4,7 @@ module and timed next to it; progress, cancellation and the errors of a bad requ
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+import os
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from core.analysis.summary import summarize
 from core.compile.errors import CompileError, NumericalMismatch
 from core.compile.handlers import measure_job
-from core.compile.timing import Timing, check_close, time_torch, timing_note
+from core.compile.timing import Timing, check_close, timing_note
 from core.errors import TesseraError
 from core.ir.serialize import load_operator
 from core.jobs.errors import JobCancelled, PayloadError
@@ -37,9 +37,11 @@ def test_untuned_measurement_is_checked_timed_and_compared_with_torch(operator_p
     flops = cost["flops"] * 2
     assert result["flops"] == flops and result["params"] == cost["params"]
     assert result["latency_ms"] > 0 and result["torch_latency_ms"] > 0 and result["latency_std_ms"] >= 0
-    assert len(result["latency_runs_ms"]) == 3
+    assert len(result["latency_runs_ms"]) >= 6  # interleaved rounds: at least as many as give a 95% interval
+    assert result["latency_ms"] == min(result["latency_runs_ms"])  # the least disturbed round
     assert result["gflops"] == pytest.approx(flops / result["latency_ms"] / 1e6)
-    assert result["speedup"] == pytest.approx(result["torch_latency_ms"] / result["latency_ms"])
+    assert result["speedup_low"] <= result["speedup"] <= result["speedup_high"]
+    assert 1 <= result["threads"] <= os.cpu_count() and result["load"] >= 0
     assert result["max_abs_error"] < 1e-4 and "timing_note" in result
     assert result["tuned"] is False and result["trial_count"] == 0 and result["trials"] == []
     assert '"kind":"llvm"' in result["target"] and '"num-cores"' in result["target"]
@@ -84,36 +86,15 @@ def test_bad_requests_are_clear_errors(change, error, message):
         measure_job({**_payload("grouped_conv"), **change}, Ctx())
 
 
-def test_a_timing_in_doubt_says_why():
-    steady = Timing.of([1.0e-3, 1.01e-3, 0.99e-3])
-    assert steady.doubt("TVM's kernel") == "" and timing_note(steady.doubt("TVM's kernel")) is None
-    noisy = Timing.of([1.0e-3, 3.0e-3, 0.5e-3])
-    assert noisy.doubt("PyTorch").startswith("PyTorch's runs spread by ") and "of their median" in noisy.doubt(
-        "PyTorch"
-    )
-    short = Timing.of([2e-6, 2e-6, 2e-6])
-    assert short.doubt("TVM's kernel") == "TVM's kernel is too short to time reliably (2.0 us per call)"
-    assert (
-        timing_note(steady.doubt("a"), short.doubt("b"))
-        == "unreliable: b is too short to time reliably (2.0 us per call)"
-    )
-
-
-def test_the_side_timed_on_a_busy_machine_is_named():
-    """PyTorch consistently slow under load (34.5 ms for a 0.03-0.08 ms call, runs close
-    together): its CPU share says so, and the note names PyTorch, not the TVM kernel."""
-    kernel = replace(Timing.of([0.2e-3, 0.21e-3, 0.2e-3]), cpu_share=0.95, threads=2)
-    starved = replace(Timing.of([34.5e-3, 34.6e-3, 34.4e-3]), cpu_share=0.25, threads=2)
-    assert timing_note(kernel.doubt("TVM's kernel"), starved.doubt("PyTorch")) == (
-        "unreliable: PyTorch got 25% of its 2 thread(s)' CPU time while timed (the machine was busy)"
-    )
-
-
-def test_torch_is_timed_with_the_cpu_share_it_got():
-    import torch
-
-    timing = time_torch(torch.nn.Identity(), torch.zeros(4), repeat=3, min_repeat_ms=5)
-    assert timing.threads == torch.get_num_threads() and 0 < timing.cpu_share <= timing.threads + 0.5
+def test_a_timing_in_doubt_says_why_in_one_line():
+    """Every reason, with its figures; a call of a few microseconds is timed like any other
+    (rounds of many calls), so its shortness alone puts nothing in doubt."""
+    assert timing_note("", "") is None
+    wide = "the speedup over PyTorch's 95% interval is wider than +-12%: 3 [1, 9]"
+    behind = Timing.of([2e-3] * 6).behind(1.0)
+    assert behind == "the tuned kernel timed 100% slower than its best trial (1 ms)"
+    assert timing_note(wide, "", behind) == f"in doubt: {wide}; {behind}"
+    assert Timing.of([2e-6] * 6).behind(None) == ""
 
 
 def test_the_peak_comes_from_the_cpus_features():

@@ -5,10 +5,13 @@ best record there without tuning again."""
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from core.jobs.countdown import Countdown
 from core.jobs.isolate import call_in_subprocess
 from tests.support import EXAMPLES, QUICK, TINY, tessera
 
@@ -18,7 +21,7 @@ CONV = EXAMPLES / "conv2d.json"
 
 
 @pytest.mark.slow
-def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
+def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path, queue, conv2d):
     payload = {
         "operator": json.loads(CONV.read_text()),
         "bindings": TINY,
@@ -28,10 +31,13 @@ def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
         "tuning_root": str(tmp_path),
         **QUICK,
     }
-    progress = []
+    begun, reports = time.monotonic(), []  # (seconds in, fraction, message)
     first = call_in_subprocess(
-        "core.compile.handlers:measure_call", {"payload": payload}, on_progress=lambda f, m: progress.append(m)
+        "core.compile.handlers:measure_call",
+        {"payload": payload},
+        on_progress=lambda f, m: reports.append((time.monotonic() - begun, f, m)),
     )
+    progress = [message for _, _, message in reports]
     assert first["new_trials"] == 4 and first["trial_count"] == 4
     # the tuned kernel is timed against TVM's default and kept only if faster, saying so
     assert first["tuned"] == (first["schedule_source"] == "tuned")
@@ -40,7 +46,15 @@ def test_tuning_writes_a_database_that_a_second_run_reuses(tmp_path):
     assert all(0 <= i < 4 and ms > 0 for i, ms in first["trials"]) and first["trials"]
     assert first["best_trial_ms"] == min(ms for _, ms in first["trials"])
     assert first["max_abs_error"] < 1e-4
-    assert "tuning: 4 of 4 trials measured" in progress
+    # trials count one by one as they are measured; the time left a window shows from these
+    # reports says "estimating..." through the warm-up, search and build, then never 0 s
+    assert [m for m in progress if "trials measured" in m] == [f"tuning: {k} of 4 trials measured" for k in range(1, 5)]
+    queue.submit("measure", {"operator": conv2d, "tune_trials": 4})
+    job, countdown = queue.claim(["measure"]), Countdown()
+    shown = [countdown.left(replace(job, progress=f), job.started + ran) for ran, f, _ in reports]
+    third = progress.index("tuning: 3 of 4 trials measured")
+    assert shown[:third] == [None] * third, list(zip(progress, shown))  # estimating...
+    assert all(left is not None and left >= 1 for left in shown[third:-1]), list(zip(progress, shown))
     work_dir = Path(first["tuning_dir"])
     assert work_dir.parent == tmp_path / "local" and work_dir.name.endswith("-C_in=4,C_out=4,H=8,K=3,N=1,W=8")
     records = (work_dir / "database_tuning_record.json").read_text().splitlines()

@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from core.data.backbones import BACKBONES, build_backbone
+from core.data.conv_fit import ConvShape, layer_bindings
 from core.data.errors import BackboneError
-from core.data.replace import ReplacedConv, replace_convs
-from core.data.replacement import ConvShape, layer_bindings
 from core.data.specs import BACKBONE_NAMES, BackboneSpec
+from core.data.swap_convs import ReplacedConv, replace_convs
 from core.ir.serialize import load_operator
 from tests.support import EXAMPLES
 

@@ -56,7 +56,10 @@ def test_local_is_always_first_and_rpc_devices_keep_their_description(store):
         (("bad name", "127.0.0.1:9190", "k"), "device name 'bad name' must be 1-63 letters"),
         (("../up", "127.0.0.1:9190", "k"), "device name '../up'"),
         (("local", "127.0.0.1:9190", "k"), "'local' is this machine's CPU"),
-        (("d", "127.0.0.1", "k"), "--tracker must be HOST:PORT such as 127.0.0.1:9190, got '127.0.0.1'"),
+        (
+            ("d", "127.0.0.1", "k"),
+            "--tracker must be HOST:PORT such as 127.0.0.1:9190 or \\[::1\\]:9190, got '127.0.0.1'",
+        ),
         (("d", "127.0.0.1:99999", "k"), "--tracker must be HOST:PORT"),
         (("d", "127.0.0.1:9190", "a:b"), "device d: the key 'a:b' must be"),
         (("d", "127.0.0.1:9190", "k", {"mcpu": "x"}), 'the target must be an object whose "kind" is one of llvm'),
@@ -76,7 +79,9 @@ def test_unknown_names_duplicates_and_timeouts(store):
         get_device(store, "rasp5")
     with pytest.raises(DeviceError, match=r"device rasp4 already exists \(key rasp4 at tracker 10.0.0.5:9190"):
         add_device(store, "rasp4", "10.0.0.6:9190", "rasp4")
-    with pytest.raises(DeviceError, match="device r: wait must be a positive number of seconds, got 0"):
+    with pytest.raises(
+        DeviceError, match="device r: wait must be a number of seconds above 0 and at most 604,800 .a week., got 0"
+    ):
         add_device(store, "r", "10.0.0.5:9190", "rasp4", wait=0)
     moved = add_device(store, "rasp4", "10.0.0.6:9190", "rasp4", replace=True)
     assert moved.tracker == "10.0.0.6:9190" and moved.id == get_device(store, "rasp4").id

@@ -14,7 +14,7 @@ from core.analysis.shapes import concrete_shapes, infer_shapes
 from core.codegen import build_module, module_source
 from core.codegen.einsum_chain import einsum_chains
 from core.codegen.torch_plan import make_plan
-from core.data.replacement import ConvShape, layer_bindings
+from core.data.conv_fit import ConvShape, layer_bindings
 from core.ir.serialize import load_operator
 from core.search.base import Budget
 from core.search.canvas_sampler import CanvasSampler

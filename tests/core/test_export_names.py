@@ -60,6 +60,9 @@ def test_a_folder_gets_a_file_named_after_the_operator(tmp_path):
     assert output_paths("png", f"{tmp_path}/new/", "../x") == [tmp_path / "new" / "x.png"]
     assert output_paths("dot", tmp_path / "mine.gv", "conv") == [tmp_path / "mine.gv"]
     assert output_paths("library", tmp_path, "my op") == [tmp_path / "my_op.so", tmp_path / "my_op_loader.py"]
+    # a name TVM's loader could not read the format of gets the suffix
+    assert output_paths("library", tmp_path / "mylib", "op") == [tmp_path / "mylib.so", tmp_path / "mylib_loader.py"]
+    assert output_paths("library", tmp_path / "k.v2", "op")[0] == tmp_path / "k.v2.so"
 
 
 def test_a_library_name_must_be_plain_because_its_loader_names_it(tmp_path):

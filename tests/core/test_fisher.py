@@ -209,7 +209,7 @@ def test_the_screen_scores_the_original_once_and_as_a_direct_computation_would()
     layers it equals the original scored over those layers alone, and the candidate's score
     equals a network built and scored from scratch."""
     from core.data.backbones import build_backbone
-    from core.data.replace import replace_convs
+    from core.data.swap_convs import replace_convs
     from core.train.screening import screen_for
     from core.train.settings import EvalSettings
 

@@ -17,7 +17,9 @@ from core.train.handlers import fisher_job, held_out_job, train_job
 from core.train.paired import paired_difference, report_seeds, verdict
 from core.train.payloads import FisherPayload, HeldOutPayload, TrainPayload
 from core.train.proxy import train_proxy
-from core.train.seeds import train_over_seeds
+from core.train.results import HeldOutResult, SeedRun
+from core.train.seeds import originals_known, train_over_seeds
+from core.train.sequential import UNDECIDED, WITHIN, SeedRule
 from core.train.settings import TrainConfig
 from tests.core.accuracy_settings import SHORT, TINY
 from tests.support import EXAMPLES, Ctx
@@ -121,7 +123,9 @@ def test_a_network_is_trained_again_over_seeds_and_paired_with_the_original_on_t
     result = held_out_job(HeldOutPayload(document, TINY, training, (1, 2)).to_dict(), ctx)
     test_size = len(screening.load_split(TINY).test)
     assert [r.seed for r in result.runs] == [1, 2] and len(result.original) == 2
-    assert all(a is None or (a * test_size).is_integer() for a in [*result.accuracies, *result.original])
+    assert all(
+        a is None or abs(a * test_size - round(a * test_size)) < 1e-6 for a in [*result.accuracies, *result.original]
+    )
     assert any("the original, seed 2" in message for _, message in ctx.seen)  # it trained the original too
     # the same seeds train the same original network: the pairing is seed by seed
     again = train_over_seeds(None, TINY, training, (1, 2))
@@ -132,8 +136,77 @@ def test_a_network_is_trained_again_over_seeds_and_paired_with_the_original_on_t
     paired = result.paired
     assert score.test_difference == pytest.approx(paired.mean)
     assert (score.test_difference_low, score.test_difference_high) == pytest.approx(paired.interval)
-    assert result.lines()[-1].endswith(paired.verdict(0.01)) and "2 seeds" in result.lines()[0]
+    assert result.lines()[-2].endswith(paired.verdict(0.01)) and "2 seeds" in result.lines()[0]
+    # a fixed count says what it could have detected: the smallest difference, at 80% power
+    assert result.lines()[-1].startswith("smallest difference from the margin this run could detect (80% power")
     given = held_out_job(HeldOutPayload(document, TINY, training, (1, 2), original=(0.5, 0.5)).to_dict(), Ctx())
     assert given.original == (0.5, 0.5) and [r.accuracy for r in given.runs] == [r.accuracy for r in result.runs]
     alone = held_out_job(HeldOutPayload(None, TINY, training, (1,), pair=False).to_dict(), Ctx())
     assert alone.original is None and alone.score.test_difference is None and alone.score.test_margin is None
+
+
+@pytest.mark.slow
+def test_a_seed_rule_adds_seeds_until_the_interval_decides_and_says_why_it_stopped():
+    # the backbone against itself: the same seed trains the same network, so every difference is 0
+    rule = SeedRule(margin=0.0, first=2, step=1, cap=4)
+    ctx = Ctx()
+    undecided = held_out_job(
+        HeldOutPayload(None, TINY, SHORT, report_seeds(0, 4), margin=0.0, rule=rule).to_dict(), ctx
+    )
+    # an interval of [0, 0] is never entirely above -0 (nor below): seeds are added up to the cap
+    assert [r.seed for r in undecided.runs] == [1, 2, 3, 4] and undecided.original == tuple(undecided.accuracies)
+    assert (undecided.decision.outcome, undecided.decision.finished) == (UNDECIDED, True)
+    assert undecided.lines()[-1].endswith("stopped: the cap of 4 seeds, undecided")
+    assert undecided.score.test_seeds == 4 and any("the original, seed 4" in m for _, m in ctx.seen)
+    margin = dataclasses.replace(rule, margin=0.01)
+    payload = HeldOutPayload(None, TINY, SHORT, report_seeds(0, 4), margin=0.01, rule=margin)
+    decided = held_out_job(payload.to_dict(), Ctx())
+    assert [r.seed for r in decided.runs] == [1, 2] and decided.decision.outcome == WITHIN  # at the first look
+    assert decided.lines()[-1].endswith("stopped: the interval decided")
+    with pytest.raises(Exception, match="rule"):  # a rule needs its cap's seeds
+        HeldOutPayload(None, TINY, SHORT, (1, 2), rule=SeedRule(cap=4))
+
+
+def test_the_originals_trainings_are_shared_by_seed_through_the_store(tmp_path):
+    from core.jobs.queue import JobQueue
+    from core.store import Store
+
+    payload = HeldOutPayload(read_document(EXAMPLES / "conv2d.json"), TINY, SHORT, (1, 2))
+    runs = [SeedRun(1, 0.5, 0.5, "trained", 1.0), SeedRun(2, 0.6, 0.6, "trained", 1.0)]
+    found = HeldOutResult.of(runs, [0.7, 0.8], 0.01, 1, TINY.dataset_label, TINY.spec.label)
+    with Store(tmp_path / "s.db") as store:
+        queue, operator = JobQueue(store), store.add_operator(payload.operator, "conv2d")
+        queue.submit("test", payload.to_dict(), operator_id=operator)
+        other = dataclasses.replace(payload, training=dataclasses.replace(SHORT, epochs=2))
+        queue.submit("test", other.to_dict(), operator_id=operator)  # another task: its original is another network
+        for _ in range(2):
+            job = queue.claim(["test"])
+            assert queue.complete(job, found.to_dict())
+        assert originals_known(store, TINY, SHORT) == {1: 0.7, 2: 0.8}
+        assert originals_known(store, dataclasses.replace(TINY, width=8), SHORT) == {}
+    assert originals_known(None, TINY, SHORT) == {}
+
+
+def test_the_store_shares_an_unpaired_test_of_the_original_and_a_paired_jobs_named_original(tmp_path):
+    """The discovery loop's original is its template under the run's settings: its unpaired test
+    counts for that network only, and a narrowed network's job (other settings) names it."""
+    from core.jobs.queue import JobQueue
+    from core.store import Store
+
+    template = read_document(EXAMPLES / "conv2d.json")
+    narrowed = dataclasses.replace(TINY, scale=0.5)
+    tested = HeldOutPayload(template, TINY, SHORT, (1, 2), pair=False)  # the loop's up-front test
+    paired = HeldOutPayload(None, narrowed, SHORT, (3,), original_operator=template, original_settings=TINY)
+    labels = (1, TINY.dataset_label, TINY.spec.label)
+    alone = HeldOutResult.of(
+        [SeedRun(1, 0.5, 0.5, "trained", 1.0), SeedRun(2, 0.6, 0.6, "trained", 1.0)], None, 0.01, *labels
+    )
+    pair = HeldOutResult.of([SeedRun(3, 0.4, 0.4, "trained", 1.0)], [0.7], 0.01, *labels)
+    with Store(tmp_path / "s.db") as store:
+        queue, operator = JobQueue(store), store.add_operator(template, "conv2d")
+        for payload, result in ((tested, alone), (paired, pair)):
+            queue.submit("test", payload.to_dict(), operator_id=operator)
+            assert queue.complete(queue.claim(["test"]), result.to_dict())
+        assert originals_known(store, TINY, SHORT, template) == {1: 0.5, 2: 0.6, 3: 0.7}
+        assert originals_known(store, TINY, SHORT) == {}  # the backbone as it is: another network
+        assert originals_known(store, narrowed, SHORT, template) == {}  # never the narrowed network's own

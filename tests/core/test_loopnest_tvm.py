@@ -12,7 +12,7 @@ from core.codegen import CodegenError, weight_names
 from core.codegen.loopnest_ir import result_operator
 from core.codegen.loopnest_torch import operator_module
 from core.codegen.loopnest_tvm import build_expression, schedule, sequence_tvmscript
-from core.compile.sequence_kernels import compile_module, random_inputs, run, verify_sequence
+from core.compile.sequence_verify import compile_module, random_inputs, run, verify_sequence
 from core.ir.sequence import Sequence, load_sequence, make_step, sequence_document
 from tests.support import EXAMPLES
 
@@ -34,7 +34,7 @@ def test_example_schedules_compile_and_match_the_untransformed_nest(path):
 
 
 def test_reduction_tiling_with_reassociation():
-    """tvm-0.27.md's hand schedule shape: reduction split and moved inside the window loops."""
+    """The hand schedule's shape (docs/tvm.md): reduction split and moved inside the window loops."""
     steps = (
         make_step("split", {"loop": "co", "factor": 8}),
         make_step("split", {"loop": "ci", "factor": 4}),

@@ -1,4 +1,4 @@
-"""Two built networks timed in alternating rounds (core.networks.timing): every round times
+"""Two built networks timed in interleaved rounds (core.networks.timing): every round times
 each once, and a network doing 16x the work reads slower however the load moves."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from torch import nn
 from core.compile.target import local_target
 from core.networks.relax_import import to_relax
 from core.networks.schedules import compile_scheduled, fused, network_kernels, schedule_kernels
-from core.networks.timing import alternating_timings, vm_of
+from core.networks.timing import paired_rounds, vm_of
 
 
 def _vm(channels: int, tmp_path, example: torch.Tensor):
@@ -20,10 +20,12 @@ def _vm(channels: int, tmp_path, example: torch.Tensor):
     return vm_of(compile_scheduled(mod, target, scheduled.database))
 
 
-def test_networks_are_timed_in_alternating_rounds(tmp_path):
+def test_networks_are_timed_in_interleaved_rounds(tmp_path):
     example = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(0))
     vms = {"small": _vm(4, tmp_path, example), "large": _vm(64, tmp_path, example)}
-    timed = alternating_timings(vms, example, repeat=5, min_repeat_ms=2)
-    assert set(timed) == {"small", "large"}
-    assert all(len(t.runs_ms) == 5 and t.median_ms > 0 for t in timed.values())
-    assert timed["large"].median_ms > timed["small"].median_ms
+    rounds = paired_rounds(vms, example, repeat=6, min_repeat_ms=2, reference="large")
+    assert set(rounds.runs_ms) == {"small", "large"}
+    assert len(rounds.runs_ms["small"]) == len(rounds.runs_ms["large"]) >= 6
+    assert rounds.latency_ms("large") > rounds.latency_ms("small") > 0
+    speedup = rounds.speedup("small")
+    assert speedup is not None and speedup.low is not None and 1 < speedup.low <= speedup.median

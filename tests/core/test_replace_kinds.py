@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from core.data.backbones import build_backbone
+from core.data.conv_fit import ConvShape
 from core.data.errors import BackboneError
-from core.data.replace import ReplacedConv, replace_convs, searched_layers
-from core.data.replacement import ConvShape
 from core.data.specs import DEFAULT_REPLACE, REPLACE_KINDS, BackboneSpec
+from core.data.swap_convs import ReplacedConv, replace_convs, searched_layers
 from core.ir.serialize import load_operator
 from core.networks.settings import DeploySettings
 from core.train.per_layer import layer_flops

@@ -1,12 +1,14 @@
 """The stage counts of a discovery run, read from a real store: a candidate is in flight only
 while its job is queued or running (a stopped run's candidates wait to resume, they are not
-in flight), and one kept within the margin with end-to-end timing off is not counted tuned."""
+in flight; one trained before the original waits as a stage of its own, and counts as
+trained), and one kept within the margin with end-to-end timing off is not counted tuned."""
 
 from __future__ import annotations
 
 from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
-from core.store.searches import open_run, set_stage, stage_counts
+from core.search.stages import Stage, stage_counts
+from core.store.searches import candidates, open_run, set_stage
 from tests.support import EXAMPLES
 
 
@@ -23,7 +25,7 @@ def test_in_flight_counts_live_jobs_and_tuned_only_timed_candidates(store):
     set_stage(store, run, ids[1], "training", job_id=None)  # its job was stopped with the run: to resume
     set_stage(store, run, ids[2], "within margin", accuracy=0.9)  # end-to-end timing off
     set_stage(store, run, ids[3], "tuned", accuracy=0.9, e2e_speedup=1.2)
-    set_stage(store, run, ids[4], "training", job_id=stopped, detail="waiting for the baseline")
-    counts = stage_counts(store, run)
+    set_stage(store, run, ids[4], Stage.WAITING_FOR_ORIGINAL, job_id=stopped, accuracy=0.5)
+    counts = stage_counts(candidates(store, run))
     assert counts["proposed"] == 5 and counts["in flight"] == 1 and counts["waiting"] == 2
-    assert counts["within margin"] == 2 and counts["tuned"] == 1 and counts["trained"] == 2
+    assert counts["within margin"] == 2 and counts["tuned"] == 1 and counts["trained"] == 3

@@ -9,7 +9,8 @@ from core.codegen.loopnest_ir import result_operator
 from core.ir.sequence import sequence_from_document
 from core.ir.serialize import content_hash
 from core.search.base import SearchError
-from core.search.driver import SearchConfig, run_search
+from core.search.driver import run_search
+from core.search.settings import SearchConfig
 from core.store import Store
 from tests.support import EXAMPLES
 
@@ -84,7 +85,8 @@ def test_search_can_be_cancelled_and_rerun_without_duplicates(tmp_path):
         ({"evaluate": "vibes"}, "evaluate must be one of none, fisher, train"),
         ({"samples": None, "minutes": None}, "give a number of samples or a time limit"),
         ({"budget_flops": -1}, "budget_flops must be a positive number"),
-        ({"colour": "red"}, "unknown search setting(s): colour"),
+        ({"colour": "red"}, "the search settings has unknown field(s) 'colour'"),
+        ({"samples": "ten"}, "the search settings: samples must be a whole number, got 'ten'"),
     ],
 )
 def test_bad_settings_are_refused_clearly(bad, message):

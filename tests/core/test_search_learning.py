@@ -9,13 +9,14 @@ import torch
 
 from core.analysis.shapes import infer_shapes
 from core.codegen.to_torch import build_module
-from core.data.replace import searched_layers
+from core.data.swap_convs import searched_layers
 from core.ir.serialize import load_operator, read_document
 from core.search.base import Budget
 from core.search.chain import Step, chain_steps
-from core.search.driver import SearchConfig, make_strategy
+from core.search.driver import make_strategy
 from core.search.mcts import SynoMCTS
 from core.search.reward import HINT, accuracy_reward, outcome_reward
+from core.search.settings import SearchConfig
 from core.search.syno import SynoRandom
 from core.train.settings import EvalSettings
 from tests.support import EXAMPLES
@@ -122,7 +123,7 @@ def test_the_flops_penalty_is_a_setting_of_the_run():
     """0 (the default) is the run as before the setting existed; another value is another run; a
     negative one is refused."""
     from core.search.base import SearchError
-    from core.search.discovery import DiscoveryConfig
+    from core.search.settings import DiscoveryConfig
 
     base = {"template": read_document(EXAMPLES / "conv2d.json"), "tune": False}
     plain = DiscoveryConfig.from_dict(base)

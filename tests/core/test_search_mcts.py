@@ -10,9 +10,10 @@ import pytest
 from core.ir.serialize import load_operator, read_document
 from core.search.base import Budget
 from core.search.chain import Step, chain_steps
-from core.search.driver import SearchConfig, make_strategy
+from core.search.driver import make_strategy
 from core.search.mcts import Node, SynoMCTS
 from core.search.reward import RewardScale
+from core.search.settings import SearchConfig
 from core.search.syno import SynoRandom
 from tests.support import EXAMPLES
 
@@ -149,5 +150,6 @@ def test_mcts_finds_a_planted_best_operator_sooner_than_random_sampling(conv):
 
 @pytest.mark.parametrize("evaluate,kind", [("fisher", "unbounded"), ("train", "bounded"), ("none", "bounded")])
 def test_the_driver_gives_mcts_the_scale_of_its_scores(evaluate, kind):
+    """The strategies' table says MCTS takes the scale (core.search.strategies); the search says which."""
     config = SearchConfig(template=read_document(EXAMPLES / "conv2d.json"), strategy="mcts", evaluate=evaluate)
-    assert make_strategy(config).reward.kind == kind
+    assert make_strategy(config, scores="unbounded" if evaluate == "fisher" else "bounded").reward.kind == kind

@@ -7,7 +7,7 @@ import torch
 from core.analysis.shapes import infer_shapes
 from core.codegen.to_torch import build_module
 from core.ir.serialize import load_operator
-from core.jobs.entry_points import resolve
+from core.jobs.code_paths import resolve
 from core.search.base import Budget, Deduplicator, Limits, SearchError, Strategy
 from core.search.canvas_sampler import CanvasSampler
 from core.search.mcts import SynoMCTS
@@ -36,6 +36,38 @@ def test_every_strategy_in_the_table_is_a_strategy_named_by_its_key():
     for key, entry in STRATEGIES.items():
         cls = resolve(entry.target)
         assert issubclass(cls, Strategy) and cls.name == entry.key == key and entry.label
+
+
+def test_the_table_is_complete_and_its_rows_carry_what_the_driver_needs():
+    """Every strategy class of core/search has its row (so the CLI, the window and the driver know
+    it), the row says whether the class takes the scale of its scores (the driver special-cases no
+    key), and the command line offers exactly the table's keys."""
+    import argparse
+    import importlib
+    import inspect
+    import pkgutil
+
+    import core.search
+    from app.cli import build_parser
+
+    for module in pkgutil.iter_modules(core.search.__path__):
+        importlib.import_module(f"core.search.{module.name}")
+
+    def concrete(cls):
+        for sub in cls.__subclasses__():
+            yield from concrete(sub)
+            if not inspect.isabstract(sub) and sub.__module__.startswith("core.search."):
+                yield sub
+
+    targets = {resolve(entry.target) for entry in STRATEGIES.values()}
+    assert set(concrete(Strategy)) == targets
+    for entry in STRATEGIES.values():
+        takes = "scores" in inspect.signature(resolve(entry.target)).parameters
+        assert entry.scaled == takes, entry.key
+    for command in ("search", "discover"):
+        commands = next(a for a in build_parser(command)._actions if isinstance(a, argparse._SubParsersAction))
+        strategy = next(a for a in commands.choices[command]._actions if a.dest == "strategy")
+        assert tuple(strategy.choices) == tuple(STRATEGIES), command
 
 
 def test_canvas_samples_200_valid_distinct_in_budget(conv):

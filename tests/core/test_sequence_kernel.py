@@ -1,4 +1,4 @@
-"""The `sequence` algorithm (core.compile.kernels.sequence): an operator found by a
+"""The `sequence` algorithm (core.compile.kernels.sequence_schedule): an operator found by a
 transformation sequence timed with the sequence's own schedule, or MetaSchedule's on the
 sequence's loop nest, checked against the operator's torch module like every kernel."""
 

@@ -12,7 +12,7 @@ def _t(*sizes, spatial=2):
 
 
 def test_published_shape_matching_example():
-    # algorithms.md: LHS [x1, K_H, H, W], RHS [G, x2/G, K_H, K_W, H, W] gives x1 in {1, x2, K_W, x2*K_W}
+    # docs/papers.md (Canvas): LHS [x1, K_H, H, W], RHS [G, x2/G, K_H, K_W, H, W] gives x1 in {1, x2, K_W, x2*K_W}
     lhs = _t("x1", "K_H", "H", "W")
     rhs = _t("G", "x2/G", "K_H", "K_W", "H", "W")
     assert set(match_candidates(lhs, rhs, "x1")) == {Size(1), parse_size("x2"), parse_size("K_W"), parse_size("x2*K_W")}

@@ -65,7 +65,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 13
+        assert store.schema_version == SCHEMA_VERSION == 14
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()
@@ -116,8 +116,11 @@ def test_newer_store_is_refused_without_touching_it(tmp_path):
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path):
     path = tmp_path / "notes.db"
     path.write_text("these are my notes, not a database\n" * 100)
-    with pytest.raises(StoreError, match="cannot open the results store .*notes.db: file is not a database"):
-        Store(path)
+    before = path.read_bytes()
+    for reading in (False, True):
+        with pytest.raises(StoreError, match="the results store .*notes.db is not a SQLite database .it starts with"):
+            Store(path, reading=reading)
+    assert path.read_bytes() == before
 
 
 def test_version_3_lists_unmeasured_operators_with_their_cost(tmp_path):
@@ -249,6 +252,7 @@ def test_version_7_shows_only_end_to_end_speedups_of_tuned_networks(tmp_path):
         )
         (row,) = store.results()
         assert row["e2e_speedup"] == pytest.approx(1.5) and row["e2e_latency_ms"] == 2.0
+        assert (row["e2e_torch_ms"], row["e2e_torch_baseline_ms"]) == (4.0, 3.5)  # PyTorch eager, beside TVM
         score = store.db["scores"].get(2)
         assert (score["e2e_tuned"], score["deploy"], score["e2e_torch_ms"]) == (1, "resnet18/w64@32px", 4.0)
         with pytest.raises(InvalidResult, match="the score: e2e_tuned must be true or false, got 'yes'"):

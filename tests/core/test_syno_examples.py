@@ -12,8 +12,8 @@ from core.analysis.summary import summarize
 from core.codegen.to_torch import build_module
 from core.data.backbones import build_backbone
 from core.data.datasets import load_dataset, split_dataset
-from core.data.replace import replace_convs
 from core.data.specs import BackboneSpec
+from core.data.swap_convs import replace_convs
 from core.ir.serialize import load_operator
 from core.train.proxy import TrainConfig, train_proxy
 from tests.support import EXAMPLES
@@ -105,4 +105,5 @@ def test_the_operator_trains_inside_a_backbone_and_exports(name, tmp_path):
     namespace: dict = {}
     exec(compile(out.read_text(), str(out), "exec"), namespace)  # our own export, read back as a user would
     cls = next(v for k, v in namespace.items() if isinstance(v, type) and k.startswith("Syno"))
-    assert cls()(torch.randn(1, 64, 56, 56)).shape == (1, 64, 56, 56)
+    assert cls(64, 64)(torch.randn(1, 64, 56, 56)).shape == (1, 64, 56, 56)
+    assert cls(128, 64, g=16)(torch.randn(1, 128, 20, 24)).shape == (1, 64, 20, 24)  # shape-generic

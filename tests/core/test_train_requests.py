@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from core.data.datasets import DEFAULT_DATASET
 from core.data.errors import DatasetError
 from core.ir.serialize import content_hash, read_document
 from core.jobs.queue import JobQueue
@@ -32,7 +33,7 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
         store.add_score(
             earlier,
             {
-                "dataset": "digits-shifted@8px",
+                "dataset": f"{DEFAULT_DATASET}@8px",
                 "backbone": "vgg/w4",
                 "epochs": 2,
                 "accuracy": 0.8,
@@ -56,7 +57,7 @@ def test_training_and_tuned_timing_are_queued_against_the_best_stored_curve(tmp_
     assert (
         request.describe()
         == "proxy training (2 epochs), test accuracy over 3 seeds and tuned end-to-end latency at vgg/w8@16px "
-        "in vgg/w4 on digits-shifted@8px"
+        f"in vgg/w4 on {DEFAULT_DATASET}@8px"
     )
     fisher = AccuracyRequest(SETTINGS, fisher_only=True, deploy=deploy)
     assert [p.kind for p in fisher.payloads(doc, None)] == ["fisher"]  # no training, so nothing to time

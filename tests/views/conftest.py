@@ -141,10 +141,18 @@ class DialogRecorder:
     def __init__(self):
         self.calls: list[tuple[str, str, str]] = []
         self.answer = QMessageBox.StandardButton.Discard
+        self.jobs_answer = "cancel"  # to the question quitting with jobs in flight asks (app.gui.quit_jobs)
 
     def patch(self, monkeypatch) -> None:
+        from app.gui import quit_jobs
+
         for kind in ("question", "critical", "warning", "information"):
             monkeypatch.setattr(QMessageBox, kind, staticmethod(self._make(kind)))
+        monkeypatch.setattr(quit_jobs, "ask", self._jobs_question)
+
+    def _jobs_question(self, parent, running: int, queued: int) -> str:
+        self.calls.append(("jobs", "Jobs are not finished", f"{running} running, {queued} queued"))
+        return self.jobs_answer
 
     def _make(self, kind):
         def dialog(parent, title, text, *args, **kwargs):
@@ -167,8 +175,10 @@ def settings_path(tmp_path):
 
 
 @pytest.fixture
-def make_window(qtbot, settings_path, dialogs):
-    """Create shown main windows using a temporary settings file; closes the survivors."""
+def make_window(qtbot, settings_path, dialogs, monkeypatch, tmp_path):
+    """Create shown main windows using a temporary settings file (and a temporary default
+    store: never the user's); closes the survivors."""
+    monkeypatch.setenv("TESSERA_STORE", str(tmp_path / "default-results.db"))
 
     from app.gui.settings import open_settings
     from app.gui.window import MainWindow

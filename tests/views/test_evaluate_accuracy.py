@@ -28,7 +28,7 @@ def tiny(qtbot, dialog, epochs: int = 2) -> None:
     """vgg at width 4 on 8-pixel digits, 100 examples, two batches an epoch."""
     form = dialog.proxy
     form.backbone.setCurrentText("vgg")
-    for box, text in ((form.width, "4"), (form.resolution, "8"), (form.epochs, str(epochs)), (form.limit, "100")):
+    for box, text in ((form.width_box, "4"), (form.resolution, "8"), (form.epochs, str(epochs)), (form.limit, "100")):
         type_into(qtbot, box, text)
     type_into(qtbot, form.batches, "2")
 
@@ -48,6 +48,8 @@ def test_the_editors_operator_trains_with_a_growing_curve_and_lands_in_the_resul
     assert dialog.windowTitle() == "Evaluate Accuracy: depthwise_separable"
     tiny(qtbot, dialog)
     assert not dialog.deployment.isEnabled()  # end-to-end timing only when asked for
+    assert dialog.request().rule is not None and not dialog.seeds.isEnabled()  # seeds until the verdict decides
+    dialog.until_decided.setChecked(False)  # a fixed count instead
     type_into(qtbot, dialog.seeds, "2")
     qtbot.mouseClick(dialog.evaluate_button, Qt.MouseButton.LeftButton)
     accuracy = window.explore.accuracy

@@ -263,6 +263,12 @@ def test_results_table_pages_a_large_store(qtbot, store_path, explorer):
     assert browser.filter_message.isVisible()  # the reason is on screen, not only in a tooltip
     assert "Filter not applied: 'speedup<fast': speedup is a number column" in browser.filter_message.text()
     assert model.rowCount() == expected  # a bad filter keeps the last good one
+    browser.filter_edit.setText("conv " * 1000)  # beyond what one SQL expression holds: said, not 0 rows
+    assert (
+        browser.filter_message.text()
+        == "Filter not applied: the filter has 1,000 terms; at most 256 are read: narrow it down"
+    )
+    assert model.rowCount() == expected
     browser.filter_edit.clear()
     qtbot.waitUntil(lambda: plot.filtered is None and not model.pending)
     assert not browser.filter_message.isVisible() and int(plot._ok.sum()) == plotted
@@ -305,7 +311,7 @@ def test_export_a_result_and_the_results_from_the_browser(qtbot, store_path, exp
     exported = read_document(tmp_path / "picked.json")
     assert exported["bindings"]["C_in"] == 8 and exported["name"] == "conv2d"
 
-    view.browser.actions["export_results"].trigger()
+    view.browser.named_actions["export_results"].trigger()
     dialog = view.export_dialog
     dialog.set_format("csv")
     dialog.path_edit.setText(str(tmp_path / "all.csv"))

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from core.store import MAXIMIZE, MINIMIZE
-from views.explorer.thinning import Thinning
-from views.pareto_front import front_of, staircase
+from core.store.pareto import front_of, staircase
+from core.store.plot_thinning import Thinning
 
 
 def brute_front(x, y, directions) -> set[int]:

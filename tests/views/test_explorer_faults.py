@@ -168,7 +168,10 @@ def test_the_window_on_a_store_it_cannot_open_says_so_without_waiting(qtbot, tmp
         qtbot.waitUntil(lambda: bool(looks), timeout=5_000)
         assert looks == [False], "the window waited on a dialog"
         boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
-        assert [b.text() for b in boxes] == [f"cannot open the results store {path}: file is not a database"]
+        assert [b.text() for b in boxes] == [
+            f"the results store {path} is not a SQLite database (it starts with b'these are notes,'): "
+            "not a Tessera results store; choose another --store"
+        ]
         assert window.statusBar().currentMessage() == f"Cannot open the results store: {boxes[0].text()}"
         boxes[0].close()
     finally:

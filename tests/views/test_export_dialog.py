@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 from core.export import RESULTS_FORMATS
 from core.ir.serialize import read_document
 from core.store import Store
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, ROOT
 from views.export_dialog import ExportDialog
 
 pytestmark = pytest.mark.gui
@@ -87,3 +87,30 @@ def test_the_store_exports_as_a_pareto_plot(make_dialog, qtbot, tmp_path):
     dialog.set_format("pareto-png")
     assert _export(qtbot, dialog) == [str(tmp_path / "pareto.png")]
     assert (tmp_path / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_pytorch_export_is_shape_generic_and_says_what_it_would_replace_in_a_model(make_dialog, qtbot, tmp_path):
+    dialog = make_dialog(target=str(EXAMPLES / "shift_conv.json"), name="shift_conv")
+    assert dialog.torch_options.isVisible() and dialog.generic_box.isChecked()
+    assert not dialog.replace_part.isVisible()  # replace_convs comes with torch-replace
+    dialog.set_format("dot")
+    assert not dialog.torch_options.isVisible()
+    dialog.set_format("torch-replace")
+    assert dialog.replace_part.isVisible() and dialog.kinds() == ["standard", "pointwise"]
+    dialog.kind_boxes["pointwise"].setChecked(False)
+    dialog.kind_boxes["strided"].setChecked(True)
+    dialog.model_edit.setText("nowhere.py:build")
+    dialog.preview_button.click()
+    assert "no such file nowhere.py" in dialog.status.text() and not dialog.is_running()
+
+    dialog.model_edit.setText(str(ROOT / "tests/core/conv_zoo.py") + ":build")
+    dialog.input_edit.setText("3,40,40")
+    with qtbot.waitSignal(dialog._preview_signals.ended, timeout=120000):
+        dialog.preview_button.click()
+        assert dialog.is_running()  # the model file runs in a worker, not here
+    report = dialog.preview_text.toPlainText()
+    assert report.startswith("ShiftConv: replaced 4 of 9 convolutions") and "left     grouped: grouped" in report
+    assert "runs on [2, 3, 40, 40]: [2, 10]" in report and dialog.status.text() == report.splitlines()[0]
+
+    assert _export(qtbot, dialog) == [str(tmp_path / "shift_conv.py")]
+    assert "kinds=('standard', 'strided'), copy_weights" in (tmp_path / "shift_conv.py").read_text()

@@ -323,7 +323,7 @@ def test_a_result_a_sequence_search_found_opens_its_sequence_in_the_sequence_edi
     browser = explorer.explore.view.browser
     table = browser.table
     qtbot.waitUntil(lambda: table.model().rowCount() == 2 and explorer.is_idle(), timeout=20_000)
-    action = browser.actions["sequence"]
+    action = browser.named_actions["sequence"]
     assert action in table.actions()  # in the table's context menu
 
     def click_row(operator_id):

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QFileDialog, QLabel
 
+from app.page_table import PAGE_KEYS
 from core.ir.serialize import read_document
 from core.store import Store
 from tests.support import EXAMPLES
@@ -49,7 +50,7 @@ def test_no_page_grows_the_window(qtbot, stored, screen):
     window.resize(screen)
     window.load(EXAMPLES / "involution.json")
     window.load(SEQUENCE)
-    for key in ("editor", "sequences", "search", "explorer", "gallery", "editor"):
+    for key in (*PAGE_KEYS, "editor"):
         visit(qtbot, window, key)
         assert window.size() == screen, f"the {key} page resized the window to {window.size().toTuple()}"
         hint = window.minimumSizeHint()
@@ -58,10 +59,12 @@ def test_no_page_grows_the_window(qtbot, stored, screen):
     assert window.size() == screen
 
     visit(qtbot, window, "explorer")
-    window.explore.show_jobs()  # a dock at the bottom: the results keep five rows in view
+    window.explore.show_jobs()  # a dock at the bottom: the plot keeps half the page, the results two rows
     qtbot.waitUntil(window.is_idle, timeout=20_000)
-    table = window.explore.view.browser.table
-    assert window.size() == screen and table.viewport().height() >= 5 * table.verticalHeader().defaultSectionSize()
+    view = window.explore.view
+    table = view.browser.table
+    assert window.size() == screen and table.viewport().height() >= 2 * table.verticalHeader().defaultSectionSize()
+    assert view.plot.height() >= view.height() / 2
 
 
 def test_the_sequences_page_saves_undoes_and_evaluates_its_sequence(qtbot, stored, tmp_path, monkeypatch):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from core.analysis.summary import Summary
@@ -14,7 +15,8 @@ from core.ir.errors import BindingError
 
 from .canvas_labels import totals
 
-MIN_WIDTH, MAX_WIDTH = 260, 520  # px of the field; within them it is as wide as its text
+MIN_WIDTH, MAX_WIDTH = 200, 520  # px of the field; within them it is as wide as its text
+FIELD_SHARE = 0.42  # of the bar's width, the field's at most
 TEXT_MARGIN = 28  # px around the text inside the field (padding, border, cursor)
 
 
@@ -51,13 +53,32 @@ class BindingsBar(QWidget):
         layout.addWidget(self.totals, 3)
         self._shown: dict[str, int] | None = None
         self.edit.editingFinished.connect(self._apply)
+        self.edit.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        """Undo in the field takes back the whole entry not yet applied (the line edit's own undo
+        took back a keystroke at a time, leaving "G=", refused when focus left)."""
+        undo = event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and event.matches(
+            QKeySequence.StandardKey.Undo
+        )
+        if watched is self.edit and undo and self.edit.text() != self._shown_text():
+            if event.type() == QEvent.Type.KeyPress:
+                self.edit.setText(self._shown_text())
+                self.edit.setModified(False)
+                self._mark(None)
+            event.accept()
+            return event.type() == QEvent.Type.KeyPress
+        return False
+
+    def _shown_text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in (self._shown or {}).items())
 
     def set_bindings(self, bindings: dict[str, int]) -> None:
         """Show the document's bindings (again only when they changed: an entry being fixed stays)."""
         if bindings == self._shown:
             return
         self._shown = dict(bindings)
-        self.edit.setText(", ".join(f"{k}={v}" for k, v in bindings.items()))
+        self.edit.setText(self._shown_text())
         self._mark(None)
 
     def show_summary(self, summary: Summary) -> None:
@@ -66,9 +87,15 @@ class BindingsBar(QWidget):
         self.totals.style().polish(self.totals)
 
     def _fit_text(self, text: str) -> None:
-        """Widen the field to show the whole text, as far as MAX_WIDTH (the totals give way)."""
+        """Widen the field to show the whole text, as far as MAX_WIDTH and FIELD_SHARE of the bar
+        (the totals give way, down to two lines on a small window; a longer text scrolls)."""
         wanted = self.edit.fontMetrics().horizontalAdvance(text) + TEXT_MARGIN
-        self.edit.setMinimumWidth(min(max(MIN_WIDTH, wanted), MAX_WIDTH))
+        room = max(MIN_WIDTH, int(self.width() * FIELD_SHARE))
+        self.edit.setMinimumWidth(min(max(MIN_WIDTH, wanted), MAX_WIDTH, room))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_text(self.edit.text())
 
     def _apply(self) -> None:
         if not self.edit.isModified():  # focus leaving an untouched field changes nothing
@@ -76,7 +103,8 @@ class BindingsBar(QWidget):
         self.edit.setModified(False)
         try:
             bindings = parse_bindings(self.edit.text())
-            check_names(bindings, self.known(), "the operator")
+            # names the document binds already stay (a template binds K=3 for the KxK nodes to come)
+            check_names(bindings, {*self.known(), *(self._shown or {})}, "the operator")
         except BindingError as e:
             self._mark(str(e))
             return

@@ -5,6 +5,8 @@ from graph.check_connect, so the canvas decides nothing about the model."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen, QTransform, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QMenu
@@ -15,18 +17,24 @@ from core.ir.layout import CANVAS_ASPECT, layered_layout
 from core.ir.primitives import REGISTRY
 
 from .. import theme
-from .canvas_items import EdgeItem, HintItem, NodeItem, PortItem, WireItem
+from .canvas_items import TEXT_PT, EdgeItem, HintItem, NodeItem, PortItem, WireItem
 from .canvas_labels import edge_label, node_info
 from .document import OperatorDocument
 from .palette import primitive_from_mime
 
 GRID = 10.0
-READABLE_ZOOM = 0.7  # fitting a graph never shrinks it below this: the smallest card text stays >= 8 px
+READABLE_TEXT_PX = 9.0  # the smallest card text, on screen, that a graph opens at
+READABLE_ZOOM = READABLE_TEXT_PX / (TEXT_PT * 96 / 72)  # opening never shrinks a graph below this
+FIT_MARGIN = 24.0  # scene units around the cards when fitting
 MAX_FIT_ZOOM = 1.25  # nor blows a small one up beyond this
+MIN_ZOOM, MAX_ZOOM = 0.15, 4.0
+ICON_PROPERTY = "tesseraIcon"  # an action's icon name, kept to draw it in another theme
+BUILD_STEP = 250  # cards and wires made between two progress reports of a graph's opening
 
 
 class OperatorScene(QGraphicsScene):
     statusMessage = Signal(str)  # why a connection was refused, what a drag would do
+    building = Signal(int, int)  # set_document's progress: items made, of how many (every BUILD_STEP)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -53,10 +61,15 @@ class OperatorScene(QGraphicsScene):
         self._edges.clear()
         self.document = document
         graph = document.graph
-        for node in graph.g.nodes:
+        total = graph.g.number_of_nodes() + graph.g.number_of_edges()
+        for done, node in enumerate(graph.g.nodes, 1):
             self._add_node(node)
-        for src, dst, port in graph.edges():
+            if done % BUILD_STEP == 0:
+                self.building.emit(done, total)
+        for done, (src, dst, port) in enumerate(graph.edges(), graph.g.number_of_nodes() + 1):
             self._add_edge(src, dst, port)
+            if done % BUILD_STEP == 0:
+                self.building.emit(done, total)
         graph.subscribe(self._on_graph_event)
         document.summaryChanged.connect(self.refresh)
         self._label_wires()  # the cards were just made from this summary
@@ -308,24 +321,24 @@ class OperatorView(QGraphicsView):
     # zoom and pan ---------------------------------------------------------------
     def zoom(self, factor: float) -> None:
         current = self.transform().m11()
-        self._zoom_to(min(max(current * factor, 0.15), 4.0))
+        self._zoom_to(min(max(current * factor, MIN_ZOOM), MAX_ZOOM))
 
     def _zoom_to(self, zoom: float) -> None:
         self.setTransform(QTransform.fromScale(zoom, zoom))
         self.operator_scene.set_zoom(zoom)
 
-    def fit_all(self) -> None:
-        """The whole graph if it fits at a readable zoom; else readable, from the input onwards
-        (the rest is a scroll away)."""
+    def fit_all(self, readable: bool = False) -> None:
+        """The whole graph (Zoom to Fit). `readable` (opening a file): the whole graph if it fits
+        at a readable zoom; else readable, from the input onwards (the rest is a scroll away)."""
         rect = self.operator_scene.nodes_rect()
         if rect.isNull():
             return
-        margin = rect.adjusted(-40, -40, 40, 40)
+        margin = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
         viewport = self.viewport().rect()
         fit = min(viewport.width() / margin.width(), viewport.height() / margin.height())
-        zoom = min(max(fit, READABLE_ZOOM), MAX_FIT_ZOOM)
+        zoom = min(max(fit, READABLE_ZOOM if readable else MIN_ZOOM), MAX_FIT_ZOOM)
         self._zoom_to(zoom)
-        if fit >= READABLE_ZOOM:
+        if fit >= zoom:
             self.centerOn(rect.center())
         else:  # from the top left, where the input is; centred on an axis that fits
             half_w, half_h = viewport.width() / zoom / 2, viewport.height() / zoom / 2
@@ -342,13 +355,13 @@ class OperatorView(QGraphicsView):
         """Fit the graph now, or as soon as the view has its real size."""
         self._fit_pending = True
         if self.isVisible():
-            self.fit_all()
+            self.fit_all(readable=True)
             self._fit_pending = False
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if self._fit_pending and self.isVisible():
-            self.fit_all()
+            self.fit_all(readable=True)
             self._fit_pending = False
 
     def wheelEvent(self, event: QWheelEvent) -> None:
@@ -447,15 +460,16 @@ def _snap(p: QPointF) -> tuple[float, float]:
     return round(p.x() / GRID) * GRID, round(p.y() / GRID) * GRID
 
 
-def canvas_actions(view: OperatorView) -> dict[str, QAction]:
-    """Delete and zoom actions bound to a canvas, for the window's menus and toolbar."""
+def canvas_actions(view: OperatorView, delete: Callable[[], None] | None = None) -> dict[str, QAction]:
+    """Delete and zoom actions bound to a canvas, for the window's menus and toolbar (`delete`:
+    what Delete does, if more than deleting the canvas's selection)."""
     scene = view.operator_scene
     spec = {
         "delete": (
             "Delete",
             "delete",
             [QKeySequence.StandardKey.Delete, QKeySequence(Qt.Key.Key_Backspace)],
-            scene.delete_selection,
+            delete or scene.delete_selection,
         ),
         "select_all": ("Select All", None, [QKeySequence.StandardKey.SelectAll], scene.select_all),
         "zoom_in": (
@@ -465,7 +479,7 @@ def canvas_actions(view: OperatorView) -> dict[str, QAction]:
             lambda: view.zoom(1.25),
         ),
         "zoom_out": ("Zoom Out", "zoom-out", [QKeySequence.StandardKey.ZoomOut], lambda: view.zoom(0.8)),
-        "zoom_fit": ("Zoom to Fit", "zoom-fit", [QKeySequence("Ctrl+0")], view.fit_all),
+        "zoom_fit": ("Zoom to Fit", "zoom-fit", [QKeySequence("Ctrl+0")], lambda: view.fit_all()),
         "layout": (
             "Auto-layout",
             "layout",
@@ -478,6 +492,7 @@ def canvas_actions(view: OperatorView) -> dict[str, QAction]:
         action = QAction(text, view)
         if icon_name:
             action.setIcon(theme.icon(icon_name))
+            action.setProperty(ICON_PROPERTY, icon_name)  # the window draws it again in another theme
         action.setShortcuts(shortcuts)
         action.triggered.connect(slot)
         actions[key] = action

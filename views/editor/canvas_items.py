@@ -14,9 +14,11 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGrap
 from .. import theme
 
 NODE_WIDTH = 168.0
-HEADER_HEIGHT = 24.0
+HEADER_HEIGHT = 26.0
 RETURN_STEP, RETURN_CLEARANCE = 24.0, 70.0  # a wire back to the left: its step out of a port, its drop below
-LINE_HEIGHT = 15.0
+LINE_HEIGHT = 17.0
+#: the cards' type sizes (points): the smallest, at the zoom a graph opens at, is still readable
+TITLE_PT, TEXT_PT = 9.5, 9.0
 PADDING = 7.0
 PORT_RADIUS = 5.0
 PORT_HIT_PX = 14.0  # diameter of a port's hit area on screen, at any zoom (drawn ports stay small)
@@ -83,7 +85,7 @@ class PortItem(QGraphicsItem):
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         color = {"accept": QColor(theme.ACCEPT), "refuse": theme.severity_color("error")}.get(
-            self.feedback, theme.category_color(self.node.info.category)
+            self.feedback or "", theme.category_color(self.node.info.category)
         )
         r = PORT_RADIUS + (1.5 if self._hover or self.feedback else 0)
         painter.setPen(QPen(color, 2))
@@ -204,18 +206,18 @@ class NodeItem(QGraphicsItem):
         painter.restore()
 
         text_left, text_width = rect.left() + PADDING, rect.width() - 2 * PADDING
-        painter.setFont(theme.ui_font(8.5, bold=True))
+        painter.setFont(theme.ui_font(TITLE_PT, bold=True))
         painter.setPen(QColor("#ffffff"))
         title_rect = QRectF(rect.left() + PADDING, rect.top(), rect.width() - 2 * PADDING, HEADER_HEIGHT)
         painter.drawText(title_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, self.info.title)
         if self.info.title.lower() != self.node_id:  # the id in the room the title leaves (never over it)
-            room = text_width - QFontMetricsF(theme.ui_font(8.5, bold=True)).horizontalAdvance(self.info.title) - 8
-            painter.setFont(theme.ui_font(7.5))
+            room = text_width - QFontMetricsF(theme.ui_font(TITLE_PT, bold=True)).horizontalAdvance(self.info.title) - 8
+            painter.setFont(theme.ui_font(TEXT_PT))
             painter.setPen(QColor(255, 255, 255, 200))
             painter.drawText(
                 title_rect,
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                _elide(self.node_id, theme.ui_font(7.5), min(80, max(room, 0))),
+                _elide(self.node_id, theme.ui_font(TEXT_PT), min(80, max(room, 0))),
             )
         badge = {"error": "!", "pending": "?"}.get(self.info.state)
         if badge:
@@ -233,12 +235,12 @@ class NodeItem(QGraphicsItem):
             y += LINE_HEIGHT
 
         if len(self.inputs) > 1:  # name the ports of a multi-input node, just outside the card
-            painter.setFont(theme.ui_font(7))
+            painter.setFont(theme.ui_font(TEXT_PT))
             painter.setPen(QColor(theme.TEXT_MUTED))
             for port in self.inputs:
                 p = port.pos()
                 painter.drawText(
-                    QRectF(p.x() - 34, p.y() - 16, 28, 10),
+                    QRectF(p.x() - 34, p.y() - 18, 28, 14),
                     Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                     port.name,
                 )
@@ -279,7 +281,9 @@ class EdgeItem(QGraphicsPathItem):
             node.update()
 
     def endpoints(self) -> tuple[QPointF, QPointF]:
-        return self.src.output.scenePos(), self.dst.inputs[self.port].scenePos()
+        output = self.src.output
+        assert output is not None  # an edge leaves a node that has an output port
+        return output.scenePos(), self.dst.inputs[self.port].scenePos()
 
     def update_path(self) -> None:
         a, b = self.endpoints()
@@ -390,16 +394,16 @@ def _length(p: QPointF) -> float:
 
 def card_font(kind: str) -> QFont:
     """Shapes in a fixed-width font (their brackets line up), the rest in the UI font."""
-    return theme.mono_font(7.5) if kind in ("shape", "numeric") else theme.ui_font(7.5)
+    return theme.mono_font(TEXT_PT) if kind in ("shape", "numeric") else theme.ui_font(TEXT_PT)
 
 
 def wrap(text: str, font: QFont, width: float) -> list[str]:
     """`text` in lines no wider than `width`, broken after a separator (a shape's ', ' stays at
-    the end of its line, a cost line's ' · ' goes); a piece with no separator to break at stays
-    whole (and is elided when drawn)."""
+    the end of its line, a cost line's ' · ' and the space between parameters go); a piece with
+    no separator to break at stays whole (and is elided when drawn)."""
     metrics = QFontMetricsF(font)
     lines, line = [], ""
-    for piece in re.findall(r".+?(?:, | · |$)", text):  # each piece keeps the separator after it
+    for piece in re.findall(r".+?(?:, | · |  |$)", text):  # each piece keeps the separator after it
         if line and metrics.horizontalAdvance(line + piece.rstrip()) > width:
             lines.append(line.rstrip().removesuffix(" ·"))
             line = ""

@@ -5,7 +5,7 @@ and TVM are never imported there; arguments and answer are plain JSON."""
 from __future__ import annotations
 
 from core.ir.serialize import graph_from_document
-from core.jobs.entry_points import resolve
+from core.jobs.code_paths import resolve
 from core.jobs.errors import TargetError
 
 GENERATORS = {

@@ -14,6 +14,7 @@ from .. import theme
 NODE_ROLE = Qt.ItemDataRole.UserRole
 FIX_COLUMN = 3
 ITEM_PADDING = 3  # px above and below a row's content (QTreeView::item in style.qss): item widgets sit inside it
+MAX_ROWS_SHOWN = 6  # the panel asks for room for this many rows at most (more scroll)
 
 
 class DiagnosticsPanel(QTreeWidget):
@@ -68,6 +69,18 @@ class DiagnosticsPanel(QTreeWidget):
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.addTopLevelItem(item)
 
+    def content_height(self) -> int:
+        """The height that shows every row (up to MAX_ROWS_SHOWN) and the header: one line of
+        "No problems" asks for one row's room, not a fixed share of the window."""
+        self.ensurePolished()  # asked before it first shows: its style sheet's paddings count
+        self.header().ensurePolished()
+        line = self.fontMetrics().height()
+        rows = self._rows()[:MAX_ROWS_SHOWN]
+        least = max(self.sizeHintForRow(0), line + 2 * ITEM_PADDING + 4)
+        body = sum(max(self.visualItemRect(item).height(), least) for item in rows)
+        header = 0 if self.isHeaderHidden() else max(self.header().sizeHint().height(), line + 12)
+        return header + body + 2 * self.frameWidth() + 2
+
     def _choice_buttons(self, var: str, values: tuple[str, ...]) -> QWidget:
         box = QWidget()
         layout = QHBoxLayout(box)
@@ -86,15 +99,18 @@ class DiagnosticsPanel(QTreeWidget):
     def choices(self) -> dict[str, list[QToolButton]]:
         """Variable -> its candidate buttons, for tests."""
         out: dict[str, list[QToolButton]] = {}
-        for i in range(self.topLevelItemCount()):
-            widget = self.itemWidget(self.topLevelItem(i), FIX_COLUMN)
+        for item in self._rows():
+            widget = self.itemWidget(item, FIX_COLUMN)
             for button in widget.findChildren(QToolButton) if widget is not None else ():
                 out.setdefault(button.text().split(" = ")[0], []).append(button)
         return out
 
     def messages(self) -> list[tuple[str, str, str]]:
         """(severity, node, message) per row, for tests and the status bar."""
-        return [tuple(self.topLevelItem(i).text(c) for c in range(3)) for i in range(self.topLevelItemCount())]
+        return [(item.text(0), item.text(1), item.text(2)) for item in self._rows()]
+
+    def _rows(self) -> list[QTreeWidgetItem]:
+        return [item for i in range(self.topLevelItemCount()) if (item := self.topLevelItem(i)) is not None]
 
     def _clicked(self, item: QTreeWidgetItem) -> None:
         node = item.data(0, NODE_ROLE)

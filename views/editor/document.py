@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 from core.analysis.summary import Summary, summarize
 from core.ir.editing import Editor
 from core.ir.graph import INPUT, OUTPUT, OperatorGraph
-from core.ir.layout import layered_layout
+from core.ir.layout import lay_out_if_stacked, layered_layout
 from core.ir.primitives import make
 from core.ir.serialize import load_operator, save_operator
 from resources import EXAMPLES
@@ -43,21 +43,38 @@ def new_graph(template: str = "pointwise") -> OperatorGraph:
     return graph
 
 
+def read_operator_file(path: str | Path) -> tuple[OperatorGraph, Path, Summary]:
+    """What opening a file computes, Qt-free (a thread may run it): its graph, laid out if
+    the file has no positions (core.ir.layout.lay_out_if_stacked), and its summary."""
+    graph = load_operator(path)
+    lay_out_if_stacked(graph)
+    return graph, Path(path), summarize(graph)
+
+
 class OperatorDocument(QObject):
     summaryChanged = Signal()  # after every edit, undo, redo or change of bindings
     historyChanged = Signal()  # undo/redo availability or the modified flag changed
 
-    def __init__(self, graph: OperatorGraph | None = None, path: str | Path | None = None, parent=None):
+    def __init__(
+        self,
+        graph: OperatorGraph | None = None,
+        path: str | Path | None = None,
+        parent=None,
+        summary: Summary | None = None,
+    ):
+        """`summary`: the graph's, when the caller made it already (views.editor.opening)."""
         super().__init__(parent)
         self.graph = graph if graph is not None else new_graph()
         self.path = Path(path) if path else None
         self.editor = Editor(self.graph, on_change=self._history_changed)
-        self.summary: Summary = summarize(self.graph)
+        self.summary: Summary = summary if summary is not None else summarize(self.graph)
 
     @classmethod
     def open(cls, path: str | Path, parent=None) -> OperatorDocument:
-        """Raises FormatError (a TesseraError) with the file and element at fault."""
-        return cls(load_operator(path), path, parent)
+        """Raises FormatError (a TesseraError) with the file and element at fault. A file
+        without positions is laid out (core.ir.layout.lay_out_if_stacked)."""
+        graph, path, summary = read_operator_file(path)
+        return cls(graph, path, parent, summary)
 
     def save(self, path: str | Path | None = None) -> None:
         """Write the file; an operator nobody named takes the file's name (my_conv.json: my_conv)."""

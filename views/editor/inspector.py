@@ -40,22 +40,23 @@ class ParamField(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
+        self.editor: QSpinBox | QComboBox | QLineEdit
         if param.kind in ("dim", "int"):
-            self.editor = QSpinBox()
-            self.editor.setRange(-16, 16) if param.kind == "dim" else self.editor.setRange(-4096, 4096)
-            self.editor.setKeyboardTracking(False)  # one commit per typed value, not per keystroke
-            self.editor.valueChanged.connect(lambda v: self._commit(param.name, v))
+            spin = self.editor = QSpinBox()
+            spin.setRange(-16, 16) if param.kind == "dim" else spin.setRange(-4096, 4096)
+            spin.setKeyboardTracking(False)  # one commit per typed value, not per keystroke
+            spin.valueChanged.connect(lambda v: self._commit(param.name, v))
         elif param.kind == "choice":
-            self.editor = QComboBox()
-            self.editor.addItems(list(param.choices))
-            self.editor.activated.connect(lambda i: self._commit(param.name, param.choices[i]))
+            combo = self.editor = QComboBox()
+            combo.addItems(list(param.choices))
+            combo.activated.connect(lambda i: self._commit(param.name, param.choices[i]))
         else:
-            self.editor = QLineEdit()
-            self.editor.setPlaceholderText(
+            line = self.editor = QLineEdit()
+            line.setPlaceholderText(
                 {"size": "e.g. K or C_out/G", "dims": "e.g. 0, 1"}[param.kind]
                 + (" (empty: none)" if param.optional else "")
             )
-            self.editor.editingFinished.connect(self._text_finished)
+            line.editingFinished.connect(lambda: self._text_finished(line))
         self.editor.setToolTip(param.doc)
         layout.addWidget(self.editor, 1)
         self.hint = QLabel()
@@ -75,9 +76,9 @@ class ParamField(QWidget):
         self.hint.setText(hint)
         self.hint.setVisible(bool(hint))
 
-    def _text_finished(self) -> None:
-        text = self.editor.text().strip()
-        self.editor.setModified(False)
+    def _text_finished(self, line: QLineEdit) -> None:
+        text = line.text().strip()
+        line.setModified(False)
         try:
             value = parse_text(self.param, text)
         except ValueError as e:
@@ -120,6 +121,7 @@ class Inspector(QScrollArea):
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no Tab stop of its own: its fields have theirs
         body = QWidget()
         body.setObjectName("inspectorBody")
         self.setWidget(body)
@@ -157,14 +159,20 @@ class Inspector(QScrollArea):
         for w in (self.title, self.subtitle, self.name_frame, self.doc, self.form_frame, self.error, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
-        self.document: OperatorDocument | None = None
+        self._document: OperatorDocument | None = None  # set_document gives it one before use
         self.node: str | None = None
         self.fields: dict[str, ParamField] = {}
 
+    @property
+    def document(self) -> OperatorDocument:
+        if self._document is None:
+            raise RuntimeError("the inspector has no document before set_document()")
+        return self._document
+
     def set_document(self, document: OperatorDocument) -> None:
-        if self.document is not None:
-            self.document.summaryChanged.disconnect(self.refresh)
-        self.document = document
+        if self._document is not None:
+            self._document.summaryChanged.disconnect(self.refresh)
+        self._document = document
         document.summaryChanged.connect(self.refresh)
         self.show_node(None)
 
@@ -183,12 +191,12 @@ class Inspector(QScrollArea):
         self.refresh()
 
     def refresh(self) -> None:
-        graph = self.document.graph
-        if self.node is not None and self.node not in graph.g:
+        graph, node = self.document.graph, self.node
+        if node is not None and node not in graph.g:
             self.show_node(None)
             return
-        self.name_frame.setVisible(self.node is None)
-        if self.node is None:
+        self.name_frame.setVisible(node is None)
+        if node is None:
             self.title.setText(self.document.operator_name)
             self.subtitle.setText("operator")
             if not (self.name_edit.hasFocus() and self.name_edit.isModified()):
@@ -199,23 +207,23 @@ class Inspector(QScrollArea):
             self.form_frame.setVisible(False)
             return
         self.form_frame.setVisible(bool(self.fields))
-        if self.node in (INPUT, OUTPUT):
-            self.title.setText(self.node.capitalize())
+        if node in (INPUT, OUTPUT):
+            self.title.setText(node.capitalize())
             self.subtitle.setText("declared tensor")
             self.doc.setText(
                 "The operator's input tensor (batch implicit)."
-                if self.node == INPUT
+                if node == INPUT
                 else "The shape the operator must produce: [" + ", ".join(graph.output_shape) + "]."
             )
         else:
-            prim = graph.prim(self.node)
+            prim = graph.prim(node)
             color = theme.CATEGORY_COLORS[prim.category]
             self.title.setText(prim.title)
             self.subtitle.setText(
-                f"<span style='color:{color}'>●</span> {prim.category} · <code>{prim.op}</code> · {escape(self.node)}"
+                f"<span style='color:{color}'>●</span> {prim.category} · <code>{prim.op}</code> · {escape(node)}"
             )
             self.doc.setText(prim.doc)
-            first_input = self._input_shape()
+            first_input = self._input_shape(node)
             for param in prim.spec:
                 value = prim.params[param.name]
                 hint = ""
@@ -226,7 +234,7 @@ class Inspector(QScrollArea):
                         else "out of range"
                     )
                 self.fields[param.name].set_value(value, hint)
-        self.facts.setText(self._node_facts())
+        self.facts.setText(self._node_facts(node))
 
     def _rename(self) -> None:
         if not self.name_edit.isModified():
@@ -239,20 +247,23 @@ class Inspector(QScrollArea):
         else:
             self.error.clear()
 
-    def _input_shape(self):
-        srcs = self.document.graph.inputs_of(self.node)
+    def _input_shape(self, node: str):
+        srcs = self.document.graph.inputs_of(node)
         return self.document.summary.shapes.shapes.get(srcs[0]) if srcs and srcs[0] else None
 
     def _commit(self, name: str, value) -> None:
         if isinstance(value, Exception):
             self.error.setText(str(value))
             return
-        prim = self.document.graph.prim(self.node)
+        node = self.node
+        if node is None:  # fields are shown for a node only
+            return
+        prim = self.document.graph.prim(node)
         if prim.params[name] == value:
             self.error.clear()
             return
         try:
-            self.document.editor.set_params(self.node, **{name: value})
+            self.document.editor.set_params(node, **{name: value})
         except TesseraError as e:
             self.error.setText(str(e))
             self.refresh()  # show the value that is really in the graph
@@ -260,14 +271,14 @@ class Inspector(QScrollArea):
             self.error.clear()
 
     # read-only facts ------------------------------------------------------------
-    def _node_facts(self) -> str:
+    def _node_facts(self, node: str) -> str:
         summary = self.document.summary
-        graph, report, node = summary.graph, summary.shapes, self.node
+        graph, report = summary.graph, summary.shapes
         numeric = summary.numeric_shapes or {}
         rows = []
         for port, src in zip(graph.ports(node), graph.inputs_of(node)):
             shape = report.shapes.get(src) if src else None
-            rows.append((f"in ({port})", f"{src or '—'}: {_shape(shape, numeric.get(src))}"))
+            rows.append((f"in ({port})", f"{src or '—'}: {_shape(shape, numeric.get(src) if src else None)}"))
         rows.append(("got" if node == OUTPUT else "out", _shape(report.shapes.get(node), numeric.get(node))))
         cost = summary.cost.nodes.get(node)
         numbers = (summary.numeric_cost or {}).get("nodes", {}).get(node)

@@ -167,23 +167,19 @@ class PrimitivePalette(QWidget):
                 seen.add(op)
             names = [name for key, name, _ in FAMILIES if key in cls.families]
             leaf.setText(0, f"{cls.title} ({', '.join(names)})" if words and len(names) > 1 else cls.title)
-        for top in (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())):
-            for group in (top.child(j) for j in range(top.childCount())):
-                group.setHidden(all(group.child(k).isHidden() for k in range(group.childCount())))
-            top.setHidden(all(top.child(j).isHidden() for j in range(top.childCount())))
+        for top in _children(self.tree.invisibleRootItem()):
+            for group in _children(top):
+                group.setHidden(all(leaf.isHidden() for leaf in _children(group)))
+            top.setHidden(all(group.isHidden() for group in _children(top)))
         self.tree.expandAll()
 
     def visible_ops(self) -> list[str]:
         return sorted({leaf.data(0, OP_ROLE) for leaf in self._leaves() if not _hidden(leaf)})
 
     def _leaves(self) -> list[QTreeWidgetItem]:
-        out = []
-        for i in range(self.tree.topLevelItemCount()):
-            top = self.tree.topLevelItem(i)
-            for j in range(top.childCount()):
-                group = top.child(j)
-                out += [group.child(k) for k in range(group.childCount())]
-        return out
+        """The primitives, under their family and group."""
+        root = self.tree.invisibleRootItem()
+        return [leaf for top in _children(root) for group in _children(top) for leaf in _children(group)]
 
     def _activated(self, item: QTreeWidgetItem) -> None:
         op = item.data(0, OP_ROLE)
@@ -191,7 +187,11 @@ class PrimitivePalette(QWidget):
             self.primitiveActivated.emit(op)
 
 
-def _hidden(item: QTreeWidgetItem) -> bool:
+def _children(item: QTreeWidgetItem) -> list[QTreeWidgetItem]:
+    return [child for i in range(item.childCount()) if (child := item.child(i)) is not None]
+
+
+def _hidden(item: QTreeWidgetItem | None) -> bool:
     while item is not None:
         if item.isHidden():
             return True

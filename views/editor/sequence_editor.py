@@ -9,6 +9,7 @@ to the window, which opens it like a drawn operator."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -195,7 +196,7 @@ class SequenceEditor(QWidget):
         menu = QMenu(self)
         self.add_actions: dict[str, QAction] = {}
         for op in STEP_PARAMS:
-            action = menu.addAction(op, lambda op=op: self.add_step(op))
+            action = menu.addAction(op, partial(self.add_step, op))
             action.setToolTip(STEP_DOCS[op])
             self.add_actions[op] = action
         menu.setToolTipsVisible(True)
@@ -324,6 +325,7 @@ class SequenceEditor(QWidget):
         else:  # the nest after the selected step; with none selected, after the whole sequence
             reached = [s for s in self.report.steps[: row + 1 if has else None] if s.after is not None]
             program = reached[-1].after if reached else self.report.start
+            assert program is not None  # the steps kept have a nest after them
             last = reached[-1].index + 1 if reached else 0
             if has or not reached:
                 title = f"Loop nest after step {last}" if reached else "Loop nest before any step"
@@ -352,7 +354,13 @@ class SequenceEditor(QWidget):
             self.params_box.setTitle("Step")
             return
         step = self.sequence.steps[row]
-        self.params_box.setTitle(f"{step.op}: {STEP_DOCS[step.op]}")
+        # the step's name in the title, what it does wrapped below: a title as long as the
+        # description widened the whole column with each step selected
+        self.params_box.setTitle(step.op)
+        doc = QLabel(STEP_DOCS[step.op])
+        doc.setObjectName("hint")
+        doc.setWordWrap(True)
+        self.params.addRow(doc)
         for name, kind in STEP_PARAMS[step.op].items():
             value = step.params[name]
             field = QLineEdit(", ".join(map(str, value)) if isinstance(value, tuple) else str(value))
@@ -382,23 +390,24 @@ class SequenceEditor(QWidget):
             self.params.addRow(hint)
 
     def _show_totals(self) -> None:
-        final = self.report.final if self.report else None
-        if final is None:
-            self.totals.setText("No result: a step cannot be applied." if self.report else self.problem)
+        report = self.report
+        final = report.final if report else None
+        if report is None or final is None:
+            self.totals.setText("No result: a step cannot be applied." if report else self.problem)
             self.open_button.setEnabled(False)
             return
-        if self.report.operator_problem:
-            self.totals.setText(f"No result: the resulting operator cannot be built: {self.report.operator_problem}")
+        if report.operator_problem:
+            self.totals.setText(f"No result: the resulting operator cannot be built: {report.operator_problem}")
             self.open_button.setEnabled(False)
             return
         op = result_operator(final, self.result_name)
-        base = result_operator(self.report.start).totals()
+        base = result_operator(report.start).totals()
         t = op.totals()
         parts = f" ({len(op.graphs)} parts joined by concat)" if len(op.graphs) > 1 else ""
         self.totals.setText(
             f"Result{parts}: {t['flops']:,} FLOPs ({t['flops'] / base['flops']:.0%} of the start), "
             f"{t['params']:,} parameters ({t['params'] / base['params']:.0%})"
-            + ("" if self.report.legal else "; some steps are illegal")
+            + ("" if report.legal else "; some steps are illegal")
         )
         self.open_button.setEnabled(True)
 
@@ -424,7 +433,7 @@ class SequenceEditor(QWidget):
         if row >= len(self.sequence.steps) or not self.fields:
             return
         step = self.sequence.steps[row]
-        params = {}
+        params: dict[str, object] = {}
         for name, kind in STEP_PARAMS[step.op].items():
             text = self.fields[name].text()
             values = [v.strip() for v in text.split(",") if v.strip()]

@@ -1,5 +1,7 @@
-"""The Explore side of the window: Evaluate/Tune requests, the job monitor, the live
-Pareto plot, the paged results browser, tuning convergence and side-by-side comparison.
+"""The Explorer page's widgets and the dialogs it opens: the live Pareto plot, the paged
+results browser and result panel, tuning convergence, side-by-side comparison, the job and
+accuracy monitors, and the Evaluate/Tune, accuracy, device and runner dialogs. The window
+opens them and turns their requests into jobs in app.gui.explore and app.gui.accuracy.
 
 Every view here reads the results store through one ExplorerSession (session.py):
 heavy reads run in a reader thread with its own SQLite connection, jobs run in worker

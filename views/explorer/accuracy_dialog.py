@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QCheckBox, QDialogButtonBox, QFormLayout, QLabel, 
 
 from core.train.paired import SEEDS
 from core.train.requests import AccuracyRequest
+from core.train.sequential import DEFAULT_RULE
 
 from ..evaluation_forms import DeploymentForm, ProxyTaskForm, whole
 from .request_dialog import RequestDialog
@@ -34,7 +35,19 @@ class AccuracyDialog(RequestDialog):
             "paired difference with its 95% interval",
             special="no test",
         )
+        rule = DEFAULT_RULE
+        self.until_decided = QCheckBox(
+            f"Add test seeds until the verdict decides ({rule.first}, then {rule.step} more at a time up to {rule.cap})"
+        )
+        self.until_decided.setToolTip(
+            "Stop as soon as the paired interval lies entirely above or below the margin, with the error spread "
+            "over the looks; uncheck to train a fixed number of seeds"
+        )
+        self.until_decided.setChecked(True)
+        self.seeds.setEnabled(False)
+        self.until_decided.toggled.connect(self._enable)
         seeds_row = QFormLayout()
+        seeds_row.addRow(self.until_decided)
         seeds_row.addRow("Test seeds", self.seeds)
         self.fisher_only = QCheckBox("Fisher Potential only (seconds: no training)")
         self.e2e = QCheckBox("Time the network end to end, tuned against the tuned original")
@@ -59,8 +72,9 @@ class AccuracyDialog(RequestDialog):
 
     def _enable(self) -> None:
         training = not self.fisher_only.isChecked()
-        for widget in (self.proxy.epochs, self.proxy.batches, self.seeds, self.e2e):
+        for widget in (self.proxy.epochs, self.proxy.batches, self.until_decided, self.e2e):
             widget.setEnabled(training)
+        self.seeds.setEnabled(training and not self.until_decided.isChecked())
         self.deployment.setEnabled(training and self.e2e.isChecked())
 
     def request(self) -> AccuracyRequest:
@@ -71,6 +85,7 @@ class AccuracyDialog(RequestDialog):
             epochs=self.proxy.epochs.value(),
             max_batches=self.proxy.batches.value() or None,
             seeds=self.seeds.value(),
+            rule=DEFAULT_RULE if self.until_decided.isChecked() else None,
             fisher_only=self.fisher_only.isChecked(),
             deploy=self.deployment.settings() if timed else None,
         )

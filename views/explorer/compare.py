@@ -31,24 +31,12 @@ from core.store import MAXIMIZE
 from .. import theme
 from ..editor.canvas import OperatorScene, OperatorView
 from ..editor.document import OperatorDocument
-from ..result_columns import BY_KEY
+from ..result_columns import BY_KEY, FIGURES
 from .session import ExplorerSession
 
-NUMBERS = (
-    "latency_ms",
-    "latency_std_ms",
-    "gflops",
-    "flops",
-    "params",
-    "torch_latency_ms",
-    "speedup",
-    "accuracy",
-    "fisher_potential",
-    "e2e_latency_ms",
-    "e2e_speedup",
-    "trial_count",
-)
-FACTS = ("origin", "device_name", "bindings", "tuned")
+#: the rows: where each result comes from and at what sizes (its name heads its column), then
+#: all that is known of it; the better of two is marked, and their ratio given, for an objective
+ROWS = ("origin", "device_name", "bindings", *FIGURES)
 
 
 def aligned_diff(left: list[str], right: list[str]) -> list[tuple[str | None, str | None]]:
@@ -138,16 +126,15 @@ class CompareDialog(QDialog):
 
     # -- numbers -------------------------------------------------------------------------
     def _numbers_table(self) -> QTableWidget:
-        keys = FACTS + NUMBERS
-        table = QTableWidget(len(keys), 3)
+        table = QTableWidget(len(ROWS), 3)
         table.setHorizontalHeaderLabels([*self.names, f"{self.names[1]} ÷ {self.names[0]}"])
-        table.setVerticalHeaderLabels([BY_KEY[k].title for k in keys])
+        table.setVerticalHeaderLabels([BY_KEY[k].title for k in ROWS])
         table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         table.setAlternatingRowColors(True)
         table.horizontalHeader().setStretchLastSection(True)
-        for column in range(2):
-            table.setColumnWidth(column, 260)
-        for r, key in enumerate(keys):
+        for side in range(2):
+            table.setColumnWidth(side, 260)
+        for r, key in enumerate(ROWS):
             column = BY_KEY[key]
             values = [row[key] for row in self.rows]
             better = self._better(key, values)
@@ -159,7 +146,7 @@ class CompareDialog(QDialog):
                     font.setBold(True)
                     item.setFont(font)
                 table.setItem(r, c, item)
-            if column.numeric and all(isinstance(v, (int, float)) and v for v in values) and key != "tuned":
+            if column.direction is not None and all(isinstance(v, (int, float)) and v > 0 for v in values):
                 table.setItem(r, 2, QTableWidgetItem(f"{values[1] / values[0]:.3g}×"))
         return table
 
@@ -194,7 +181,7 @@ class CompareDialog(QDialog):
         ):
             label = QLabel(name)
             label.setObjectName("barLabel")
-            editor = QPlainTextEdit("\n".join(p[side] if p[side] is not None else "" for p in self.pairs))
+            editor = QPlainTextEdit("\n".join(p[side] or "" for p in self.pairs))
             editor.setReadOnly(True)
             editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
             editor.setFont(theme.mono_font(9))

@@ -9,9 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from core.store import MINIMIZE
+from core.store.pareto import staircase
 
 from .. import theme
-from ..pareto_front import staircase
 from .plots import ColumnAxis, plot_widget
 
 

@@ -13,7 +13,6 @@ import time
 
 from PySide6.QtCore import QThreadPool, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -34,6 +33,7 @@ from core.errors import TesseraError
 
 from .. import theme
 from ..background import CallSignals, SubprocessCall
+from .record_table import list_records
 
 CHECK = "core.compile.health:check_call"
 CHECK_TIMEOUT_S = 30.0
@@ -81,13 +81,8 @@ class DevicesDialog(QDialog):
 
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(HEADERS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.setShowGrid(False)
+        list_records(self.table)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._update_buttons)
 
         self.check_button = QPushButton("Check Now")

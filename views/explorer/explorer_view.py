@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Generator
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from core.errors import TesseraError
@@ -20,6 +20,9 @@ from .results_table import ResultsBrowser
 from .selection import ResultSelection
 from .session import ExplorerSession
 from .variants import VariantsDialog
+
+PLOT_SHARE = 0.68  # of the page's height, the plot's at first: the plot is what the page is for
+PLOT_MIN_HEIGHT = 180  # px: docks and the results below never squeeze the plot under this
 
 
 class ExplorerView(QWidget):
@@ -43,6 +46,7 @@ class ExplorerView(QWidget):
         self.top = QSplitter(Qt.Orientation.Horizontal)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.top)
+        self.plot_share = PLOT_SHARE
         self.notice = QLabel()  # why the store cannot be written, when it cannot
         self.notice.setObjectName("storeNotice")
         self.notice.setWordWrap(True)
@@ -56,10 +60,15 @@ class ExplorerView(QWidget):
         """Once every part is in: sizes, and the parts wired to each other and to the session."""
         self.top.setStretchFactor(0, 1)
         self.top.setSizes([1120, 380])
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(0, 1)  # room the page gains or loses is the plot's first
+        self.splitter.setStretchFactor(1, 0)
         self.splitter.setChildrenCollapsible(False)  # neither the plot nor the results vanish
-        self.splitter.setSizes([560, 340])
+        self.top.setMinimumHeight(PLOT_MIN_HEIGHT)
+        # a click gives the plot the keyboard; Tab goes on to controls that show their focus
+        self.plot.plot.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.splitter.splitterMoved.connect(self._keep_share)
+        self.splitter.installEventFilter(self)
+        self._share_plot()
         self.plot.frontChanged.connect(self.panel.show_front)
         self.panel.filterRequested.connect(self.browser.filter_edit.setText)
         self.panel.show_front(self.plot.front_ids(), self.plot.x_key, self.plot.y_key)
@@ -79,10 +88,36 @@ class ExplorerView(QWidget):
         self.browser.exportResultsRequested.connect(self.export_results)
         self.browser.filteredChanged.connect(self.plot.show_filtered)
 
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.splitter and event.type() == QEvent.Type.Resize:
+            self._share_plot()  # a dock opened or closed below: the plot keeps its share
+        return False
+
+    def _share_plot(self) -> None:
+        """The plot keeps its share of the page (PLOT_SHARE, or where the user put the splitter)
+        when a dock opens or closes below it, rather than giving all the room it loses."""
+        total = self.splitter.height() - self.splitter.handleWidth()
+        self.splitter.setSizes([round(total * self.plot_share), total - round(total * self.plot_share)])
+
+    def _keep_share(self) -> None:
+        """The user moved the splitter: the plot's share is where they put it."""
+        plot, results = self.splitter.sizes()[:2]
+        if plot + results > 0:
+            self.plot_share = plot / (plot + results)
+
+    def set_plot_share(self, share: float) -> None:
+        """The plot's share of the page (the window keeps the user's across restarts)."""
+        self.plot_share = min(max(share, 0.2), 0.9)
+        self._share_plot()
+
+    def side_splitter(self) -> QSplitter:
+        """The plot beside the result panel (the window keeps where the user left it)."""
+        return self.top
+
     def _show_notice(self) -> None:
         """Say above everything why the store is only read, and what there is to do."""
         refusal = self.session.refusal
-        if self.session.store.damage:
+        if refusal and self.session.store.damage:
             shown = f"the {self.session.frame.count:,} results" if self.session.loaded else "the results"
             lost = f" ({self.session.lost})" if self.session.lost else ""
             refusal += (

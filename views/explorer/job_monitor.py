@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QRectF, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
@@ -31,6 +30,7 @@ from core.jobs.countdown import Countdown
 from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Job, duration_text
 
 from .. import theme
+from .record_table import list_records
 from .session import ExplorerSession
 
 
@@ -51,14 +51,18 @@ JOB_ROLE = Qt.ItemDataRole.UserRole
 
 
 def elapsed_text(job: Job, now: float, left: float | None = None) -> str:
-    """'1:05' finished, '1:05, about 0:40 left' running (`left`: its time left, if known);
-    'waiting 12 s' while queued. A retried job counts from its first start."""
+    """'1:05' finished, '1:05, about 0:40 left' running (`left`: its time left, None while it is
+    not known: '1:05, estimating...'); 'waiting 12 s' while queued. Running time only: an
+    attempt taken up again counts from its start."""
     if job.state == QUEUED:
         return f"waiting {duration_text(now - (job.created or now))}"
     if job.started is None:
         return "—"
-    end = now if job.state == RUNNING else (job.finished or now)
-    return duration_text(end - job.started) + ("" if left is None else f", about {duration_text(left)} left")
+    if job.state != RUNNING:
+        return duration_text((job.finished or now) - job.started)
+    return duration_text(now - job.started) + (
+        ", estimating..." if left is None else f", about {duration_text(left)} left"
+    )
 
 
 def kind_label(kind: str, payload: dict) -> str:
@@ -123,7 +127,7 @@ class JobsModel(QAbstractTableModel):
             return HEADERS[section]
         return None
 
-    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         job = self.job(index.row())
@@ -140,11 +144,12 @@ class JobsModel(QAbstractTableModel):
             return None
         payload = job.payload
         now = time.time()
+        device = self.session.devices.get(job.device_id) if job.device_id is not None else None
         values = (
             str(job.id),
             kind_label(job.kind, payload),
             job.operator_name or "—",
-            self.session.devices.get(job.device_id, payload.get("device") or "—"),
+            device or payload.get("device") or "—",
             job.runs_on or "—",
             job.state,
             f"{round(100 * (job.progress or 0))}%",
@@ -161,7 +166,7 @@ class JobsModel(QAbstractTableModel):
 class ProgressDelegate(QStyledItemDelegate):
     """A thin rounded bar in the state's colour with the percentage beside it."""
 
-    def paint(self, painter: QPainter, option, index: QModelIndex) -> None:
+    def paint(self, painter: QPainter, option, index: QModelIndex | QPersistentModelIndex) -> None:
         job: Job = index.data(JOB_ROLE)
         self.initStyleOption(option, index)
         option.text = ""
@@ -199,17 +204,8 @@ class JobMonitor(QWidget):
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setItemDelegateForColumn(PROGRESS, ProgressDelegate(self.table))
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(24)
+        list_records(self.table, several=True, row_height=24)
         header = self.table.horizontalHeader()
-        header.setStretchLastSection(True)
-        header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         widths = {
             "#": 48,
@@ -265,10 +261,6 @@ class JobMonitor(QWidget):
     def selected_jobs(self) -> list[Job]:
         return [self.model.job(i.row()) for i in self.table.selectionModel().selectedRows()]
 
-    def select_job(self, job_id: int) -> None:
-        if job_id in self.model.ids:
-            self.table.selectRow(self.model.ids.index(job_id))
-
     def cancel_selected(self) -> None:
         ids = [j.id for j in self.selected_jobs() if j.state in (QUEUED, RUNNING)]
         self.session.cancel(ids)
@@ -291,8 +283,9 @@ class JobMonitor(QWidget):
 
     def _update(self) -> None:
         self.summary.setText(summary_text(self.session))
-        running = self.session.workers_running
-        count = self.session.supervisor.count if running else 0
+        supervisor = self.session.supervisor
+        running = supervisor is not None
+        count = supervisor.count if supervisor is not None else 0
         self.workers_label.setText(
             f"{count} worker process{'es' if count != 1 else ''}" if running else "workers stopped"
         )

@@ -1,7 +1,9 @@
 """The live Pareto plot: every result as a point (x and y chosen from the objective
 columns, each optionally logarithmic), coloured by origin, with the non-dominated front
 as a staircase. Hover names a point, click selects it, double-click opens it in the
-editor, Shift+drag (or Select mode) selects a rectangle of points.
+editor, Shift+drag (or Select mode) selects a rectangle of points. A result whose timing is in
+doubt is drawn hollow and, where an axis is timed, left off the front unless the user asks
+(the ⚠ button: core.store.pareto).
 
 Until the user picks axes, they are accuracy against tuned end-to-end speedup once a result
 has both (the question the discovery loop answers; the original network of each run is a
@@ -9,8 +11,8 @@ star at 1x and its own accuracy), and otherwise the pair that shows the most res
 axis fits its quantity: accuracy is linear within 0..1, costs and times logarithmic.
 
 One ScatterPlotItem holds the markers; its point data are result ids. At 10^5
-results only one marker per few-pixel cell and origin is drawn (thinning.py) while the
-frame keeps every point for picking. A new batch extends the front and the markers
+results only one marker per few-pixel cell and origin is drawn (core.store.plot_thinning)
+while the frame keeps every point for picking. A new batch extends the front and the markers
 without touching the view range, so the user's zoom stays where it was."""
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QMenu
 
 from core.store import MINIMIZE
 from core.store.arrays import isin
+from core.store.pareto import TIMED_OBJECTIVES, front_of, staircase
+from core.store.plot_thinning import Thinning
 
 from .. import theme
-from ..pareto_front import front_of, staircase
 from ..result_columns import AXES, BY_KEY, DOUBT, Column, cell_text, origin_color
 from . import style
 from .plots import ColumnAxis, plot_widget
 from .selection import ResultSelection
 from .session import ExplorerSession
-from .thinning import Thinning
 
 MARGIN = 0.25  # markers are placed this far (fraction of the view) beyond its edges
 PICK_RADIUS_PX = 8.0
@@ -114,9 +116,12 @@ class ParetoPlot(QWidget):
         self._px = self._py = np.empty(0)
         self._ok = np.empty(0, bool)
         self._front = np.empty(0, np.intp)
-        self._front_shown = None  # (ids, x, y) of the last frontChanged
+        self._front_shown: tuple[tuple[int, ...], str, str] | None = None  # (ids, x, y) of the last frontChanged
         self._drawn = np.empty(0, np.intp)
         self._brushes = np.empty(0, object)
+        self._pens = np.empty(0, object)  # per origin: the outline of a hollow (in doubt) marker
+        self._doubt = np.empty(0, bool)  # per frame row: its timing is in doubt
+        self.doubtful_on_front = False  # the user asked to rank results whose timing is in doubt
         self._hover_rows: dict[int, dict] = {}
         self._pair_counts = np.zeros(len(DEFAULT_AXES), np.int64)  # results each default pair shows
         self.hovered: int | None = None
@@ -171,7 +176,7 @@ class ParetoPlot(QWidget):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(AXIS_TITLE_CHARS)
             for column in AXES:
-                combo.addItem(column.axis, column.key)
+                combo.addItem(column.axis or column.title, column.key)
                 combo.setItemData(combo.count() - 1, column.axis, Qt.ItemDataRole.ToolTipRole)
             combo.setCurrentIndex(combo.findData((self.x_key, self.y_key)[i]))
             combo.activated.connect(lambda _=0, i=i: self._axis_chosen(i))
@@ -197,7 +202,16 @@ class ParetoPlot(QWidget):
         fit.setText("Fit")
         fit.setToolTip("Show every result and follow new ones again")
         fit.clicked.connect(self.fit)
+        self.doubt_button = QToolButton()
+        self.doubt_button.setText(DOUBT.strip())
+        self.doubt_button.setCheckable(True)
+        self.doubt_button.setToolTip(
+            "Rank results whose timing is in doubt (hollow markers) on the front too; "
+            "they are left off a front of timed values otherwise"
+        )
+        self.doubt_button.toggled.connect(self.set_doubtful_on_front)
         bar.addWidget(self.select_button)
+        bar.addWidget(self.doubt_button)
         bar.addWidget(fit)
         self.legend = QHBoxLayout()
         self.legend.setSpacing(2)
@@ -293,7 +307,7 @@ class ParetoPlot(QWidget):
         keys, logs = [self.x_key, self.y_key], list(self.log)
         keys[axis] = self.axis_combos[axis].currentData()
         logs[axis] = BY_KEY[keys[axis]].log
-        self.set_axes(*keys, *logs)
+        self.set_axes(keys[0], keys[1], logs[0], logs[1])
 
     def default_axes(self) -> tuple[str, str]:
         """Accuracy against tuned end-to-end speedup once a few results have both (a front of
@@ -328,7 +342,8 @@ class ParetoPlot(QWidget):
 
     @property
     def directions(self) -> tuple[str, str]:
-        return tuple(BY_KEY[k].direction or MINIMIZE for k in (self.x_key, self.y_key))
+        x, y = (BY_KEY[k].direction or MINIMIZE for k in (self.x_key, self.y_key))
+        return x, y
 
     def fit(self) -> None:
         """Frame every point and follow new results until the user zooms or pans."""
@@ -369,8 +384,10 @@ class ParetoPlot(QWidget):
             & self._passes_filter(frame.ids)
         )
         self._brushes = np.array([pg.mkBrush(origin_color(o, frame.origins)) for o in frame.origins], object)
+        self._pens = np.array([pg.mkPen(origin_color(o, frame.origins), width=1.6) for o in frame.origins], object)
+        self._doubt = frame.values["in_doubt"] == 1
         candidates = np.flatnonzero(self._ok)
-        self._front = front_of(self._px, self._py, self.directions, candidates)
+        self._front = front_of(self._px, self._py, self.directions, self._rankable(candidates))
         self._set_bounds(candidates, reset=True)
         self.plot.getPlotItem().setLabel("bottom", BY_KEY[self.x_key].axis)
         self.plot.getPlotItem().setLabel("left", BY_KEY[self.y_key].axis)
@@ -408,8 +425,11 @@ class ParetoPlot(QWidget):
         )
         self._px, self._py = np.concatenate([self._px, px]), np.concatenate([self._py, py])
         self._ok = np.concatenate([self._ok, ok])
+        self._doubt = np.concatenate([self._doubt, frame.values["in_doubt"][added] == 1])
         candidates = new[ok]
-        self._front = front_of(self._px, self._py, self.directions, np.concatenate([self._front, candidates]))
+        self._front = front_of(
+            self._px, self._py, self.directions, np.concatenate([self._front, self._rankable(candidates)])
+        )
         self._draw_front()
         fresh = self._thinning.extend(self._px, self._py, frame.origin_codes, candidates)
         if len(fresh):
@@ -417,7 +437,7 @@ class ParetoPlot(QWidget):
                 x=self._px[fresh],
                 y=self._py[fresh],
                 data=frame.ids[fresh],
-                brush=list(self._brushes[frame.origin_codes[fresh]]),
+                **self._marker_style(fresh),
             )
             self._drawn = np.concatenate([self._drawn, fresh])
         self._set_bounds(candidates)
@@ -441,9 +461,7 @@ class ParetoPlot(QWidget):
                 (float(self._py[candidates].min()), float(self._py[candidates].max())),
             )
             old = None if reset else self.markers.full_bounds
-            self.markers.full_bounds = (
-                new if old is None else tuple((min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(old, new))
-            )
+            self.markers.full_bounds = new if old is None else (_union(old[0], new[0]), _union(old[1], new[1]))
         elif reset:
             self.markers.full_bounds = None
         self.markers.informViewBoundsChanged()
@@ -502,8 +520,32 @@ class ParetoPlot(QWidget):
             x=self._px[self._drawn],
             y=self._py[self._drawn],
             data=frame.ids[self._drawn],
-            brush=list(self._brushes[frame.origin_codes[self._drawn]]),
+            **self._marker_style(self._drawn),
         )
+
+    def _marker_style(self, rows: np.ndarray) -> dict:
+        """Markers filled in their origin's colour; hollow, outlined in it, where the timing is in doubt."""
+        codes = self.session.frame.origin_codes[rows]
+        doubt = self._doubt[rows]
+        outline = pg.mkPen(255, 255, 255, 200, width=0.8)
+        return {
+            "brush": [None if d else b for d, b in zip(doubt, self._brushes[codes])],
+            "pen": [p if d else outline for d, p in zip(doubt, self._pens[codes])],
+        }
+
+    def _rankable(self, rows: np.ndarray) -> np.ndarray:
+        """Of `rows`, those that may stand on the front: all, unless an axis is timed and the user
+        has not asked for results whose timing is in doubt (core.store.pareto)."""
+        if self.doubtful_on_front or not TIMED_OBJECTIVES.intersection((self.x_key, self.y_key)):
+            return rows
+        return rows[~self._doubt[rows]]
+
+    def set_doubtful_on_front(self, on: bool) -> None:
+        """Rank results whose timing is in doubt on the front too (on), or leave them off."""
+        if on != self.doubtful_on_front:
+            self.doubtful_on_front = on
+            self.doubt_button.setChecked(on)
+            self.rebuild()
 
     def _view_area(self):
         (x0, x1), (y0, y1) = self.viewbox.viewRange()
@@ -655,6 +697,19 @@ class ParetoPlot(QWidget):
         self.hover_label.setAnchor((1.0 if x > (x0 + x1) / 2 else 0.0, 0.0 if y > (y0 + y1) / 2 else 1.0))
         self.hover_label.setPos(x, y)
         self.hover_label.show()
+        self._keep_card_inside()
+
+    def _keep_card_inside(self) -> None:
+        """Shift the hover card back inside the plot where it would cross an edge (a wide card
+        beside a point near the right or top edge was cut: "not meas…")."""
+        self.hover_label.updateTransform(force=True)  # pyqtgraph otherwise sizes it at the next paint
+        box = self.viewbox.sceneBoundingRect().adjusted(3, 3, -3, -3)
+        card = self.hover_label.mapRectToScene(self.hover_label.boundingRect())
+        dx = max(box.left() - card.left(), 0.0) + min(box.right() - card.right(), 0.0)
+        dy = max(box.top() - card.top(), 0.0) + min(box.bottom() - card.bottom(), 0.0)
+        if dx or dy:
+            at = self.viewbox.mapViewToScene(self.hover_label.pos()) + QPointF(dx, dy)
+            self.hover_label.setPos(self.viewbox.mapSceneToView(at))
 
     def hover_html(self, result_id: int) -> str:
         row = self._hover_rows.get(result_id)
@@ -708,3 +763,8 @@ def _limits(column: Column, log: bool) -> tuple[float, float]:
     if log:
         return -NO_LIMIT, (math.log10(high) if 0 < high < NO_LIMIT else NO_LIMIT)
     return low, high
+
+
+def _union(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    """The span covering both spans (the markers' bounds grow as results arrive)."""
+    return min(a[0], b[0]), max(a[1], b[1])

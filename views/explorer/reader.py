@@ -13,6 +13,7 @@ import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
@@ -24,10 +25,12 @@ from core.store import Store, StoreDamaged
 from core.store.changes import StoreChanges
 from core.store.frame import FrameChunk, read_chunk
 from core.store.query import OrderQuery
-from core.store.salvage import salvage
 from core.store.table_order import TableOrder
 
 from ..result_columns import FRAME_COLUMNS
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 
 @dataclass
@@ -53,13 +56,13 @@ class StoreReader(QObject):
         super().__init__()
         self.path = path
         self.store: Store | None = None
-        self.readable = None  # of a damaged store: its readable results, in memory
+        self.readable: Database | None = None  # of a damaged store: its readable results, in memory
         #: set from the GUI thread; order requests of older generations are skipped
         self.latest_order = 0
 
     @Slot()
     def open(self) -> None:
-        self.store = Store(self.path)
+        self.store = Store(self.path, reading=True)  # the session's own connection writes
         self.changes = StoreChanges(self.store.db, FRAME_COLUMNS)
         self.jobs = JobWatcher(JobQueue(self.store))
 
@@ -69,17 +72,23 @@ class StoreReader(QObject):
             self.store.close()
             self.store = None
 
+    def _opened(self) -> Store:
+        """The store `open` made: the thread's requests all come between open and close."""
+        if self.store is None:
+            raise RuntimeError(f"the reader of {self.path} was asked to read before open() or after close()")
+        return self.store
+
     @Slot(bool)
     def poll(self, reload: bool) -> None:
         try:
-            snapshot = self._salvage(reload) if self.store.damage else self._watch(reload)
+            snapshot = self._salvage(reload) if self._opened().damage else self._watch(reload)
         except (TesseraError, sqlite3.Error) as e:
             snapshot = Snapshot(error=f"cannot read {self.path}: {e}")
         self.polled.emit(snapshot)
 
     def _watch(self, reload: bool) -> Snapshot:
         try:
-            with self.store.snapshot():  # one consistent view of the file for the whole poll
+            with self._opened().snapshot():  # one consistent view of the file for the whole poll
                 return self._poll(reload)
         except StoreDamaged:  # met by this poll: read around it from now on
             return self._salvage(True)
@@ -90,7 +99,7 @@ class StoreReader(QObject):
             self.ordered.emit(generation, None)  # the user sorted or filtered again meanwhile
             return
         try:
-            answer = query.read(self.store.db if self.readable is None else self.readable)
+            answer = query.read(self._opened().db if self.readable is None else self.readable)
         except (TesseraError, sqlite3.Error) as e:  # the filter was checked when parsed; this is the store failing
             answer = TableOrder([], [], True, query.descending)
             self.polled.emit(Snapshot(error=f"cannot read {self.path}: {e}"))
@@ -100,7 +109,7 @@ class StoreReader(QObject):
         if not self.changes.changed() and not reload:
             return Snapshot()
         snapshot = Snapshot(changed=True, jobs=self.jobs.changed_jobs())
-        snapshot.devices = {d["id"]: d["name"] for d in self.store.devices()}
+        snapshot.devices = {d["id"]: d["name"] for d in self._opened().devices()}
         change = self.changes.results(reload)
         if change is not None:
             snapshot.results, snapshot.gone, snapshot.reset = change.results, change.gone, change.reset
@@ -111,11 +120,12 @@ class StoreReader(QObject):
         nothing more. Jobs and devices as far as they can be read."""
         if self.readable is not None and not reload:
             return Snapshot()
-        saved = salvage(self.store.db)
+        store = self._opened()
+        saved = store.salvaged()
         self.readable = saved.db
-        snapshot = Snapshot(changed=True, reset=True, damage=self.store.damage, lost=saved.note())
+        snapshot = Snapshot(changed=True, reset=True, damage=store.damage or "", lost=saved.note())
         snapshot.results = read_chunk(self.readable, FRAME_COLUMNS)
         with contextlib.suppress(StoreDamaged):  # the results matter here, not a damaged jobs table
             snapshot.jobs = self.jobs.changed_jobs()
-            snapshot.devices = {d["id"]: d["name"] for d in self.store.devices()}
+            snapshot.devices = {d["id"]: d["name"] for d in store.devices()}
         return snapshot

@@ -25,34 +25,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.compile.remeasure import RemeasureDoubtful
+from core.errors import TesseraError
 from core.store.result_filter import sizes_filter
 from core.train.paired import verdict
 
 from .. import theme
-from ..result_columns import BY_KEY, DOUBT, cell_text, origin_color
+from ..result_columns import BY_KEY, DOUBT, FIGURES, cell_text, origin_color
 from .convergence import ConvergencePlot
 from .selection import ResultSelection
 from .session import ExplorerSession
 
-FIELDS = (
-    "latency_ms",
-    "latency_std_ms",
-    "gflops",
-    "flops",
-    "params",
-    "torch_latency_ms",
-    "speedup",
-    "accuracy",
-    "test_accuracy",
-    "test_difference",
-    "fisher_potential",
-    "e2e_latency_ms",
-    "e2e_speedup",
-    "trial_count",
-    "schedule_source",
-    "max_abs_error",
-    "created",
-)
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -119,7 +102,7 @@ class ResultPanel(QWidget):
         form.setContentsMargins(0, 4, 0, 4)
         form.setHorizontalSpacing(14)
         form.setVerticalSpacing(3)
-        for key in FIELDS:
+        for key in FIGURES:
             label = QLabel()
             label.setWordWrap(True)  # a schedule that lost to TVM's default says why, at length
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -139,9 +122,15 @@ class ResultPanel(QWidget):
             "Train the selected operators in a backbone: Fisher Potential, proxy accuracy, tuned end-to-end speedup"
         )
         self.accuracy_button.clicked.connect(self._accuracy_requested)
+        self.remeasure_button = QPushButton("Measure again")  # where the result's timing is in doubt
+        self.remeasure_button.setToolTip(
+            "Queue the selected results whose timing is in doubt (or this one) to be measured again (run a worker)"
+        )
+        self.remeasure_button.clicked.connect(self.remeasure)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.accuracy_button)
+        buttons.addWidget(self.remeasure_button)
         buttons.addStretch(1)
         convergence_title = QLabel("Tuning convergence")
         convergence_title.setObjectName("barLabel")
@@ -226,8 +215,8 @@ class ResultPanel(QWidget):
         )
         self.sizes_box.clear()
         self.sizes_box.addItem("Show the results of one size…", None)
-        for sizes in classes:
-            self.sizes_box.addItem(", ".join(f"{var}={value}" for var, value in sizes), dict(sizes))
+        for size_class in classes:
+            self.sizes_box.addItem(", ".join(f"{var}={value}" for var, value in size_class), dict(size_class))
 
     def _size_chosen(self, index: int) -> None:
         if index > 0:
@@ -236,7 +225,7 @@ class ResultPanel(QWidget):
     def show_result(self, result_id: int | None) -> None:
         self.result_id = result_id
         row = self.session.row(result_id) if result_id is not None else None
-        if row is None:
+        if row is None or result_id is None:
             self.result_id = None
             self.title.setText("Pareto front")
             self.pages.setCurrentIndex(0)
@@ -259,6 +248,7 @@ class ResultPanel(QWidget):
         note = row["timing_note"] or ""
         self.doubt.setText(f"{DOUBT.strip()} Timings marked {DOUBT.strip()}: {note}" if note else "")
         self.doubt.setVisible(bool(note))
+        self.remeasure_button.setVisible(bool(note))
         self.add_convergence().set_trials(
             self.session.trials(result_id),
             row["latency_ms"],
@@ -268,8 +258,32 @@ class ResultPanel(QWidget):
         )
 
     def _accuracy_requested(self) -> None:
-        ids = self.selection.ids if len(self.selection) else [self.result_id]
-        self.accuracyRequested.emit([int(i) for i in ids])
+        if ids := self._chosen():
+            self.accuracyRequested.emit(ids)
+
+    def remeasure(self) -> None:
+        """Queue the chosen results whose timing is in doubt to be measured again, as the
+        Gallery's Measure again does for all (core.compile.remeasure); the doubt line says how many."""
+        ids = tuple(i for i in self._chosen() if i > 0)  # measurements: an unmeasured operator has none
+        if not ids:
+            return
+        why = self.doubt.text().split("\n")[0]
+        try:
+            queued = self.session.submit(RemeasureDoubtful(measurements=ids))
+        except TesseraError as e:
+            self.doubt.setText(f"{why}\nNot queued again: {e}")
+            return
+        n = len(queued.ids)
+        self.doubt.setText(
+            f"{why}\nQueued {n} measurement{'s' * (n != 1)} in doubt again"
+            + (": a worker measures them." if n else " (already queued, or none of them is in doubt).")
+        )
+
+    def _chosen(self) -> list[int]:
+        """The selected results, else the one shown."""
+        if len(self.selection):
+            return [int(i) for i in self.selection.ids]
+        return [] if self.result_id is None else [self.result_id]
 
 
 def _scrolling(page: QWidget) -> QScrollArea:

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QItemSelection, QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +44,7 @@ from core.store.table_order import TableOrder
 
 from .. import theme
 from ..result_columns import COLUMNS, DOUBT, TIMED, cell_text, origin_color
+from .record_table import list_records
 from .selection import ResultSelection
 from .session import ExplorerSession
 
@@ -52,7 +62,7 @@ ALIGNMENTS = [
     for c in COLUMNS
 ]
 ROW_HEIGHT = 24
-MIN_ROWS = 5  # rows the table keeps in view however the page is squeezed
+MIN_ROWS = 2  # rows the table keeps in view however the page is squeezed (the plot comes first)
 MUTED = QColor(theme.TEXT_MUTED)
 DOUBTFUL = QColor(theme.COLORS["warning_text"])  # timings the measurement itself says not to trust
 
@@ -236,7 +246,7 @@ class ResultsModel(QAbstractTableModel):
         found[found] = sorted_ids[at[found]] == ids[found]
         return np.sort(order[at[found]])
 
-    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
         """Cheap: a view repaint asks for every cell and many roles, so pages keep their text."""
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cells(index.row()).texts[index.column()]
@@ -273,12 +283,12 @@ class ResultsModel(QAbstractTableModel):
             return ALIGNMENTS[section]
         return None
 
-    def flags(self, index: QModelIndex):
+    def flags(self, index: QModelIndex | QPersistentModelIndex):
         flags = super().flags(index)
         editable = index.column() == NAME and self.session.refusal is None
         return flags | Qt.ItemFlag.ItemIsEditable if editable else flags
 
-    def setData(self, index: QModelIndex, value, role=Qt.ItemDataRole.EditRole) -> bool:
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value, role=Qt.ItemDataRole.EditRole) -> bool:
         """Renaming a row renames its operator (every result of it shows the new name)."""
         record = self.record(index.row()) if index.isValid() and index.column() == NAME else None
         if record is None or role != Qt.ItemDataRole.EditRole or not str(value).strip():
@@ -337,14 +347,7 @@ class ResultsBrowser(QWidget):
 
         self.table = QTableView()
         self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
-        self.table.setShowGrid(False)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        list_records(self.table, several=True, edit=QAbstractItemView.EditTrigger.EditKeyPressed, row_height=ROW_HEIGHT)
         # a few rows stay in view when a dock (Jobs, Accuracy) takes the window's bottom: the plot gives way
         chrome = (
             self.table.horizontalHeader().sizeHint().height() + self.table.horizontalScrollBar().sizeHint().height()
@@ -352,8 +355,6 @@ class ResultsBrowser(QWidget):
         self.table.setMinimumHeight(chrome + MIN_ROWS * ROW_HEIGHT + 2 * self.table.frameWidth())
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        header.setHighlightSections(False)
         widths = {
             "measurement_id": 60,
             "operator_name": 180,
@@ -375,21 +376,21 @@ class ResultsBrowser(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._table_selection_changed)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
 
-        self.actions = self._make_actions()
-        self._tips = {key: action.toolTip() for key, action in self.actions.items()}
+        self.named_actions = self._make_actions()
+        self._tips = {key: action.toolTip() for key, action in self.named_actions.items()}
         buttons = QHBoxLayout()
         buttons.setSpacing(6)
         self.buttons = {}
         for key in ("open", "evaluate", "tune", "compare", "variants", "export", "rename", "delete"):
-            button = QPushButton(self.actions[key].text().replace("&", ""))
-            button.setToolTip(self.actions[key].toolTip())
-            button.clicked.connect(self.actions[key].trigger)
+            button = QPushButton(self.named_actions[key].text().replace("&", ""))
+            button.setToolTip(self.named_actions[key].toolTip())
+            button.clicked.connect(self.named_actions[key].trigger)
             self.buttons[key] = button
             buttons.addWidget(button)
         buttons.addStretch(1)
-        export_results = QPushButton(self.actions["export_results"].text().replace("&", ""))
-        export_results.setToolTip(self.actions["export_results"].toolTip())
-        export_results.clicked.connect(self.actions["export_results"].trigger)
+        export_results = QPushButton(self.named_actions["export_results"].text().replace("&", ""))
+        export_results.setToolTip(self.named_actions["export_results"].toolTip())
+        export_results.clicked.connect(self.named_actions["export_results"].trigger)
         buttons.addWidget(export_results)
 
         top = QHBoxLayout()
@@ -532,7 +533,7 @@ class ResultsBrowser(QWidget):
         if self._syncing:
             return
         ranges = self.table.selectionModel().selection()
-        rows = np.concatenate([np.arange(r.top(), r.bottom() + 1) for r in ranges] or [np.empty(0, int)])
+        rows = np.concatenate([np.arange(r.top(), r.bottom() + 1) for r in ranges.toList()] or [np.empty(0, int)])
         current = self.table.currentIndex()
         current_id = self.model.id_at(current.row()) if current.isValid() and current.row() in rows else None
         self.selection.set(self.model.ids[rows.astype(np.intp)], source=self, current=current_id)
@@ -588,13 +589,13 @@ class ResultsBrowser(QWidget):
             tip = self._tips[key]
             if refusal and key in WRITES:  # say why, as disabled controls do everywhere in the window
                 on, tip = False, f"{tip}: not now, {refusal}"
-            self.actions[key].setEnabled(on)
+            self.named_actions[key].setEnabled(on)
             self.buttons[key].setEnabled(on)
             self.buttons[key].setToolTip(tip)
         current = self._current_id()
         found_by_sequence = current is not None and self.session.result_sequence(current) is not None
-        self.actions["sequence"].setEnabled(found_by_sequence)
-        self.actions["sequence"].setToolTip(
+        self.named_actions["sequence"].setEnabled(found_by_sequence)
+        self.named_actions["sequence"].setToolTip(
             self._tips["sequence"] if found_by_sequence else "Only operators a sequence search found have a sequence"
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
 
 from core.errors import TesseraError
@@ -62,7 +63,8 @@ class ExplorerSession(QObject):
         self.autostart_workers = True
         #: where cluster-able jobs run: "local" or "ray", and the Ray address (None: a local
         #: instance); read when workers start (a user preference, kept by the window)
-        self.executor, self.executor_address = "local", None
+        self.executor = "local"
+        self.executor_address: str | None = None
         self._poll_pending = False
         self._reload_wanted = False
         self._orders_pending = 0
@@ -133,11 +135,11 @@ class ExplorerSession(QObject):
             self.jobs.update(snapshot.jobs)
             self.devices = snapshot.devices if snapshot.devices is not None else self.devices
             self.jobsChanged.emit()
-        if snapshot.reset:
+        if snapshot.reset and snapshot.results is not None:
             self.frame.replace(snapshot.results)
             self.resultsReset.emit()
         elif snapshot.results is not None:
-            gone = self.frame.kill(snapshot.gone) if snapshot.gone is not None else []
+            gone = self.frame.kill(snapshot.gone) if snapshot.gone is not None else np.array([], dtype=np.int64)
             added = self.frame.append(snapshot.results)
             if len(gone):
                 self.resultsRemoved.emit(gone)

@@ -5,6 +5,7 @@ colour of the current scheme (views.theme.style_sheet fills it in)."""
 CHECKABLE_BUTTONS = """
 QToolButton:checked { background: {pressed}; border: 1px solid {hover_border}; color: {checked_text}; }
 QToolButton:checked:hover { background: {hover_border}; }
+QToolButton:focus { border: 1px solid {accent}; }
 """
 BAR = (
     CHECKABLE_BUTTONS
@@ -16,5 +17,6 @@ BAR = (
 #explorerBar QToolButton[chip="true"]:checked { background: {base}; border-color: {border}; color: {text}; }
 #explorerBar QToolButton[chip="true"]:!checked { background: {panel}; color: {faint}; }
 #explorerBar QToolButton[chip="true"]:hover { border-color: {focus_ring}; }
+#explorerBar QToolButton:focus, #explorerBar QToolButton[chip="true"]:focus { border: 1px solid {accent}; }
 """
 )

@@ -11,7 +11,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QHeaderView,
     QLabel,
@@ -26,6 +25,7 @@ from core.store.variants import HEADER, Variants, read_variants
 from .. import theme
 from ..result_columns import EXTRA_COLORS
 from .plots import ColumnAxis, plot_widget
+from .record_table import list_records
 from .selection import ResultSelection
 from .session import ExplorerSession
 
@@ -68,14 +68,8 @@ class VariantsDialog(QDialog):
         cells = self.variants.table()
         table = QTableWidget(len(cells), len(HEADER))
         table.setHorizontalHeaderLabels(HEADER)
-        table.verticalHeader().hide()
-        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        table.setShowGrid(False)
-        table.setWordWrap(False)
+        list_records(table)
         table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long schedule sources: the tooltip has them
-        table.setAlternatingRowColors(True)
         bold = QFont(table.font())
         bold.setBold(True)
         for r, row in enumerate(cells):

@@ -15,13 +15,14 @@ from PySide6.QtCore import QThread, Signal
 
 from core.errors import TesseraError
 from core.search.discovery import run_discovery
+from core.search.settings import DiscoveryConfig
 
 
 class DiscoveryThread(QThread):
-    reported = Signal(float, object)  # fraction done, the summary so far (run_discovery's)
+    reported = Signal(float, object)  # fraction done, the summary so far (core.search.summary.RunSummary)
     ended = Signal(object, str)  # the final summary (None after an error), the error's message or ""
 
-    def __init__(self, config: dict, store_path: str, parent=None):
+    def __init__(self, config: DiscoveryConfig, store_path: str, parent=None):
         super().__init__(parent)
         self.config, self.store_path = config, store_path
         self.started_at = time.monotonic()

@@ -4,14 +4,17 @@ Discover runs the discovery loop in a thread of its own (views.search.discovery_
 jobs (Fisher Potential, proxy training, tuned end-to-end timing) run in the session's worker
 processes, which start with the run. The stage counts, the progress and the time update
 every round. A run is kept in the store under the key of its settings, so starting again
-with the same settings resumes it; the panel says which before Start is pressed.
+with the same settings resumes it; the panel says which before Start is pressed, and opens with
+the settings of the store's last run. What the run says (the original, the verdicts, the best
+and its references, the time) is core.search.report's, as `tessera discover` prints it; each
+mode keeps its own progress and status.
 
 Propose only queues one "search" job (core.search.driver:search_job) whose candidates land
 in the store as it goes, streaming into the results browser and the Pareto plot."""
 
 from __future__ import annotations
 
-import time
+import contextlib
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -26,17 +29,21 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import TesseraError
-from core.jobs.queue import DONE, FAILED, QUEUED, RUNNING, duration_text
+from core.jobs.queue import CANCELLED, DONE, FAILED, QUEUED, RUNNING
 from core.jobs.supervisor import default_worker_count
-from core.search.discovery import DiscoveryConfig
 from core.search.driver import SearchRequest
-from core.store.searches import find_run, stage_counts
+from core.search.report import ended_text, report, time_text
+from core.search.settings import DiscoveryConfig
+from core.search.stages import stage_counts
+from core.search.summary import RunSummary
+from core.store.searches import candidates, find_run, runs
 
-from .discovery_status import StageCounts, baseline_text, best_text, references_text, time_text
+from .discovery_status import StageCounts
 from .discovery_thread import DiscoveryThread
-from .search_settings import SearchSettings
+from .search_settings import DISCOVER, PROPOSE, SearchSettings
 
 RESUME_NOTE = "Starting again with the same settings resumes a run where it stopped."
+ORIGINAL_FIRST = "The original network is trained and tested first; the time limit counts from then."
 
 
 class SearchPanel(QWidget):
@@ -49,8 +56,9 @@ class SearchPanel(QWidget):
         self.session = session
         self.job_id: int | None = None
         self.run: DiscoveryThread | None = None
-        self._run_config: DiscoveryConfig | None = None
-        self._last: tuple[float, dict] = (0.0, {})  # the latest fraction and summary of the run
+        self._fraction = 0.0  # the discovery run's latest
+        # each mode's own progress and status line: (fraction, text, is an error)
+        self._shown: dict[str, tuple[float, str, bool]] = {DISCOVER: (0.0, "", False), PROPOSE: (0.0, "", False)}
         self.settings = SearchSettings()
 
         self.start_button = QPushButton("Start")
@@ -105,7 +113,7 @@ class SearchPanel(QWidget):
         layout.addWidget(card, 3)
 
         session.jobsChanged.connect(self._jobs_changed)
-        session.ticked.connect(self._show_time)
+        self._restore_last()
         self.settings.changed.connect(self._settings_changed)
         self.settings.mode.currentIndexChanged.connect(self._mode_changed)
         self._mode_changed()
@@ -132,6 +140,14 @@ class SearchPanel(QWidget):
             self.run.stop()
             self.run.wait()
 
+    def _restore_last(self) -> None:
+        """Open with the settings of the store's last discovery run, so that Start resumes it."""
+        found = runs(self.session.store)
+        if not found:
+            return
+        with contextlib.suppress(TesseraError):  # settings this Tessera no longer takes: the defaults stand
+            self.settings.restore(DiscoveryConfig.stored(found[-1].config))
+
     def _start_discovery(self) -> None:
         try:
             config = self.settings.discovery_config(in_flight=max(2, default_worker_count()))
@@ -142,15 +158,14 @@ class SearchPanel(QWidget):
         if not self.session.workers_running:
             self._say("Cannot start: the worker processes did not start (see the status bar, Run > Job Runner…)", True)
             return
-        self._run_config = DiscoveryConfig.from_dict(config)
-        self.counts.show_tuned(self._run_config.tune)
-        resumed = find_run(self.session.store, self._run_config.key)
-        self._last = (0.0, {})
-        self.counts.show_counts(stage_counts(self.session.store, resumed) if resumed else {})
-        self.baseline_label.setText(baseline_text({"baseline_accuracy": resumed and resumed.baseline_accuracy}))
-        self.best_label.clear()
-        self.references_label.clear()
+        self.counts.show_tuned(config.tune)
+        resumed = find_run(self.session.store, config.key)
+        self.counts.show_counts(stage_counts(candidates(self.session.store, resumed)) if resumed else {})
+        for label in (self.baseline_label, self.best_label, self.references_label):
+            label.clear()
+        self._fraction = 0.0
         self.progress.setValue(0)
+        self.time_label.setText("Starting…")
         self.run = DiscoveryThread(config, str(self.session.path), self)
         self.run.reported.connect(self._reported)
         self.run.ended.connect(self._ended)
@@ -158,31 +173,31 @@ class SearchPanel(QWidget):
         self._show_running(True)
         self._say(f"Resuming run {resumed.id} ({resumed.name})." if resumed else "A new run started.")
         self.resume_hint.setText("Stop keeps what is done: starting again with the same settings resumes this run.")
-        self._show_time()
         self.discoveryStarted.emit()
 
-    def _reported(self, fraction: float, summary: dict) -> None:
-        self._last = (fraction, summary)
-        self.progress.setValue(int(1000 * fraction))
-        self.counts.show_counts(summary["counts"])
-        self.baseline_label.setText(baseline_text(summary))
-        self.best_label.setText(best_text(summary, self._run_config.tune))
-        self.references_label.setText(references_text(summary))
-        self._show_time()
+    def _reported(self, fraction: float, summary: RunSummary) -> None:
+        self._fraction = fraction
+        self._set_progress(DISCOVER, fraction)
+        self.counts.show_counts(summary.counts)
+        said = report(summary)
+        self.baseline_label.setText(said.original)
+        self.best_label.setText(f"{said.verdicts}\n{said.best}")
+        beside = "\n".join(f"• {line}" for line in said.networks)
+        self.references_label.setText(f"Beside its references:\n{beside}\n\n{said.headline}" if beside else "")
+        self.time_label.setText(time_text(summary))
 
-    def _ended(self, summary: dict | None, error: str) -> None:
+    def _ended(self, summary: RunSummary | None, error: str) -> None:
         run, self.run = self.run, None
-        run.wait()
-        run.deleteLater()
+        if run is not None:
+            run.wait()
+            run.deleteLater()
         self._show_running(False)
         if summary is not None:
-            self._reported(self._last[0] if run.stopping else 1.0, summary)
-        self.time_label.setText(f"Took {duration_text(time.monotonic() - run.started_at)}")  # no time is left
+            self._reported(self._fraction if run is not None and run.stopping else 1.0, summary)
+            self._say(f"{ended_text(summary)} {RESUME_NOTE}", mode=DISCOVER)
         if error:
-            self._say(f"The run stopped: {error}", error=True)
-        else:
-            how = "Stopped" if run.stopping else "Finished"
-            self._say(f"{how} after {summary['seconds']:g} s: {self.counts.text()}. {RESUME_NOTE}")
+            self.time_label.clear()
+            self._say(f"The run stopped: {error}", error=True, mode=DISCOVER)
         self._settings_changed()
         self.discoveryEnded.emit(summary, error)
 
@@ -192,6 +207,7 @@ class SearchPanel(QWidget):
         except (TesseraError, OSError) as e:  # bad settings, or a store that cannot be written
             self._say(f"Cannot start: {e}", error=True)
             return
+        self._set_progress(PROPOSE, 0.0)
         self._say(f"Search job {self.job_id} queued")
         self._show_running(True)
         self.searchStarted.emit(self.job_id)
@@ -206,24 +222,18 @@ class SearchPanel(QWidget):
         if job is None or self.run is not None:
             return
         self._show_running(self._search_running())
-        self.progress.setValue(int(1000 * (job.progress or 0)))
+        self._set_progress(PROPOSE, job.progress or 0.0)
         if job.state in (QUEUED, RUNNING):
-            self._say(job.message or f"search job {job.id} {job.state}")
+            self._say(job.message or f"search job {job.id} {job.state}", mode=PROPOSE)
         elif job.state == DONE:
-            self._say(f"Search finished: {job.message}")  # its result's line (core.search.results)
+            self._say(f"Search finished: {job.message}", mode=PROPOSE)  # its result's line (core.search.results)
         elif job.state == FAILED:
-            self._say(f"Search failed: {job.error}", error=True)
+            self._say(f"Search failed: {job.error}", error=True, mode=PROPOSE)
+        elif job.state == CANCELLED:  # what it found stays in the store, and is said
+            found = f": {job.message}" if job.message and job.message != "started" else ""
+            self._say(f"Search stopped{found}", mode=PROPOSE)
         else:
-            self._say(f"Search {job.state}")
-
-    def _show_time(self) -> None:
-        if self.run is None:
-            return
-        fraction, summary = self._last
-        in_flight = summary.get("counts", {}).get("in flight", 0)
-        self.time_label.setText(
-            time_text(time.monotonic() - self.run.started_at, fraction, self._run_config.minutes, in_flight)
-        )
+            self._say(f"Search {job.state}", mode=PROPOSE)
 
     def _settings_changed(self) -> None:
         """Say whether Start begins a new run or resumes one, or what is wrong with the settings."""
@@ -231,7 +241,7 @@ class SearchPanel(QWidget):
             self.resume_hint.setText("Candidates stream into the results browser and the Pareto plot.")
             return
         try:
-            key = DiscoveryConfig.from_dict(self.settings.discovery_config(in_flight=2)).key
+            key = self.settings.discovery_config(in_flight=2).key
         except (TesseraError, OSError) as e:
             _set_role(self.resume_hint, "errorText")
             self.resume_hint.setText(f"Not yet: {e}")
@@ -239,9 +249,11 @@ class SearchPanel(QWidget):
         _set_role(self.resume_hint, "hint")
         found = find_run(self.session.store, key)
         if found is None:
-            self.resume_hint.setText(f"Start begins a new run. {RESUME_NOTE}")
+            self.resume_hint.setText(f"Start begins a new run. {ORIGINAL_FIRST} {RESUME_NOTE}")
+        elif found.baseline_accuracy is None:
+            self.resume_hint.setText(f"Start resumes run {found.id} ({found.name}). {ORIGINAL_FIRST}")
         else:
-            done = stage_counts(self.session.store, found)["proposed"]
+            done = len(candidates(self.session.store, found))
             self.resume_hint.setText(
                 f"Start resumes run {found.id} ({found.name}): {done} candidate(s) so far, none "
                 "proposed or evaluated twice."
@@ -252,14 +264,33 @@ class SearchPanel(QWidget):
         self.start_button.setText("Start discovery" if discovering else "Start search")
         for widget in (self.counts, self.baseline_label, self.best_label, self.references_label, self.time_label):
             widget.setVisible(discovering)
+        fraction, text, error = self._shown[self._mode]
+        self.progress.setValue(int(1000 * fraction))  # each mode's own: never the other's bar
+        self._show_status(text, error)
         self._settings_changed()
+
+    @property
+    def _mode(self) -> str:
+        return DISCOVER if self.settings.discovering else PROPOSE
+
+    def _set_progress(self, mode: str, fraction: float) -> None:
+        self._shown[mode] = (fraction, *self._shown[mode][1:])
+        if mode == self._mode:
+            self.progress.setValue(int(1000 * fraction))
 
     def _show_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
         self.settings.setEnabled(not running)
 
-    def _say(self, text: str, error: bool = False) -> None:
+    def _say(self, text: str, error: bool = False, mode: str | None = None) -> None:
+        """Say `text` as the status of `mode` (the discovery run's, or the one shown when None)."""
+        mode = mode or (DISCOVER if self.run is not None else self._mode)
+        self._shown[mode] = (self._shown[mode][0], text, error)
+        if mode == self._mode:
+            self._show_status(text, error)
+
+    def _show_status(self, text: str, error: bool) -> None:
         _set_role(self.status, "errorText" if error else "")
         self.status.setText(text)
 

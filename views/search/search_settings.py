@@ -5,8 +5,9 @@ settable and `tessera discover`'s defaults; Propose only runs a plain search job
 the store with candidates. Both share what to search: strategy, template and budgets.
 
 The widgets only hold values: the configurations are built and checked by core
-(core.search.discovery.discovery_config, core.search.driver.SearchConfig), so the window and
-the command line make the same run from the same settings."""
+(core.search.settings: DiscoveryConfig.of, SearchConfig), so the window and the command line
+make the same run from the same settings; `restore` puts a run's settings back (the Search page
+opens with the last run's, so that the same settings resume it)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from core.ir.serialize import read_document
-from core.search.discovery import discovery_config
-from core.search.driver import SearchConfig
+from core.search.settings import DiscoveryConfig, SearchConfig
 from core.search.strategies import EVALUATIONS, STRATEGIES
 from core.train.paired import SEEDS
+from core.train.sequential import DEFAULT_RULE
 from core.train.settings import FISHER_THRESHOLD
 from resources import EXAMPLES
 
@@ -100,9 +101,17 @@ class SearchSettings(QWidget):
             SEEDS,
             0,
             20,
-            "Train each survivor and the original again with this many seeds and report their accuracy on the "
-            "test split, paired seed by seed; selection never reads it",
+            "Train each candidate within the margin and the original again with this many seeds and test them, "
+            "paired seed by seed: a survivor is one the test shows within; the test never ranks",
             special="no report",
+        )
+        self.seed_cap = whole(
+            DEFAULT_RULE.cap,
+            0,
+            100,
+            f"Test a candidate over the test seeds first, then {DEFAULT_RULE.step} more at a time up to this many "
+            "until its paired interval decides (within or worse); the report says how many each verdict took",
+            special="fixed count",
         )
         self.tune = QCheckBox("time survivors end to end, tuned")
         self.tune.setChecked(True)
@@ -112,13 +121,21 @@ class SearchSettings(QWidget):
         stages.addRow("Fisher threshold", self.fisher_threshold)
         stages.addRow("Accuracy margin", self.margin)
         stages.addRow("Test seeds", self.test_seeds)
+        stages.addRow("Seed cap", self.seed_cap)
         stages.addRow("", self.tune)
 
         self.deployment = DeploymentForm(self.proxy.backbone)
         self.tune.toggled.connect(self.deployment.setEnabled)
 
         # budgets ---------------------------------------------------------------------------------
-        self.minutes = whole(60, 0, 100_000, "Stop proposing after this long", " min", special="no limit")
+        self.minutes = whole(
+            60,
+            0,
+            100_000,
+            "Stop proposing after this long, counted once the original network is trained and tested",
+            " min",
+            special="no limit",
+        )
         self.candidates = whole(0, 0, 1_000_000, "Stop after this many candidates", special="no limit")
         self.budget_box, budget = _group("Budget")
         budget.addRow("Time limit", self.minutes)
@@ -175,10 +192,10 @@ class SearchSettings(QWidget):
             "max_primitives": self.primitives.value(),
         }
 
-    def discovery_config(self, in_flight: int) -> dict:
+    def discovery_config(self, in_flight: int) -> DiscoveryConfig:
         """The discovery run's settings, checked (TesseraError names the first bad one)."""
         search = self._search()
-        return discovery_config(
+        return DiscoveryConfig.of(
             search.pop("template"),
             self.proxy.backbone.currentText(),
             self.seed.value(),
@@ -192,22 +209,55 @@ class SearchSettings(QWidget):
             fisher_threshold=self.fisher_threshold.value(),
             margin=round(self.margin.value() / 100, 6),
             test_seeds=self.test_seeds.value(),
+            seed_cap=self.seed_cap.value(),
             tune=self.tune.isChecked(),
             tuning_root=None,
             name="",
         )
 
-    def search_config(self) -> dict:
-        """The plain search job's settings, checked (SearchConfig's fields)."""
-        config = {
+    def search_config(self) -> SearchConfig:
+        """The plain search job's settings, checked."""
+        return SearchConfig(
             **self._search(),
-            "samples": self.samples.value(),
-            "evaluate": self.evaluate.currentData(),
-            "seed": self.seed.value(),
-            "tune_trials": 0 if self.measure.isChecked() else None,
-        }
-        SearchConfig.from_dict(config)
-        return config
+            samples=self.samples.value(),
+            evaluate=self.evaluate.currentData(),
+            seed=self.seed.value(),
+            tune_trials=0 if self.measure.isChecked() else None,
+        )
+
+    def restore(self, cfg: DiscoveryConfig) -> None:
+        """Show a discovery run's settings (the template only when it is a bundled example)."""
+        self.mode.setCurrentIndex(self.mode.findData(DISCOVER))
+        self.strategy.setCurrentIndex(max(self.strategy.findData(cfg.strategy), 0))
+        template = self.template.findText(str(cfg.template.get("name", "")))
+        if template >= 0:
+            self.template.setCurrentIndex(template)
+        self.flops.setValue(cfg.budget_flops or 1.0)
+        self.use_params.setChecked(cfg.budget_params is not None)
+        self.params.setValue(cfg.budget_params or 1.0)
+        self.primitives.setValue(cfg.max_primitives)
+        self.seed.setValue(cfg.seed)
+        task, training = cfg.settings, cfg.training
+        proxy = self.proxy
+        proxy.backbone.setCurrentText(task.backbone)
+        proxy.dataset.setEditText(str(cfg.evaluation.get("dataset", proxy.dataset.currentText())))
+        proxy.width_box.setValue(task.width)
+        proxy.resolution.setValue(task.resolution)
+        proxy.epochs.setValue(training.epochs)
+        proxy.limit.setValue(task.limit or 0)
+        proxy.batches.setValue(training.max_batches or 0)
+        self.fisher.setChecked(cfg.fisher)
+        self.fisher_threshold.setValue(cfg.fisher_threshold)
+        self.margin.setValue(100 * cfg.margin)
+        self.test_seeds.setValue(cfg.test_seeds)
+        self.seed_cap.setValue(cfg.seed_cap)
+        self.tune.setChecked(cfg.tune)
+        deploy = cfg.deployment
+        self.deployment.width_box.setValue(deploy.width or 0)
+        self.deployment.resolution.setValue(deploy.resolution)
+        self.deployment.trials.setValue(deploy.trials)
+        self.minutes.setValue(round(cfg.minutes or 0))
+        self.candidates.setValue(cfg.samples or 0)
 
 
 def _group(title: str) -> tuple[QGroupBox, QFormLayout]:

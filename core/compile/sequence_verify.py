@@ -40,6 +40,7 @@ def verify_sequence(
     use_threads(core_count())
     report = check_sequence(sequence_from_document(document), bindings)
     mod, sch, scheduled = schedule(report, batch)
+    assert report.final is not None  # schedule() refuses a sequence that did not finish
     args, _ = build_expression(report.final, batch)
     inputs = random_inputs(args, seed)
     out_shape = tuple(int(s) for s in args[-1].shape)

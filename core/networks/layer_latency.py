@@ -7,35 +7,36 @@ networks), by the measure job's own code (core.compile.handlers.measure_call: TV
 tuned with MetaSchedule for `trials` trials, its output checked against PyTorch's, timed), in
 one spawned worker process for all of them, so TVM is imported once and never here. Layers of
 one shape are measured once per operator; a layer where the operator runs m copies side by
-side costs m kernel calls. A measurement that fails leaves its operator out at those layers,
-with the reason; a crashed worker leaves every one out."""
+side costs m kernel calls (`copies` says how many: core.train.per_layer.layer_copies). A
+measurement that fails, or whose timing is in doubt (a number in doubt never ranks), leaves its
+operator out at those layers, with the reason; a crashed worker leaves every one out."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.compile.payloads import MeasurePayload
-from core.data.replace import conv_shapes
-from core.data.replacement import ConvShape, layer_bindings
-from core.errors import TesseraError
-from core.ir.graph import OperatorGraph
-from core.ir.serialize import content_hash, to_document
-from core.jobs.isolate import call_in_subprocess
-from core.networks.settings import DeploySettings
-from core.store.measurement import Measurement
-
-from .per_layer import layer_copies
+from ..compile.payloads import MeasurePayload
+from ..data.conv_fit import ConvShape, layer_bindings
+from ..data.swap_convs import conv_shapes
+from ..errors import TesseraError
+from ..ir.graph import OperatorGraph
+from ..ir.serialize import content_hash, to_document
+from ..jobs.isolate import call_in_subprocess
+from ..store.measurement import Measurement
+from .settings import DeploySettings
 
 Progress = Callable[[float, str], None]
 
 
 @dataclass
-class LayerTiming:
-    """Times (operator, layer) pairs in the deployment network `deploy`; `tuning_root`: where
-    the tuning databases are kept and reused (None: the user's)."""
+class LayerLatency:
+    """Times (operator, layer) pairs in the deployment network `deploy`; `copies`: how many
+    kernel calls the operator makes standing in for a layer; `tuning_root`: where the tuning
+    databases are kept and reused (None: the user's)."""
 
     deploy: DeploySettings
+    copies: Callable[[OperatorGraph, ConvShape], int]
     tuning_root: str | None = None
     progress: Progress | None = None
 
@@ -48,14 +49,14 @@ class LayerTiming:
         payloads = [self._payload(graph, shape) for graph, shape in sized.values()]
         try:
             answers = call_in_subprocess(
-                "core.train.layer_timing:measure_layers", {"payloads": payloads}, on_progress=self.progress
+                "core.networks.layer_latency:measure_layers", {"payloads": payloads}, on_progress=self.progress
             )
         except TesseraError as e:  # the worker crashed or could not start: nothing was timed
             answers = [str(e)] * len(payloads)
         per_shape = {}
         for (key, (graph, shape)), answer in zip(sized.items(), answers):
-            ms = Measurement.from_dict(answer).latency_ms if isinstance(answer, dict) else answer
-            per_shape[key] = ms * layer_copies(graph, shape) if isinstance(ms, float) else ms
+            ms = _latency(Measurement.from_dict(answer)) if isinstance(answer, dict) else answer
+            per_shape[key] = ms * self.copies(graph, shape) if isinstance(ms, float) else ms
         return {(g.name, layer): per_shape[content_hash(g), shapes[layer]] for g, layer in wanted}
 
     def _payload(self, graph: OperatorGraph, shape: ConvShape) -> dict:
@@ -72,9 +73,14 @@ class LayerTiming:
         return payload.to_dict()
 
 
+def _latency(m: Measurement) -> float | str:
+    """The kernel's latency, or why it cannot rank: its timing is in doubt."""
+    return f"timing {m.timing_note}" if m.timing_note else m.latency_ms
+
+
 def measure_layers(payloads: list[dict], progress: Progress | None = None) -> list[dict | str]:
     """In the worker: each measure payload's Measurement as JSON, or why it failed."""
-    from core.compile.handlers import measure_call  # TVM: the worker only
+    from ..compile.handlers import measure_call  # TVM: the worker only
 
     answers: list[dict | str] = []
     for i, payload in enumerate(payloads):

@@ -37,8 +37,8 @@ from core.ir.graph import OperatorGraph
 
 from .assignment import Assignment, as_assignment
 from .backbones import build_backbone
+from .conv_fit import ConvShape, LayerOutcome, Replacement, layer_bindings, replaceable
 from .errors import LayerMismatch
-from .replacement import ConvShape, LayerOutcome, Replacement, layer_bindings, replaceable
 from .specs import DEFAULT_REPLACE, REPLACE_KINDS, BackboneSpec
 
 
@@ -87,36 +87,44 @@ class ReplacedConv(nn.Module):
         return y.contiguous()
 
 
-def conv_input_sizes(model: nn.Module, resolution: int, in_channels: int = 3) -> dict[str, tuple[int, int]]:
-    """(H, W) of the input of every nn.Conv2d, from one forward pass at `resolution` (on the
-    model's device: on the meta device it only computes shapes)."""
-    sizes: dict[str, tuple[int, int]] = {}
+InputSizes = dict[str, tuple[tuple[int, int], ...]]  # conv name -> every (H, W) it is called at
+
+
+def conv_input_sizes(model: nn.Module, resolution: int | tuple[int, int], in_channels: int = 3) -> InputSizes:
+    """Every (H, W) the input of each nn.Conv2d has, in the order it first has it, from one
+    forward pass at `resolution` (a side, or height and width; on the model's device: on the
+    meta device it only computes shapes). A conv the model calls at several sizes (a shared
+    head) has several."""
+    sizes: dict[str, list[tuple[int, int]]] = {}
 
     def record(name: str):
         def hook(module, args) -> None:
-            sizes.setdefault(name, tuple(args[0].shape[-2:]))
+            size = (int(args[0].shape[-2]), int(args[0].shape[-1]))
+            if size not in sizes.setdefault(name, []):
+                sizes[name].append(size)
 
         return hook
 
     hooks = [m.register_forward_pre_hook(record(name)) for name, m in model.named_modules() if isinstance(m, nn.Conv2d)]
     was_training = model.training
+    height, width = (resolution, resolution) if isinstance(resolution, int) else resolution
     try:
         model.eval()
         with torch.no_grad():
-            model(torch.zeros(1, in_channels, resolution, resolution, device=next(model.parameters()).device))
+            model(torch.zeros(1, in_channels, height, width, device=next(model.parameters()).device))
     finally:
         model.train(was_training)
         for h in hooks:
             h.remove()
-    return sizes
+    return {name: tuple(seen) for name, seen in sizes.items()}
 
 
 def replace_convs(
     model: nn.Module,
     stand_in: OperatorGraph | Assignment,
-    resolution: int,
+    resolution: int | tuple[int, int],
     in_channels: int = 3,
-    sizes: dict[str, tuple[int, int]] | None = None,
+    sizes: InputSizes | None = None,
     kinds: tuple[str, ...] = DEFAULT_REPLACE,
 ) -> ReplacementReport:
     """Replace, in place, the convs the stand-in fits: an operator tries every one of `kinds`
@@ -173,15 +181,22 @@ def _backbone_convs(spec: BackboneSpec, num_classes: int = 10) -> list[tuple[str
 
 
 def _convs(
-    model: nn.Module, sizes: dict[str, tuple[int, int]], kinds: tuple[str, ...]
+    model: nn.Module, sizes: InputSizes, kinds: tuple[str, ...]
 ) -> Iterator[tuple[str, nn.Conv2d, ConvShape, str]]:
-    """Every nn.Conv2d of the model in order, with its shape and why an operator does not
-    stand in for it when it replaces `kinds` ("" if it does)."""
+    """Every nn.Conv2d of the model in order, with its shape (at the first input size it is
+    called at; 0x0 if never) and why an operator does not stand in for it when it replaces
+    `kinds` ("" if it does)."""
     for name, conv in [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]:
-        h, w = sizes.get(name, (0, 0))
+        seen = sizes.get(name, ())
+        h, w = seen[0] if seen else (0, 0)
         layer = ConvShape(conv.in_channels, conv.out_channels, h, w, conv.kernel_size[0], conv.stride[0])
+        listed = ", ".join("x".join(map(str, size)) for size in seen)
         why_not = replaceable(ConvSpec.of_module(conv), kinds) or (
-            "" if name in sizes else "not used in the forward pass"
+            "not used in the forward pass"
+            if not seen
+            else f"called at several input sizes, {listed} (a stand-in is built for one)"
+            if len(seen) > 1
+            else ""
         )
         yield name, conv, layer, why_not
 

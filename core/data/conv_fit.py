@@ -1,5 +1,7 @@
-"""What replacing a backbone's convolutions by an operator did to each (core.data.replace
-makes it), in a module without torch, so that job results can carry it."""
+"""Whether and how an operator fits a convolution, without torch: a conv's sizes (ConvShape),
+why an operator does not stand in for it (replaceable), the sizes the operator is bound to
+there (layer_bindings), and what swapping did to each conv (LayerOutcome, Replacement, which
+core.data.swap_convs makes and job results carry)."""
 
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ class LayerOutcome:
 
     def line(self) -> str:
         stride = f" s{self.stride}" if self.stride > 1 else ""
-        shape = f"{self.c_in}->{self.c_out} @{self.height}x{self.width} k{self.kernel}{stride}"
+        size = f"{self.height}x{self.width}" if self.height else "-"  # - : never called
+        shape = f"{self.c_in}->{self.c_out} @{size} k{self.kernel}{stride}"
         return f"{'replaced' if self.replaced else 'kept':8} {self.name:28} {shape:24} {self.detail}"
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.store.arrays import isin
+from .arrays import isin
 
 MAX_GROUPS = 1 << 12  # origins fit in an int16 code
 DENSE_CELLS = 1 << 22  # cells x groups counted at once (an index array of 16 MB at most)
