@@ -8,12 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import networkx as nx
 
 from core.errors import TesseraError, shorten, shown
 
@@ -390,16 +387,3 @@ def content_hash(operator: dict | OperatorGraph) -> str:
     """The operator's identity (its document, or its graph already read): equal operators, whatever
     their names, positions and bindings, have equal hashes."""
     return hashlib.sha256(canonical_json(operator).encode()).hexdigest()
-
-
-def wl_hash(graph: OperatorGraph) -> str:
-    """Weisfeiler-Lehman hash (networkx) over op+params labels, for fast de-duplication."""
-    h = nx.DiGraph()
-    for n in graph.g:
-        prim = graph.g.nodes[n]["prim"]
-        h.add_node(n, label=n if prim is None else json.dumps([prim.op, prim.params], sort_keys=True))
-    for u, v, p in graph.edges():
-        h.add_edge(u, v, port=str(p))
-    with warnings.catch_warnings():  # networkx notes that directed hashes changed in 3.5
-        warnings.simplefilter("ignore", UserWarning)
-        return nx.weisfeiler_lehman_graph_hash(h, node_attr="label", edge_attr="port")

@@ -3,8 +3,8 @@
 A strategy proposes candidates (`ask`), the driver evaluates them (FLOPs only,
 Fisher Potential, or proxy training) and reports a score back (`tell`). Budgets
 are relative to the operator being replaced (the template), measured at the
-template's own bindings. Duplicates are never proposed twice: a Weisfeiler-Lehman
-hash screens quickly and the canonical form decides."""
+template's own bindings. Duplicates are never proposed twice: the canonical form's content
+hash, computed once per candidate, is both the test and the candidate's key."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ..data.conv_fit import ConvShape, layer_bindings
 from ..data.errors import LayerMismatch
 from ..ir.errors import BindingError
 from ..ir.graph import OperatorGraph
-from ..ir.serialize import canonical_json, content_hash, to_document, wl_hash
+from ..ir.serialize import content_hash, to_document
 
 
 class SearchError(TesseraError):
@@ -54,22 +54,22 @@ class Candidate:
 
 
 class Deduplicator:
-    """Remembers every operator seen: WL hash first (cheap), canonical JSON to confirm."""
+    """Remembers every operator seen by its content hash (core.ir.serialize: equal operators,
+    whatever their names and bindings, hash alike)."""
 
     def __init__(self):
-        self._by_wl: dict[str, set[str]] = {}
+        self._keys: set[str] = set()
 
-    def add(self, graph: OperatorGraph) -> bool:
-        """True if the operator is new (and remembers it)."""
-        canon = canonical_json(graph)
-        seen = self._by_wl.setdefault(wl_hash(graph), set())
-        if canon in seen:
-            return False
-        seen.add(canon)
-        return True
+    def add(self, graph: OperatorGraph) -> str | None:
+        """The operator's key if it is new (and remembers it); None if it was seen before."""
+        key = content_hash(graph)
+        if key in self._keys:
+            return None
+        self._keys.add(key)
+        return key
 
     def __len__(self) -> int:
-        return sum(len(v) for v in self._by_wl.values())
+        return len(self._keys)
 
 
 class Limits:
@@ -171,9 +171,10 @@ class Strategy(ABC):
         if not self.limits.within(*cost):
             self.stats["over_budget"] += 1
             return None
-        if not self.seen.add(graph):
+        key = self.seen.add(graph)
+        if key is None:
             self.stats["duplicate"] += 1
             return None
         self.stats["proposed"] += 1
-        graph.bindings = {**self.limits.bindings, **graph.bindings}
-        return Candidate(graph, self.origin, content_hash(graph), cost[0], cost[1], dict(info or {}))
+        graph.bindings = {**self.limits.bindings, **graph.bindings}  # the hash reads no bindings
+        return Candidate(graph, self.origin, key, cost[0], cost[1], dict(info or {}))

@@ -35,7 +35,7 @@ CHECK_SIZES = {"C_in": 8, "C_out": 16, "H": 4, "W": 5, "K": 3, "s": 2, "g": 4}
 STAGES = {
     "shape inference": ("summarize",),
     "solve": ("solve_budget",),
-    "hash": ("content_hash", "canonical_json", "wl_hash", "key"),
+    "hash": ("content_hash", "canonical_json", "key"),
 }
 
 

@@ -17,6 +17,8 @@ import shiboken6
 from PySide6.QtCore import QEvent, QThread, QThreadPool, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from .helpers import open_explorer
+
 # read when pytest-qt creates the QApplication, after these imports
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -209,16 +211,9 @@ def window(make_window):
 def explorer(qtbot, dialogs, store_path, tmp_path):
     """A shown main window over `store_path`, switched to the Explorer, with workers off."""
     from app.gui.settings import open_settings
-    from app.gui.window import MainWindow
 
-    window = MainWindow(settings=open_settings(tmp_path / "settings.ini"), store=str(store_path))
+    window = open_explorer(qtbot, store_path, open_settings(tmp_path / "settings.ini"), (1400, 900))
     try:
-        window.explore.actions["autostart"].setChecked(False)
-        window.resize(1400, 900)
-        window.show()
-        qtbot.waitExposed(window)
-        window.show_page("explorer")
-        qtbot.waitUntil(window.is_idle, timeout=20_000)
         yield window
     finally:
         if shiboken6.isValid(window):

@@ -80,3 +80,17 @@ def move(qtbot, viewport: QWidget, pos: QPoint) -> None:
     """The mouse moves to `pos` at a human pace (pyqtgraph drops moves faster than its rate limit)."""
     qtbot.wait(40)
     mouse(viewport, QEvent.Type.MouseMove, pos, NO_BUTTON, NO_BUTTON)
+
+
+def open_explorer(qtbot, store_path, settings, size: tuple[int, int]):
+    """A shown main window of `size` over `store_path`, switched to the Explorer, workers off."""
+    from app.gui.window import MainWindow
+
+    window = MainWindow(settings=settings, store=str(store_path))
+    window.explore.actions["autostart"].setChecked(False)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_page("explorer")
+    qtbot.waitUntil(window.is_idle, timeout=20_000)
+    return window

@@ -10,23 +10,14 @@ from PySide6.QtCore import QEvent, Qt
 
 from views.explorer.explorer_view import PLOT_MIN_HEIGHT
 
-from .helpers import NO_BUTTON, mouse
+from .helpers import NO_BUTTON, mouse, open_explorer
 from .test_explorer import add_results, random_values, viewport_point, wait_for_results
 
 pytestmark = pytest.mark.gui
 
 
 def explorer_window(qtbot, store_path, settings):
-    from app.gui.window import MainWindow
-
-    window = MainWindow(settings=settings, store=str(store_path))
-    window.explore.actions["autostart"].setChecked(False)
-    window.resize(1280, 720)
-    window.show()
-    qtbot.waitExposed(window)
-    window.show_page("explorer")
-    qtbot.waitUntil(window.is_idle, timeout=20_000)
-    return window
+    return open_explorer(qtbot, store_path, settings, (1280, 720))
 
 
 def test_the_plot_keeps_the_room_with_the_jobs_dock_open_and_across_a_restart(qtbot, store_path, tmp_path, dialogs):
