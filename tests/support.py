@@ -3,9 +3,11 @@ user runs it, a job context that records progress, and quick timing settings."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from core.ir.editing import Editor
 from core.ir.graph import OperatorGraph
@@ -85,6 +87,25 @@ def tessera(*args: str) -> subprocess.CompletedProcess:
     script = Path(sys.executable).with_name("tessera")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "app.cli"]
     return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def run_here(capsys, *argv: str) -> tuple[int, str, str]:
+    """`tessera ARGV` run in this process as `main` runs it (errors printed, not raised): its exit
+    code and what it printed to stdout and stderr."""
+    from app.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def load_module(path: Path, name: str | None = None) -> ModuleType:
+    """A Python file (an exported operator, say) imported as a module, as a user would import it."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def command(*argv: str) -> int:

@@ -247,8 +247,13 @@ class OperatorGallery(QWidget):
         x, y = self.front_box.currentData()
         origin = self.origin_box.currentData()
         with_doubtful = self.doubtful_box.isChecked()
-        cards = self._read(lambda store: front_cards(store, x, y, origin, with_doubtful))
-        left_off = 0 if with_doubtful else self._read(lambda store: doubtful(store, x, y, origin)) or 0
+        found = self._read(
+            lambda store: (
+                front_cards(store, x, y, origin, with_doubtful),
+                0 if with_doubtful else doubtful(store, x, y, origin),
+            )
+        )
+        cards, left_off = found if found is not None else (None, 0)
         flag = (
             f"{left_off} result{'s' * (left_off != 1)} with timings in doubt left off{DOUBT}: "
             "re-measure on a quiet machine, or check Timings in doubt."

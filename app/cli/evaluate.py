@@ -29,7 +29,6 @@ from core.jobs.submit import Subject, submit
 from core.jobs.supervisor import Supervisor
 from core.networks.settings import DeploySettings
 from core.store import Store
-from core.store.measurement import speedup_text
 from core.train.paired import mean_std
 from core.train.requests import AccuracyRequest
 from core.train.results import E2EResult, FisherResult, HeldOutResult, TrainResult
@@ -39,6 +38,7 @@ from core.train.settings import EvalSettings, TrainConfig
 from . import options
 from .evaluate_model import add_model_options, cmd_evaluate_model
 from .inputs import transfer_sources
+from .reports import faster_text, table_lines
 
 FINAL = (DONE, FAILED, CANCELLED)
 
@@ -245,9 +245,9 @@ def results_table(jobs) -> list[str]:
                 f"TVM, {tuned} ({e2e.deploy})",
                 f"{e2e.latency_ms:.3f} ms",
                 f"{e2e.baseline_latency_ms:.3f} ms",
-                f"{speedup_text(e2e.speedup, e2e.speedup_low, e2e.speedup_high)} faster"
+                faster_text(e2e.speedup, e2e.speedup_low, e2e.speedup_high)
                 if e2e.speedup is not None
-                else f"{e2e.baseline_latency_ms / e2e.latency_ms:.2f}x faster",
+                else faster_text(e2e.baseline_latency_ms / e2e.latency_ms),
             )
         )
         rows.append(
@@ -255,7 +255,7 @@ def results_table(jobs) -> list[str]:
                 "PyTorch eager",
                 f"{e2e.torch_latency_ms:.3f} ms",
                 f"{e2e.torch_baseline_ms:.3f} ms",
-                f"{e2e.torch_speedup:.2f}x faster",
+                faster_text(e2e.torch_speedup),
             )
         )
         rows.append(  # what a user already has without TVM: below 1x, TVM is the slower way to run it
@@ -266,8 +266,7 @@ def results_table(jobs) -> list[str]:
                 "",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = table_lines(rows)
     if test and test.paired is not None:
         said, *power = test.judgement()
         lines += [f"on the test split, {said}", *power]
@@ -295,7 +294,7 @@ def describe_result(result: FisherResult | HeldOutResult | E2EResult) -> list[st
             source = k.source.split(":")[0]
             sources[source] = sources.get(source, 0) + 1
         lines.append(
-            f"{result.deploy}, {result.threads} threads: TVM {result.latency_ms:.3f} ms vs original "
+            f"{result.deploy}, {result.threads} thread(s): TVM {result.latency_ms:.3f} ms vs original "
             f"{result.baseline_latency_ms:.3f} ms ({result.baseline_latency_ms / result.latency_ms:.2f}x); "
             f"PyTorch eager {result.torch_latency_ms:.3f} ms vs {result.torch_baseline_ms:.3f} ms; kernels: "
             + ", ".join(f"{n} {s}" for s, n in sorted(sources.items()))

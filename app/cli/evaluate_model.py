@@ -9,9 +9,9 @@ from core.data.assignment import Assignment, read_stand_in
 from core.jobs.isolate import call_in_subprocess
 from core.networks.settings import DeploySettings
 from core.networks.user_models import ModelError, ModelRef, parse_input
-from core.store.measurement import speedup_text
 
 from .inputs import transfer_sources
+from .reports import faster_text, table_lines
 
 
 def add_model_options(p) -> None:
@@ -60,11 +60,7 @@ def cmd_evaluate_model(args) -> int:
 def model_table(r: dict) -> list[str]:
     """The replacement report, then one table: FLOPs, parameters, tuned TVM and eager PyTorch latency."""
     tuned = "tuned" if not r["untuned_kernels"] else f"NOT all tuned: {len(r['untuned_kernels'])} kernels untuned"
-    speedup = (
-        speedup_text(r["speedup"], r["speedup_low"], r["speedup_high"])
-        if r["speedup"] is not None
-        else f"{r['baseline_latency_ms'] / r['latency_ms']:.2f}x"
-    )
+    speedup = faster_text(r["speedup"], r["speedup_low"], r["speedup_high"])  # tuned_end_to_end always has one
     rows = [
         ("", f"with {r['operator']}", "original", "ratio"),
         (
@@ -79,15 +75,13 @@ def model_table(r: dict) -> list[str]:
             f"{r['original_params']:,}",
             f"{r['candidate_params'] / r['original_params']:.2f}x" if r["original_params"] else "",
         ),
-        (f"TVM, {tuned}", f"{r['latency_ms']:.3f} ms", f"{r['baseline_latency_ms']:.3f} ms", f"{speedup} faster"),
+        (f"TVM, {tuned}", f"{r['latency_ms']:.3f} ms", f"{r['baseline_latency_ms']:.3f} ms", speedup),
         (
             "PyTorch eager",
             f"{r['torch_latency_ms']:.3f} ms",
             f"{r['torch_baseline_ms']:.3f} ms",
-            f"{r['torch_baseline_ms'] / r['torch_latency_ms']:.2f}x faster",
+            faster_text(r["torch_baseline_ms"] / r["torch_latency_ms"]),
         ),
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    table = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    where = f"{r['model']} at {'x'.join(map(str, r['input']))}, {r['threads']} threads, load {r['load']:.1f}"
-    return [*r["report"], "", where, *table]
+    where = f"{r['model']} at {'x'.join(map(str, r['input']))}, {r['threads']} thread(s), load {r['load']:.1f}"
+    return [*r["report"], "", where, *table_lines(rows)]

@@ -54,8 +54,8 @@ def _list(args) -> int:
         if not healthy and store.reading_note():
             print(f"warning: {store.reading_note()}", file=sys.stderr)
         jobs = [] if healthy else JobQueue(store).jobs()
-    if healthy:
-        with Store(args.store) as store:
+    if healthy:  # checked a moment ago (quick_check): opened to be written without checking again
+        with Store(args.store, check=False) as store:
             queue = JobQueue(store)
             for line in take_back_orphans(queue):
                 print(line, file=sys.stderr)

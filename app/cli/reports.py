@@ -33,6 +33,15 @@ def table_lines(rows: Sequence[Sequence[str]], right: tuple[int, ...] = ()) -> l
     ]
 
 
+def faster_text(speedup: float, low: float | None = None, high: float | None = None) -> str:
+    """A speedup with its interval (speedup_text) and which way it goes: '1.25x faster', or
+    below 1 turned over, '1.05x [1.01, 1.10] slower' (as core.search.report says a ratio)."""
+    if speedup >= 1:
+        return f"{speedup_text(speedup, low, high)} faster"
+    turned = (None, None) if low is None or high is None else (1 / high, 1 / low)
+    return f"{speedup_text(1 / speedup, *turned)} slower"
+
+
 def print_table(rows: Sequence[Sequence[str]]) -> None:
     for line in table_lines(rows):
         print(line)

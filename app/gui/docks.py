@@ -66,8 +66,13 @@ def fit_bottom_dock(window, key: str) -> None:
 def refit_bottom_docks(window) -> None:
     """The window's height changed: the raised bottom dock takes its own height again."""
     for key, dock in window.docks.items():
-        if (key == "diagnostics" or key in BOTTOM_DOCK_SHARE) and not dock.visibleRegion().isEmpty():
+        if (key == "diagnostics" or key in BOTTOM_DOCK_SHARE) and raised(dock):
             fit_bottom_dock(window, key)
+
+
+def raised(dock: QDockWidget) -> bool:
+    """The dock is on screen: shown, and its tab the one raised (not behind another dock's)."""
+    return not dock.visibleRegion().isEmpty()
 
 
 def _tab_bar_height(window: QMainWindow, dock: QDockWidget) -> int:

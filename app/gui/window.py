@@ -51,6 +51,7 @@ from .docks import (
     fit_bottom_dock,
     keep_minimums,
     make_dock,
+    raised,
     refit_bottom_docks,
     size_when_raised,
 )
@@ -524,7 +525,7 @@ class MainWindow(QMainWindow):
         self.bindings_bar.show_summary(summary)
         count = summary.error_count
         self.docks["diagnostics"].setWindowTitle(f"Diagnostics ({count})" if count else "Diagnostics")
-        if self.docks["diagnostics"].isVisible() and not self.docks["diagnostics"].visibleRegion().isEmpty():
+        if raised(self.docks["diagnostics"]):
             fit_bottom_dock(self, "diagnostics")
         if not summary.shapes.ok:
             self.code.request(None, {}, "The operator has errors; its code appears once it is valid.")

@@ -22,6 +22,7 @@ import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partialmethod
 
 from ..ir.symbolic import Size
 
@@ -219,35 +220,16 @@ class SymInt(int):
         exact = op == "//" and int(b) != 0 and int(a) % int(b) == 0
         return SymInt(value, _combine(_expr(a), op, _expr(b), exact))
 
-    def __add__(self, other):
-        return self._binary(other, "+")
-
-    def __radd__(self, other):
-        return self._binary(other, "+", True)
-
-    def __sub__(self, other):
-        return self._binary(other, "-")
-
-    def __rsub__(self, other):
-        return self._binary(other, "-", True)
-
-    def __mul__(self, other):
-        return self._binary(other, "*")
-
-    def __rmul__(self, other):
-        return self._binary(other, "*", True)
-
-    def __floordiv__(self, other):
-        return self._binary(other, "//")
-
-    def __rfloordiv__(self, other):
-        return self._binary(other, "//", True)
-
-    def __mod__(self, other):
-        return self._binary(other, "%")
-
-    def __rmod__(self, other):
-        return self._binary(other, "%", True)
+    __add__ = partialmethod(_binary, op="+")
+    __radd__ = partialmethod(_binary, op="+", swap=True)
+    __sub__ = partialmethod(_binary, op="-")
+    __rsub__ = partialmethod(_binary, op="-", swap=True)
+    __mul__ = partialmethod(_binary, op="*")
+    __rmul__ = partialmethod(_binary, op="*", swap=True)
+    __floordiv__ = partialmethod(_binary, op="//")
+    __rfloordiv__ = partialmethod(_binary, op="//", swap=True)
+    __mod__ = partialmethod(_binary, op="%")
+    __rmod__ = partialmethod(_binary, op="%", swap=True)
 
     def __neg__(self):
         return SymInt(-int(self), _combine(Expr(Size(0)), "-", self.expr))
@@ -259,23 +241,12 @@ class SymInt(int):
         trace = _TRACE.get()
         return trace.decide(self, op, other, result) if trace else result
 
-    def __eq__(self, other):
-        return self._compare(other, "==")
-
-    def __ne__(self, other):
-        return self._compare(other, "!=")
-
-    def __lt__(self, other):
-        return self._compare(other, "<")
-
-    def __le__(self, other):
-        return self._compare(other, "<=")
-
-    def __gt__(self, other):
-        return self._compare(other, ">")
-
-    def __ge__(self, other):
-        return self._compare(other, ">=")
+    __eq__ = partialmethod(_compare, op="==")
+    __ne__ = partialmethod(_compare, op="!=")
+    __lt__ = partialmethod(_compare, op="<")
+    __le__ = partialmethod(_compare, op="<=")
+    __gt__ = partialmethod(_compare, op=">")
+    __ge__ = partialmethod(_compare, op=">=")
 
     def __bool__(self) -> bool:
         return self._compare(0, "!=")

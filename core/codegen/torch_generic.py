@@ -96,15 +96,12 @@ def generic_source(graph: OperatorGraph, class_name: str | None = None, layers: 
     fails: when the module still computes what the operator computes there, it is no condition."""
     name = python_class_name(graph, class_name)
     code = _generate(graph, layers)
-    permissive = code.render(name, [])
-    kept = [g for g in code.guards if not _harmless(graph, code, permissive, name, g)]
+    if not code.guards:
+        return code.render(name, [])
+    permissive = compiled_class(code.render(name, []), name)
+    verdicts: dict[tuple[tuple[str, int], ...], bool] = {}  # several guards often fail at the same sizes
+    kept = [g for g in code.guards if not _harmless(graph, code, permissive, g, verdicts)]
     return code.render(name, kept)
-
-
-def generic_class(graph: OperatorGraph, layers: bool = True) -> type:
-    """The compiled class of generic_source."""
-    name = python_class_name(graph, None)
-    return compiled_class(generic_source(graph, name, layers), name)
 
 
 @dataclass(frozen=True)
@@ -183,19 +180,29 @@ def _generate(graph: OperatorGraph, layers: bool) -> _Code:
     return _Code(roles, values, declared, init, forward, helpers, _whole_sizes(graph, trace), trace.guards)
 
 
-def _harmless(graph: OperatorGraph, code: _Code, permissive: str, name: str, guard: Guard) -> bool:
+def _harmless(
+    graph: OperatorGraph, code: _Code, permissive: type, guard: Guard, verdicts: dict[tuple[tuple[str, int], ...], bool]
+) -> bool:
     """True when, at small sizes where `guard` fails, the module made without the condition
-    computes what the operator at those sizes computes (weights copied across)."""
-    import torch
-
+    (class `permissive`) computes what the operator at those sizes computes; `verdicts`: those
+    found so far, by sizes."""
     point = _flip_point(graph, code, guard)
     if point is None:
         return False
-    roles = code.roles
+    key = tuple(sorted(point.items()))
+    if key not in verdicts:
+        verdicts[key] = _computes_the_operator(graph, code.roles, permissive, point)
+    return verdicts[key]
+
+
+def _computes_the_operator(graph: OperatorGraph, roles: Roles, permissive: type, point: dict[str, int]) -> bool:
+    """Whether `permissive` at sizes `point` computes what the operator there computes (weights copied across)."""
+    import torch
+
     try:
         reference = module_class(graph, point)().double()
         arguments = {roles.argument(v): point[v] for v in (roles.c_in, roles.c_out, roles.kernel) if v}
-        module = compiled_class(permissive, name)(**arguments, **{v: point[v] for v in roles.coefficients})
+        module = permissive(**arguments, **{v: point[v] for v in roles.coefficients})
         module = module.double()
         module.load_state_dict(reference.state_dict())
         x = torch.randn(2, point[roles.c_in], point[roles.spatial[0]], point[roles.spatial[1]], dtype=torch.float64)

@@ -7,7 +7,6 @@ job not finished) is not queued twice. Imports neither torch nor TVM."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ..jobs.queue import QUEUED, RUNNING
@@ -15,7 +14,7 @@ from ..jobs.submit import PlannedJob, submit
 from ..store import Store
 from ..store.stored_values import stored_json
 from .payloads import MeasurePayload, TransferPayload
-from .rounds import free_cores
+from .rounds import core_count, free_cores
 
 PAYLOADS: dict[str, type[MeasurePayload] | type[TransferPayload]] = {
     "measure": MeasurePayload,
@@ -66,7 +65,7 @@ class RemeasureDoubtful:
 def when_quiet(store: Store) -> int:
     """For an idle worker: when every core this process may use is free, every measurement in
     doubt queued again (RemeasureDoubtful(once=True)); how many were queued."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = core_count()
     if free_cores(cores) < cores:
         return 0
     return len(submit(store, RemeasureDoubtful(once=True)).ids)

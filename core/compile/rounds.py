@@ -144,6 +144,11 @@ def interleave(
             return found
 
 
+def core_count() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def free_cores(cores: int, sample_s: float = 0.25) -> int:
     """How many of `cores` no other work is using now (1 at least): the machine's idle share
     over a short sample of /proc/stat; `cores` where it cannot be read. A thread pool larger

@@ -16,10 +16,7 @@ from pathlib import Path
 import torch
 import tvm
 
-
-def core_count() -> int:
-    """CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+from .rounds import core_count as core_count  # defined where torch-free code (remeasure) can import it
 
 
 def use_threads(count: int) -> None:

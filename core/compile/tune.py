@@ -272,11 +272,16 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
     def report(self, at: float, what: str) -> None:
         self.shown = max(self.shown, min(at, self.total))
         if self.on_progress is not None:
-            try:
-                self.on_progress(self.shown, self.total, what)
-            except BaseException as e:  # TVM wraps what a callback raises; tune() re-raises it as it was
-                self.stopped = e
-                raise
+            self._stopping_on(self.on_progress, self.shown, self.total, what)
+
+    def _stopping_on(self, callback, *args) -> None:
+        """Call one of the caller's callbacks: what it raises stops tuning, kept in `stopped`
+        (TVM wraps what a callback raises; tune() re-raises it as it was)."""
+        try:
+            callback(*args)
+        except BaseException as e:
+            self.stopped = e
+            raise
 
     def phase(self, count: int, what: str) -> None:
         """A batch of `count` candidates reached a phase (building, measuring)."""
@@ -302,11 +307,7 @@ class _Progress(ms.measure_callback.PyMeasureCallback):
         while self.measured < self.done:  # candidates whose build failed never reached the runner
             self.trial_measured()
         if self.check_cancelled is not None:
-            try:
-                self.check_cancelled()
-            except BaseException as e:
-                self.stopped = e
-                raise
+            self._stopping_on(self.check_cancelled)
 
 
 class _Phase:

@@ -67,20 +67,9 @@ def _check_npz(path: Path) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             headers = {name.removesuffix(".npy"): _header(archive, name) for name in archive.namelist()}
-            keys = next((k for k in datasets._NPZ_KEYS if all(n in headers for n in k[0])), None)
-            if keys is None:
-                raise DatasetError(
-                    f"{path}: missing arrays; expected {' and '.join(datasets._NPZ_KEYS[0][0])} "
-                    f"(or {' and '.join(datasets._NPZ_KEYS[1][0])}), found {', '.join(headers) or 'none'}"
-                )
             classes: set[int] = set()
-            for images, labels in keys:
-                if images not in headers and labels not in headers:
-                    continue
-                if images not in headers or labels not in headers:
-                    have, lack = (images, labels) if images in headers else (labels, images)
-                    raise DatasetError(f"{path}: {have} has no {lack} beside it (a test split needs both)")
-                _check_arrays(path, (images, labels), headers[images], headers[labels])
+            for images, labels in datasets._npz_pairs(path, headers):
+                datasets._check_npz_arrays(path, (images, labels), headers[images], headers[labels])
                 with archive.open(labels + ".npy") as f:
                     classes.update(np.unique(np.lib.format.read_array(f, allow_pickle=False)).tolist())
     except DatasetError:
@@ -91,7 +80,7 @@ def _check_npz(path: Path) -> None:
         raise DatasetError(f"{path}: a classification dataset needs at least 2 classes, found {len(classes)}")
 
 
-def _header(archive: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dtype]:
+def _header(archive: zipfile.ZipFile, name: str) -> datasets.ArrayHeader:
     """(shape, dtype) of one array of the archive, from its header alone."""
     with archive.open(name) as f:
         version = np.lib.format.read_magic(f)
@@ -104,20 +93,3 @@ def _header(archive: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dt
             array = np.lib.format.read_array(f, allow_pickle=False)
             shape, dtype = array.shape, array.dtype
     return shape, dtype
-
-
-def _check_arrays(path: Path, names: tuple[str, str], images: tuple, labels: tuple) -> None:
-    """The checks of datasets._npz_images that the headers answer."""
-    (shape, dtype), (label_shape, label_dtype) = images, labels
-    where = f"{path}: {names[0]}"
-    if dtype.kind not in "uif" or not np.prod(shape):
-        raise DatasetError(f"{where} must be a non-empty numeric array, got dtype {dtype} and shape {shape}")
-    if not (len(shape) == 3 or (len(shape) == 4 and (shape[-1] in (1, 3) or shape[1] in (1, 3)))):
-        raise DatasetError(
-            f"{where} has shape {shape}; expected [N, H, W], [N, H, W, C] or [N, C, H, W] with C = 1 or 3"
-        )
-    if len(label_shape) != 1 or label_dtype.kind not in "ui" or label_shape[0] != shape[0]:
-        raise DatasetError(
-            f"{path}: {names[1]} must be a 1-d integer array with one label per image "
-            f"({shape[0]}), got dtype {label_dtype} and shape {label_shape}"
-        )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,6 +231,7 @@ def _class_names(path: Path, n_classes: int) -> tuple[str, ...]:
 
 
 # -- .npz --------------------------------------------------------------------------------
+ArrayHeader = tuple[tuple[int, ...], np.dtype]  # an .npy array's (shape, dtype)
 #: (images, labels) and the optional test split's (images, labels), in each naming an archive may use
 _NPZ_KEYS = ((("images", "labels"), ("test_images", "test_labels")), (("x_train", "y_train"), ("x_test", "y_test")))
 
@@ -237,18 +239,8 @@ _NPZ_KEYS = ((("images", "labels"), ("test_images", "test_labels")), (("x_train"
 def _npz(path: Path, resolution: int) -> ImageDataset:
     try:
         with np.load(path, allow_pickle=False) as archive:
-            keys = next((k for k in _NPZ_KEYS if all(n in archive.files for n in k[0])), None)
-            if keys is None:
-                raise DatasetError(
-                    f"{path}: missing arrays; expected {' and '.join(_NPZ_KEYS[0][0])} "
-                    f"(or {' and '.join(_NPZ_KEYS[1][0])}), found "
-                    f"{', '.join(archive.files) or 'none'}"
-                )
-            test = [n in archive.files for n in keys[1]]
-            if any(test) and not all(test):
-                have, lack = (keys[1][0], keys[1][1]) if test[0] else (keys[1][1], keys[1][0])
-                raise DatasetError(f"{path}: {have} has no {lack} beside it (a test split needs both)")
-            parts = [(names, archive[names[0]], archive[names[1]]) for names in keys if names[0] in archive.files]
+            keys = _npz_pairs(path, archive.files)
+            parts = [(names, archive[names[0]], archive[names[1]]) for names in keys]
     except DatasetError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
@@ -268,28 +260,49 @@ def _npz(path: Path, resolution: int) -> ImageDataset:
     return _finish(path.stem, path, images, labels, None, resolution, held_out=held_out)
 
 
-def _npz_images(path: Path, names: tuple[str, str], images: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """The archive's `names` = (images, labels) checked; the images as [N, C, H, W]."""
+def _npz_pairs(path: Path, names: Collection[str]) -> tuple[tuple[str, str], ...]:
+    """The (images, labels) names of the archive's arrays `names`: the training pair, then the
+    test split's when the archive has one; DatasetError when either is incomplete."""
+    keys = next((k for k in _NPZ_KEYS if all(n in names for n in k[0])), None)
+    if keys is None:
+        raise DatasetError(
+            f"{path}: missing arrays; expected {' and '.join(_NPZ_KEYS[0][0])} "
+            f"(or {' and '.join(_NPZ_KEYS[1][0])}), found {', '.join(names) or 'none'}"
+        )
+    test = [n in names for n in keys[1]]
+    if any(test) and not all(test):
+        have, lack = (keys[1][0], keys[1][1]) if test[0] else (keys[1][1], keys[1][0])
+        raise DatasetError(f"{path}: {have} has no {lack} beside it (a test split needs both)")
+    return keys if all(test) else keys[:1]
+
+
+def _check_npz_arrays(path: Path, names: tuple[str, str], images: ArrayHeader, labels: ArrayHeader) -> None:
+    """The archive's `names` = (images, labels) checked by their (shape, dtype) alone: numeric
+    non-empty images of 3 or 4 dimensions, one whole-number label per image."""
+    (shape, dtype), (label_shape, label_dtype) = images, labels
     where = f"{path}: {names[0]}"
-    if images.dtype.kind not in "uif" or images.size == 0:
+    if dtype.kind not in "uif" or not np.prod(shape):
+        raise DatasetError(f"{where} must be a non-empty numeric array, got dtype {dtype} and shape {shape}")
+    if not (len(shape) == 3 or (len(shape) == 4 and (shape[-1] in (1, 3) or shape[1] in (1, 3)))):
         raise DatasetError(
-            f"{where} must be a non-empty numeric array, got dtype {images.dtype} and shape {images.shape}"
+            f"{where} has shape {shape}; expected [N, H, W], [N, H, W, C] or [N, C, H, W] with C = 1 or 3"
         )
-    if images.ndim == 3:
-        images = images[:, None]
-    elif images.ndim == 4 and images.shape[-1] in (1, 3):
-        images = images.transpose(0, 3, 1, 2)
-    elif not (images.ndim == 4 and images.shape[1] in (1, 3)):
-        raise DatasetError(
-            f"{where} has shape {images.shape}; expected [N, H, W], [N, H, W, C] or [N, C, H, W] with C = 1 or 3"
-        )
-    if labels.ndim != 1 or labels.dtype.kind not in "ui" or len(labels) != len(images):
+    if len(label_shape) != 1 or label_dtype.kind not in "ui" or label_shape[0] != shape[0]:
         raise DatasetError(
             f"{path}: {names[1]} must be a 1-d integer array with one label per image "
-            f"({len(images)}), got dtype {labels.dtype} and shape {labels.shape}"
+            f"({shape[0]}), got dtype {label_dtype} and shape {label_shape}"
         )
+
+
+def _npz_images(path: Path, names: tuple[str, str], images: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The archive's `names` = (images, labels) checked; the images as [N, C, H, W]."""
+    _check_npz_arrays(path, names, (images.shape, images.dtype), (labels.shape, labels.dtype))
+    if images.ndim == 3:
+        images = images[:, None]
+    elif images.shape[-1] in (1, 3):
+        images = images.transpose(0, 3, 1, 2)
     if not np.isfinite(images).all():
-        raise DatasetError(f"{where} contains NaN or infinite values")
+        raise DatasetError(f"{path}: {names[0]} contains NaN or infinite values")
     return images
 
 

@@ -90,7 +90,7 @@ def _generic_docstring(item: Exportable, plan: Plan, cls: str, kinds: tuple[str,
     c_in, h, w = plan.input_shape
     out = plan.output_shape[0]
     kernel = f", kernel_size={plan.bindings['K']}" if "K" in plan.bindings else ""
-    weights = [weight for s in make_plan(graph).steps if (weight := s.weight) is not None]
+    weights = [weight for s in plan.steps if (weight := s.weight) is not None]
     lines = [
         f'"""{docstring_text(item.name)}: a neural operator exported by Tessera, as a shape-generic PyTorch module.',
         "",

@@ -64,11 +64,7 @@ class ModelRef:
             side = input_shape[1]
             return build_backbone(BackboneSpec(self.backbone, STANDARD_WIDTH[self.backbone], side), num_classes)
         assert self.path and self.factory
-        spec = importlib.util.spec_from_file_location(f"tessera_user_model_{Path(self.path).stem}", self.path)
-        if spec is None or spec.loader is None:
-            raise ModelError(f"{self.path}: cannot be loaded as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = _run_file(self.path, f"tessera_user_model_{Path(self.path).stem}")
         factory = getattr(module, self.factory, None)
         if not callable(factory):
             raise ModelError(f"{self.path} has no function {self.factory}")
@@ -76,6 +72,16 @@ class ModelRef:
         if not isinstance(model, nn.Module):
             raise ModelError(f"{self.label} returned {type(model).__name__}, not a torch nn.Module")
         return model
+
+
+def _run_file(path: str, name: str):
+    """The Python file at `path` run as module `name` (worker processes only: it runs the file's code)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ModelError(f"{path}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def parse_input(text: str) -> tuple[int, int, int]:
@@ -159,11 +165,7 @@ def preview_call(exported: str, model: str, input_shape: list[int], kinds: list[
 
     import torch
 
-    spec = importlib.util.spec_from_file_location("tessera_exported_operator", exported)
-    if spec is None or spec.loader is None:
-        raise ModelError(f"{exported}: cannot be loaded as a Python module")
-    operator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(operator)
+    operator = _run_file(exported, "tessera_exported_operator")
     ref, shape = ModelRef.parse(model), (input_shape[0], input_shape[1], input_shape[2])
     torch.manual_seed(0)
     net = ref.build(shape).eval()

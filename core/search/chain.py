@@ -110,12 +110,12 @@ class Synthesizer:
     def actions(self, frontier: TensorType, steps: tuple[Step, ...]) -> list[Action]:
         """Every valid action from the frontier within the per-chain LIMITS."""
         found = (self.action(frontier, i) for i in range(len(self.candidates(frontier))))
-        return [a for a in found if a is not None and self.within_limits(a.step, steps)]
+        blocked = self.blocked(steps)
+        return [a for a in found if a is not None and a.step.op not in blocked]
 
-    def within_limits(self, step: Step, steps: tuple[Step, ...]) -> bool:
-        """Whether a chain of `steps` may take `step` too (LIMITS caps some primitives)."""
-        limit = self.LIMITS.get(step.op)
-        return limit is None or sum(1 for s in steps if s.op == step.op) < limit
+    def blocked(self, steps: tuple[Step, ...]) -> set[str]:
+        """The primitives a chain of `steps` may take no more of (LIMITS caps some)."""
+        return {op for op, limit in self.LIMITS.items() if sum(s.op == op for s in steps) >= limit}
 
     def candidates(self, frontier: TensorType) -> list[tuple[Step, TensorType]]:
         """The steps that may lead to the frontier, each with the frontier it needs, unchecked

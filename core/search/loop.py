@@ -316,7 +316,7 @@ class Loop:
     def _network(self, operator_id: int) -> tuple[dict | None, EvalSettings, DeploySettings]:
         """What a row's jobs train and time: its operator in the backbone, or for a narrowed
         reference, no operator and the backbone under its width multipliers."""
-        deploy = DeploySettings.from_payload(self.cfg.deploy)
+        deploy = self.cfg.deployment
         row = row_of(self.store, self.run, operator_id)
         if row is not None and row["reference"] == refs.NARROWED:
             trained, timed = row["scale"], row["deploy_scale"]

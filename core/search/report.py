@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..jobs.queue import duration_text
-from ..train.paired import mean_std, points
+from ..train.paired import margin_words, mean_std
 from .references import NARROWED
 from .stages import Phase
 from .summary import ORIGINAL, SURVIVOR, Best, Network, RunSummary
@@ -103,7 +103,7 @@ def verdicts_text(summary: RunSummary) -> str:
     text = f"Judged {summary.judged} candidate(s): {c['within margin']} not shown worse on validation"
     if not summary.test_seeds:
         return f"{text} (no test seeds: those are the survivors)."
-    limit = f"{points(summary.margin)} point{'' if points(summary.margin) == '1' else 's'}"
+    limit = margin_words(summary.margin)
     rule = summary.seed_rule
     if rule is None:
         seeds, undecided = f"{len(summary.test_seeds)} seeds", "more seeds would tell"
@@ -181,7 +181,7 @@ def network_line(n: Network, best: Best) -> str:
 def headline(best: Best, margin: float) -> str:
     """The survivor's speedup over the narrowed original at equal accuracy, or plainly why there
     is none (a speedup whose timing is in doubt gives none)."""
-    limit = f"{points(margin)} point{'' if points(margin) == '1' else 's'}"
+    limit = margin_words(margin)
     s, narrowed = best.survivor, best.reference(NARROWED)
     ours, theirs = s.test, None if narrowed is None else narrowed.test
     missing = [

@@ -157,7 +157,7 @@ class SynoSpace:
         if rules is None:
             rules = judged.rules[last] = bytearray(len(candidates))
         shared = any(s.op == "share" for s in p.steps)
-        blocked = {op for op, limit in self.synth.LIMITS.items() if sum(s.op == op for s in p.steps) >= limit}
+        blocked = self.synth.blocked(p.steps)
         target, stats = len(self.synth.target), self.strategy.stats
         for i in order:
             step, before = candidates[i]

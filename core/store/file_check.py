@@ -14,7 +14,7 @@ import sqlite_utils
 from core.errors import shorten
 
 from .errors import StoreError
-from .schema import SCHEMA_VERSION
+from .schema import refuse_newer, schema_version
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 #: tables every Tessera store has had since its first schema version
@@ -78,20 +78,11 @@ def read_header(path: Path) -> Header:
     return header
 
 
-def refuse_newer(version: int, path: Path) -> None:
-    """StoreError if schema `version` is newer than this program's."""
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the results store {path} has schema version {version}, newer than this "
-            f"program's {SCHEMA_VERSION}; update Tessera or use another store"
-        )
-
-
 def refuse_foreign(db: sqlite_utils.Database, path: Path) -> None:
     """StoreError unless the open file is a Tessera store (any schema version) or a database
     with no tables yet (a store being created); also refuses a newer schema version (the
     header read before opening may predate a -wal file)."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
+    version = schema_version(db)
     refuse_newer(version, path)
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     tables = {t for t in tables if not t.startswith("sqlite_")}

@@ -14,6 +14,7 @@ import sqlite_utils
 from core.errors import shorten
 
 from .errors import StoreDamaged
+from .schema import schema_version
 from .upgraded_copy import bring_up_to_date
 
 #: rows read at once from a damaged store; a range that meets a damaged page is read row by row
@@ -53,7 +54,7 @@ def salvage(db: sqlite_utils.Database, path: Path) -> Salvage:
     for kind, _, sql in schema:
         if kind in ("index", "view"):
             copy.execute(sql)
-    copy.execute(f"PRAGMA user_version = {int(db.execute('PRAGMA user_version').fetchone()[0])}")
+    copy.execute(f"PRAGMA user_version = {int(schema_version(db))}")
     bring_up_to_date(copy, path)
     view = copy.execute("SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'results'").fetchone()
     if view is not None:  # an operator lost to a damaged page must not hide its measurements

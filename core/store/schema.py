@@ -424,11 +424,16 @@ def migrate(db: sqlite_utils.Database, path: Path) -> None:
     """Apply the missing migrations; the caller holds the write transaction, so the version
     read here is final even when several processes open a new file at once."""
     version = schema_version(db)
+    refuse_newer(version, path)
+    for step in MIGRATIONS[version:]:
+        step(db)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def refuse_newer(version: int, path: Path) -> None:
+    """StoreError if schema `version` is newer than this program's."""
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the results store {path} has schema version {version}, newer than this "
             f"program's {SCHEMA_VERSION}; update Tessera or use another store"
         )
-    for step in MIGRATIONS[version:]:
-        step(db)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from .schema import SCHEMA_VERSION, migrate
+from .schema import SCHEMA_VERSION, migrate, schema_version
 
 
 def upgraded_copy(db: sqlite_utils.Database, path: Path) -> sqlite_utils.Database:
@@ -21,6 +21,6 @@ def upgraded_copy(db: sqlite_utils.Database, path: Path) -> sqlite_utils.Databas
 
 def bring_up_to_date(copy: sqlite_utils.Database, path: Path) -> None:
     """Migrate a copy in memory (its user_version says from where) to the current schema."""
-    if copy.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+    if schema_version(copy) < SCHEMA_VERSION:
         with copy.conn:
             migrate(copy, path)

@@ -45,9 +45,14 @@ class PairedDifference:
         if self.n < 2:
             return None
         mean = self.mean
-        spread = math.sqrt(math.fsum((d - mean) ** 2 for d in self.differences) / (self.n - 1))
-        half = t_quantile(self.confidence, self.n) * spread / math.sqrt(self.n)
+        half = t_quantile(self.confidence, self.n) * self.spread / math.sqrt(self.n)
         return mean - half, mean + half
+
+    @property
+    def spread(self) -> float:
+        """The differences' standard deviation (n - 1 in the denominator); at least 2 seeds."""
+        mean = self.mean
+        return math.sqrt(math.fsum((d - mean) ** 2 for d in self.differences) / (self.n - 1))
 
     def within(self, margin: float) -> bool | None:
         """Whether the interval lies above -margin (None: too few seeds to say)."""
@@ -74,7 +79,7 @@ def within(interval: tuple[float, float] | None, margin: float) -> bool | None:
 def verdict(interval: tuple[float, float] | None, margin: float, confidence: float = CONFIDENCE) -> str:
     """The rule and its outcome in words, e.g. 'within 1 point: the 95% interval of the
     difference, -0.4 to +0.9 points, lies above -1'."""
-    limit = f"{points(margin)} point{'' if points(margin) == '1' else 's'}"
+    limit = margin_words(margin)
     if interval is None:
         return f"cannot tell whether within {limit}: a {confidence:.0%} interval needs at least 2 seeds"
     span = f"the {confidence:.0%} interval of the difference, {signed_points(interval[0])} to {signed_points(interval[1])} points"
@@ -97,6 +102,11 @@ def mean_std(values: Sequence[float]) -> str:
     if len(values) < 2:
         return f"{values[0]:.3f} (1 seed)" if values else "no accuracy"
     return f"{statistics.fmean(values):.3f} +- {statistics.stdev(values):.3f} ({len(values)} seeds)"
+
+
+def margin_words(margin: float) -> str:
+    """'1 point', '0.5 points'."""
+    return f"{points(margin)} point{'' if points(margin) == '1' else 's'}"
 
 
 def points(fraction: float) -> str:

@@ -125,7 +125,7 @@ class HeldOutResult(Result):
         paired = self.paired
         if paired is None or paired.n < 2:
             return None
-        spread = statistics.stdev(paired.differences)
+        spread = paired.spread
         smallest = detectable_difference(spread, paired.n)
         return (
             f"smallest difference from the margin this run could detect (80% power, 95% interval): "

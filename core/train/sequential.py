@@ -21,7 +21,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .paired import MARGIN, PairedDifference, points, signed_points
+from .paired import MARGIN, PairedDifference, margin_words, points, signed_points, t_quantile
 
 WITHIN, WORSE, UNDECIDED = "within", "worse", "undecided"
 
@@ -42,7 +42,7 @@ class Decision:
     def words(self) -> str:
         """'within 1 point after 9 seeds: the 98.6% interval of the difference, -0.4 to +0.9
         points, lies above -1; stopped: the interval decided'."""
-        limit = f"{points(self.margin)} point{'' if points(self.margin) == '1' else 's'}"
+        limit = margin_words(self.margin)
         said = {WITHIN: f"within {limit}", WORSE: f"more than {limit} worse", UNDECIDED: f"undecided at {limit}"}
         head = f"{said[self.outcome]} after {self.seeds} seed{'' if self.seeds == 1 else 's'}"
         if self.interval is None:
@@ -107,6 +107,14 @@ class SeedRule:
         next_seeds = n if finished or not later else later[0]
         return Decision(outcome, finished, n, interval, next_seeds, self.margin, self.confidence, self.cap)
 
+    def run(self, differences: Sequence[float]) -> Decision:
+        """The rule looking at these differences look by look, as evaluate runs it: the first
+        seeds', then more until it finishes or they run out."""
+        decision = self.decide(differences[: self.first])
+        while not decision.finished and decision.next_seeds <= len(differences):
+            decision = self.decide(differences[: decision.next_seeds])
+        return decision
+
 
 def detectable_difference(spread: float, seeds: int, confidence: float = 0.95, power: float = 0.8) -> float:
     """The smallest distance between a candidate's true mean difference and the margin that a
@@ -117,7 +125,7 @@ def detectable_difference(spread: float, seeds: int, confidence: float = 0.95, p
         raise ValueError(f"a detectable difference needs at least 2 seeds, got {seeds}")
     from scipy import stats
 
-    t = stats.t.ppf(0.5 + confidence / 2, seeds - 1) + stats.t.ppf(power, seeds - 1)
+    t = t_quantile(confidence, seeds) + stats.t.ppf(power, seeds - 1)
     return float(t) * spread / math.sqrt(seeds)
 
 
@@ -144,10 +152,7 @@ def simulate(rule: SeedRule, draw: Draw, runs: int, seed: int = 0) -> Simulated:
     outcomes = {WITHIN: 0, WORSE: 0, UNDECIDED: 0}
     seeds = 0
     for _ in range(runs):
-        differences = draw(rng, rule.cap)
-        decision = rule.decide(differences[: rule.first])
-        while not decision.finished:
-            decision = rule.decide(differences[: decision.next_seeds])
+        decision = rule.run(draw(rng, rule.cap))
         outcomes[decision.outcome] += 1
         seeds += decision.seeds
     return Simulated(runs, outcomes[WITHIN] / runs, outcomes[WORSE] / runs, outcomes[UNDECIDED] / runs, seeds / runs)

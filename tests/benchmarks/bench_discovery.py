@@ -415,7 +415,7 @@ def report(store_path: Path, name: str | None = None) -> Survivor | None:
                 f"{store_path}: the run {run.name!r} has settings this version cannot read: {exc}"
             ) from None
         rows = candidates(store, run)
-        counts = stage_counts(candidates(store, run))
+        counts = stage_counts(rows)
         [baseline] = store.db.query("SELECT MIN(e2e_baseline_ms) AS ms FROM scores WHERE e2e_tuned = 1")
         latency = f"{baseline['ms']:.2f} ms" if baseline["ms"] else "not measured (no candidate reached tuning)"
         accuracy = "not measured" if run.baseline_accuracy is None else f"{run.baseline_accuracy:.3f}"

@@ -21,6 +21,7 @@ import os
 import time
 
 from core.jobs.isolate import call_in_subprocess
+from core.store.measurement import speedup_text
 from tests.support import EXAMPLES
 
 BINDINGS = {"C_in": 16, "C_out": 16, "H": 16, "W": 16, "K": 3}
@@ -67,7 +68,7 @@ def runs(count: int, min_repeat_ms: float, loaded: bool) -> list[dict]:
 def _line(condition: str, run: int, r: dict) -> str:
     note = f"; {r['timing_note']}" if r.get("timing_note") else ""
     return (
-        f"  {condition:6} run {run}: speedup {r['speedup']:.2f}x [{r['speedup_low']:.2f}, {r['speedup_high']:.2f}] "
+        f"  {condition:6} run {run}: speedup {speedup_text(r['speedup'], r['speedup_low'], r['speedup_high'])} "
         f"over {len(r['latency_runs_ms'])} rounds, {r['threads']} thread(s); TVM {r['latency_ms']:.4f} ms, "
         f"PyTorch {r['torch_latency_ms']:.4f} ms (fastest rounds); load {r['load_before']:.2f} -> {r['load']:.2f}"
         f"{note}"

@@ -112,7 +112,7 @@ def power(settings: EvalSettings, seeds: int, epochs: int, workers: int, results
             continue
         measured = paired_difference([a for a, _ in pairs], [b for _, b in pairs])
         differences = measured.differences
-        spread = statistics.stdev(differences)
+        spread = measured.spread
         print(
             f"  {name}: {', '.join(f'{a:.4f}' for a, _ in pairs)}; {_seconds(runs[name])}\n"
             f"    paired differences (points): {', '.join(f'{100 * d:+.2f}' for d in differences)}; mean "
@@ -143,9 +143,7 @@ def power(settings: EvalSettings, seeds: int, epochs: int, workers: int, results
 
 def _run_once(rule: SeedRule, differences: tuple[float, ...]) -> str:
     """The rule looking at the measured differences as evaluate would, while there are enough."""
-    decision = rule.decide(differences[: rule.first])
-    while not decision.finished and decision.next_seeds <= len(differences):
-        decision = rule.decide(differences[: decision.next_seeds])
+    decision = rule.run(differences)
     if decision.finished:
         return decision.words()
     return f"{decision.words()} (only {len(differences)} measured)"

@@ -4,7 +4,6 @@ the reason, and the network trains at two resolutions (32 and 224 px) and goes t
 
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 import warnings
 
@@ -13,17 +12,10 @@ import torch
 
 from core.export import from_file, torch_source, write_text
 from tests.core.conv_zoo import build
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, load_module
 
 ALL_KINDS = ("standard", "pointwise", "strided")
 REASONS = {"grouped": "grouped (groups=4)", "depthwise": "depthwise", "dilated": "dilated (dilation (2, 2))"}
-
-
-def _load(path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 QUICK = ("conv2d", "involution", "syno_operator1")  # the others (as thorough, ~10 s each on a loaded machine) are slow
@@ -34,7 +26,7 @@ EXAMPLE_PARAMS = [
 
 @pytest.mark.parametrize("example", EXAMPLE_PARAMS)
 def test_every_example_replaces_the_convolutions_it_takes_and_the_network_still_works(tmp_path, example):
-    exported = _load(
+    exported = load_module(
         write_text(tmp_path / f"{example}.py", torch_source(from_file(EXAMPLES / f"{example}.json"), True))
     )
     torch.manual_seed(0)
@@ -59,7 +51,7 @@ def test_every_example_replaces_the_convolutions_it_takes_and_the_network_still_
 
 def test_the_usage_in_the_docstring_runs(tmp_path):
     source = torch_source(from_file(EXAMPLES / "syno_operator2.json"), True)
-    exported = _load(write_text(tmp_path / "syno_operator2.py", source))
+    exported = load_module(write_text(tmp_path / "syno_operator2.py", source))
     usage = source.split("Usage:\n", 1)[1].split('"""', 1)[0]
     namespace = {**vars(exported), "model": build()}
     with warnings.catch_warnings():

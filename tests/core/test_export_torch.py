@@ -5,7 +5,6 @@ replacement helper swaps exactly the matching convolutions and the network still
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import subprocess
 import sys
@@ -18,18 +17,11 @@ from torch import nn
 from core.codegen import build_module
 from core.export import ExportError, from_document, from_file, torch_source, write_text
 from core.ir.serialize import read_document, to_document
-from tests.support import EXAMPLES, chain
+from tests.support import EXAMPLES, chain, load_module
 
 SMALL = {"C_in": 8, "C_out": 8, "H": 10, "W": 10, "K": 3, "G": 2}
 CONV_SMALL = {k: v for k, v in SMALL.items() if k != "G"}
 EXPORTED = ("conv2d", "gated_separable", "involution", "shift_conv")
-
-
-def _load(path, name="exported"):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_exported_modules_match_the_in_app_modules_in_a_fresh_process(tmp_path):
@@ -118,7 +110,7 @@ def _network() -> nn.Sequential:
 
 def test_replace_convs_swaps_every_convolution_it_takes_and_reports_the_others(tmp_path):
     item = from_file(EXAMPLES / "conv2d.json", CONV_SMALL)
-    exported = _load(write_text(tmp_path / "conv_op.py", torch_source(item, replace_helper=True)))
+    exported = load_module(write_text(tmp_path / "conv_op.py", torch_source(item, replace_helper=True)))
     torch.manual_seed(0)
     net = _network().train()
     x = torch.randn(4, 3, 10, 10)
@@ -156,7 +148,7 @@ def test_replace_convs_swaps_every_convolution_it_takes_and_reports_the_others(t
 
 def test_replace_convs_warns_when_nothing_is_replaced_and_refuses_weights_it_cannot_copy(tmp_path):
     item = from_file(EXAMPLES / "syno_operator1.json")
-    exported = _load(write_text(tmp_path / "syno_op.py", torch_source(item, replace_helper=True)))
+    exported = load_module(write_text(tmp_path / "syno_op.py", torch_source(item, replace_helper=True)))
     net = nn.Sequential(nn.Conv2d(16, 400, 3, padding=1), nn.Conv2d(400, 400, 3, padding=1))
     with pytest.warns(UserWarning, match="replaced no convolution"):
         report = exported.replace_convs(net, torch.randn(1, 16, 8, 8))
@@ -171,7 +163,7 @@ def test_replace_convs_warns_when_nothing_is_replaced_and_refuses_weights_it_can
 
 def test_replace_convs_without_a_kernel_size_takes_any_odd_square_kernel(tmp_path):
     item = from_file(EXAMPLES / "shift_conv.json", {"C_in": 8, "C_out": 8, "H": 6, "W": 6})
-    exported = _load(write_text(tmp_path / "shift_op.py", torch_source(item, replace_helper=True)))
+    exported = load_module(write_text(tmp_path / "shift_op.py", torch_source(item, replace_helper=True)))
     net = nn.Sequential(nn.Conv2d(8, 8, 5, padding=2), nn.Conv2d(8, 8, 1), nn.Conv2d(8, 8, (1, 3), padding=(0, 1)))
     assert exported.TAKES_KERNEL is False
     report = exported.replace_convs(net, torch.randn(1, 8, 6, 6))

@@ -13,28 +13,22 @@ from core.codegen.to_torch import module_source
 from core.ir.serialize import load_operator
 from core.store.result_filter import MAX_TERMS
 from tests.store_damage import build_store
-from tests.support import EXAMPLES
+from tests.support import EXAMPLES, run_here
 
 ADD = ["device", "add", "board", "--key", "board"]
-
-
-def tessera(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_filter_of_thousands_of_terms_is_refused_and_the_most_allowed_runs(tmp_path, examples_dir, capsys):
     path = str(tmp_path / "results.db")
     build_store(tmp_path / "results.db", examples_dir, rows=5)
     for terms in (1_000, 20_000):
-        code, out, err = tessera(capsys, "results", "--filter", " ".join(["conv"] * terms), "--store", path)
+        code, out, err = run_here(capsys, "results", "--filter", " ".join(["conv"] * terms), "--store", path)
         assert code == 1 and out == "" and "Traceback" not in err
         assert err == f"tessera results: the filter has {terms:,} terms; at most {MAX_TERMS} are read: narrow it down\n"
     widest = " ".join(["latency<1e9 conv bindings.H>0 name~conv"] * (MAX_TERMS // 4))
-    code, out, err = tessera(capsys, "results", "--json", "--filter", widest, "--store", path)
+    code, out, err = run_here(capsys, "results", "--json", "--filter", widest, "--store", path)
     assert (code, err) == (0, "") and len(json.loads(out)) == 0  # build_store's rows have no bindings
-    code, out, err = tessera(capsys, "results", "--filter", "x" * 10_000 + "<1", "--store", path)
+    code, out, err = run_here(capsys, "results", "--filter", "x" * 10_000 + "<1", "--store", path)
     assert code == 1 and "x" * 100 not in err  # cut, not echoed whole
 
 
@@ -42,7 +36,7 @@ def test_a_filter_of_thousands_of_terms_is_refused_and_the_most_allowed_runs(tmp
     "tracker", ["127.0.0.1:²", "127.0.0.1:" + "9" * 5000, "127.0.0.1:٩١٩٠", "127.0.0.1:９１９０", "::1:9190", "h:0"]
 )
 def test_a_port_that_is_not_ascii_digits_from_1_to_65535_is_refused(tmp_path, capsys, tracker):
-    code, out, err = tessera(capsys, *ADD, "--tracker", tracker, "--store", str(tmp_path / "r.db"))
+    code, out, err = run_here(capsys, *ADD, "--tracker", tracker, "--store", str(tmp_path / "r.db"))
     assert code == 1 and out == "" and "Traceback" not in err and len(err) < 300
     assert err.startswith("tessera device: --tracker must be HOST:PORT such as 127.0.0.1:9190 or [::1]:9190, got")
 
@@ -50,15 +44,15 @@ def test_a_port_that_is_not_ascii_digits_from_1_to_65535_is_refused(tmp_path, ca
 @pytest.mark.parametrize("option", ["--wait", "--session-timeout"])
 @pytest.mark.parametrize("seconds", ["1e308", "inf", "nan", "0", "-1", "604801"])
 def test_a_wait_beyond_a_week_or_not_a_number_of_seconds_is_refused(tmp_path, capsys, option, seconds):
-    code, _, err = tessera(capsys, *ADD, "--tracker", "h:9190", option, seconds, "--store", str(tmp_path / "r.db"))
+    code, _, err = run_here(capsys, *ADD, "--tracker", "h:9190", option, seconds, "--store", str(tmp_path / "r.db"))
     assert code == 1 and "a number of seconds above 0 and at most 604,800 (a week)" in err
 
 
 def test_an_ipv6_tracker_is_listed_as_given(tmp_path, capsys):
     store = ["--store", str(tmp_path / "r.db")]
-    code, out, _ = tessera(capsys, *ADD, "--tracker", "[::1]:9190", *store)
+    code, out, _ = run_here(capsys, *ADD, "--tracker", "[::1]:9190", *store)
     assert code == 0 and "at tracker [::1]:9190" in out
-    assert tessera(capsys, "device", "list", *store)[1].splitlines()[2].split()[:3] == ["board", "rpc", "[::1]:9190"]
+    assert run_here(capsys, "device", "list", *store)[1].splitlines()[2].split()[:3] == ["board", "rpc", "[::1]:9190"]
 
 
 def test_long_device_values_are_cut_in_messages(tmp_path, capsys):
@@ -69,7 +63,7 @@ def test_long_device_values_are_cut_in_messages(tmp_path, capsys):
         ["device", "add", "board", "--key", "k", "--tracker", "h" * 20_000 + ":9190"],
         ["device", "add", "board", "--key", "k", "--tracker", "h:9190", "--target", '{"kind": "' + "x" * 20_000],
     ):
-        code, _, err = tessera(capsys, *argv, *store)
+        code, _, err = run_here(capsys, *argv, *store)
         assert code == 1 and len(err) < 300, err[:400]
 
 
@@ -82,7 +76,7 @@ def test_a_key_given_twice_is_refused_by_name(tmp_path, capsys, source, key, arg
     and every command would then blame an edge. Said for what it is instead."""
     doubled = tmp_path / "doubled.json"
     doubled.write_text((EXAMPLES / source).read_text().rstrip()[:-1] + f', "{key}": []}}')
-    code, out, err = tessera(capsys, *argv, str(doubled))
+    code, out, err = run_here(capsys, *argv, str(doubled))
     assert code == 1 and f"{doubled}: the key '{key}' is given twice in one object; keep one" in out + err
 
 

@@ -17,22 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from core.jobs.processes import pid_alive
 from core.jobs.queue import DONE, QUEUED, JobQueue
 from core.jobs.supervisor import Supervisor
 from core.store import Store, StoreDamaged, StoreError, StoreReadOnly, connection
 from tests.store_damage import ROWS, build_store, damage_page, damage_table
+from tests.support import run_here
 
 from .job_kinds import TEST_HANDLERS
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def tessera(capsys, *argv) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_damaged_store_is_found_refused_for_writes_and_read_around(damaged_store, examples_dir, tmp_path, capsys):
@@ -47,20 +41,22 @@ def test_a_damaged_store_is_found_refused_for_writes_and_read_around(damaged_sto
     assert ROWS * 0.8 < len(readable) < ROWS  # one page of rows is lost, the rest is read
     assert [r["created"] for r in readable] == sorted(r["created"] for r in readable)
 
-    code, out, err = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(damaged_store))
+    code, out, err = run_here(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(damaged_store))
     assert code == 1 and "Traceback" not in err and out == ""
     assert err.startswith(f"tessera submit: the results store {damaged_store} is damaged")
 
-    code, out, err = tessera(capsys, "results", "--store", str(damaged_store), "--json")
+    code, out, err = run_here(capsys, "results", "--store", str(damaged_store), "--json")
     assert code == 0 and "showing what can still be read" in err
     assert len(json.loads(out)) == len(readable)
 
     csv_file = tmp_path / "saved.csv"
-    code, out, err = tessera(capsys, "export", "--format", "csv", "--store", str(damaged_store), "--out", str(csv_file))
+    code, out, err = run_here(
+        capsys, "export", "--format", "csv", "--store", str(damaged_store), "--out", str(csv_file)
+    )
     assert code == 0, err
     assert len(csv_file.read_text().splitlines()) == len(readable) + 1  # and the header
 
-    code, out, err = tessera(capsys, "jobs", "list", "--store", str(damaged_store))
+    code, out, err = run_here(capsys, "jobs", "list", "--store", str(damaged_store))
     assert code == 0 and "Traceback" not in err
 
 
@@ -126,10 +122,10 @@ def test_a_read_only_file_is_read_and_never_written(tmp_path, examples_dir, caps
         assert len(list(store.results())) == 20
         with pytest.raises(StoreReadOnly, match=f"the results store {path} is read-only .the file is read-only."):
             JobQueue(store).submit("sleep", {})
-    code, out, err = tessera(capsys, "results", "--store", str(path))
+    code, out, err = run_here(capsys, "results", "--store", str(path))
     assert code == 0 and len(out.splitlines()) == 21
-    assert tessera(capsys, "jobs", "list", "--store", str(path))[0] == 0
-    code, out, err = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
+    assert run_here(capsys, "jobs", "list", "--store", str(path))[0] == 0
+    code, out, err = run_here(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
     assert code == 1 and err.startswith(f"tessera submit: the results store {path} is read-only")
     with pytest.raises(StoreReadOnly):
         Supervisor(path, workers=1, handlers=TEST_HANDLERS).start()
@@ -221,17 +217,17 @@ def test_a_table_lost_to_damage_leaves_the_others_readable(tmp_path, examples_di
     damage_table(path, "operators")
     lost = "lost: operators (every row: its first page is damaged)"
 
-    code, out, err = tessera(capsys, "results", "--store", str(path), "--json")
+    code, out, err = run_here(capsys, "results", "--store", str(path), "--json")
     assert code == 0 and lost in err
     rows = json.loads(out)
     assert sorted(r["measurement_id"] for r in rows) == list(range(1, ROWS + 1))
     assert {r["operator_name"] for r in rows} == {None}
 
-    code, out, err = tessera(capsys, "results", "--store", str(path))
+    code, out, err = run_here(capsys, "results", "--store", str(path))
     assert code == 0 and lost in err and len(out.splitlines()) == ROWS + 1
 
     csv_file = tmp_path / "saved.csv"
-    code, out, err = tessera(capsys, "export", "--format", "csv", "--store", str(path), "--out", str(csv_file))
+    code, out, err = run_here(capsys, "export", "--format", "csv", "--store", str(path), "--out", str(csv_file))
     assert code == 0 and lost in err
     assert len(csv_file.read_text().splitlines()) == ROWS + 1
 
@@ -271,7 +267,7 @@ def test_an_empty_file_is_refused_as_a_store(tmp_path, examples_dir, capsys):
     path = tmp_path / "results.db"
     path.touch()
     for argv in (["submit", str(examples_dir / "conv2d.json")], ["worker"]):
-        code, _, err = tessera(capsys, *argv, "--store", str(path))
+        code, _, err = run_here(capsys, *argv, "--store", str(path))
         assert code == 1 and err.startswith(f"tessera {argv[0]}: the results store {path} is an empty file (0 bytes)")
     assert path.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["results.db"]
 
@@ -301,11 +297,11 @@ def test_a_store_with_a_wal_but_no_shm_is_read_whole_from_a_copy(tmp_path, examp
         assert run.returncode == 0 and run.stderr == "", run.stderr
         assert len(json.loads(run.stdout)) == ROWS + 50
         monkeypatch.setattr(connection, "_connect_copy", no_space)
-        code, out, err = tessera(capsys, "results", "--store", str(folder / "results.db"), "--json")
+        code, out, err = run_here(capsys, "results", "--store", str(folder / "results.db"), "--json")
         assert code == 0 and len(json.loads(out)) == ROWS  # the main file's
         stale = f"warning: the results store {folder / 'results.db'} may not show its latest changes: its -wal file"
         assert err.startswith(stale)
-        code, out, err = tessera(capsys, "jobs", "list", "--store", str(folder / "results.db"))
+        code, out, err = run_here(capsys, "jobs", "list", "--store", str(folder / "results.db"))
         assert code == 0 and err.startswith(stale), err
         assert sorted(p.name for p in folder.iterdir()) == ["results.db", "results.db-wal"]
     finally:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from core.jobs.queue import JobQueue
 from core.store import Store, StoreError, StoreMissing
 from core.store.schema import SCHEMA_VERSION
 from tests.store_damage import ROWS, build_old_store, build_store, damage_page, damage_table, with_unmerged_wal
+from tests.support import run_here
 
 READERS = (["results"], ["results", "--json"], ["jobs", "list"], ["export", "--format", "csv", "--force"])
 NEW_ROWS = [(1, 5000.0 + i, f"late-{i}") for i in range(10)]
@@ -33,19 +33,13 @@ def files(path: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(path.parent.iterdir()) if p.name.startswith(path.name)}
 
 
-def tessera(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def read_with_every_command(path: Path, capsys, out: Path) -> list[tuple[int, str, str]]:
     """What each reading command said, having checked it left the store's files as they were."""
     before = files(path)
     said = []
     for argv in READERS:
         extra = ["--out", str(out / "saved.csv")] if argv[0] == "export" else []
-        said.append(tessera(capsys, *argv, *extra, "--store", str(path)))
+        said.append(run_here(capsys, *argv, *extra, "--store", str(path)))
         assert files(path) == before, f"`tessera {' '.join(argv)}` changed the store's files"
     try:
         with Store(path, reading=True) as store:  # what the explorer's reader opens
@@ -95,9 +89,9 @@ def test_a_file_tessera_may_not_write_is_refused_and_left_as_it_was(tmp_path, ca
     before = files(path)
     for code, out, err in read_with_every_command(path, capsys, tmp_path):
         assert code == 1 and out == "" and refusal in err and "Traceback" not in err
-    code, _, err = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
+    code, _, err = run_here(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
     assert code == 1 and refusal in err
-    code, _, err = tessera(capsys, *ADD_DEVICE, "--store", str(path))
+    code, _, err = run_here(capsys, *ADD_DEVICE, "--store", str(path))
     assert code == 1 and refusal in err
     assert files(path) == before
     header = path.read_bytes()[:20]
@@ -120,7 +114,7 @@ def test_a_damaged_store_with_an_unmerged_wal_is_read_and_never_merged(tmp_path,
     assert ROWS * 0.8 < len(results) < ROWS + len(NEW_ROWS)
     assert {r["latency_ms"] for r in results} >= {row[1] for row in NEW_ROWS}  # the -wal file's rows are read
     assert "is damaged" in said[1][2] and "showing what can still be read" in said[1][2]
-    code, _, err = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
+    code, _, err = run_here(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
     assert code == 1 and "is damaged" in err
     assert files(path) == before
 
@@ -141,13 +135,13 @@ def test_a_damaged_store_of_an_older_schema_is_read_without_migrating(tmp_path, 
     assert said[2][1].splitlines()[1].split()[:3] == ["1", "measure", "done"]  # jobs list
     assert len((tmp_path / "saved.csv").read_text().splitlines()) == len(results) + 1
 
-    code, _, refused = tessera(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
+    code, _, refused = run_here(capsys, "submit", str(examples_dir / "conv2d.json"), "--store", str(path))
     assert code == 1 and "is damaged" in refused
     recommended = re.findall(r"`tessera ([^`]+)`", refused)
     assert len(recommended) == 2
     monkeypatch.chdir(tmp_path)
     for command in recommended:
-        code, _, err = tessera(capsys, *shlex.split(command))
+        code, _, err = run_here(capsys, *shlex.split(command))
         assert code == 0 and "Traceback" not in err, (command, err)
     assert len((tmp_path / "results.csv").read_text().splitlines()) == len(results) + 1
     assert files(path) == before
@@ -160,16 +154,16 @@ def test_an_older_store_is_read_as_it_is_and_migrated_only_by_a_write(tmp_path, 
     said = read_with_every_command(path, capsys, tmp_path)
     assert [code for code, _, _ in said] == [0, 0, 0, 0] and len(json.loads(said[1][1])) == 20
     assert files(path) == before
-    assert tessera(capsys, *ADD_DEVICE, "--store", str(path))[0] == 0
+    assert run_here(capsys, *ADD_DEVICE, "--store", str(path))[0] == 0
     with Store(path) as store:
         assert store.schema_version == SCHEMA_VERSION and len(list(store.results())) == 20
 
 
 def test_reading_creates_no_store(tmp_path, capsys):
     path = tmp_path / "none" / "results.db"
-    assert tessera(capsys, "results", "--store", str(path)) == (0, "no results yet\n", "")
-    assert tessera(capsys, "jobs", "list", "--store", str(path)) == (0, "no jobs yet\n", "")
-    code, _, err = tessera(capsys, "export", "--format", "csv", "--store", str(path), "--out", str(tmp_path / "a.csv"))
+    assert run_here(capsys, "results", "--store", str(path)) == (0, "no results yet\n", "")
+    assert run_here(capsys, "jobs", "list", "--store", str(path)) == (0, "no jobs yet\n", "")
+    code, _, err = run_here(capsys, "export", "--format", "csv", "--store", str(path), "--out", str(tmp_path / "a.csv"))
     assert code == 1 and f"no results store at {path}" in err
     with pytest.raises(StoreMissing):
         Store(path, reading=True)
@@ -188,7 +182,7 @@ def test_a_folder_or_fifo_as_the_store_is_named_as_such(tmp_path, capsys, kind):
     said = "a folder" if kind == "folder" else "a FIFO (named pipe)"
     for argv in (*READERS, ADD_DEVICE):
         extra = ["--out", str(tmp_path / "saved.csv")] if argv[0] == "export" else []
-        code, _, err = tessera(capsys, *argv, *extra, "--store", str(path))
+        code, _, err = run_here(capsys, *argv, *extra, "--store", str(path))
         assert code == 1 and f"the results store {path} is {said}, not a file" in err, (argv, err)
     with pytest.raises(StoreError, match=re.escape(said)):
         Store(path)
@@ -205,7 +199,7 @@ def test_jobs_list_on_a_damaged_store_lists_what_it_can(tmp_path, capsys, exampl
     conn.close()
     damage_table(path, "operators")  # which every job's row is read with (its operator's name)
     before = files(path)
-    code, out, err = tessera(capsys, "jobs", "list", "--store", str(path))
+    code, out, err = run_here(capsys, "jobs", "list", "--store", str(path))
     assert code == 0 and f"the results store {path} is damaged" in err
     assert [line.split()[:3] for line in out.splitlines()[1:]] == [["1", "sleep", "queued"], ["2", "sleep", "queued"]]
     assert files(path) == before

@@ -56,7 +56,6 @@ class SearchPanel(QWidget):
         self.session = session
         self.job_id: int | None = None
         self.run: DiscoveryThread | None = None
-        self._fraction = 0.0  # the discovery run's latest
         # each mode's own progress and status line: (fraction, text, is an error)
         self._shown: dict[str, tuple[float, str, bool]] = {DISCOVER: (0.0, "", False), PROPOSE: (0.0, "", False)}
         self.settings = SearchSettings()
@@ -163,8 +162,7 @@ class SearchPanel(QWidget):
         self.counts.show_counts(stage_counts(candidates(self.session.store, resumed)) if resumed else {})
         for label in (self.baseline_label, self.best_label, self.references_label):
             label.clear()
-        self._fraction = 0.0
-        self.progress.setValue(0)
+        self._set_progress(DISCOVER, 0.0)
         self.time_label.setText("Starting…")
         self.run = DiscoveryThread(config, str(self.session.path), self)
         self.run.reported.connect(self._reported)
@@ -176,7 +174,6 @@ class SearchPanel(QWidget):
         self.discoveryStarted.emit()
 
     def _reported(self, fraction: float, summary: RunSummary) -> None:
-        self._fraction = fraction
         self._set_progress(DISCOVER, fraction)
         self.counts.show_counts(summary.counts)
         said = report(summary)
@@ -193,7 +190,8 @@ class SearchPanel(QWidget):
             run.deleteLater()
         self._show_running(False)
         if summary is not None:
-            self._reported(self._fraction if run is not None and run.stopping else 1.0, summary)
+            fraction = self._shown[DISCOVER][0] if run is not None and run.stopping else 1.0
+            self._reported(fraction, summary)
             self._say(f"{ended_text(summary)} {RESUME_NOTE}", mode=DISCOVER)
         if error:
             self.time_label.clear()
