@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.store import RESULT_OBJECTIVES
+from core.store.measurement import speedup_text
 from core.store.result_fields import FIELDS
 
 from . import theme
@@ -56,9 +57,7 @@ def _test_difference(record: dict) -> str:
 
 def _speedup(record: dict) -> str:
     """'3.10× [2.95, 3.31]': over PyTorch, the median of paired rounds and its 95% interval."""
-    low, high = record.get("speedup_low"), record.get("speedup_high")
-    interval = "" if low is None or high is None else f" [{low:.2f}, {high:.2f}]"
-    return f"{record['speedup']:.2f}×{interval}"
+    return speedup_text(record["speedup"], record.get("speedup_low"), record.get("speedup_high"), sign="×")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from views.editor.document import OperatorDocument
 
 from . import quit_jobs
 from .accuracy import AccuracyEvaluation
+from .file_commands import maybe_save, watch_export
+from .saved_layout import keep_explorer_layout
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDialog
@@ -110,7 +112,8 @@ class Explore(QObject):
             ),
         }
         settings = self.window.settings
-        actions["autostart"].setChecked(settings is None or settings.value(AUTOSTART_KEY, True, type=bool))
+        autostart = settings is None or settings.value(AUTOSTART_KEY, True, type=bool)
+        actions["autostart"].setChecked(self.window.run_jobs and autostart)
         actions["autostart"].toggled.connect(self._autostart_toggled)
         return actions
 
@@ -184,8 +187,8 @@ class Explore(QObject):
             view.sequenceRequested.connect(self.open_sequence)
             view.measureRequested.connect(self.measure_results)
             view.accuracyRequested.connect(self.accuracy.evaluate_results)
-            view.exportOpened.connect(self.window.watch_export)
-            self.window.keep_explorer_layout(view)
+            view.exportOpened.connect(lambda dialog: watch_export(self.window, dialog))
+            keep_explorer_layout(self.window, view)
         return self.view
 
     def show_jobs(self) -> None:
@@ -417,7 +420,7 @@ class Explore(QObject):
 
     # -- results into the editor --------------------------------------------------------------------
     def open_result(self, result_id: int) -> None:
-        if not self.window.maybe_save():
+        if not maybe_save(self.window):
             return
         try:
             graph = self.opened.result_graph(result_id)

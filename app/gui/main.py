@@ -43,7 +43,7 @@ def run(
     app = application(theme_choice(settings))
     from app.gui.window import MainWindow
 
-    window = MainWindow(settings=settings, store=store)
+    window = MainWindow(settings=settings, store=store, run_jobs=not screenshot)  # a picture only looks
     try:
         if screenshot:
             if file:
@@ -84,7 +84,7 @@ def _screenshot(app: QApplication, window, out: Path, size: tuple[int, int] = SC
     picture = window.grab()
     out.parent.mkdir(parents=True, exist_ok=True)
     saved = picture.save(str(out))
-    window.close()
+    window.hide()  # not closed: closing asks about queued jobs and saves the layout, neither wanted here
     app.processEvents()
     if not saved:
         raise ScreenshotError(f"cannot write the screenshot to {out} (unknown image format or unwritable folder)")

@@ -10,6 +10,8 @@ from core.errors import TesseraError
 from core.ir.serialize import graph_from_document, to_document
 from views.editor.document import OperatorDocument
 
+from .file_commands import maybe_save, open_export
+
 
 def build_search(window):
     """The Search page, over the results store (None, after saying why, if it cannot open)."""
@@ -28,7 +30,9 @@ def build_gallery(window):
         return None
     gallery = OperatorGallery(session.path)
     gallery.openRequested.connect(lambda operator_id: open_operator(window, session, operator_id))
-    gallery.exportRequested.connect(lambda operator_id: window.open_export(stored_export(window, session, operator_id)))
+    gallery.exportRequested.connect(
+        lambda operator_id: open_export(window, stored_export(window, session, operator_id))
+    )
 
     def refresh(*_) -> None:  # thumbnails cost time: only while the gallery is shown
         if window.pages.current == "gallery":
@@ -41,7 +45,7 @@ def build_gallery(window):
 
 
 def open_document(window, doc: dict) -> None:
-    if not window.maybe_save():
+    if not maybe_save(window):
         return
     try:
         graph = graph_from_document(doc, source="the sequence's result")

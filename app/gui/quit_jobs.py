@@ -72,11 +72,12 @@ def resume(session) -> None:
 
 
 def work_waiting(store: Path) -> bool:
-    """The store at `store` has queued jobs (the window then opens it at once, to resume them)."""
+    """The store at `store` has queued jobs (the window then opens it at once, to resume them).
+    Only read: a window start that finds none changes none of the store's files."""
     if not store.is_file():
         return False
     try:
-        with Store(store) as opened:
+        with Store(store, reading=True) as opened:
             return bool(JobQueue(opened).jobs([QUEUED]))
     except TesseraError:
         return False  # the Explorer says what is wrong with it when it is opened

@@ -89,7 +89,9 @@ def reductions(
         operands[last] = Operand.of((BATCH, *shapes[last]))
         d = prim.axis(in_type) + 1 if isinstance(prim, (prims.Fold, prims.Softmax)) else 0
         if isinstance(prim, (prims.Share, prims.Reduce)):
-            found[node] = [_chain(graph, report, node, chains[node], x, bindings, (BATCH, *shapes[last]))]
+            idx = _chain(graph, report, node, chains[node], x, bindings)
+            found[node] = [_reduction((BATCH, *shapes[last]), idx, x)]
+            operands[last] = _result(found[node][0], idx, x)
         elif isinstance(prim, prims.Fold):
             found[node] = [_reduction(out, axes_reduction(x.shape, [d]), x)]
         elif isinstance(prim, prims.FullyConnected):
@@ -104,15 +106,33 @@ def reductions(
     return found
 
 
-def _chain(graph, report, node, chain, x: Operand, bindings, out) -> staging.Reduction:
+def _chain(graph, report, node, chain, x: Operand, bindings) -> Indexes:
     """A share with its reduces, or a reduce with those chained after it."""
     prim, in_type = graph.prim(node), report.shapes[graph.inputs_of(node)[0]]
     axes = [graph.prim(r).axis(report.shapes[graph.inputs_of(r)[0]]) for r in chain]
     if isinstance(prim, prims.Reduce):
-        return _reduction(out, axes_reduction(x.shape, [a + 1 for a in (prim.axis(in_type), *axes)]), x)
+        return axes_reduction(x.shape, [a + 1 for a in (prim.axis(in_type), *axes)])
     size = prim.size("out")
     lead = None if size is None else size.to_int(bindings)
-    return _reduction(out, share_reduction(x.shape, lead, axes, prim.shared_axes(in_type)), x)
+    return share_reduction(x.shape, lead, axes, prim.shared_axes(in_type))
+
+
+def _result(red: staging.Reduction, idx: Indexes, x: Operand) -> Operand:
+    """What a reduction's output is to what reads it, as core.codegen.tvm_reduce builds it:
+    where its second stage only re-indexes the first (a gather: no sums left, no weight), a
+    view of the first stage's tensor, which a reduction after it then reads (and stages) in
+    place of the larger output; otherwise a tensor of its own."""
+    chosen = staging.plan(red)
+    if len(chosen.stages) < 2 or chosen.stages[1].extents or chosen.stages[1].weighted:
+        return Operand.of(red.shape)
+    unreduced = [0] * len(idx.extents)  # every sum is in the first stage: none reads these
+
+    def index(o: Index) -> Index:
+        at = x.index(idx.operand(o, unreduced))
+        return [at[a] for a in chosen.rest] + [o[int(name[1:])] for name in chosen.carried]
+
+    padded = tuple(x.padded[a] for a in chosen.rest) + (False,) * len(chosen.carried)
+    return Operand(chosen.stages[0].shape, padded, red.shape, index)
 
 
 def _reduction(shape: tuple[int, ...], idx: Indexes, x: Operand) -> staging.Reduction:

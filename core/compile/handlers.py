@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
+
 from ..codegen.to_tvm import tvmscript
 from ..codegen.torch_plan import make_plan
 from ..devices import LOCAL, Device
@@ -72,7 +74,7 @@ def measure_job(payload: dict, ctx) -> Measurement:
         if settings.algorithm == AUTO:
             return measure_fastest(workload, place, settings, ctx.progress, check_cancelled)
         kernel = make_kernel(workload, place, settings)
-        return measure_operator(workload, kernel, place, settings, ctx.progress, check_cancelled)
+        return measure_operator(workload, kernel, place, settings, ctx.progress, check_cancelled, _started(ctx))
 
 
 def measure_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> Measurement:
@@ -106,7 +108,9 @@ def transfer_job(payload: dict, ctx) -> Measurement:
     with place_for(device, core_count()) as place:
         ctx.progress(0.01, "generating TVM and torch code")
         workload = Workload.prepare(graph, bindings, settings.batch, settings.seed)
-        return transfer_operator(workload, place, settings, sources, p.top_k, ctx.progress, check_cancelled)
+        return transfer_operator(
+            workload, place, settings, sources, p.top_k, ctx.progress, check_cancelled, _started(ctx)
+        )
 
 
 def transfer_call(payload: dict, progress: Callable[[float, str], None] | None = None) -> Measurement:
@@ -131,9 +135,18 @@ def _canceller(ctx, doing: str) -> Callable[[], None]:
     return check_cancelled
 
 
+def _started(ctx) -> float | None:
+    """When the job's running time began (time.time()), which its progress is a share of
+    (core.compile.phases): its attempt's start, or this process's for a one-shot call (None:
+    from now on)."""
+    job = getattr(ctx, "job", None)
+    return job.started if job is not None else getattr(ctx, "started", None)
+
+
 class _CallContext:
     def __init__(self, progress: Callable[[float, str], None] | None):
         self._progress = progress
+        self.started = psutil.Process().create_time()  # the caller waits from here
 
     def progress(self, fraction: float, message: str = "") -> None:
         if self._progress is not None:

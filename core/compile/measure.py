@@ -7,13 +7,17 @@ against the reference before any timing counts, then all of them timed in interl
 with PyTorch's module where it runs on this machine (core.compile.rounds), both sides on the
 same threads, as many as are free; the fastest is kept, its speedup the median of the
 per-round ratios with its 95% interval. The result is one Measurement (core.store.measurement), as for transfer-tuning
-(core.compile.transfer_operator). Imports TVM: worker processes only."""
+(core.compile.transfer_operator). The untuned kernel is built and checked first, before any
+tuning: a kernel that computes wrong numbers fails in seconds, and its build's seconds are what
+the job's progress estimates the builds after tuning from (core.compile.phases: progress is the
+share of the expected running time spent). Imports TVM: worker processes only."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import statistics
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,12 +27,13 @@ import tvm
 from ..store.measurement import Measurement
 from .errors import CompileError
 from .kernels.protocol import Kernel, Progress, Variant
+from .phases import CHECK_BUILDS, Expected, rounds_s
 from .place import Loaded, Place
 from .rounds import Rounds, free_cores, interleave
 from .settings import Settings
 from .target import core_count, timing_threads
 from .timing import Timing, check_close, kernel_timer, timing_note, torch_timer
-from .tune import Tuning
+from .tune import TRIALS_PER_BATCH, Tuning
 from .workload import Workload
 
 
@@ -39,11 +44,13 @@ def measure_operator(
     settings: Settings,
     progress: Progress = lambda fraction, message: None,
     check_cancelled: Callable[[], None] = lambda: None,
+    started: float | None = None,
 ) -> Measurement:
     """The algorithm's kernel, checked and timed beside PyTorch; with settings.tune_trials > 0
     tuned first (its earlier trials count), a tuned schedule kept only when it times faster
-    than the untuned kernel."""
-    return measure_kernel(workload, kernel, place, settings, progress, check_cancelled)[0]
+    than the untuned kernel. Progress is the share of the expected running time spent since
+    `started` (time.time(); default now: core.compile.phases)."""
+    return measure_kernel(workload, kernel, place, settings, progress, check_cancelled, started)[0]
 
 
 def measure_kernel(
@@ -53,14 +60,25 @@ def measure_kernel(
     settings: Settings,
     progress: Progress,
     check_cancelled: Callable[[], None],
+    started: float | None = None,
 ) -> tuple[Measurement, Variant]:
     """measure_operator's measurement and the variant it kept."""
     check_cancelled()
-    if not settings.tune_trials:
-        return measure_variants(workload, place, settings, [kernel.untuned()], progress, check_cancelled)
-    tuned = kernel.tune(progress, check_cancelled)
+    expected = Expected(settings, progress, started)
+    expected.report(None, "building the untuned kernel")
+    untuned = _check(workload, place, kernel.untuned(), expected)
     check_cancelled()
-    return measure_variants(workload, place, settings, tuned.variants, progress, check_cancelled, tuned.tuning)
+    if not settings.tune_trials:
+        return measure_variants(workload, place, settings, [untuned], expected, check_cancelled)
+    sides = 2 + place.times_torch  # tuned, untuned and PyTorch, at most
+    search = expected.tuning(
+        TRIALS_PER_BATCH / settings.tune_trials, lambda: expected.after_search(CHECK_BUILDS + 1, sides)
+    )
+    expected.report(None, f"tuning with up to {settings.tune_trials} trials")
+    tuned = kernel.tune(search, check_cancelled)
+    check_cancelled()
+    variants = [untuned if not v.tuned else v for v in tuned.variants]  # the untuned kernel is built already
+    return measure_variants(workload, place, settings, variants, expected, check_cancelled, tuned.tuning)
 
 
 def alternating_medians(
@@ -95,24 +113,27 @@ def measure_variants(
     workload: Workload,
     place: Place,
     settings: Settings,
-    variants: Sequence[Variant],
-    progress: Progress,
+    variants: Sequence[Variant | _Checked],
+    expected: Expected,
     check_cancelled: Callable[[], None],
     tuning: Tuning | None = None,
     transfer: dict | None = None,
 ) -> tuple[Measurement, Variant]:
-    """Build and check each variant where it runs, then time them all in interleaved rounds
-    with PyTorch's module (where it runs here) and keep the fastest. `tuning` and `transfer`
-    say how the variants were found. The measurement, and the variant kept."""
+    """Build and check each variant where it runs (those not built yet), then time them all in
+    interleaved rounds with PyTorch's module (where it runs here) and keep the fastest.
+    `tuning` and `transfer` say how the variants were found. The measurement, and the variant
+    kept."""
+    sides = len(variants) + place.times_torch
     checked = []
     for step, variant in enumerate(variants):
-        label = "tuned" if variant.tuned else "untuned"
-        progress(0.82 + 0.06 * step, f"building the {label} kernel")
-        kernel = place.load(_build(variant.module, place.target, workload.name), variant.arguments)
-        error = check_close(kernel.run(), workload.reference, workload.name)  # the run is also the warm-up
-        checked.append(_Checked(variant, kernel, error))
-        check_cancelled()
-    progress(0.9, "timing the kernel and PyTorch in interleaved rounds")
+        if isinstance(variant, Variant):
+            builds = sum(isinstance(v, Variant) for v in variants[step:])
+            label = "tuned" if variant.tuned else "untuned"
+            expected.report(expected.after_search(builds, sides), f"building the {label} kernel")
+            variant = _check(workload, place, variant, expected)
+            check_cancelled()
+        checked.append(variant)
+    expected.report(rounds_s(settings, sides), "timing the kernel and PyTorch in interleaved rounds")
     timers = {f"{i}": kernel_timer(c.kernel.module, c.kernel.device, c.kernel.args) for i, c in enumerate(checked)}
     with _threads(place) as threads:
         if place.times_torch:
@@ -121,9 +142,18 @@ def measure_variants(
             timers, settings.min_repeat_ms, reference=TORCH if place.times_torch else None, min_rounds=settings.repeat
         )
     kept = checked[int(rounds.fastest())]
-    progress(1.0, "done")
+    expected.done()
     measurement = _measurement(workload, place, kept, checked, rounds, threads, tuning, transfer)
     return measurement, kept.variant
+
+
+def _check(workload: Workload, place: Place, variant: Variant, expected: Expected) -> _Checked:
+    """`variant` built where it runs and checked against the reference; the seconds it took tell `expected`."""
+    begun = time.monotonic()
+    kernel = place.load(_build(variant.module, place.target, workload.name), variant.arguments)
+    error = check_close(kernel.run(), workload.reference, workload.name)  # the run is also the warm-up
+    expected.built(time.monotonic() - begun)
+    return _Checked(variant, kernel, error)
 
 
 @contextlib.contextmanager

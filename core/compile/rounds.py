@@ -30,6 +30,7 @@ FEWEST_ROUNDS = 6  # the fewest rounds whose median has a 95% interval by order 
 PRECISION = 0.10  # rounds stop once the interval's high / low is at most 1 + PRECISION ...
 TIME_CAP_S = 10.0  # ... or once they have taken this long
 MAX_ROUNDS = 100
+SAMPLE_S = 0.25  # how long free_cores watches the machine before the rounds
 WIDE = 0.25  # a figure whose interval's high / low exceeds 1 + WIDE is in doubt
 
 
@@ -94,11 +95,13 @@ class Rounds:
         """The side's absolute latency: its fastest round."""
         return min(self.runs_ms[name])
 
-    def speedup(self, name: str) -> Interval | None:
-        """The reference's time over the side's, round by round: the median and its interval."""
-        if self.reference is None:
+    def speedup(self, name: str, over: str | None = None) -> Interval | None:
+        """The time of `over` (default the reference) over the side's, round by round: the
+        median and its interval."""
+        over = over or self.reference
+        if over is None:
             return None
-        ratios = [r / c for r, c in zip(self.runs_ms[self.reference], self.runs_ms[name])]
+        ratios = [r / c for r, c in zip(self.runs_ms[over], self.runs_ms[name])]
         return Interval.of(ratios)
 
     def decided(self, name: str) -> Interval:
@@ -122,11 +125,13 @@ def interleave(
     min_rounds: int = FEWEST_ROUNDS,
     precision: float = PRECISION,
     cap_s: float = TIME_CAP_S,
+    judged: Sequence[str] | None = None,
 ) -> Rounds:
     """Every timer once per round for at least min_repeat_ms, the order reversed every other
     round (so neither side always runs first); at least `min_rounds` rounds (FEWEST_ROUNDS at
-    least), then more until the fastest side's figure (Rounds.decided) is within `precision`,
-    `cap_s` has passed or MAX_ROUNDS were run."""
+    least), then more until the fastest side's figure (Rounds.decided; of the `judged` sides,
+    default all but the reference) is within `precision`, `cap_s` has passed or MAX_ROUNDS
+    were run."""
     numbers = {name: calibrate(timer, min_repeat_ms) for name, timer in timers.items()}
     runs: dict[str, list[float]] = {name: [] for name in timers}
     order, started = list(timers), time.perf_counter()
@@ -140,7 +145,7 @@ def interleave(
             continue
         if done >= MAX_ROUNDS or time.perf_counter() - started > cap_s:
             return found
-        if found.decided(found.fastest()).width <= 1 + precision:
+        if found.decided(found.fastest(judged)).width <= 1 + precision:
             return found
 
 
@@ -149,18 +154,23 @@ def core_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def free_cores(cores: int, sample_s: float = 0.25) -> int:
+def free_cores(cores: int, sample_s: float = SAMPLE_S) -> int:
     """How many of `cores` no other work is using now (1 at least): the machine's idle share
     over a short sample of /proc/stat; `cores` where it cannot be read. A thread pool larger
     than this waits at every barrier for a thread the scheduler has not run (a busy core slowed
-    PyTorch's two threads 400-fold), so timings use this many threads."""
-    first = _idle_and_total()
+    PyTorch's two threads 400-fold), so timings use this many threads. This process's own
+    threads are not other work: the thread pools of the run just before (TVM's, torch's OpenMP)
+    spin for a while after it, and read as busy they made a quiet 2-core machine time a
+    network on one thread."""
+    first, own = _idle_and_total(), _own_ticks()
     if first is None:
         return cores
     time.sleep(sample_s)
-    second = _idle_and_total()
+    second, own_after = _idle_and_total(), _own_ticks()
     assert second is not None
     idle, total = second[0] - first[0], second[1] - first[1]
+    if own is not None and own_after is not None:
+        idle += own_after - own
     machine = os.cpu_count() or cores
     return max(1, min(cores, round(machine * idle / total) if total > 0 else cores))
 
@@ -173,3 +183,12 @@ def _idle_and_total() -> tuple[int, int] | None:
         return None
     ticks = [int(t) for t in stat[1:9]]
     return ticks[3] + ticks[4], sum(ticks)
+
+
+def _own_ticks() -> int | None:
+    """CPU time this process's threads have used so far (user and system), in ticks."""
+    stat_file = Path("/proc/self/stat")
+    if not stat_file.exists():
+        return None
+    fields = stat_file.read_text().rsplit(")", 1)[1].split()  # after the command's name, from field 3
+    return int(fields[11]) + int(fields[12])

@@ -17,6 +17,7 @@ from .kernel_class import kernel_class
 from .kernels.default import DefaultKernel
 from .kernels.protocol import Progress
 from .measure import measure_variants
+from .phases import Expected
 from .place import Place
 from .settings import Settings
 from .transfer import Bench, transfer_kernel
@@ -33,31 +34,42 @@ def transfer_operator(
     top_k: int = 1,
     progress: Progress = lambda fraction, message: None,
     check_cancelled: Callable[[], None] = lambda: None,
+    started: float | None = None,
 ) -> Measurement:
     """Reuse tuned schedules on the operator: a Measurement whose schedule_source is
     'transfer:<database> trial <n>' ('untuned' when nothing beat the default) and whose
     `transfer` says what was found, applied, skipped and why, the sources ranked, the
-    speed-up over untuned and the search time."""
+    speed-up over untuned and the search time. Progress is the share of the expected running
+    time spent since `started` (core.compile.phases): a tried schedule's seconds (its build and
+    run) estimate the tries left and the kept kernel's build."""
+    expected = Expected(settings, progress, started)
     kclass = kernel_class(workload.lowered.func)
-    progress(0.05, f"looking for tuned schedules of {kclass.describe()}")
+    expected.report(None, f"looking for tuned schedules of {kclass.describe()}")
     start = time.perf_counter()
     kernels, ranking = choose_source(sources, {kclass.key: 1.0})
     candidates = schedules_of(kclass.key, kernels, top_k)
     scan_s = time.perf_counter() - start
     check_cancelled()
-    progress(0.1, f"found {len(candidates)} schedules of {kclass.describe()}; timing the untuned kernel")
     untuned = DefaultKernel(workload, place, settings).untuned()
+    tries = expected.tuning(1.0, lambda: expected.after_search(1, 1 + place.times_torch))
+    tries(0.0, f"found {len(candidates)} schedules of {kclass.describe()}; timing the untuned kernel")
+    begun = time.monotonic()
+
+    def tried(done: int, total: int) -> None:
+        expected.built((time.monotonic() - begun) / done)  # each try builds and runs a kernel
+        tries(done / total, f"tried {done} of {total} tuned schedules")
+
     transfer = transfer_kernel(
         untuned.module,
         kclass,
         Bench(place, untuned.arguments, workload.reference, workload.name),
         candidates,
         check_cancelled,
-        on_tried=lambda done, total: progress(0.1 + 0.7 * done / total, f"tried {done} of {total} tuned schedules"),
+        on_tried=tried,
     )
     check_cancelled()
     kept = untuned
     if transfer.best is not None and transfer.best_mod is not None:
         kept = replace(untuned, module=transfer.best_mod, source=f"transfer:{transfer.best.schedule.name}")
     summary = {**transfer.summary(), "search_s": scan_s + transfer.search_s, "sources_ranked": ranking}
-    return measure_variants(workload, place, settings, [kept], progress, check_cancelled, transfer=summary)[0]
+    return measure_variants(workload, place, settings, [kept], expected, check_cancelled, transfer=summary)[0]

@@ -27,6 +27,7 @@ from .place import Place, ThisMachine
 from .warm import warm_tensor_intrin
 
 COST_MODELS = ("xgb", "random")
+TRIALS_PER_BATCH = 32  # candidates MetaSchedule searches, builds and measures at a time (fewer if fewer are left)
 _LOGGER = "tvm.s_tir.meta_schedule"
 
 
@@ -104,7 +105,7 @@ def tune(
                     target,
                     str(work_dir),
                     max_trials_global=remaining,
-                    num_trials_per_iter=min(32, remaining),
+                    num_trials_per_iter=min(TRIALS_PER_BATCH, remaining),
                     cost_model=_cost_model(cost_model),
                     strategy=_search(remaining),
                     space=design_space(mod, target),
@@ -187,7 +188,7 @@ def tune_kernels(
                 task_weights=[float(weight) for *_, weight in kernels],
                 work_dir=str(work_dir),
                 max_trials_global=remaining,
-                num_trials_per_iter=min(32, per_kernel),
+                num_trials_per_iter=min(TRIALS_PER_BATCH, per_kernel),
                 cost_model=_cost_model(cost_model),
                 measure_callbacks=[*ms.measure_callback.MeasureCallback.create("default"), progress],
                 builder=progress.builder(builder),

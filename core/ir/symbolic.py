@@ -38,15 +38,17 @@ def default_kind(name: str) -> VarKind:
 
 
 class Size:
-    """coef * prod(var ** exp); immutable and hashable."""
+    """coef * prod(var ** exp); immutable and hashable. Its text is kept once made: searches
+    sort expressions by their text hundreds of thousands of times."""
 
-    __slots__ = ("_hash", "coef", "powers")
+    __slots__ = ("_hash", "_text", "coef", "powers")
 
     def __init__(self, coef: Fraction | int = 1, powers: Mapping[str, int] | Iterable[tuple[str, int]] = ()):
         items = powers.items() if isinstance(powers, Mapping) else powers
         self.coef = coef if type(coef) is Fraction else Fraction(coef)
         self.powers: tuple[tuple[str, int], ...] = tuple(sorted((v, e) for v, e in items if e))
         self._hash = hash((self.coef, self.powers))
+        self._text: str | None = None
 
     @classmethod
     def var(cls, name: str) -> Size:
@@ -154,11 +156,10 @@ class Size:
         return num, den
 
     def __str__(self) -> str:
-        num, den = self.factors()
-        text = "*".join(num)
-        if den:
-            text += "/" + ("/".join(den))
-        return text
+        if self._text is None:
+            num, den = self.factors()
+            self._text = "*".join(num) + ("/" + "/".join(den) if den else "")
+        return self._text
 
     def __repr__(self) -> str:
         return f"Size({self})"

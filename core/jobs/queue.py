@@ -26,6 +26,20 @@ from .registry import record_result
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
 HOST = socket.gethostname()
+BASIS = 0.05  # progress below this says only that a job runs: it has no estimate of its time left yet
+MIN_LEFT_S = 1.0  # the least time left shown while work remains
+
+
+def time_left_at(ran: float, progress: float | None) -> float | None:
+    """The seconds left that `progress`, reported after `ran` seconds of running, says: progress
+    is the share of its expected running time a job has spent (measure and transfer jobs report
+    it so, from what they measured of themselves: core.compile.phases; other handlers' share of
+    their work stands in for it), so ran * (1 - p) / p is left, MIN_LEFT_S at least. None below
+    BASIS (a handler with nothing to estimate from yet stays there) or in a job's first seconds."""
+    if not progress or progress < BASIS or progress >= 1.0 or ran < 3:
+        return None
+    return max(ran * (1 - progress) / progress, MIN_LEFT_S)
+
 
 _SELECT = (
     "SELECT jobs.*, operators.name AS operator_name FROM jobs LEFT JOIN operators ON operators.id = jobs.operator_id"
@@ -73,13 +87,12 @@ class Job:
         return f"job {self.id} ({what})"
 
     def time_left(self, now: float) -> float | None:
-        """Seconds left at this attempt's pace so far; None until it has run a few seconds and
-        done a twentieth of its work (an earlier guess is noise), and once it is no longer running.
-        (core.jobs.countdown, the time left a window shows, leaves out a job's start-up.)"""
-        if self.state != RUNNING or self.started is None or not self.progress or self.progress < 0.05:
+        """Seconds left of this attempt at `now`, read from its progress (time_left_at); None
+        while it has no estimate, and once it is no longer running. (core.jobs.countdown reads
+        progress the same way for the window, counting down between reports.)"""
+        if self.state != RUNNING or self.started is None:
             return None
-        elapsed = now - self.started
-        return elapsed * (1 - self.progress) / self.progress if elapsed >= 3 else None
+        return time_left_at(now - self.started, self.progress)
 
     def progress_text(self, now: float) -> str:
         """'45%' or, with an estimate, '45%, ~0:40 left'."""

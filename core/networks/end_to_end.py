@@ -4,14 +4,15 @@ both with tuned kernels, timed in the same run with the same threads, at deploym
 Both networks are built at the deployment size (DeploySettings: by default the backbone's
 standard width at 32 px), from the same seed; without an operator, the "candidate" is the
 backbone under the deployment's width multiplier (the original narrowed to a candidate's FLOPs,
-the plain alternative a candidate is held against), the original the backbone at full width. PyTorch times both first (eager, a second
-reference); then each is imported into relax (the operator's layers as its own kernel,
+the plain alternative a candidate is held against), the original the backbone at full width.
+Each is imported into relax (the operator's layers as its own kernel,
 core.networks.kernel_layers), its kernels are given schedules (core.networks.schedules: the
 original network's are tuned once per device and reused by every candidate; the operator's
 are transferred from its own tuning or tuned within the budget), it is built and checked
-against torch. Then both builds are timed in interleaved rounds (core.networks.timing), on the
-threads that are free, so a load change while they run does not decide the speedup: the median
-of the per-round ratios, with its 95% interval. The operator's kernels are also timed
+against torch. Then both builds and both eager PyTorch networks (what a user runs without TVM)
+are timed in the same interleaved rounds (core.networks.timing), on the threads that are free,
+so a load change while they run does not decide the speedup: the median of the per-round
+ratios, with its 95% interval; each side's latency is its fastest round. The operator's kernels are also timed
 inside the network, to compare with their time alone (the tuning record's), which says whether
 the network runs them as tuned."""
 
@@ -42,7 +43,7 @@ from .relax_import import to_relax
 from .results import EndToEnd, KernelSchedule, OperatorKernel
 from .schedules import DATABASE, compile_scheduled, fused, network_kernels, schedule_kernels
 from .settings import DeployError, DeploySettings
-from .timing import check_network, kernel_times, paired_rounds, torch_timing, vm_of
+from .timing import check_network, eager, kernel_times, paired_rounds, vm_of
 
 Progress = Callable[[float, str], None]
 
@@ -113,12 +114,6 @@ def tuned_end_to_end(
                 f"{report.operator} fits none of the convolutions of {networks.label}: {'; '.join(reasons)}"
             )
         replacement, theirs = report.record(), f"{networks.label} with {report.operator}"
-    progress(0.01, f"timing PyTorch's {networks.original_label} and {theirs}")
-    with timing_threads(free_cores(threads)):
-        eager = {
-            name: torch_timing(model, example, deploy.repeat, deploy.min_repeat_ms)
-            for name, model in (("original", original), ("candidate", candidate))
-        }
     kernels = [] if stand_in is None else use_kernels(candidate, stand_in, report)
     built = {}
     for i, (name, model) in enumerate((("original", original), ("candidate", candidate))):
@@ -130,13 +125,13 @@ def tuned_end_to_end(
 
         built[name] = _build(model, example, what, target, folder, deploy, sources, step, check_cancelled)
     check_cancelled()
-    progress(0.95, "timing both networks in interleaved rounds")
+    progress(0.95, "timing both networks, in TVM and in eager PyTorch, in interleaved rounds")
+    models = {"original": original, "candidate": candidate}
     with timing_threads(free_cores(threads)) as timed_on:
-        rounds = paired_rounds(
-            {n: b.vm for n, b in built.items()}, example, deploy.repeat, deploy.min_repeat_ms, reference="original"
-        )
-    speedup = rounds.speedup("candidate")
-    assert speedup is not None  # there is a reference
+        vms = {n: b.vm for n, b in built.items()}
+        rounds = paired_rounds(vms, models, example, deploy.repeat, deploy.min_repeat_ms, reference="original")
+    speedup, in_torch = rounds.speedup("candidate"), rounds.speedup(eager("candidate"), over=eager("original"))
+    assert speedup is not None and in_torch is not None  # there is a reference
     ours, base = built["candidate"], built["original"]
     inside = kernel_times(ours.vm, example, [k.name for k in kernels]) if kernels else {}
     progress(1.0, "done")
@@ -149,9 +144,9 @@ def tuned_end_to_end(
         latency_std_ms=statistics.stdev(rounds.runs_ms["candidate"]),
         baseline_latency_ms=rounds.latency_ms("original"),
         baseline_std_ms=statistics.stdev(rounds.runs_ms["original"]),
-        torch_latency_ms=eager["candidate"].median_ms,
-        torch_baseline_ms=eager["original"].median_ms,
-        torch_speedup=eager["original"].median_ms / eager["candidate"].median_ms,
+        torch_latency_ms=rounds.latency_ms(eager("candidate")),
+        torch_baseline_ms=rounds.latency_ms(eager("original")),
+        torch_speedup=in_torch.median,
         max_abs_error=ours.max_abs_error,
         timing_note=timing_note(speedup.doubt("the speedup over the original")),
         speedup=speedup.median,

@@ -50,9 +50,9 @@ class EndToEnd(JsonRecord):
     latency_std_ms: float
     baseline_latency_ms: float  # the original network
     baseline_std_ms: float
-    torch_latency_ms: float  # PyTorch's eager time of the network with the operator
+    torch_latency_ms: float  # PyTorch's eager time of the network with the operator (its fastest round)
     torch_baseline_ms: float  # and of the original
-    torch_speedup: float
+    torch_speedup: float  # the original's eager time over the candidate's: the median of the rounds' ratios
     max_abs_error: float  # of TVM's network with the operator against PyTorch's
     timing_note: str | None  # why its timing cannot be trusted, None when it can
     untuned_kernels: tuple[str, ...]  # kernels of either network left with TVM's default

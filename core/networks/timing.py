@@ -1,13 +1,10 @@
-"""Timing whole networks: TVM's builds of relax modules (checked against torch first), in
-paired, interleaved rounds of at least `min_repeat_ms` each (core.compile.rounds), and torch's
-eager module the way single kernels are timed (core.compile.timing: warm-up, then `repeat`
-repeats, median and spread), and how long each of the operator's kernels takes inside the
-network. Both run on as many threads as are free while timed (a thread pool larger than that
+"""Timing whole networks: TVM's builds of relax modules (checked against torch first) and
+torch's eager modules, all in the same paired, interleaved rounds of at least `min_repeat_ms`
+each (core.compile.rounds), and how long each of the operator's kernels takes inside the
+network. All run on as many threads as are free while timed (a thread pool larger than that
 waits at every kernel for a thread the scheduler has not run: a 10 ms network read 196 ms at
-load 6 on 2 cores).
-
-Torch is timed before TVM runs anything: TVM's worker threads keep spinning for a while
-after each run and would take the cores torch's own threads need."""
+load 6 on 2 cores). Timed one after the other, eager PyTorch read 117 and 333 ms for the same
+network at load 7; within a round, load falls on every side alike."""
 
 from __future__ import annotations
 
@@ -22,12 +19,7 @@ from torch import nn
 from tvm import relax
 
 from ..compile.rounds import Rounds, interleave
-from ..compile.timing import Timing, check_close, kernel_timer, time_torch
-
-
-def torch_timing(model: nn.Module, example: torch.Tensor, repeat: int, min_repeat_ms: float) -> Timing:
-    """The eager torch module's latency on `example` (in eval mode, inference only)."""
-    return time_torch(model.eval(), example, repeat, min_repeat_ms)
+from ..compile.timing import check_close, kernel_timer, torch_timer
 
 
 def vm_of(executable) -> relax.VirtualMachine:
@@ -41,17 +33,30 @@ def check_network(vm: relax.VirtualMachine, model: nn.Module, example: torch.Ten
     return check_close(vm["main"](tvm.runtime.tensor(example.numpy())).numpy(), reference, what)
 
 
+def eager(name: str) -> str:
+    """The name of a network's eager PyTorch side in the rounds."""
+    return f"PyTorch {name}"
+
+
 def paired_rounds(
-    vms: Mapping[str, relax.VirtualMachine], example: torch.Tensor, repeat: int, min_repeat_ms: float, reference: str
+    vms: Mapping[str, relax.VirtualMachine],
+    models: Mapping[str, nn.Module],
+    example: torch.Tensor,
+    repeat: int,
+    min_repeat_ms: float,
+    reference: str,
 ) -> Rounds:
-    """The networks timed in interleaved rounds (core.compile.rounds: each once per round for at
-    least min_repeat_ms, the order reversed every other round, at least `repeat` rounds and more
-    until the speedup over `reference` is precise): load that comes and goes while they are
-    timed (the discovery loop's other worker training) falls on both alike, so the per-round
-    ratio compares like with like even when the absolute times are in doubt."""
+    """The TVM networks and the eager torch ones (`models`, as `eager(name)`) timed in
+    interleaved rounds (core.compile.rounds: each once per round for at least min_repeat_ms,
+    the order reversed every other round, at least `repeat` rounds and more until the TVM
+    candidate's speedup over `reference` is precise): load that comes and goes while they are
+    timed (the discovery loop's other worker training) falls on all alike, so a per-round ratio
+    compares like with like even when the absolute times are in doubt."""
     x = tvm.runtime.tensor(example.numpy())
     timers = {name: kernel_timer(vm, tvm.cpu(), [x]) for name, vm in vms.items()}
-    return interleave(timers, min_repeat_ms, reference=reference, min_rounds=repeat)
+    timers.update({eager(name): torch_timer(model.eval(), example) for name, model in models.items()})
+    judged = [name for name in vms if name != reference]
+    return interleave(timers, min_repeat_ms, reference=reference, min_rounds=repeat, judged=judged)
 
 
 def kernel_times(vm: relax.VirtualMachine, example: torch.Tensor, names: Iterable[str], runs: int = 20) -> dict:

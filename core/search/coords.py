@@ -224,13 +224,15 @@ class Algebra:
             ]
             return (tuple(at), tuple(sorted(inside)))
 
-        groups = [list(g) for _, g in itertools.groupby(sorted(read, key=context), key=context)]
+        contexts = {name: context(name) for name in read}
+        ordered = sorted(read, key=contexts.__getitem__)
+        groups = [list(g) for _, g in itertools.groupby(ordered, key=contexts.__getitem__)]
         forms = []
         for order in itertools.product(*(itertools.permutations(g) for g in groups)):
             names = {n: f"r{i}" for i, n in enumerate(n for g in order for n in g)}
             coords = tuple(rename(e, names) for e in state.coords)
             forms.append((coords, tuple(sorted(repr(weight_coords(rename(x, names) for x in w)) for w in weights))))
-        return min(forms, key=repr)
+        return forms[0] if len(forms) == 1 else min(forms, key=repr)
 
 
 def digits(e: Expr) -> tuple[Expr, ...]:

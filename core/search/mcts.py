@@ -161,7 +161,7 @@ class SynoMCTS(Strategy):
                     return None
                 path = [self.root]
                 continue
-            path.append(max(live, key=lambda c: self._uct(node, c)))
+            path.append(self._best(node, live))
 
     def _expand(self, node: Node, action: Action) -> Node | None:
         state = self.space.child(node.state, action)
@@ -178,13 +178,21 @@ class SynoMCTS(Strategy):
         node.children.append(child)
         return child
 
-    def _uct(self, parent: Node, child: Node) -> float:
-        """Mean reward (the parent's while the child has none) plus an exploration bonus that
-        shrinks with every try, dead ends included."""
-        if child.tries == 0:
-            return math.inf
-        bonus = EXPLORATION * math.sqrt(math.log(parent.tries + 1) / child.tries)
-        return child.mean(parent.mean(0.5)) + bonus
+    @staticmethod
+    def _best(parent: Node, children: list[Node]) -> Node:
+        """The child of highest UCT: mean reward (the parent's while the child has none) plus an
+        exploration bonus that shrinks with every try, dead ends included. An untried child
+        comes first. The parent's part is worked out once (selection is a search's inner loop)."""
+        default, spread = parent.mean(0.5), EXPLORATION * math.sqrt(math.log(parent.tries + 1))
+        best, high = children[0], -math.inf
+        for child in children:
+            tries = child.tries
+            if tries == 0:
+                return child
+            score = child.mean(default) + spread / math.sqrt(tries)
+            if score > high:
+                best, high = child, score
+        return best
 
     def _dead_end(self, path: list[Node]) -> None:
         self.stats["dead_ends"] += 1

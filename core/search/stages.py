@@ -1,7 +1,8 @@
 """The discovery loop's state, as values: where each candidate (or reference) of a run stands
-(Stage, kept in the store's `search_candidates.stage`), where the run itself is (Phase), and
-the counts the report and the window show (stage_counts). Nothing here reads a sentence to
-know a state: the `detail` a row keeps is for people only."""
+(Stage, kept in the store's `search_candidates.stage` and defined beside it, in
+core.store.searches, so the store refuses a stage that is none of them), where the run itself
+is (Phase), and the counts the report and the window show (stage_counts). Nothing here reads a
+sentence to know a state: the `detail` a row keeps is for people only."""
 
 from __future__ import annotations
 
@@ -9,34 +10,7 @@ from collections import Counter
 from enum import StrEnum
 
 from ..jobs.queue import QUEUED, RUNNING
-
-
-class Stage(StrEnum):
-    """A candidate's stage, in the loop's order. Between stages a job runs (SCREENING,
-    TRAINING, TESTING, TUNING; or is to run again when a stopped run resumes); WAITING_* wait
-    for the original network's figures or for the run to have nothing else in flight; the rest
-    are final."""
-
-    SCREENING = "screening"
-    SCREENED_OUT = "screened out"
-    TRAINING = "training"
-    STOPPED_EARLY = "stopped early"
-    DID_NOT_LEARN = "did not learn"
-    DIVERGED = "diverged"
-    TOO_SLOW = "too slow"
-    WAITING_FOR_ORIGINAL = "waiting for the original"  # trained before the original's validation accuracy was known
-    OUTSIDE_MARGIN = "outside margin"  # shown worse than the original on validation
-    TESTING = "testing"
-    WAITING_FOR_TEST = "waiting for the original's test"  # to be tested once the original is
-    WORSE = "worse on test"  # shown worse than the original by the test verdict
-    UNDECIDED = "undecided on test"  # its test interval reaches across the margin: neither shown
-    TESTED = "tested"  # a reference, tested, and no end-to-end timing asked for
-    WITHIN_MARGIN = "within margin"  # a survivor, and no end-to-end timing asked for: not tuned
-    TUNING = "tuning"
-    WAITING_ALONE = "waiting to be timed alone"  # a reference, tested: tuned once the run has nothing else in flight
-    TUNED = "tuned"
-    FAILED = "failed"
-
+from ..store.searches import Stage
 
 #: stages whose job runs, or is to run again when a stopped run resumes
 BETWEEN = frozenset({Stage.SCREENING, Stage.TRAINING, Stage.TESTING, Stage.TUNING})

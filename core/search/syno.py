@@ -40,15 +40,22 @@ class Partial:
 DROPPED, KEPT = 1, 2
 
 
+#: what decides which of a frontier's candidates are open: the step below, the primitives
+#: left, whether the chain has a share, the primitives it may take no more of
+Situation = tuple[Step | None, int, bool, frozenset[str]]
+
+
 @dataclass
 class Judged:
     """What a search remembers of one frontier: its candidate steps (Synthesizer.candidates),
-    each one's shape distance (-1 until computed), and for each step below, which candidates
-    the pair rules drop (DROPPED, KEPT)."""
+    each one's shape distance (-1 until computed), for each step below which candidates the
+    pair rules drop (DROPPED, KEPT), and for each situation the candidates left open with how
+    many each rule pruned."""
 
     candidates: list[tuple[Step, TensorType]]
     distances: list[int] = field(init=False)
     rules: dict[Step | None, bytearray] = field(default_factory=dict)
+    open: dict[Situation, tuple[list[int], int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.distances = [-1] * len(self.candidates)
@@ -139,52 +146,62 @@ class SynoSpace:
     def _options(self, p: Partial, rng: Random | None) -> Iterator[Action]:
         """The actions that fit the per-chain limits, pass the pair rules and fit the primitive
         budget, in a random order with `rng`, lazily (a rollout needs only the first that
-        works). Most candidates are pruned and a search meets each frontier many times, so the
-        cheap checks come first, the costly one (whether the step is valid at all) last, and
-        each verdict is remembered (`Judged`)."""
+        works). A search meets each frontier in the same situation many times, so which
+        candidates are open there is worked out once (`_open`); whether an open step is valid
+        at all, the costly check, is asked only of those drawn."""
         remaining = self.max_primitives - len(p.steps) - 1
         if remaining < 0:
             return
         judged = self._judged.get(p.frontier)
         if judged is None:
             judged = self._judged[p.frontier] = Judged(self.synth.candidates(p.frontier))
-        candidates, distances = judged.candidates, judged.distances
-        order = list(range(len(candidates)))
-        if rng is not None:
-            rng.shuffle(order)
         last = p.steps[-1] if p.steps else None
+        situation = (last, remaining, any(s.op == "share" for s in p.steps), frozenset(self.synth.blocked(p.steps)))
+        found = judged.open.get(situation)
+        if found is None:
+            found = judged.open[situation] = self._open(judged, situation)
+        indices, canonical, distance = found
+        self.strategy.stats["pruned_canonical"] += canonical
+        self.strategy.stats["pruned_distance"] += distance
+        order = indices if rng is None else (indices[k] for k in drawn(len(indices), rng))
+        for i in order:
+            a = self.synth.action(p.frontier, i)
+            if a is not None:
+                yield a
+
+    def _open(self, judged: Judged, situation: Situation) -> tuple[list[int], int, int]:
+        """The candidates open in a situation, and how many the pair rules and the shape
+        distance pruned. The cheap checks come first; each verdict is remembered."""
+        last, remaining, shared, blocked = situation
         rules = judged.rules.get(last)
         if rules is None:
-            rules = judged.rules[last] = bytearray(len(candidates))
-        shared = any(s.op == "share" for s in p.steps)
-        blocked = self.synth.blocked(p.steps)
-        target, stats = len(self.synth.target), self.strategy.stats
-        for i in order:
-            step, before = candidates[i]
+            rules = judged.rules[last] = bytearray(len(judged.candidates))
+        target, distances = len(self.synth.target), judged.distances
+        indices, canonical, distance = [], 0, 0
+        for i, (step, before) in enumerate(judged.candidates):
             if step.op in blocked:
                 continue
             if self.use_canonical:
                 if not rules[i]:
                     rules[i] = DROPPED if self._redundant(step, last, before) else KEPT
                 if rules[i] == DROPPED:
-                    stats["pruned_canonical"] += 1
+                    canonical += 1
                     continue
             # steps still needed (at least): a step adds or removes at most one axis, the shape
             # distance, and a complete chain has a share, which removes an axis that another
             # step then adds back if the shape is reached
             if self.use_distance and abs(len(before) - target) > remaining:
-                stats["pruned_distance"] += 1
+                distance += 1
                 continue
             if self.use_distance:
                 if distances[i] < 0:
                     distances[i] = self.distance(before)
                 needed = distances[i] if shared or step.op == "share" else distances[i] or 2
                 if needed > remaining:
-                    stats["pruned_distance"] += 1
+                    distance += 1
                     continue
-            a = self.synth.action(p.frontier, i)
-            if a is not None:
-                yield a
+            indices.append(i)
+        return indices, canonical, distance
 
     def _redundant(self, step: Step, last: Step | None, before: TensorType) -> bool:
         """Whether a rule drops `step` right above `last` (the pair rules' verdicts remembered
@@ -244,6 +261,17 @@ class SynoSpace:
         if candidate is not None:
             self.seen.add(form)
         return candidate
+
+
+def drawn(n: int, rng: Random) -> Iterator[int]:
+    """0..n-1 in a random order, each drawn when it is needed (Fisher-Yates, run lazily): a
+    rollout usually takes one of the first few, and shuffling every option list up front was a
+    tenth of a search's time."""
+    order = list(range(n))
+    for i in range(n - 1, -1, -1):
+        j = int(rng.random() * (i + 1))
+        order[i], order[j] = order[j], order[i]
+        yield order[i]
 
 
 class SynoRandom(Strategy):

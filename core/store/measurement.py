@@ -92,10 +92,10 @@ class Measurement(JsonRecord):
                 refuse(self, name, "a non-empty string or null", "")
 
 
-def speedup_text(speedup: float | None, low: float | None = None, high: float | None = None) -> str:
+def speedup_text(speedup: float | None, low: float | None = None, high: float | None = None, *, sign: str = "x") -> str:
     """A speedup as every view shows it: with its 95% interval where it has one ('3.10x [2.95,
-    3.31]'), '' when there is none."""
+    3.31]'), '' when there is none; `sign` after the number ("×" in the window)."""
     if speedup is None:
         return ""
     interval = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
-    return f"{speedup:.2f}x{interval}"
+    return f"{speedup:.2f}{sign}{interval}"

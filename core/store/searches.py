@@ -1,7 +1,7 @@
 """Discovery runs in the store: a run is found again by the key of its settings (so running
-the same search again resumes it), and every candidate's stage is kept as it moves on (the
-values of core.search.stages.Stage, which also counts them), with the reward the strategy was
-told, for resuming and counting. A run keeps the original network's
+the same search again resumes it), and every candidate's stage is kept as it moves on (a Stage,
+defined here so that an unknown one is refused; core.search.stages counts them), with the
+reward the strategy was told, for resuming and counting. A run keeps the original network's
 validation accuracy (its margin) and its test accuracy per seed (what a survivor's reported
 accuracy is paired with); a survivor its test figures, FLOPs and tuned latency. The run's
 references (core.search.references) are rows of the same table marked `reference`, which go
@@ -13,9 +13,37 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
 from .store import Store
 from .stored_values import edited, numbers_only, stored_json
+
+
+class Stage(StrEnum):
+    """A candidate's stage, in the loop's order. Between stages a job runs (SCREENING,
+    TRAINING, TESTING, TUNING; or is to run again when a stopped run resumes); WAITING_* wait
+    for the original network's figures or for the run to have nothing else in flight; the rest
+    are final."""
+
+    SCREENING = "screening"
+    SCREENED_OUT = "screened out"
+    TRAINING = "training"
+    STOPPED_EARLY = "stopped early"
+    DID_NOT_LEARN = "did not learn"
+    DIVERGED = "diverged"
+    TOO_SLOW = "too slow"
+    WAITING_FOR_ORIGINAL = "waiting for the original"  # trained before the original's validation accuracy was known
+    OUTSIDE_MARGIN = "outside margin"  # shown worse than the original on validation
+    TESTING = "testing"
+    WAITING_FOR_TEST = "waiting for the original's test"  # to be tested once the original is
+    WORSE = "worse on test"  # shown worse than the original by the test verdict
+    UNDECIDED = "undecided on test"  # its test interval reaches across the margin: neither shown
+    TESTED = "tested"  # a reference, tested, and no end-to-end timing asked for
+    WITHIN_MARGIN = "within margin"  # a survivor, and no end-to-end timing asked for: not tuned
+    TUNING = "tuning"
+    WAITING_ALONE = "waiting to be timed alone"  # a reference, tested: tuned once the run has nothing else in flight
+    TUNED = "tuned"
+    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -94,13 +122,16 @@ def _accuracies(values, run_id: int) -> tuple[float | None, ...]:
 
 
 def set_stage(store: Store, run: SearchRun, operator_id: int, stage: str, **fields) -> None:
-    """Where a candidate (or a reference) of the run stands now (`stage`: a
-    core.search.stages.Stage value); `fields`: job_id (the job of its
+    """Where a candidate (or a reference) of the run stands now (`stage`: a Stage, or its
+    value; ValueError for any other); `fields`: job_id (the job of its
     stage), reward, accuracy, fisher_ratio, e2e_speedup, detail, selected_from (how many
     candidates the run had proposed when the margin let this one through), test_accuracy,
     test_accuracy_std, test_difference, test_difference_low, test_difference_high, test_flops
     and e2e_flops (JSON text), e2e_latency_ms, e2e_baseline_ms, timed_alone; reference, scale and
     deploy_scale for a reference (kept from earlier stages unless given)."""
+    if stage not in set(Stage):
+        known = ", ".join(Stage)
+        raise ValueError(f"unknown stage {stage!r} of a discovery candidate: one of {known}")
     table = store.db.table("search_candidates")
     with store.write():
         row = next(table.rows_where("search_id = ? AND operator_id = ?", [run.id, operator_id]), None)

@@ -104,8 +104,8 @@ def held_out_job(payload: dict, ctx) -> HeldOutResult:
     """The network trained again with each seed and tested on the test split, and, paired, the
     original's accuracies with the same seeds: the payload's, else those an earlier test job in
     the store found on the same task (the original's trainings are shared by seed, looked up
-    again before each one so a job that finished meanwhile counts), else trained here. With a
-    seed rule, seeds are added a look at a time until it decides."""
+    again before each seed's trainings so a job that finished meanwhile counts), else trained
+    here. With a seed rule, seeds are added a look at a time until it decides."""
     torch.set_num_threads(THREADS)
     p = HeldOutPayload.from_dict(payload)
     stand_in = None if p.operator is None else _stand_in(p.operator, p.settings.backbone)
@@ -140,7 +140,8 @@ def held_out_job(payload: dict, ctx) -> HeldOutResult:
 
 class _Original:
     """A test job's original network, seed by seed: the payload's accuracies, else the store's
-    (core.train.seeds.originals_known), else trained here, under the original's own settings."""
+    (core.train.seeds.originals_known, read by known() once for each seed not yet had), else
+    trained here, under the original's own settings."""
 
     def __init__(self, p: HeldOutPayload, store, data):
         self.p, self.store = p, store
@@ -156,7 +157,8 @@ class _Original:
         return seed in self.accuracies
 
     def accuracy(self, seed: int, progress) -> float | None:
-        if not self.known(seed):
+        """The seed's accuracy: as known() found it, which the job asked first, else trained."""
+        if seed not in self.accuracies:
             operator = self.p.original_operator
             network = None if operator is None else _stand_in(operator, self.settings.backbone)
             [run] = train_over_seeds(network, self.settings, self.p.training, [seed], progress, self.data)

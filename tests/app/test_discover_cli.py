@@ -48,8 +48,9 @@ def test_tessera_discover_runs_and_prints_the_stages(tmp_path, capsys):
         str(path),
     ]
     code = main(args)
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0, out
+    assert "survivor(s); end-to-end timing is off." in out and "survivor" not in err  # said once, by the report
     assert "2 proposed" in out and "The original network: " in out and "proxy (validation) accuracy" in out
     assert "test accuracy over seeds 1, 2: " in out and "(2 seeds)" in out  # the seed rule's first look only
     assert "Judged 2 candidate(s): " in out and " undecided" in out  # how the verdicts fell, undecided apart

@@ -21,6 +21,7 @@ def test_a_large_operator_is_said_to_build_for_minutes_and_ctrl_c_ends_it(tmp_pa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     try:
         first = run.stderr.readline()
@@ -35,6 +36,14 @@ def test_a_large_operator_is_said_to_build_for_minutes_and_ctrl_c_ends_it(tmp_pa
         run.kill()
         run.wait()
     assert "interrupted" in run.stderr.read()
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl-C reaches a command started from a terminal. A process that ignores SIGINT passes
+    that on to what it starts (as a shell does to background jobs, so that Ctrl-C leaves them
+    running), and the test's process sometimes ignores it (set by something an earlier test in
+    the same pytest worker ran), so the command is started with SIGINT's default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_a_small_operator_builds_without_a_note():

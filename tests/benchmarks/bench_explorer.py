@@ -348,7 +348,7 @@ def open_explorer(app, path: Path, in_pieces: bool):
     how = "a piece per turn" if in_pieces else "in one turn (reference)"
     print(
         f"explorer shown over {RESULTS:,} results, built {how}, in {time.perf_counter() - start:.2f} s "
-        f"({window.explore.view.plot.summary.text()})"
+        f"({window.explore.view.plot.toolbar.summary.text()})"
     )
     beat.report(f"while the explorer opened the {RESULTS:,}-result store, built {how}")
     print("  pieces: " + ", ".join(f"{name} {wall:.0f} ms ({cpu:.0f} CPU)" for name, wall, cpu in timeline.pieces))

@@ -5,6 +5,7 @@ kernel does; among the ways to stage a reduction the cheapest is chosen."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -46,6 +47,17 @@ def test_sampled_operators_cost_what_their_kernels_do():
     assert len(graphs) == 40
     for graph in graphs:
         _same_work(graph, graph.bindings)
+
+
+@pytest.mark.tvm
+def test_a_contraction_after_a_gathered_one_costs_what_its_kernel_does():
+    """A window (unfold of s) read by two contractions in a row, neither summing it: the kernel
+    computes the first on the unwindowed input and reads the second's input through the window
+    afterwards (a gather of the first stage), so the second contracts s times fewer terms. The
+    count took the first's output as a tensor of its own and counted the second with the window,
+    4/3 of the kernel's work (MCTS sampled it, seed 5)."""
+    graph = load_operator(Path(__file__).parent / "data" / "two_contractions_through_a_window.json")
+    _same_work(graph, graph.bindings)
 
 
 def test_an_operator_the_unstaged_count_put_over_budget_is_accepted():

@@ -197,18 +197,19 @@ def test_a_survivor_is_tested_timed_held_against_its_references_and_timed_again_
         payloads = [job.payload for job in tests if job.payload["original"] is not None]
         assert all(p["original"] == list(summary.baseline_test) and p["seeds"] == [1, 2] for p in payloads)
 
-        # the references: narrowed to each survivor's FLOPs (here one survivor), and depthwise-separable
-        assert sorted(r["reference"] for r in found) == ["depthwise-separable", "narrowed"]
+        # the references: narrowed to each survivor's FLOPs (one or both planted ones survive: one
+        # may be too slow on a busy machine), and depthwise-separable
+        assert sorted(r["reference"] for r in found) == ["depthwise-separable", *["narrowed"] * len(tuned)]
         assert all(store.operator(r["operator_id"])["origin"] == "reference" for r in found)
         assert {r["operator_id"] for r in found}.isdisjoint(r["operator_id"] for r in tuned)
-        narrowed = next(r for r in found if r["reference"] == "narrowed")
-        survivor = tuned[0]
-        assert (narrowed["scale"], narrowed["deploy_scale"]) == references_of.scales(survivor)
-        assert 0 < narrowed["scale"] < 1 and 0 < narrowed["deploy_scale"] < 1
-        narrowed_jobs = [job.payload for job in jobs if job.operator_id == narrowed["operator_id"]]
-        assert all(p["operator"] is None for p in narrowed_jobs)
-        assert {p["settings"]["scale"] for p in narrowed_jobs if p.get("seeds")} == {narrowed["scale"]}
-        assert {p["deploy"]["scale"] for p in narrowed_jobs if "deploy" in p} == {narrowed["deploy_scale"]}
+        narrowed = [r for r in found if r["reference"] == "narrowed"]
+        assert {(r["scale"], r["deploy_scale"]) for r in narrowed} == {references_of.scales(s) for s in tuned}
+        for reference in narrowed:
+            assert 0 < reference["scale"] < 1 and 0 < reference["deploy_scale"] < 1
+            narrowed_jobs = [job.payload for job in jobs if job.operator_id == reference["operator_id"]]
+            assert all(p["operator"] is None for p in narrowed_jobs)
+            assert {p["settings"]["scale"] for p in narrowed_jobs if p.get("seeds")} == {reference["scale"]}
+            assert {p["deploy"]["scale"] for p in narrowed_jobs if "deploy" in p} == {reference["deploy_scale"]}
         for row in found:
             assert row["stage"] == "tuned" and row["test_accuracy"] is not None and row["e2e_latency_ms"] > 0
             assert row["test_difference_low"] <= row["test_difference"] <= row["test_difference_high"]

@@ -187,6 +187,26 @@ def test_the_originals_trainings_are_shared_by_seed_through_the_store(tmp_path):
     assert originals_known(None, TINY, SHORT) == {}
 
 
+def test_the_store_is_looked_up_once_for_each_seed_the_original_lacks(tmp_path, monkeypatch):
+    """The finished jobs are read once per seed whose original accuracy is neither given nor
+    found yet, not again before the original is trained (the trainings planted)."""
+    from core.store import Store
+    from core.train import handlers
+
+    def planted(stand_in, settings, config, seeds, *rest) -> list[SeedRun]:
+        return [SeedRun(s, 0.9, 0.9, "trained", 1.0) for s in seeds]
+
+    looked: list[tuple] = []
+    monkeypatch.setattr(handlers, "train_over_seeds", planted)
+    monkeypatch.setattr(handlers, "originals_known", lambda *args: looked.append(args) or originals_known(*args))
+    payload = HeldOutPayload(read_document(EXAMPLES / "conv2d.json"), TINY, SHORT, (1, 2, 3), original=(0.8,))
+    with Store(tmp_path / "s.db") as store:
+        ctx = Ctx()
+        ctx.store = store  # type: ignore[attr-defined]
+        result = held_out_job(payload.to_dict(), ctx)
+    assert result.original == (0.8, 0.9, 0.9) and len(looked) == 2  # seeds 2 and 3, once each
+
+
 def test_the_store_shares_an_unpaired_test_of_the_original_and_a_paired_jobs_named_original(tmp_path):
     """The discovery loop's original is its template under the run's settings: its unpaired test
     counts for that network only, and a narrowed network's job (other settings) names it."""

@@ -1,9 +1,12 @@
 """The stage counts of a discovery run, read from a real store: a candidate is in flight only
 while its job is queued or running (a stopped run's candidates wait to resume, they are not
 in flight; one trained before the original waits as a stage of its own, and counts as
-trained), and one kept within the margin with end-to-end timing off is not counted tuned."""
+trained), and one kept within the margin with end-to-end timing off is not counted tuned. A
+stage that is none of Stage's is refused, and nothing is written."""
 
 from __future__ import annotations
+
+import pytest
 
 from core.ir.serialize import read_document
 from core.jobs.queue import JobQueue
@@ -29,3 +32,12 @@ def test_in_flight_counts_live_jobs_and_tuned_only_timed_candidates(store):
     counts = stage_counts(candidates(store, run))
     assert counts["proposed"] == 5 and counts["in flight"] == 1 and counts["waiting"] == 2
     assert counts["within margin"] == 2 and counts["tuned"] == 1 and counts["trained"] == 3
+
+
+def test_an_unknown_stage_is_refused_by_name(store):
+    run = open_run(store, "key", "a run", {})
+    operator = store.add_operator(read_document(EXAMPLES / "conv2d.json"), "conv2d")
+    set_stage(store, run, operator, Stage.SCREENING)
+    with pytest.raises(ValueError, match="unknown stage 'screend' of a discovery candidate: one of screening, "):
+        set_stage(store, run, operator, "screend")
+    assert [row["stage"] for row in candidates(store, run)] == ["screening"]

@@ -59,7 +59,7 @@ def test_dead_ends_dilute_the_mean_of_the_subtree_they_come_from(conv):
     spent = Node(s.root.state, visits=20, value=6.0, dead_ends=2000)  # 0.3 a reward, 1 in 100 tries
     fresh = Node(s.root.state, visits=200, value=20.0)  # 0.1 a reward, every try
     assert spent.mean(0.5) < fresh.mean(0.5) < 0.3
-    assert s._uct(parent, fresh) > s._uct(parent, spent)
+    assert s._best(parent, [spent, fresh]) is fresh and s._best(parent, [fresh, spent]) is fresh
     assert Node(s.root.state, dead_ends=5).mean(0.5) == 0.5  # no reward yet: the default
 
 

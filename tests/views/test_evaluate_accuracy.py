@@ -74,7 +74,7 @@ def test_the_editors_operator_trains_with_a_growing_curve_and_lands_in_the_resul
     qtbot.waitUntil(lambda: window.is_idle() and np.isfinite(session.frame.values["accuracy"]).any(), timeout=20_000)
     assert session.frame.values["accuracy"][np.isfinite(session.frame.values["accuracy"])].tolist() == [curve[-1]]
     plot = window.explore.view.plot
-    assert plot.y_key == "accuracy" and plot.summary.text().startswith("1 results · 1 plotted")
+    assert plot.y_key == "accuracy" and plot.toolbar.summary.text().startswith("1 results · 1 plotted")
 
 
 def test_the_status_names_the_editors_operator(qtbot, window, tmp_path):

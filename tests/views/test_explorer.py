@@ -110,18 +110,18 @@ def test_plot_shows_every_result_and_the_front(qtbot, store_path, explorer):
     wait_for_results(qtbot, explorer, 240)
     plot = explorer.explore.view.plot
     plot.set_axes("latency_ms", "flops", True, True)
-    assert plot.summary.text().startswith("240 results · 240 plotted")
+    assert plot.toolbar.summary.text().startswith("240 results · 240 plotted")
     with Store(store_path) as store:
         expected = sorted(int(r["measurement_id"]) for r in store.pareto(["latency_ms", "flops"]))
     front_ids = sorted(plot.session.frame.ids[plot._front].tolist())
     assert front_ids == expected
     x, _y = plot.front_line.getData()
     assert len(x) == 2 * len(expected) - 1  # a staircase: one corner between neighbours
-    chips = {o: b.text() for o, b in plot._legend_buttons.items()}
+    chips = {o: b.text() for o, b in plot.toolbar.chips.items()}
     assert chips == {o: f"{o} 60" for o in ORIGINS}
     # hiding an origin takes its points off the plot and out of the front
-    plot._legend_buttons["hand-made"].click()
-    assert plot.summary.text().startswith("240 results · 180 plotted")
+    plot.toolbar.chips["hand-made"].click()
+    assert plot.toolbar.summary.text().startswith("240 results · 180 plotted")
     codes = plot.session.frame.origin_codes[plot._front]
     assert plot.session.frame.origins.index("hand-made") not in codes
 
@@ -155,10 +155,10 @@ def test_hover_click_and_double_click_a_point(qtbot, store_path, explorer):
     target = ids[17]
     pos = viewport_point(plot, target)
     mouse(viewport, QEvent.Type.MouseMove, pos, NO_BUTTON, NO_BUTTON)
-    assert plot.hovered == target and plot.hover_label.isVisible()
+    assert plot.card.result_id == target and plot.card.label.isVisible()
     latency = Store(store_path).results("measurement_id = ?", [target]).__next__()["latency_ms"]
-    assert "conv2d" in plot.hover_label.textItem.toPlainText()
-    assert f"{latency:.4g}" in plot.hover_label.textItem.toPlainText()
+    assert "conv2d" in plot.card.label.textItem.toPlainText()
+    assert f"{latency:.4g}" in plot.card.label.textItem.toPlainText()
 
     click(viewport, pos)
     assert view.selection.ids.tolist() == [target] and view.selection.current == target
@@ -257,7 +257,7 @@ def test_results_table_pages_a_large_store(qtbot, store_path, explorer):
     qtbot.waitUntil(lambda: plot.filtered is not None and len(plot.filtered) == expected)
     assert 0 < plot._ok.sum() <= expected < plotted
     assert set(plot.session.frame.ids[plot._ok].tolist()) <= set(model.ids.tolist())
-    assert f"filter: {expected:,} match" in plot.summary.text()
+    assert f"filter: {expected:,} match" in plot.toolbar.summary.text()
     browser.filter_edit.setText("speedup<fast")
     assert "not a number" in browser.filter_error and browser.filter_edit.property("invalid")
     assert browser.filter_message.isVisible()  # the reason is on screen, not only in a tooltip

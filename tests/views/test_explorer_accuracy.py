@@ -42,11 +42,18 @@ def test_accuracy_against_tuned_speedup_with_the_original_network_as_a_star(qtbo
     explorer.show_page("explorer")
     plot = shown(qtbot, explorer, len(figures) + 1)
     assert (plot.x_key, plot.y_key) == ("e2e_speedup", "accuracy") and plot.log == [False, False]
-    assert [c.currentText() for c in plot.axis_combos] == ["End-to-end speedup (tuned, vs the original)", "Accuracy"]
-    x, y = plot.reference.getData()
+    assert [c.currentText() for c in plot.toolbar.axis_combos] == [
+        "End-to-end speedup (tuned, vs the original)",
+        "Accuracy",
+    ]
+    x, y = plot.reference.star.getData()
     assert list(x) == [1.0] and list(y) == [pytest.approx(0.9)]  # the original network: 1x, its own accuracy
-    assert plot.reference_label.isVisible() and plot.parity_line.isVisible() and plot.parity_line.value() == 1.0
-    assert plot.summary.text().startswith(f"{len(figures) + 1} results · {len(figures)} plotted")
+    assert (
+        plot.reference.label.isVisible()
+        and plot.reference.parity_line.isVisible()
+        and plot.reference.parity_line.value() == 1.0
+    )
+    assert plot.toolbar.summary.text().startswith(f"{len(figures) + 1} results · {len(figures)} plotted")
     names = {plot.session.row(int(i))["operator_name"] for i in plot.front_ids()}
     assert names == {"involution", "depthwise_separable", "grouped_conv", "shift_conv"}  # mixed_conv is dominated
     (_, _), (y0, y1) = plot.viewbox.viewRange()
@@ -67,14 +74,14 @@ def test_default_axes_show_the_most_results_and_accuracy_fits_its_axis(qtbot, st
             store.add_score(op, {"dataset": "digits@16px", "backbone": "resnet18/w16", "fisher_potential": 10.0 + i})
     plot = shown(qtbot, explorer, 9)
     assert (plot.x_key, plot.y_key) == ("flops", "fisher_potential")  # 6 results; latency against FLOPs shows 3
-    assert not plot.reference.getData()[0].size and not plot.parity_line.isVisible()
+    assert not plot.reference.star.getData()[0].size and not plot.reference.parity_line.isVisible()
     plot.set_axes("latency_ms", "flops", True, True)
     assert tick_labels(plot, "left")  # FLOPs ticks, on a log axis
 
-    combo = plot.axis_combos[1]
+    combo = plot.toolbar.axis_combos[1]
     combo.setFocus()
     qtbot.keyClicks(combo, "Accuracy")  # the user picks Accuracy for Y
-    assert plot.y_key == "accuracy" and plot.log[1] is False and not plot.log_buttons[1].isChecked()
+    assert plot.y_key == "accuracy" and plot.log[1] is False and not plot.toolbar.log_buttons[1].isChecked()
     with Store(store_path) as store:  # an accuracy arrives for the measured operator
         store.add_score(conv, {"dataset": "digits@16px", "backbone": "resnet18/w16", "accuracy": 0.02})
     plot.session.reload()
@@ -94,15 +101,15 @@ def test_the_hover_card_leaves_with_the_mouse(qtbot, store_path, explorer):
     target = int(plot.front_ids()[0])
     pos = plot.plot.mapFromScene(plot.scene_position(target))
     move(qtbot, viewport, pos)
-    assert plot.hovered == target and plot.hover_label.isVisible()
+    assert plot.card.result_id == target and plot.card.label.isVisible()
     empty = next(  # a place on the plot with no point near it
         p
         for p in (pos + QPoint(dx, dy) for dx in range(-200, 201, 20) for dy in range(-200, 201, 20))
         if viewport.rect().contains(p) and plot.point_at(plot.plot.mapToScene(p)) is None
     )
     move(qtbot, viewport, empty)  # off the point
-    assert plot.hovered is None and not plot.hover_label.isVisible()
+    assert plot.card.result_id is None and not plot.card.label.isVisible()
     move(qtbot, viewport, pos)
-    assert plot.hover_label.isVisible()
+    assert plot.card.label.isVisible()
     QApplication.sendEvent(viewport, QEvent(QEvent.Type.Leave))  # what the window system says as the mouse leaves
-    assert plot.hovered is None and not plot.hover_label.isVisible()
+    assert plot.card.result_id is None and not plot.card.label.isVisible()

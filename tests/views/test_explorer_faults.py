@@ -68,7 +68,7 @@ def test_the_explorer_shows_what_a_damaged_store_still_holds_says_so_and_writes_
     browser = view.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == len(readable) and explorer.is_idle(), timeout=20_000)
     assert sorted(view.session.frame.ids.tolist()) == sorted(r["measurement_id"] for r in readable)
-    assert view.plot.summary.text().startswith(f"{len(readable):,} results · {len(readable):,} plotted")
+    assert view.plot.toolbar.summary.text().startswith(f"{len(readable):,} results · {len(readable):,} plotted")
 
     notice = view.notice.text()  # said above the plot, not only in the status bar
     assert view.notice.isVisible()

@@ -33,7 +33,7 @@ def test_the_explorer_lists_the_references_beside_the_survivor(qtbot, store_path
     assert cell(NARROWED, "test_difference") == "-0.3 [-0.8, +0.2]"
     assert cell(NARROWED, "e2e_speedup") == "2.00×" and cell("mcts-1", "e2e_speedup") == "2.50×"
     view.plot.set_axes("e2e_speedup", "test_accuracy", False, False)  # the survivor above its references
-    assert view.plot.summary.text().startswith("3 results · 3 plotted")
+    assert view.plot.toolbar.summary.text().startswith("3 results · 3 plotted")
     qtbot.wait(300)  # the plot frames its points on the next paint
     view.browser.table.scrollTo(model.index(rows[NARROWED], keys.index("test_difference")))
     explorer.grab().save(str(store_path.parent / "explorer-references.png"))

@@ -76,8 +76,8 @@ def test_hover_cards_stay_inside_the_plot_at_every_corner(qtbot, store_path, tmp
         for result_id in ids:
             mouse(viewport, QEvent.Type.MouseMove, viewport_point(plot, result_id), NO_BUTTON, NO_BUTTON)
             qtbot.wait(20)
-            assert plot.hovered == result_id and plot.hover_label.isVisible()
-            card = plot.hover_label.mapRectToScene(plot.hover_label.boundingRect())
+            assert plot.card.result_id == result_id and plot.card.label.isVisible()
+            card = plot.card.label.mapRectToScene(plot.card.label.boundingRect())
             assert box.adjusted(-1, -1, 1, 1).contains(card), f"the card of {result_id} crosses the plot edge"
     finally:
         if shiboken6.isValid(window):

@@ -265,7 +265,7 @@ def test_a_timing_in_doubt_is_marked_wherever_it_shows_with_the_correctness_chec
 
     plot = view.plot
     move(qtbot, plot.plot.viewport(), plot.plot.mapFromScene(plot.scene_position(doubtful)))
-    assert plot.hovered == doubtful and "too short to time reliably" in plot.hover_html(doubtful)
+    assert plot.card.result_id == doubtful and "too short to time reliably" in plot.card.html(doubtful)
 
 
 def test_the_job_monitor_shows_progress_moving_with_the_time_left(qtbot, store_path, explorer):

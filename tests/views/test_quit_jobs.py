@@ -1,6 +1,7 @@
 """Quitting with jobs in flight: the window asks whether to let them finish in the background,
 cancel them or stay; a background worker finishes them after the window is gone; and a window
-opened on a store with queued jobs resumes them by itself."""
+opened on a store with queued jobs resumes them by itself; looking for them at start-up
+changes none of the default store's files."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from app.gui.background_worker import start_background_worker
 from core.ir.serialize import read_document
 from core.jobs.queue import CANCELLED, DONE, QUEUED, RUNNING, JobQueue
 from core.store import Store
+from tests.core.test_store_reading import ADD_MEASUREMENTS, NEW_ROWS, files
+from tests.store_damage import build_old_store, build_store, damage_page, with_unmerged_wal
 from tests.support import EXAMPLES, QUICK, TINY
 
 pytestmark = pytest.mark.gui
@@ -113,3 +116,48 @@ def test_a_job_left_to_finish_in_the_background_is_finished_by_a_worker(
     [worker] = started
     assert worker.wait(timeout=60) == 0  # it stops once the queue is empty
     assert "stopping when no jobs are left" in (store_path.parent / quit_jobs.LOG_NAME).read_text()
+
+
+def _older(path) -> None:
+    build_old_store(path, 4, rows=20)  # its one job is done: nothing to resume
+
+
+def _unmerged_wal(path) -> None:
+    build_store(path, EXAMPLES, rows=20)
+    with_unmerged_wal(path, ADD_MEASUREMENTS, NEW_ROWS)
+
+
+def _damaged_with_a_queued_job(path) -> None:
+    build_store(path, EXAMPLES)
+    with Store(path) as store:
+        JobQueue(store).submit("sleep", {"seconds": 1})
+    damage_page(path, b"marker-00500")  # checkpoints the job into the main file first
+    with_unmerged_wal(path, ADD_MEASUREMENTS, NEW_ROWS)
+
+
+def _read_only_with_a_queued_job(path) -> None:
+    build_store(path, EXAMPLES, rows=20)
+    with Store(path) as store:
+        JobQueue(store).submit("sleep", {"seconds": 1})
+    with_unmerged_wal(path, ADD_MEASUREMENTS, NEW_ROWS)
+    path.chmod(0o444)
+
+
+@pytest.mark.parametrize(
+    "make, resumed",
+    [(_older, False), (_unmerged_wal, False), (_damaged_with_a_queued_job, True), (_read_only_with_a_queued_job, True)],
+    ids=["older-schema", "unmerged-wal", "damaged", "read-only"],
+)
+def test_looking_for_queued_jobs_at_start_up_writes_nothing(make_window, tmp_path, make, resumed):
+    """The window starts on the default store only to read whether jobs wait: no migration, no
+    -wal merged; a damaged or read-only store with queued jobs is opened (to show them) and
+    left as it was too."""
+    path = tmp_path / "default-results.db"  # make_window's default store
+    make(path)
+    before = files(path)
+    window = make_window()
+    assert window.isVisible()
+    assert (window.explore.session is not None) == resumed
+    if resumed:
+        assert window.explore.session.refusal and not window.explore.session.workers_running
+    assert files(path) == before

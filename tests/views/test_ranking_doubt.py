@@ -159,10 +159,10 @@ def test_the_plot_keeps_a_timing_in_doubt_off_its_front_and_draws_it_hollow(qtbo
         spots = {int(p.data()): p for p in plot.markers.points()}
         assert spots[doubtful_id].brush().style() == Qt.BrushStyle.NoBrush  # hollow
         assert all(p.brush().style() == Qt.BrushStyle.SolidPattern for i, p in spots.items() if i != doubtful_id)
-        plot.doubt_button.click()  # the user asks
+        plot.toolbar.doubt_button.click()  # the user asks
         assert plot.front_ids().tolist() == [doubtful_id]
         plot.set_axes("flops", "params", True, True)  # untimed axes: it ranks
-        plot.doubt_button.click()
+        plot.toolbar.doubt_button.click()
         assert doubtful_id in plot.front_ids().tolist()
     finally:
         session.shutdown()

@@ -116,3 +116,24 @@ def test_cli_screenshot_on_a_store_it_cannot_open_says_why(tmp_path):
     assert result.returncode == 1, result.stderr
     assert f"tessera gui: cannot open the results store {store}" in result.stderr
     assert not out.exists()
+
+
+def test_cli_screenshot_of_a_store_with_queued_jobs_leaves_them_and_asks_nothing(tmp_path):
+    """A picture of a store whose jobs wait: no worker starts on them (they ran, unasked, and the
+    window then waited for an answer to "let the jobs finish?" that nobody could give)."""
+    from core.jobs.queue import QUEUED, JobQueue
+    from core.store import Store
+
+    store = tmp_path / "results.db"
+    with Store(store) as opened:
+        JobQueue(opened).submit(
+            "measure", {"operator": json.loads((RESOURCES / "examples" / "conv2d.json").read_text())}
+        )
+    before = store.read_bytes()
+    out = tmp_path / "explorer.png"
+    command = [sys.executable, "-m", "app.cli", "gui", "--store", str(store), "--view", "explorer"]
+    result = run([*command, "--screenshot", str(out)], timeout=90)
+    assert result.returncode == 0, result.stderr
+    assert out.is_file() and store.read_bytes() == before
+    with Store(store, reading=True) as opened:
+        assert [job.state for job in JobQueue(opened).jobs()] == [QUEUED]

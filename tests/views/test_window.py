@@ -109,7 +109,7 @@ def test_docks_and_recent_files_persist_between_runs(make_window):
     assert second.on_start_page() and EXAMPLES[1].name in second.start_page.recent.item(0).text()
     second.new_document()  # the editor's docks come back as the user left them
     assert second.docks["inspector"].isHidden() and not second.docks["palette"].isHidden()
-    second._fill_recent_menu()
+    second.recent_menu.aboutToShow.emit()
     names = [a.text() for a in second.recent_menu.actions()]
     assert names[0] == EXAMPLES[1].name
 

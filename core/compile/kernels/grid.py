@@ -43,10 +43,11 @@ def tune_grid(
     """Time every point of `grid` not yet in the records at `path` (`key` names a point there,
     `time_point` gives its ms or None when it does not build); -> the fastest point, the
     trials (index in the grid, ms) and how many were timed now. `what` names the kernel in
-    progress messages and errors (e.g. 'GSPC')."""
+    progress messages and errors (e.g. 'GSPC'); `progress` hears the share of the grid done."""
     records = _read(path, what)
     keys = [key(point) for point in grid]
     new = 0
+    progress(0.0, f"{what} tile grid: {len(grid)} points")
     for i, (point, name) in enumerate(zip(grid, keys)):
         check_cancelled()
         if name not in records:
@@ -55,7 +56,7 @@ def tune_grid(
             write_text_atomically(path, json.dumps(records, indent=1))
         ms = records[name]
         progress(
-            0.05 + 0.75 * (i + 1) / len(grid),
+            (i + 1) / len(grid),
             f"{what} tile grid: {i + 1} of {len(grid)} ({name}): " + (f"{ms:.3g} ms" if ms is not None else "failed"),
         )
     timings = [records[name] for name in keys]

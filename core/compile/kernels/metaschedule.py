@@ -23,8 +23,8 @@ def tuned_with_metaschedule(
     check_cancelled: Callable[[], None],
     variant: Callable[[tvm.IRModule, str], Variant],
 ) -> Tuned:
-    """Tune `module`; `variant(module, source)` makes the kernel of a schedule ('tuned', 'untuned')."""
-    progress(0.05, f"tuning with up to {settings.tune_trials} trials")
+    """Tune `module`; `variant(module, source)` makes the kernel of a schedule ('tuned', 'untuned').
+    `progress` hears the share of the budget's trials done (core.compile.phases makes time of it)."""
     tuning = tune(
         module,
         place.target,
@@ -34,7 +34,7 @@ def tuned_with_metaschedule(
         seed=settings.seed,
         check_cancelled=check_cancelled,
         place=place,
-        on_progress=lambda done, total, what: progress(0.05 + 0.75 * done / total, f"tuning: {what}"),
+        on_progress=lambda done, total, what: progress(done / total, f"tuning: {what}"),
     )
     untuned = variant(module, "untuned")
     if tuning.schedule is None:

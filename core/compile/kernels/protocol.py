@@ -9,7 +9,8 @@ request's settings (core.compile.settings). It answers two questions:
   kernel takes them, an output buffer last), and what a result says about it (the layout,
   and `details`: what the algorithm chose, e.g. gspc's tile sizes);
 - `tune(progress, check_cancelled)`: spend the settings' trial budget (records kept in
-  settings.tuning_folder(), earlier trials counted) and return the variants to time: the
+  settings.tuning_folder(), earlier trials counted; `progress` hears the share of its trials
+  done, core.compile.phases makes time of it) and return the variants to time: the
   fastest is kept, so an algorithm whose search did not time its untuned kernel offers it
   beside the tuned one.
 
