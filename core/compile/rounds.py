@@ -159,18 +159,17 @@ def free_cores(cores: int, sample_s: float = SAMPLE_S) -> int:
     over a short sample of /proc/stat; `cores` where it cannot be read. A thread pool larger
     than this waits at every barrier for a thread the scheduler has not run (a busy core slowed
     PyTorch's two threads 400-fold), so timings use this many threads. This process's own
-    threads are not other work: the thread pools of the run just before (TVM's, torch's OpenMP)
-    spin for a while after it, and read as busy they made a quiet 2-core machine time a
-    network on one thread."""
-    first, own = _idle_and_total(), _own_ticks()
+    threads count as busy too: the pools of the run just before (TVM's, torch's OpenMP) still
+    spin, and on every core beside them PyTorch's threads wait at their barriers (left out,
+    a quiet 2-core machine timed a 0.04 ms kernel on 2 threads and its speedup read 0.10x in
+    some runs, 0.31x in others)."""
+    first = _idle_and_total()
     if first is None:
         return cores
     time.sleep(sample_s)
-    second, own_after = _idle_and_total(), _own_ticks()
+    second = _idle_and_total()
     assert second is not None
     idle, total = second[0] - first[0], second[1] - first[1]
-    if own is not None and own_after is not None:
-        idle += own_after - own
     machine = os.cpu_count() or cores
     return max(1, min(cores, round(machine * idle / total) if total > 0 else cores))
 
@@ -183,12 +182,3 @@ def _idle_and_total() -> tuple[int, int] | None:
         return None
     ticks = [int(t) for t in stat[1:9]]
     return ticks[3] + ticks[4], sum(ticks)
-
-
-def _own_ticks() -> int | None:
-    """CPU time this process's threads have used so far (user and system), in ticks."""
-    stat_file = Path("/proc/self/stat")
-    if not stat_file.exists():
-        return None
-    fields = stat_file.read_text().rsplit(")", 1)[1].split()  # after the command's name, from field 3
-    return int(fields[11]) + int(fields[12])

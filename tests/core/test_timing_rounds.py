@@ -85,20 +85,3 @@ def test_timing_threads_set_tvm_and_torch_alike_and_restore_them():
         assert count == 1 and torch.get_num_threads() == 1 and tvm_threads() == 1
     assert torch.get_num_threads() == before
     assert 1 <= free_cores(4, sample_s=0.05) <= 4
-
-
-def test_this_processs_own_busy_threads_are_not_other_work(monkeypatch):
-    """The thread pools of the run just before timing spin for a while after it: a core they
-    keep busy is this process's, free for the timing (it made a quiet 2-core machine time a
-    network on one thread). Ticks as /proc gives them: two cores, one busy for the whole sample."""
-    from core.compile import rounds
-
-    assert (rounds._own_ticks() or 0) > 0  # read from /proc here: this process has run
-    machine = iter([(1000, 2000), (1100, 2200)])  # (idle, total): half the 200 ticks idle
-    own = iter([500, 600])  # the busy half is this process's
-    monkeypatch.setattr(rounds.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(rounds, "_idle_and_total", lambda: next(machine))
-    monkeypatch.setattr(rounds, "_own_ticks", lambda: next(own))
-    assert free_cores(2, sample_s=0) == 2
-    machine, own = iter([(1000, 2000), (1100, 2200)]), iter([500, 500])  # another process's
-    assert free_cores(2, sample_s=0) == 1
