@@ -123,7 +123,17 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
         print()
         return 0
     first = results[0]
-    rows = [("variant", "layout", "fastest ms", "std ms", "GFLOP/s", "vs PyTorch", f"vs {_variant(payloads[0])}")]
+    header = (
+        "variant",
+        "layout",
+        "fastest ms",
+        "std ms",
+        "GFLOP/s",
+        "threads",
+        "vs PyTorch",
+        f"vs {_variant(payloads[0])}",
+    )
+    rows = [header]
     rows += [
         (
             _variant(p),
@@ -131,18 +141,17 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
             f"{r['latency_ms']:.4g}",
             f"{r['latency_std_ms']:.2g}",
             f"{r['gflops']:.3g}",
+            str(r["threads"]),
             speedup_text(r["speedup"], r["speedup_low"], r["speedup_high"]),
             f"{first['latency_ms'] / r['latency_ms']:.2f}x",
         )
         for p, r in zip(payloads, results)
     ]
     sizes = ", ".join(f"{k}={v}" for k, v in first["bindings"].items())
-    print(
-        f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs, timed on {first['threads']} thread(s)"
-    )
-    for line in table_lines(rows, right=(2, 3, 4, 5, 6)):
+    print(f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs")
+    for line in table_lines(rows, right=(2, 3, 4, 5, 6, 7)):
         print(line)
-    print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms")
+    print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms on {first['torch_threads']} thread(s)")
     fastest = min(zip(payloads, results), key=lambda pair: pair[1]["latency_ms"])
     print(f"auto would keep: {_variant(fastest[0])} (the fastest here)")
     for note in (skipped, "" if args.tune_trials else "pass --tune-trials N to add the tuned variants"):

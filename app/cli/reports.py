@@ -47,6 +47,10 @@ def print_table(rows: Sequence[Sequence[str]]) -> None:
         print(line)
 
 
+def _count(threads: int | None) -> str:
+    return "?" if threads is None else str(threads)
+
+
 def measurement_report(path: str, r: dict) -> str:
     """A measurement's result (core.compile.handlers' dict) as `tessera measure` prints it."""
     sizes = ", ".join(f"{k}={v}" for k, v in r["bindings"].items())
@@ -59,19 +63,25 @@ def measurement_report(path: str, r: dict) -> str:
     else:
         tuned = "untuned (pass --tune-trials N to tune)"
     rows = [
-        ("", "fastest ms", "std ms", "GFLOP/s"),
-        ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}"),
+        ("", "fastest ms", "std ms", "GFLOP/s", "threads"),
+        ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}", _count(r["threads"])),
     ]
     if r["torch_latency_ms"] is not None:  # not timed for an RPC device
         rows.append(
-            ("PyTorch", f"{r['torch_latency_ms']:.4g}", f"{r['torch_latency_std_ms']:.2g}", f"{r['torch_gflops']:.3g}")
+            (
+                "PyTorch",
+                f"{r['torch_latency_ms']:.4g}",
+                f"{r['torch_latency_std_ms']:.2g}",
+                f"{r['torch_gflops']:.3g}",
+                _count(r.get("torch_threads")),
+            )
         )
     return "\n".join(
         [
-            f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs, timed on {r['threads']} thread(s)"
-            + ("" if r.get("load") is None else f" at load {r['load']:.1f}"),
+            f"{path}: {sizes}, batch {r['batch']}, {r['flops']:,} FLOPs"
+            + ("" if r.get("load") is None else f", timed at load {r['load']:.1f}"),
             f"TVM kernel: {tuned}",
-            *table_lines(rows, right=(1, 2, 3)),
+            *table_lines(rows, right=(1, 2, 3, 4)),
             (
                 f"TVM / PyTorch speed-up: {speedup_text(r['speedup'], r.get('speedup_low'), r.get('speedup_high'))}"
                 + (" (median of interleaved rounds, 95% interval)" if r.get("speedup_low") is not None else "")

@@ -4,9 +4,10 @@ The workload (core.compile.workload) gives the torch module's output on a seeded
 weights; the algorithm's kernel (core.compile.kernels) gives the variants to time, untuned
 or after tuning; each is built for the place it runs (core.compile.place), its output checked
 against the reference before any timing counts, then all of them timed in interleaved rounds
-with PyTorch's module where it runs on this machine (core.compile.rounds), both sides on the
-same threads, as many as are free; the fastest is kept, its speedup the median of the
-per-round ratios with its 95% interval. The result is one Measurement (core.store.measurement), as for transfer-tuning
+with PyTorch's module where it runs on this machine (core.compile.rounds), every side allowed
+the threads that are free and run on its faster count of them (core.compile.target); the
+fastest is kept, its speedup the median of the per-round ratios with its 95% interval. The
+result is one Measurement (core.store.measurement), as for transfer-tuning
 (core.compile.transfer_operator). The untuned kernel is built and checked first, before any
 tuning: a kernel that computes wrong numbers fails in seconds, and its build's seconds are what
 the job's progress estimates the builds after tuning from (core.compile.phases: progress is the
@@ -14,11 +15,10 @@ share of the expected running time spent). Imports TVM: worker processes only.""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +29,9 @@ from .errors import CompileError
 from .kernels.protocol import Kernel, Progress, Variant
 from .phases import CHECK_BUILDS, Expected, rounds_s
 from .place import Loaded, Place
-from .rounds import Rounds, free_cores, interleave
+from .rounds import Rounds, Timer, free_cores, interleave, thread_counts
 from .settings import Settings
-from .target import core_count, timing_threads
+from .target import at_threads, core_count, fastest_threads, timing_threads
 from .timing import Timing, check_close, kernel_timer, timing_note, torch_timer
 from .tune import TRIALS_PER_BATCH, Tuning
 from .workload import Workload
@@ -64,7 +64,7 @@ def measure_kernel(
 ) -> tuple[Measurement, Variant]:
     """measure_operator's measurement and the variant it kept."""
     check_cancelled()
-    expected = Expected(settings, progress, started)
+    expected = Expected(settings, progress, started, choices(place))
     expected.report(None, "building the untuned kernel")
     untuned = _check(workload, place, kernel.untuned(), expected)
     check_cancelled()
@@ -90,12 +90,7 @@ def alternating_medians(
     loaded = {
         name: place.load(_build(v.module, place.target, workload.name), v.arguments) for name, v in variants.items()
     }
-    with _threads(place):
-        rounds = interleave(
-            {name: kernel_timer(k.module, k.device, k.args) for name, k in loaded.items()},
-            settings.min_repeat_ms,
-            min_rounds=settings.repeat,
-        )
+    rounds, _ = _interleaved(place, settings, {n: kernel_timer(k.module, k.device, k.args) for n, k in loaded.items()})
     return {name: statistics.median(runs) for name, runs in rounds.runs_ms.items()}
 
 
@@ -133,14 +128,11 @@ def measure_variants(
             variant = _check(workload, place, variant, expected)
             check_cancelled()
         checked.append(variant)
-    expected.report(rounds_s(settings, sides), "timing the kernel and PyTorch in interleaved rounds")
+    expected.report(rounds_s(settings, sides, expected.counts), "timing the kernel and PyTorch in interleaved rounds")
     timers = {f"{i}": kernel_timer(c.kernel.module, c.kernel.device, c.kernel.args) for i, c in enumerate(checked)}
-    with _threads(place) as threads:
-        if place.times_torch:
-            timers[TORCH] = torch_timer(workload.module, workload.x)
-        rounds = interleave(
-            timers, settings.min_repeat_ms, reference=TORCH if place.times_torch else None, min_rounds=settings.repeat
-        )
+    if place.times_torch:
+        timers[TORCH] = torch_timer(workload.module, workload.x)
+    rounds, threads = _interleaved(place, settings, timers, reference=TORCH if place.times_torch else None)
     kept = checked[int(rounds.fastest())]
     expected.done()
     measurement = _measurement(workload, place, kept, checked, rounds, threads, tuning, transfer)
@@ -156,15 +148,26 @@ def _check(workload: Workload, place: Place, variant: Variant, expected: Expecte
     return _Checked(variant, kernel, error)
 
 
-@contextlib.contextmanager
-def _threads(place: Place) -> Iterator[int | None]:
-    """On this machine, TVM and torch on as many threads as are free (one at least) while timed;
-    elsewhere, the device's own (its target's cores)."""
+def choices(place: Place) -> int:
+    """How many thread counts each side is tried on before the rounds (an upper bound: on a busy
+    machine fewer threads are free, and fewer counts tried)."""
+    return len(thread_counts(place.threads or core_count())) if place.times_torch else 1
+
+
+def _interleaved(
+    place: Place, settings: Settings, timers: Mapping[str, Timer], reference: str | None = None
+) -> tuple[Rounds, dict[str, int | None]]:
+    """The sides timed in interleaved rounds, and the threads each ran on: on this machine each
+    side on its faster count of those free (core.compile.target.fastest_threads), elsewhere on
+    the device's own (its target's cores)."""
     if not place.times_torch:
-        yield place.threads
-        return
-    with timing_threads(free_cores(place.threads or core_count())) as count:
-        yield count
+        rounds = interleave(timers, settings.min_repeat_ms, reference=reference, min_rounds=settings.repeat)
+        return rounds, dict.fromkeys(timers, place.threads)
+    with timing_threads(free_cores(place.threads or core_count())) as free:
+        counts = {name: fastest_threads(timer, free, settings.min_repeat_ms) for name, timer in timers.items()}
+        at_counts = {name: at_threads(timer, counts[name]) for name, timer in timers.items()}
+        rounds = interleave(at_counts, settings.min_repeat_ms, reference=reference, min_rounds=settings.repeat)
+    return rounds, dict(counts)
 
 
 def _build(mod: tvm.IRModule, target: tvm.target.Target, name: str):
@@ -181,7 +184,7 @@ def _measurement(
     kept: _Checked,
     checked: list[_Checked],
     rounds: Rounds,
-    threads: int | None,
+    threads: Mapping[str, int | None],
     tuning: Tuning | None,
     transfer: dict | None,
 ) -> Measurement:
@@ -198,6 +201,7 @@ def _measurement(
             "torch_latency_ms": rounds.latency_ms(TORCH),
             "torch_latency_std_ms": statistics.stdev(torch_runs),
             "torch_gflops": flops / rounds.latency_ms(TORCH) / 1e6,
+            "torch_threads": threads[TORCH],
             "speedup": speedup.median,
             "speedup_low": speedup.low,
             "speedup_high": speedup.high,
@@ -226,7 +230,7 @@ def _measurement(
         flops=flops,
         params=params,
         target=str(place.target),
-        threads=threads,
+        threads=threads[name],
         load=os.getloadavg()[0],
         algorithm=variant.algorithm,
         layout=variant.layout,

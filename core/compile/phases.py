@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 
 from ..jobs.queue import BASIS
-from .rounds import FEWEST_ROUNDS, MAX_ROUNDS, SAMPLE_S, TIME_CAP_S
+from .rounds import CHOICE_ROUND, FEWEST_ROUNDS, MAX_ROUNDS, SAMPLE_S, TIME_CAP_S
 from .settings import Settings
 
 MAX_SLOWDOWN = 1.25  # the most busy_slowdown stretches what follows a search
@@ -47,10 +47,12 @@ CHECK_BUILDS = 4
 assert STARTED < BASIS
 
 
-def rounds_s(settings: Settings, sides: int) -> float:
+def rounds_s(settings: Settings, sides: int, counts: int = 1) -> float:
     """Expected seconds of timing `sides` kernels (PyTorch among them) in interleaved rounds
-    (core.compile.rounds): the sample of free cores, each side's calibration (calls doubled
-    until they last min_repeat_ms: about twice that), and the middle of what the rounds may
+    (core.compile.rounds): the sample of free cores, each side's choice among `counts` thread
+    counts where there is one (core.compile.target.fastest_threads: a calibration and the
+    fewest rounds per count, each CHOICE_ROUND of min_repeat_ms), each side's calibration
+    (calls doubled until they last min_repeat_ms: about twice that), and the middle of what the rounds may
     take on a log scale (the rounds needed for a precision vary by factors): at least
     max(repeat, FEWEST_ROUNDS) rounds, at most MAX_ROUNDS or TIME_CAP_S (they stop between,
     once the speedup is precise enough), each side's call lasting min_repeat_ms. The rounds of
@@ -61,7 +63,8 @@ def rounds_s(settings: Settings, sides: int) -> float:
     per_round = sides * settings.min_repeat_ms / 1e3
     fewest = max(settings.repeat, FEWEST_ROUNDS) * per_round
     most = max(fewest, min(TIME_CAP_S, MAX_ROUNDS * per_round))
-    return SAMPLE_S + 2 * per_round + math.sqrt(fewest * most)
+    choice = (2 + FEWEST_ROUNDS) * CHOICE_ROUND * per_round * counts if counts > 1 else 0.0
+    return SAMPLE_S + choice + 2 * per_round + math.sqrt(fewest * most)
 
 
 def busy_slowdown() -> float:
@@ -81,8 +84,8 @@ class Expected:
     the job's running time began (time.time(): its attempt's start, or the process's for a
     one-shot call), so the share is of the time the reader counts."""
 
-    def __init__(self, settings: Settings, progress: Progress, started: float | None = None):
-        self.settings, self._progress = settings, progress
+    def __init__(self, settings: Settings, progress: Progress, started: float | None = None, counts: int = 1):
+        self.settings, self._progress, self.counts = settings, progress, counts  # counts: rounds_s's
         self.started = time.time() if started is None else started
         self.shown = STARTED
         self.build_s: float | None = None  # building and checking one kernel
@@ -106,7 +109,7 @@ class Expected:
         rounds timing `sides` kernels, as slow as the machine is busy."""
         if self.build_s is None:
             return None
-        return (builds * self.build_s + rounds_s(self.settings, sides)) * busy_slowdown()
+        return (builds * self.build_s + rounds_s(self.settings, sides, self.counts)) * busy_slowdown()
 
     def tuning(self, per_batch: float, after: Callable[[], float | None]) -> Progress:
         """The progress callback for a search (kernel.tune, transfer's tries): it reports the

@@ -1,13 +1,15 @@
-"""The local CPU as a TVM target, and the one thread count TVM and torch share.
+"""The local CPU as a TVM target, and the thread counts TVM and torch are timed on.
 
 TVM's runtime reads TVM_NUM_THREADS when its thread pool starts (without it, it
 used a single thread on this kind of machine), so `use_threads` runs before the
-first kernel in a worker process; torch gets the same count so that their
-timings compare like with like."""
+first kernel in a worker process; torch gets the same count. While timing, every
+side may use as many threads as are free and runs on the faster count of those
+(`fastest_threads`): the same allowance for both, each side at its best."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -16,6 +18,7 @@ from pathlib import Path
 import torch
 import tvm
 
+from .rounds import CHOICE_ROUND, Timer, interleave, thread_counts
 from .rounds import core_count as core_count  # defined where torch-free code (remeasure) can import it
 
 
@@ -37,6 +40,35 @@ def timing_threads(count: int) -> Iterator[int]:
     finally:
         resize(0, before[0])
         torch.set_num_threads(before[1])
+
+
+def at_threads(timer: Timer, count: int) -> Timer:
+    """`timer` with TVM's pool and torch on `count` threads while it runs (set before each call
+    where they differ: the sides of one round may run on different counts)."""
+    resize, now = tvm.get_global_func("runtime.config_threadpool"), tvm.get_global_func("runtime.NumThreads")
+
+    def timed(number: int) -> float:
+        if int(now()) != count:
+            resize(0, count)
+        if torch.get_num_threads() != count:
+            torch.set_num_threads(count)
+        return timer(number)
+
+    return timed
+
+
+def fastest_threads(timer: Timer, free: int, min_repeat_ms: float) -> int:
+    """The side's faster thread count of core.compile.rounds.thread_counts(free): the counts
+    timed in interleaved rounds of their own (CHOICE_ROUND of min_repeat_ms each, the fewest
+    rounds that give the median an interval), the least median kept. Both sides of a speedup choose so: neither is
+    held to a count that slows it, and on a busy machine (one free core) there is no choice."""
+    counts = thread_counts(free)
+    if len(counts) == 1:
+        return counts[0]
+    rounds = interleave(
+        {str(k): at_threads(timer, k) for k in counts}, CHOICE_ROUND * min_repeat_ms, precision=math.inf
+    )
+    return int(rounds.fastest())
 
 
 def local_target(cores: int) -> tvm.target.Target:

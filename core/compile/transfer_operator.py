@@ -16,7 +16,7 @@ from ..store.measurement import Measurement
 from .kernel_class import kernel_class
 from .kernels.default import DefaultKernel
 from .kernels.protocol import Progress
-from .measure import measure_variants
+from .measure import choices, measure_variants
 from .phases import Expected
 from .place import Place
 from .settings import Settings
@@ -42,7 +42,7 @@ def transfer_operator(
     speed-up over untuned and the search time. Progress is the share of the expected running
     time spent since `started` (core.compile.phases): a tried schedule's seconds (its build and
     run) estimate the tries left and the kept kernel's build."""
-    expected = Expected(settings, progress, started)
+    expected = Expected(settings, progress, started, choices(place))
     kclass = kernel_class(workload.lowered.func)
     expected.report(None, f"looking for tuned schedules of {kclass.describe()}")
     start = time.perf_counter()

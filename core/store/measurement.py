@@ -35,7 +35,7 @@ class Measurement(JsonRecord):
     flops: float | None = None  # of one run at these bindings and batch
     params: float | None = None
     target: str | None = None  # the TVM target it was built for (JSON)
-    threads: int | None = None  # the threads it was timed on (on this machine: as many as were free)
+    threads: int | None = None  # the threads its kernel ran on (here: its faster count of those free)
     load: float | None = None  # the machine's load average when it was timed
 
     # how its kernel was built (core.compile.algorithms)
@@ -49,6 +49,7 @@ class Measurement(JsonRecord):
     torch_latency_ms: float | None = None
     torch_latency_std_ms: float | None = None
     torch_gflops: float | None = None
+    torch_threads: int | None = None  # the threads PyTorch ran on: its faster count of those free
     #: PyTorch's time over the kernel's: the median of their ratios in interleaved rounds, and its
     #: 95% interval; derived as torch_latency_ms / latency_ms when absent (no interval then)
     speedup: float | None = None
@@ -78,15 +79,11 @@ class Measurement(JsonRecord):
                 refuse(self, "trials", "[trial index >= 0, latency ms > 0] pairs", [index, latency])
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in self.bindings.values()):
             refuse(self, "bindings", "an object of whole numbers such as {'C_in': 64}", self.bindings)
-        for name in ("batch", "new_trials", "trial_count", "threads"):
+        positive = ("batch", "threads", "torch_threads")
+        for name in (*positive, "new_trials", "trial_count"):
             value = getattr(self, name)
-            if value is not None and value < (1 if name in ("batch", "threads") else 0):
-                refuse(
-                    self,
-                    name,
-                    "a positive whole number" if name in ("batch", "threads") else "a whole number >= 0",
-                    value,
-                )
+            if value is not None and value < (1 if name in positive else 0):
+                refuse(self, name, "a positive whole number" if name in positive else "a whole number >= 0", value)
         for name in ("algorithm", "layout", "schedule_source", "timing_note"):
             if getattr(self, name) == "":
                 refuse(self, name, "a non-empty string or null", "")

@@ -31,6 +31,7 @@ def measurement_row(m: Measurement) -> tuple[dict, list[tuple[int, float]]]:
         "speedup_low": m.speedup_low,
         "speedup_high": m.speedup_high,
         "threads": m.threads,
+        "torch_threads": m.torch_threads,
         "load": m.load,
         "max_abs_error": m.max_abs_error,
         "algorithm": m.algorithm,

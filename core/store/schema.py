@@ -397,6 +397,12 @@ def _paired_timing(db: sqlite_utils.Database) -> None:
     db.create_view("results", RESULTS_VIEW_V14)
 
 
+def _threads_per_side(db: sqlite_utils.Database) -> None:
+    """Version 15: each side of a measurement runs on its faster thread count of those free
+    (core.compile.target.fastest_threads), so PyTorch's count is kept beside the kernel's."""
+    db["measurements"].add_column("torch_threads", int)
+
+
 MIGRATIONS = [
     _create_v1,
     _add_retries_and_trials,
@@ -412,6 +418,7 @@ MIGRATIONS = [
     _held_out_accuracy,
     _references,
     _paired_timing,
+    _threads_per_side,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

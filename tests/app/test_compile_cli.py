@@ -4,6 +4,7 @@ spawn the TVM worker), and a measuring process killed with SIGKILL coming back a
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 
@@ -45,7 +46,9 @@ def test_cli_measure_prints_latencies_speedup_and_errors_cleanly():
     assert out.returncode == 0, out.stderr
     assert "TVM kernel: untuned" in out.stdout and "TVM / PyTorch speed-up:" in out.stdout
     assert re.search(r"speed-up: [\d.]+x \[[\d.]+, [\d.]+\] \(median of interleaved rounds, 95% interval\)", out.stdout)
-    assert out.stdout.splitlines()[3].split()[0] == "TVM" and "PyTorch" in out.stdout
+    lines = out.stdout.splitlines()
+    assert lines[2].split()[-1] == "threads" and lines[3].split()[0] == "TVM" and lines[4].split()[0] == "PyTorch"
+    assert all(1 <= int(line.split()[-1]) <= os.cpu_count() for line in lines[3:5])  # each side's own count
     assert "[100%] done" in out.stderr
 
     bad = tessera("measure", str(EXAMPLES / "grouped_conv.json"), "--bind", "G=3")

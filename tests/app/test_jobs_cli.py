@@ -1,6 +1,8 @@
 """`tessera submit / worker / jobs / results` (app/cli/) on a real store file."""
 
 import json
+import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -149,6 +151,9 @@ def test_submitted_measurement_survives_a_killed_worker_and_lands_in_results(tmp
     assert row["job_id"] == 1 and row["latency_ms"] == job.result["latency_ms"] > 0 and row["flops"] > 0
     assert row["speedup_low"] <= row["speedup"] <= row["speedup_high"]  # the median of paired rounds
     assert json.loads(row["bindings"])["C_in"] == 8 and row["device_name"] == "local"
+    with closing(sqlite3.connect(db)) as conn:  # each side's thread count is kept
+        kept = conn.execute("SELECT threads, torch_threads FROM measurements").fetchone()
+    assert kept == (job.result["threads"], job.result["torch_threads"]) and min(kept) >= 1
     capsys.readouterr()
     assert command("results", "--store", db) == 0
     row_id, name, device, bindings = capsys.readouterr().out.splitlines()[1].split()[:4]

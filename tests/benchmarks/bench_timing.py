@@ -4,8 +4,8 @@ The same kernel (conv2d.json at C_in = C_out = 16, 16x16, K = 3, untuned: the ca
 speedup read 0.60x, 16.5x and 34.5x in three measurements under load) is measured RUNS times
 on the machine as it is ("quiet") and RUNS times beside a CPU-bound load on every core (one
 spinning process per core, started and stopped here), each time as `tessera measure` does it:
-a fresh worker process, the kernel and PyTorch's module timed in interleaved rounds on the
-threads that are free (core.compile.rounds). Printed: every run's speedup with its 95%
+a fresh worker process, the kernel and PyTorch's module timed in interleaved rounds, each on
+its faster count of the threads that are free (core.compile.rounds, core.compile.target). Printed: every run's speedup with its 95%
 interval, threads and load, then the spread of the speedup (max / min) over all the runs,
 which should be at most TARGET. A machine other people use is never quite quiet: the load
 average is printed beside every figure.
@@ -69,8 +69,9 @@ def _line(condition: str, run: int, r: dict) -> str:
     note = f"; {r['timing_note']}" if r.get("timing_note") else ""
     return (
         f"  {condition:6} run {run}: speedup {speedup_text(r['speedup'], r['speedup_low'], r['speedup_high'])} "
-        f"over {len(r['latency_runs_ms'])} rounds, {r['threads']} thread(s); TVM {r['latency_ms']:.4f} ms, "
-        f"PyTorch {r['torch_latency_ms']:.4f} ms (fastest rounds); load {r['load_before']:.2f} -> {r['load']:.2f}"
+        f"over {len(r['latency_runs_ms'])} rounds; TVM {r['latency_ms']:.4f} ms on {r['threads']} thread(s), "
+        f"PyTorch {r['torch_latency_ms']:.4f} ms on {r['torch_threads']} (fastest rounds); "
+        f"load {r['load_before']:.2f} -> {r['load']:.2f}"
         f"{note}"
     )
 
@@ -90,10 +91,10 @@ def main() -> None:
     speedups = [r["speedup"] for r in quiet + loaded]
     spread = max(speedups) / min(speedups)
     print(
-        f"speedup over {len(speedups)} runs: {min(speedups):.2f}x to {max(speedups):.2f}x, spread {spread:.2f}x "
+        f"speedup over {len(speedups)} runs: {min(speedups):.3g}x to {max(speedups):.3g}x, spread {spread:.3f}x "
         f"(target at most {TARGET}x: {'met' if spread <= TARGET else 'NOT met'}); quiet median "
-        f"{sorted(r['speedup'] for r in quiet)[len(quiet) // 2]:.2f}x, loaded median "
-        f"{sorted(r['speedup'] for r in loaded)[len(loaded) // 2]:.2f}x"
+        f"{sorted(r['speedup'] for r in quiet)[len(quiet) // 2]:.3g}x, loaded median "
+        f"{sorted(r['speedup'] for r in loaded)[len(loaded) // 2]:.3g}x"
     )
 
 

@@ -41,7 +41,8 @@ def test_untuned_measurement_is_checked_timed_and_compared_with_torch(operator_p
     assert result["latency_ms"] == min(result["latency_runs_ms"])  # the least disturbed round
     assert result["gflops"] == pytest.approx(flops / result["latency_ms"] / 1e6)
     assert result["speedup_low"] <= result["speedup"] <= result["speedup_high"]
-    assert 1 <= result["threads"] <= os.cpu_count() and result["load"] >= 0
+    assert 1 <= result["threads"] <= os.cpu_count() and result["load"] >= 0  # each side: its faster count
+    assert 1 <= result["torch_threads"] <= os.cpu_count()
     assert result["max_abs_error"] < 1e-4 and "timing_note" in result
     assert result["tuned"] is False and result["trial_count"] == 0 and result["trials"] == []
     assert '"kind":"llvm"' in result["target"] and '"num-cores"' in result["target"]

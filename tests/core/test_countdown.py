@@ -85,3 +85,17 @@ def test_a_search_reports_the_share_of_its_expected_time(monkeypatch):
     assert at(10.2, 1) == pytest.approx(63 * 0.2 + 10 + 2)  # 63 trials, the next batch's 10 s, 2 s after
     at(10.4, 2)
     assert at(29.4, 3) == pytest.approx(61 * 0.2 + 10 + 2, rel=0.01)  # a trial of 19 s: not the pace of the rest
+
+
+def test_the_rounds_expected_include_choosing_each_sides_threads():
+    """core.compile.phases.rounds_s: where each side first chooses between thread counts (two
+    free cores: one or two), that choice's calibration and fewest rounds, each a quarter of
+    min_repeat_ms per count, are added; with nothing to choose, nothing."""
+    from core.compile.phases import rounds_s
+    from core.compile.rounds import FEWEST_ROUNDS
+    from core.compile.settings import Settings
+
+    settings = Settings(min_repeat_ms=100.0)
+    choice = 2 * 2 * (2 + FEWEST_ROUNDS) * 0.25 * 0.1  # 2 sides x 2 counts x (calibration + rounds) x 25 ms
+    assert rounds_s(settings, 2, counts=2) - rounds_s(settings, 2) == pytest.approx(choice)
+    assert rounds_s(settings, 2, counts=1) == rounds_s(settings, 2)

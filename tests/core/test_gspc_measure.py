@@ -177,5 +177,5 @@ def test_cli_measure_with_gspc_and_variants():
     assert [line.split()[:2] for line in lines[2:4]] == [["default", "untuned"], ["gspc", "untuned"]]
     assert "NCHW (packed T_O=4,T_I=4)" in lines[3] and lines[2].endswith("1.00x")
     assert "pass --tune-trials N to add the tuned variants" in table.stdout
-    fastest = min(lines[2:7], key=lambda line: float(line.split()[-7]))  # fastest ms (before "1.23x [1.20, 1.25]")
+    fastest = min(lines[2:7], key=lambda line: float(line.split()[-8]))  # fastest ms (before std, GFLOP/s, threads...)
     assert f"auto would keep: {' '.join(fastest.split()[:2])} (the fastest here)" in table.stdout

@@ -65,7 +65,7 @@ def version_1_file(tmp_path):
 
 def test_new_store_is_current_and_in_wal_mode(tmp_path):
     with Store(tmp_path / "sub" / "results.db") as store:
-        assert store.schema_version == SCHEMA_VERSION == 14
+        assert store.schema_version == SCHEMA_VERSION == 15
         assert store.db.journal_mode == "wal"
         assert {"operators", "sequences", "devices", "jobs", "measurements", "scores", "trials"} <= set(
             store.db.table_names()

@@ -85,3 +85,28 @@ def test_timing_threads_set_tvm_and_torch_alike_and_restore_them():
         assert count == 1 and torch.get_num_threads() == 1 and tvm_threads() == 1
     assert torch.get_num_threads() == before
     assert 1 <= free_cores(4, sample_s=0.05) <= 4
+
+
+def test_each_side_runs_on_its_faster_thread_count():
+    torch = pytest.importorskip("torch")
+    tvm = pytest.importorskip("tvm")
+    from core.compile.rounds import thread_counts
+    from core.compile.target import at_threads, fastest_threads, timing_threads
+
+    assert thread_counts(1) == (1,) and thread_counts(2) == (1, 2) and thread_counts(6) == (1, 3, 6)
+    assert thread_counts(16) == (1, 2, 4, 8, 16)
+    tvm_threads = tvm.get_global_func("runtime.NumThreads")
+    seen = []
+
+    def timer(number: int) -> float:  # seconds a call "takes" on the count it runs on: one thread is faster
+        seen.append((torch.get_num_threads(), int(tvm_threads())))
+        return number * (1.0 if seen[-1][0] == 1 else 1.5)
+
+    with timing_threads(2):
+        pool = int(tvm_threads())  # TVM's pool never grows past the size it started with (TVM_NUM_THREADS)
+        assert at_threads(timer, 1)(3) == 3.0 and seen[-1] == (1, 1)  # both runtimes on the side's count
+        assert at_threads(timer, 2)(3) == 4.5 and seen[-1] == (2, pool)
+        assert fastest_threads(timer, 2, min_repeat_ms=0.0) == 1
+        assert fastest_threads(lambda n: 3.0 * n - timer(n), 2, 0.0) == 2  # now two threads are faster
+        seen.clear()
+        assert fastest_threads(timer, 1, 0.0) == 1 and not seen  # one free thread: no choice, nothing timed
