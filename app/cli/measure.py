@@ -24,7 +24,7 @@ from core.store.measurement import speedup_text
 
 from . import options
 from .inputs import measured_operator
-from .reports import end_progress, measurement_report, print_progress, table_lines
+from .reports import end_progress, measurement_report, print_progress, table_lines, thread_count
 
 
 def add_parsers(sub) -> None:
@@ -141,7 +141,7 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
             f"{r['latency_ms']:.4g}",
             f"{r['latency_std_ms']:.2g}",
             f"{r['gflops']:.3g}",
-            str(r["threads"]),
+            thread_count(r["threads"]),
             speedup_text(r["speedup"], r["speedup_low"], r["speedup_high"]),
             f"{first['latency_ms'] / r['latency_ms']:.2f}x",
         )
@@ -151,7 +151,7 @@ def _measure_variants(args, payload: MeasurePayload, graph: OperatorGraph) -> in
     print(f"{args.file}: {sizes}, batch {first['batch']}, {first['flops']:,} FLOPs")
     for line in table_lines(rows, right=(2, 3, 4, 5, 6, 7)):
         print(line)
-    print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms on {first['torch_threads']} thread(s)")
+    print(f"PyTorch module: {first['torch_latency_ms']:.4g} ms on {thread_count(first['torch_threads'])} thread(s)")
     fastest = min(zip(payloads, results), key=lambda pair: pair[1]["latency_ms"])
     print(f"auto would keep: {_variant(fastest[0])} (the fastest here)")
     for note in (skipped, "" if args.tune_trials else "pass --tune-trials N to add the tuned variants"):

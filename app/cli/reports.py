@@ -47,7 +47,8 @@ def print_table(rows: Sequence[Sequence[str]]) -> None:
         print(line)
 
 
-def _count(threads: int | None) -> str:
+def thread_count(threads: int | None) -> str:
+    """A result's thread count for a table ('?' where the device did not say)."""
     return "?" if threads is None else str(threads)
 
 
@@ -64,7 +65,13 @@ def measurement_report(path: str, r: dict) -> str:
         tuned = "untuned (pass --tune-trials N to tune)"
     rows = [
         ("", "fastest ms", "std ms", "GFLOP/s", "threads"),
-        ("TVM", f"{r['latency_ms']:.4g}", f"{r['latency_std_ms']:.2g}", f"{r['gflops']:.3g}", _count(r["threads"])),
+        (
+            "TVM",
+            f"{r['latency_ms']:.4g}",
+            f"{r['latency_std_ms']:.2g}",
+            f"{r['gflops']:.3g}",
+            thread_count(r["threads"]),
+        ),
     ]
     if r["torch_latency_ms"] is not None:  # not timed for an RPC device
         rows.append(
@@ -73,7 +80,7 @@ def measurement_report(path: str, r: dict) -> str:
                 f"{r['torch_latency_ms']:.4g}",
                 f"{r['torch_latency_std_ms']:.2g}",
                 f"{r['torch_gflops']:.3g}",
-                _count(r.get("torch_threads")),
+                thread_count(r.get("torch_threads")),
             )
         )
     return "\n".join(

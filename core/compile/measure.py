@@ -148,10 +148,15 @@ def _check(workload: Workload, place: Place, variant: Variant, expected: Expecte
     return _Checked(variant, kernel, error)
 
 
+def _allowed(place: Place) -> int:
+    """The threads the sides may use at most: the place's cores (this machine's by default)."""
+    return place.threads or core_count()
+
+
 def choices(place: Place) -> int:
     """How many thread counts each side is tried on before the rounds (an upper bound: on a busy
     machine fewer threads are free, and fewer counts tried)."""
-    return len(thread_counts(place.threads or core_count())) if place.times_torch else 1
+    return len(thread_counts(_allowed(place))) if place.times_torch else 1
 
 
 def _interleaved(
@@ -163,7 +168,7 @@ def _interleaved(
     if not place.times_torch:
         rounds = interleave(timers, settings.min_repeat_ms, reference=reference, min_rounds=settings.repeat)
         return rounds, dict.fromkeys(timers, place.threads)
-    with timing_threads(free_cores(place.threads or core_count())) as free:
+    with timing_threads(free_cores(_allowed(place))) as free:
         counts = {name: fastest_threads(timer, free, settings.min_repeat_ms) for name, timer in timers.items()}
         at_counts = {name: at_threads(timer, counts[name]) for name, timer in timers.items()}
         rounds = interleave(at_counts, settings.min_repeat_ms, reference=reference, min_rounds=settings.repeat)

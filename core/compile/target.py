@@ -60,8 +60,9 @@ def at_threads(timer: Timer, count: int) -> Timer:
 def fastest_threads(timer: Timer, free: int, min_repeat_ms: float) -> int:
     """The side's faster thread count of core.compile.rounds.thread_counts(free): the counts
     timed in interleaved rounds of their own (CHOICE_ROUND of min_repeat_ms each, the fewest
-    rounds that give the median an interval), the least median kept. Both sides of a speedup choose so: neither is
-    held to a count that slows it, and on a busy machine (one free core) there is no choice."""
+    rounds that give the median an interval), the least median kept. Both sides of a speedup
+    choose so: neither is held to a count that slows it, and on a busy machine (one free core)
+    there is no choice."""
     counts = thread_counts(free)
     if len(counts) == 1:
         return counts[0]

@@ -1,8 +1,8 @@
 """Timing kernels and torch modules, and the correctness check that comes first.
 
-A measurement times the kernel and PyTorch's module in interleaved rounds (core.compile.rounds,
-through `kernel_timer` and `torch_timer` here); tuning trials and a few one-sided figures
-(whole networks, benchmarks) use `time_kernel` / `time_torch`: warm-up, then `repeat` timed
+A measurement or a whole network times its sides in interleaved rounds (core.compile.rounds,
+through `kernel_timer` and `torch_timer` here); tuning trials, tile-grid points, reused
+schedules and benchmarks use `time_kernel` / `time_torch`: warm-up, then `repeat` timed
 repeats of at least `min_repeat_ms` each (TVM through its `time_evaluator`, torch by doubling
 the calls per repeat until a repeat lasts that long), reported as median and standard
 deviation. Imports torch: worker processes only."""

@@ -12,9 +12,9 @@ are transferred from its own tuning or tuned within the budget), it is built and
 against torch. Then both builds and both eager PyTorch networks (what a user runs without TVM)
 are timed in the same interleaved rounds (core.networks.timing), on the threads that are free,
 so a load change while they run does not decide the speedup: the median of the per-round
-ratios, with its 95% interval; each side's latency is its fastest round. The operator's kernels are also timed
-inside the network, to compare with their time alone (the tuning record's), which says whether
-the network runs them as tuned."""
+ratios, with its 95% interval; each side's latency is its fastest round. The operator's
+kernels are also timed inside the network, to compare with their time alone (the tuning
+record's), which says whether the network runs them as tuned."""
 
 from __future__ import annotations
 
